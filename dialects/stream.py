@@ -1,0 +1,346 @@
+"""The `ascend.stream` dialect: one model, as a task list over planned buffers.
+
+Kernels are outlined into `ascend.stream.kernel` symbols (as `gpu.func`); an
+`ascend.stream.model` holds the arena and weight-blob sizes, every buffer at its offset, and the
+launches of kernels on streams, with events to order work across streams.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FloatAttr,
+    FunctionType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.irdl.operations import ParsePropInAttrDict
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    NoTerminator,
+    SymbolOpInterface,
+    SymbolTable,
+)
+
+from .common import fail
+
+SPACES = ("arena", "weight")
+
+
+def byte_size(t: MemRefType | TensorType) -> int:
+    """Bytes a dense buffer of this static type takes."""
+    width = t.element_type.bitwidth  # type: ignore[union-attr]
+    return math.prod(t.get_shape()) * max(1, width // 8)
+
+
+@irdl_op_definition
+class KernelFuncOp(IRDLOperation):
+    """An outlined kernel: a symbol holding the graph ops it computes, its unit and formats.
+
+    ```
+    ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]}
+        : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a : tensor<4xf32>):
+      %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+      ascend.stream.return %r : tensor<4xf32>
+    }
+    ```
+    """
+
+    name = "ascend.stream.kernel"
+
+    sym_name = prop_def(StringAttr)
+    function_type = prop_def(FunctionType)
+    unit = prop_def(StringAttr)
+    in_formats = prop_def(ArrayAttr[StringAttr])
+    out_formats = prop_def(ArrayAttr[StringAttr])
+    kernel_name = opt_prop_def(StringAttr)
+    body = region_def("single_block")
+
+    traits = traits_def(SymbolOpInterface(), IsolatedFromAbove())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym_name attr-dict `:` $function_type $body"
+
+    def verify_(self) -> None:
+        block = self.body.block
+        inputs, outputs = self.function_type.inputs.data, self.function_type.outputs.data
+        if tuple(a.type for a in block.args) != inputs:
+            raise fail(self, "body arguments do not match the kernel's input types")
+        terminator = block.last_op
+        if not isinstance(terminator, ReturnOp):
+            raise fail(self, "body must end with 'ascend.stream.return'")
+        if tuple(v.type for v in terminator.values) != outputs:
+            raise fail(self, "returned types do not match the kernel's result types")
+        if len(self.in_formats.data) != len(inputs) or len(self.out_formats.data) != len(outputs):
+            raise fail(self, "one format per input and per result is required")
+        if self.unit.data not in ("cube", "vector"):
+            raise fail(self, f"unknown unit '{self.unit.data}'")
+
+
+@irdl_op_definition
+class ReturnOp(IRDLOperation):
+    """Ends an outlined kernel: `ascend.stream.return %r : tensor<4xf32>`."""
+
+    name = "ascend.stream.return"
+
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(KernelFuncOp))
+    assembly_format = "$values attr-dict `:` type($values)"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class ModelOp(IRDLOperation):
+    """One compiled model: buffers in one arena and one weight blob, and the task list.
+
+    ```
+    ascend.stream.model @main {arena_size = 1024 : i64, weight_size = 512 : i64,
+        input_names = ["x"], output_names = ["y"]} {
+      %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+      %y = ascend.stream.buffer offset 512 size 16 {output = 0 : i64} : memref<4xf32>
+      ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    }
+    ```
+    """
+
+    name = "ascend.stream.model"
+
+    sym_name = prop_def(StringAttr)
+    arena_size = prop_def(IntegerAttr)
+    weight_size = prop_def(IntegerAttr)
+    input_names = prop_def(ArrayAttr[StringAttr])
+    output_names = prop_def(ArrayAttr[StringAttr])
+    body = region_def("single_block")
+
+    traits = traits_def(SymbolOpInterface(), NoTerminator(), SymbolTable())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$sym_name attr-dict-with-keyword $body"
+
+    def verify_(self) -> None:
+        arena, weights = self.arena_size.value.data, self.weight_size.value.data
+        recorded: set[int] = set()
+        inputs: set[int] = set()
+        outputs: set[int] = set()
+        for op in self.body.block.ops:
+            if isinstance(op, BufferOp | WeightOp):
+                limit = arena if isinstance(op, BufferOp) else weights
+                end = op.offset.value.data + op.size.value.data
+                if op.offset.value.data < 0 or end > limit:
+                    raise fail(op, f"bytes [{op.offset.value.data}, {end}) exceed the {limit}-byte space")
+            if isinstance(op, BufferOp):
+                if (index := op.io_index("input")) is not None:
+                    inputs.add(index)
+                if (index := op.io_index("output")) is not None:
+                    outputs.add(index)
+            elif isinstance(op, EventRecordOp):
+                recorded.add(op.event.value.data)
+            elif isinstance(op, EventWaitOp) and op.event.value.data not in recorded:
+                raise fail(op, f"event {op.event.value.data} is waited for before it is recorded")
+            elif isinstance(op, LaunchOp):
+                op.verify_callee(self)
+            elif not isinstance(op, WeightOp):
+                raise fail(op, "a model holds buffers, weights, launches and events only")
+        if inputs != set(range(len(self.input_names.data))):
+            raise fail(self, f"input buffers {sorted(inputs)} do not cover the model's inputs")
+        if outputs != set(range(len(self.output_names.data))):
+            raise fail(self, f"output buffers {sorted(outputs)} do not cover the model's outputs")
+
+
+class _PlacedOp(IRDLOperation):
+    offset = prop_def(IntegerAttr)
+    size = prop_def(IntegerAttr)
+    buffer = result_def(MemRefType)
+
+    def verify_(self) -> None:
+        need = byte_size(self.buffer.type)
+        if self.size.value.data < need:
+            raise fail(self, f"{self.size.value.data} bytes cannot hold {self.buffer.type} ({need} bytes)")
+
+
+@irdl_op_definition
+class BufferOp(_PlacedOp):
+    """An activation buffer at `offset` in the arena; `input`/`output` bind it to model I/O.
+
+    `%b = ascend.stream.buffer offset 512 size 64 : memref<16xf32>`
+    """
+
+    name = "ascend.stream.buffer"
+
+    input = opt_prop_def(IntegerAttr)
+    output = opt_prop_def(IntegerAttr)
+
+    traits = traits_def(HasParent(ModelOp))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "`offset` $offset `size` $size attr-dict `:` type($buffer)"
+
+    def __init__(self, offset: int, size: int, type: MemRefType, **io: int):
+        props: dict[str, Attribute] = {
+            "offset": IntegerAttr(offset, i64),
+            "size": IntegerAttr(size, i64),
+        }
+        props.update({k: IntegerAttr(v, i64) for k, v in io.items()})
+        super().__init__(properties=props, result_types=[type])
+
+    def io_index(self, kind: str) -> int | None:
+        attr = self.properties.get(kind)
+        return attr.value.data if isinstance(attr, IntegerAttr) else None
+
+
+@irdl_op_definition
+class WeightOp(_PlacedOp):
+    """A constant at `offset` in the weight blob; its value is inline, a splat or a resource key.
+
+    `%w = ascend.stream.weight dense_resource<fc.weight> : tensor<10x16xf32> offset 0 size 640
+        : memref<10x16xf32>`
+    """
+
+    name = "ascend.stream.weight"
+
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr | FloatAttr | IntegerAttr)
+
+    traits = traits_def(HasParent(ModelOp))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$value `offset` $offset `size` $size attr-dict `:` type($buffer)"
+
+    def __init__(self, value: Attribute, offset: int, size: int, type: MemRefType):
+        super().__init__(
+            properties={
+                "value": value,
+                "offset": IntegerAttr(offset, i64),
+                "size": IntegerAttr(size, i64),
+            },
+            result_types=[type],
+        )
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Runs an outlined kernel on a stream, reading `inputs` and writing `outputs`.
+
+    `ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)`
+    """
+
+    name = "ascend.stream.launch"
+
+    kernel = prop_def(SymbolRefAttr)
+    stream = prop_def(IntegerAttr)
+    inputs = var_operand_def(MemRefType)
+    outputs = var_operand_def(MemRefType)
+
+    traits = traits_def(HasParent(ModelOp))
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "$kernel `(` $inputs `)` `->` `(` $outputs `)` `stream` $stream attr-dict"
+        " `:` `(` type($inputs) `)` `->` `(` type($outputs) `)`"
+    )
+
+    def __init__(
+        self, kernel: str, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], stream: int
+    ):
+        super().__init__(
+            operands=[inputs, outputs],
+            properties={"kernel": SymbolRefAttr(kernel), "stream": IntegerAttr(stream, i64)},
+        )
+
+    def callee(self, model: ModelOp) -> KernelFuncOp | None:
+        module = model.parent_op()
+        if module is None:
+            return None
+        for op in module.walk():
+            if isinstance(op, KernelFuncOp) and op.sym_name.data == self.kernel.root_reference.data:
+                return op
+        return None
+
+    def verify_callee(self, model: ModelOp) -> None:
+        kernel = self.callee(model)
+        if kernel is None:
+            raise fail(self, f"no kernel named @{self.kernel.root_reference.data}")
+        signature = kernel.function_type
+        for what, buffers, types in (
+            ("input", self.inputs, signature.inputs.data),
+            ("output", self.outputs, signature.outputs.data),
+        ):
+            if len(buffers) != len(types):
+                raise fail(self, f"{len(buffers)} {what} buffers for {len(types)} kernel {what}s")
+            for buffer, t in zip(buffers, types, strict=True):
+                b = buffer.type
+                if b.get_shape() != t.get_shape() or b.element_type != t.element_type:
+                    raise fail(self, f"{what} buffer {b} does not hold kernel {what} {t}")
+
+
+class _EventOp(IRDLOperation):
+    event = prop_def(IntegerAttr)
+    stream = prop_def(IntegerAttr)
+    traits = traits_def(HasParent(ModelOp))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "`event` $event `stream` $stream attr-dict"
+
+    def __init__(self, event: int, stream: int):
+        super().__init__(
+            properties={"event": IntegerAttr(event, i64), "stream": IntegerAttr(stream, i64)}
+        )
+
+
+@irdl_op_definition
+class EventRecordOp(_EventOp):
+    """Marks the point on `stream` that waiters of `event` depend on.
+
+    `ascend.stream.event_record event 0 stream 1`
+    """
+
+    name = "ascend.stream.event_record"
+
+
+@irdl_op_definition
+class EventWaitOp(_EventOp):
+    """Holds `stream` until `event` has been recorded: `ascend.stream.event_wait event 0 stream 0`."""
+
+    name = "ascend.stream.event_wait"
+
+
+def model_of(module: Operation) -> ModelOp:
+    for op in module.walk():
+        if isinstance(op, ModelOp):
+            return op
+    raise ValueError("the module holds no 'ascend.stream.model'")
+
+
+STREAM_OPS = (
+    KernelFuncOp,
+    ReturnOp,
+    ModelOp,
+    BufferOp,
+    WeightOp,
+    LaunchOp,
+    EventRecordOp,
+    EventWaitOp,
+)
+
+Stream = Dialect("ascend.stream", list(STREAM_OPS), [])
+
+__all__ = ["Stream", "byte_size", "model_of", *(op.__name__ for op in STREAM_OPS)]
