@@ -16,9 +16,11 @@ from xdsl.dialects.builtin import (
     DenseResourceAttr,
     FloatAttr,
     FunctionType,
+    I64,
     IntegerAttr,
     MemRefType,
     StringAttr,
+    SymbolNameConstraint,
     SymbolRefAttr,
     TensorType,
     i64,
@@ -72,7 +74,7 @@ class KernelFuncOp(IRDLOperation):
 
     name = "ascend.stream.kernel"
 
-    sym_name = prop_def(StringAttr)
+    sym_name = prop_def(SymbolNameConstraint())
     function_type = prop_def(FunctionType)
     unit = prop_def(StringAttr)
     in_formats = prop_def(ArrayAttr[StringAttr])
@@ -122,17 +124,18 @@ class ModelOp(IRDLOperation):
     ascend.stream.model @main {arena_size = 1024 : i64, weight_size = 512 : i64,
         input_names = ["x"], output_names = ["y"]} {
       %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
-      %y = ascend.stream.buffer offset 512 size 16 {output = 0 : i64} : memref<4xf32>
+      %y = ascend.stream.buffer offset 512 size 16 : memref<4xf32>
       ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+      ascend.stream.outputs %y : memref<4xf32>
     }
     ```
     """
 
     name = "ascend.stream.model"
 
-    sym_name = prop_def(StringAttr)
-    arena_size = prop_def(IntegerAttr)
-    weight_size = prop_def(IntegerAttr)
+    sym_name = prop_def(SymbolNameConstraint())
+    arena_size = prop_def(IntegerAttr[I64])
+    weight_size = prop_def(IntegerAttr[I64])
     input_names = prop_def(ArrayAttr[StringAttr])
     output_names = prop_def(ArrayAttr[StringAttr])
     body = region_def("single_block")
@@ -145,35 +148,42 @@ class ModelOp(IRDLOperation):
         arena, weights = self.arena_size.value.data, self.weight_size.value.data
         recorded: set[int] = set()
         inputs: set[int] = set()
-        outputs: set[int] = set()
-        for op in self.body.block.ops:
+        ops = list(self.body.block.ops)
+        for position, op in enumerate(ops):
             if isinstance(op, BufferOp | WeightOp):
                 limit = arena if isinstance(op, BufferOp) else weights
                 end = op.offset.value.data + op.size.value.data
                 if op.offset.value.data < 0 or end > limit:
                     raise fail(op, f"bytes [{op.offset.value.data}, {end}) exceed the {limit}-byte space")
             if isinstance(op, BufferOp):
-                if (index := op.io_index("input")) is not None:
-                    inputs.add(index)
-                if (index := op.io_index("output")) is not None:
-                    outputs.add(index)
+                if op.input is not None:
+                    if op.input.value.data in inputs:
+                        raise fail(op, f"input {op.input.value.data} is bound twice")
+                    inputs.add(op.input.value.data)
             elif isinstance(op, EventRecordOp):
                 recorded.add(op.event.value.data)
             elif isinstance(op, EventWaitOp) and op.event.value.data not in recorded:
                 raise fail(op, f"event {op.event.value.data} is waited for before it is recorded")
             elif isinstance(op, LaunchOp):
                 op.verify_callee(self)
+            elif isinstance(op, OutputsOp):
+                if position != len(ops) - 1:
+                    raise fail(op, "'ascend.stream.outputs' must be the model's last op")
+                if len(op.values) != len(self.output_names.data):
+                    raise fail(
+                        op, f"{len(op.values)} outputs for {len(self.output_names.data)} output names"
+                    )
             elif not isinstance(op, WeightOp):
-                raise fail(op, "a model holds buffers, weights, launches and events only")
+                raise fail(op, "a model holds buffers, weights, launches, events and outputs only")
         if inputs != set(range(len(self.input_names.data))):
             raise fail(self, f"input buffers {sorted(inputs)} do not cover the model's inputs")
-        if outputs != set(range(len(self.output_names.data))):
-            raise fail(self, f"output buffers {sorted(outputs)} do not cover the model's outputs")
+        if not ops or not isinstance(ops[-1], OutputsOp):
+            raise fail(self, "a model ends with 'ascend.stream.outputs'")
 
 
 class _PlacedOp(IRDLOperation):
-    offset = prop_def(IntegerAttr)
-    size = prop_def(IntegerAttr)
+    offset = prop_def(IntegerAttr[I64])
+    size = prop_def(IntegerAttr[I64])
     buffer = result_def(MemRefType)
 
     def verify_(self) -> None:
@@ -184,31 +194,27 @@ class _PlacedOp(IRDLOperation):
 
 @irdl_op_definition
 class BufferOp(_PlacedOp):
-    """An activation buffer at `offset` in the arena; `input`/`output` bind it to model I/O.
+    """An activation buffer at `offset` in the arena; `input = i` binds it to the model's input i.
 
     `%b = ascend.stream.buffer offset 512 size 64 : memref<16xf32>`
     """
 
     name = "ascend.stream.buffer"
 
-    input = opt_prop_def(IntegerAttr)
-    output = opt_prop_def(IntegerAttr)
+    input = opt_prop_def(IntegerAttr[I64])
 
     traits = traits_def(HasParent(ModelOp))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`offset` $offset `size` $size attr-dict `:` type($buffer)"
 
-    def __init__(self, offset: int, size: int, type: MemRefType, **io: int):
+    def __init__(self, offset: int, size: int, type: MemRefType, input: int | None = None):
         props: dict[str, Attribute] = {
             "offset": IntegerAttr(offset, i64),
             "size": IntegerAttr(size, i64),
         }
-        props.update({k: IntegerAttr(v, i64) for k, v in io.items()})
+        if input is not None:
+            props["input"] = IntegerAttr(input, i64)
         super().__init__(properties=props, result_types=[type])
-
-    def io_index(self, kind: str) -> int | None:
-        attr = self.properties.get(kind)
-        return attr.value.data if isinstance(attr, IntegerAttr) else None
 
 
 @irdl_op_definition
@@ -248,7 +254,7 @@ class LaunchOp(IRDLOperation):
     name = "ascend.stream.launch"
 
     kernel = prop_def(SymbolRefAttr)
-    stream = prop_def(IntegerAttr)
+    stream = prop_def(IntegerAttr[I64])
     inputs = var_operand_def(MemRefType)
     outputs = var_operand_def(MemRefType)
 
@@ -294,8 +300,8 @@ class LaunchOp(IRDLOperation):
 
 
 class _EventOp(IRDLOperation):
-    event = prop_def(IntegerAttr)
-    stream = prop_def(IntegerAttr)
+    event = prop_def(IntegerAttr[I64])
+    stream = prop_def(IntegerAttr[I64])
     traits = traits_def(HasParent(ModelOp))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`event` $event `stream` $stream attr-dict"
@@ -323,6 +329,23 @@ class EventWaitOp(_EventOp):
     name = "ascend.stream.event_wait"
 
 
+@irdl_op_definition
+class OutputsOp(IRDLOperation):
+    """Names the buffers that hold the model's outputs, in order (the model's last op).
+
+    `ascend.stream.outputs %y : memref<4xf32>`
+    """
+
+    name = "ascend.stream.outputs"
+
+    values = var_operand_def(MemRefType)
+    traits = traits_def(HasParent(ModelOp))
+    assembly_format = "$values attr-dict `:` type($values)"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+
 def model_of(module: Operation) -> ModelOp:
     for op in module.walk():
         if isinstance(op, ModelOp):
@@ -339,6 +362,7 @@ STREAM_OPS = (
     LaunchOp,
     EventRecordOp,
     EventWaitOp,
+    OutputsOp,
 )
 
 Stream = Dialect("ascend.stream", list(STREAM_OPS), [])

@@ -1,0 +1,42 @@
+"""The pass registry: every `ge` pass by its flag, with a one-line description.
+
+Factories import lazily so that `ge-opt --help` stays fast and a pass module is loaded only when
+it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def _lower_graph_to_kernel() -> type[ModulePass]:
+    from .conversion.lower_graph_to_kernel import LowerGraphToKernelPass
+
+    return LowerGraphToKernelPass
+
+
+def _lower_kernel_to_stream() -> type[ModulePass]:
+    from .conversion.lower_kernel_to_stream import LowerKernelToStreamPass
+
+    return LowerKernelToStreamPass
+
+
+PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
+    "ge-lower-graph-to-kernel": (
+        _lower_graph_to_kernel,
+        "wrap each ascend.graph op in an ascend.kernel (cube for conv2d/matmul/gemm, else vector)",
+    ),
+    "ge-lower-kernel-to-stream": (
+        _lower_kernel_to_stream,
+        "outline kernels and place every tensor and weight at an offset in one ascend.stream.model",
+    ),
+}
+
+
+def get_pass(name: str) -> type[ModulePass]:
+    return PASSES[name][0]()
+
+
+__all__ = ["PASSES", "get_pass"]

@@ -1,0 +1,1 @@
+"""Conversion passes: graph -> kernel -> stream."""
