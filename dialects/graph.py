@@ -149,9 +149,7 @@ def broadcast_shapes(a: Shape, b: Shape) -> Shape:
     return tuple(out)
 
 
-def _window_out(
-    size: int, kernel: int, stride: int, pads: tuple[int, int], dilation: int, ceil: bool
-) -> int:
+def _window_out(size: int, kernel: int, stride: int, pads: tuple[int, int], dilation: int, ceil: bool) -> int:
     """Output length of a sliding window (conv or pool) along one axis."""
     if size == DYN:
         return DYN
@@ -235,7 +233,8 @@ class ConstOp(IRDLOperation, HasFolderInterface):
         if isinstance(self.value, FloatAttr | IntegerAttr):
             if self.value.type != result.element_type:
                 raise fail(
-                    self, f"splat of {self.value.type} cannot fill a tensor of {result.element_type}"
+                    self,
+                    f"splat of {self.value.type} cannot fill a tensor of {result.element_type}",
                 )
         elif self.value.type != result:
             raise fail(self, f"value of type {self.value.type} does not match result {result}")
@@ -339,6 +338,32 @@ class ReluOp(UnaryElementwiseOp):
     """`%y = ascend.graph.relu %x : (tensor<1x64xf32>) -> tensor<1x64xf32>`"""
 
     name = "ascend.graph.relu"
+
+
+@irdl_op_definition
+class CastOp(IRDLOperation):
+    """Converts elements to the result's element type (round to nearest even for floats).
+
+    `%y = ascend.graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xf16>`
+    """
+
+    name = "ascend.graph.cast"
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, input: SSAValue, element_type: Attribute):
+        shape = _tensor(input.type).get_shape()
+        super().__init__(operands=[input], result_types=[TensorType(element_type, shape)])
+
+    def verify_(self) -> None:
+        if not _compatible(
+            self.result.type, TensorType(self.result.type.element_type, self.input.type.get_shape())
+        ):
+            raise fail(self, f"cast keeps the shape: {self.input.type} cannot become {self.result.type}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -454,9 +479,7 @@ class Conv2DOp(GraphOp):
         if groups < 1:
             raise ValueError("'groups' must be positive")
         if DYN not in (x[1], w[1]) and x[1] != w[1] * groups:
-            raise ValueError(
-                f"input has {x[1]} channels but the weight expects {w[1]} x {groups} groups"
-            )
+            raise ValueError(f"input has {x[1]} channels but the weight expects {w[1]} x {groups} groups")
         if w[0] != DYN and w[0] % groups:
             raise ValueError(f"{w[0]} output channels do not divide into {groups} groups")
         if len(operand_types) == 3 and operand_types[2].get_shape() != (w[0],):
@@ -653,7 +676,8 @@ class ReshapeOp(_ShapeFoldMixin, IRDLOperation):
         a, b = source.get_shape(), result.get_shape()
         if DYN not in a + b and math.prod(a) != math.prod(b):
             raise fail(
-                self, f"cannot reshape {math.prod(a)} elements {list(a)} into {math.prod(b)} {list(b)}"
+                self,
+                f"cannot reshape {math.prod(a)} elements {list(a)} into {math.prod(b)} {list(b)}",
             )
 
 
@@ -778,6 +802,7 @@ GRAPH_OPS: tuple[type[Operation], ...] = (
     MulOp,
     DivOp,
     ReluOp,
+    CastOp,
     MatMulOp,
     GemmOp,
     Conv2DOp,

@@ -65,9 +65,7 @@ class KernelOp(IRDLOperation, ABC):
         }
         if kernel_name:
             props["kernel_name"] = StringAttr(kernel_name)
-        super().__init__(
-            operands=[inputs], result_types=[result_types], properties=props, regions=[body]
-        )
+        super().__init__(operands=[inputs], result_types=[result_types], properties=props, regions=[body])
 
     def verify_(self) -> None:
         block: Block = self.body.block

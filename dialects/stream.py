@@ -11,12 +11,12 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FloatAttr,
     FunctionType,
-    I64,
     IntegerAttr,
     MemRefType,
     StringAttr,
@@ -170,9 +170,7 @@ class ModelOp(IRDLOperation):
                 if position != len(ops) - 1:
                     raise fail(op, "'ascend.stream.outputs' must be the model's last op")
                 if len(op.values) != len(self.output_names.data):
-                    raise fail(
-                        op, f"{len(op.values)} outputs for {len(self.output_names.data)} output names"
-                    )
+                    raise fail(op, f"{len(op.values)} outputs for {len(self.output_names.data)} output names")
             elif not isinstance(op, WeightOp):
                 raise fail(op, "a model holds buffers, weights, launches, events and outputs only")
         if inputs != set(range(len(self.input_names.data))):
@@ -265,9 +263,7 @@ class LaunchOp(IRDLOperation):
         " `:` `(` type($inputs) `)` `->` `(` type($outputs) `)`"
     )
 
-    def __init__(
-        self, kernel: str, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], stream: int
-    ):
+    def __init__(self, kernel: str, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue], stream: int):
         super().__init__(
             operands=[inputs, outputs],
             properties={"kernel": SymbolRefAttr(kernel), "stream": IntegerAttr(stream, i64)},
@@ -307,9 +303,7 @@ class _EventOp(IRDLOperation):
     assembly_format = "`event` $event `stream` $stream attr-dict"
 
     def __init__(self, event: int, stream: int):
-        super().__init__(
-            properties={"event": IntegerAttr(event, i64), "stream": IntegerAttr(stream, i64)}
-        )
+        super().__init__(properties={"event": IntegerAttr(event, i64), "stream": IntegerAttr(stream, i64)})
 
 
 @irdl_op_definition

@@ -1,0 +1,516 @@
+"""`ge.Graph`: build an `ascend.graph` function in Python, node by node.
+
+```python
+g = ge.Graph()
+x = g.add_input("input", shape=[1, 3, 224, 224])
+y = g.add_relu(g.add_conv2d(x, out_channels=64, kernel_size=7, stride=2, padding=3))
+g.add_output(y)
+```
+Frontends build on it too (`add_op` is the general form). Weights that are not given are drawn
+from a seeded generator, so a graph built twice is the same graph. Large constants go to the
+weight store and appear in the IR as `dense_resource<key>`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    DictionaryAttr,
+    FloatAttr,
+    FunctionType,
+    IntegerAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from ge.dialects import graph as ops
+from ge.dialects.common import int_attr, ints_attr
+
+from .dtypes import element_type, numpy_dtype
+from .errors import GeError, VerificationError
+from .weights import WeightStore
+
+NAME_ATTR = "ascend.name"
+INLINE_LIMIT = 16
+"""Constants with at most this many elements stay inline as `dense<...>`."""
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A value of the graph under construction: what every `add_*` returns."""
+
+    value: SSAValue
+    name: str
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.type.get_shape()  # type: ignore[union-attr]
+
+    @property
+    def dtype(self) -> str:
+        return numpy_dtype(self.value.type.element_type).name  # type: ignore[union-attr]
+
+
+@dataclass(frozen=True)
+class Node:
+    """One op of the graph, as `Graph.nodes` lists it."""
+
+    name: str
+    op_type: str
+    op: Operation = field(repr=False, compare=False)
+
+
+class Graph:
+    """An `ascend.graph` function under construction, with its weight store."""
+
+    def __init__(self, name: str = "main", seed: int = 0, weights: WeightStore | None = None):
+        self.weights = weights if weights is not None else WeightStore()
+        self._rng = np.random.default_rng(seed)
+        self._block = Block()
+        self._func = FuncOp(name, FunctionType.from_lists([], []), Region(self._block))
+        self._module = ModuleOp([self._func])
+        self._input_names: list[str] = []
+        self._outputs: list[tuple[SSAValue, str]] | None = None
+        self._counts: dict[str, int] = {}
+        self._names: set[str] = set()
+
+    # ----------------------------------------------------------------------------------------
+    # The module
+    # ----------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_module(cls, module: ModuleOp, weights: WeightStore | None = None) -> Graph:
+        """Wraps a module holding one graph function (for example one read from text)."""
+        funcs = [op for op in module.body.block.ops if isinstance(op, FuncOp)]
+        if len(funcs) != 1:
+            raise GeError(f"a graph module holds one func.func, found {len(funcs)}")
+        g = cls.__new__(cls)
+        g.weights = weights if weights is not None else WeightStore()
+        g._rng = np.random.default_rng(0)
+        g._module, g._func = module, funcs[0]
+        g._block = g._func.body.block
+        g._input_names = _names(g._func.arg_attrs, len(g._block.args), "input")
+        g._counts, g._names = {}, {n.name for n in g.nodes}
+        ret = g._block.last_op
+        if isinstance(ret, ReturnOp):
+            out_names = _names(g._func.res_attrs, len(ret.arguments), "output")
+            g._outputs = list(zip(ret.arguments, out_names, strict=True))
+            g._block.erase_op(ret)
+        else:
+            g._outputs = None
+        return g
+
+    @property
+    def module(self) -> ModuleOp:
+        """The module, with the function's return and signature brought up to date."""
+        if isinstance(self._block.last_op, ReturnOp):
+            self._block.erase_op(self._block.last_op)
+        outputs = self._output_values()
+        self._block.add_op(ReturnOp(*[v for v, _ in outputs]))
+        self._func.function_type = FunctionType.from_lists(
+            [a.type for a in self._block.args], [v.type for v, _ in outputs]
+        )
+        self._func.arg_attrs = _name_attrs(self._input_names)
+        self._func.res_attrs = _name_attrs([n for _, n in outputs])
+        return self._module
+
+    def verify(self) -> None:
+        try:
+            self.module.verify()
+        except VerifyException as error:
+            raise VerificationError(str(error)) from None
+
+    def copy(self) -> Graph:
+        return Graph.from_module(self.module.clone(), self.weights.copy())
+
+    def __str__(self) -> str:
+        return str(self.module)
+
+    @property
+    def nodes(self) -> list[Node]:
+        """Every op but constants, in program order."""
+        result = []
+        for op in self._block.ops:
+            if op.name.startswith("ascend.graph.") and not isinstance(op, ops.ConstOp):
+                loc = op.location
+                name = loc.desc.data if isinstance(loc, NameLoc) else op.name
+                result.append(Node(name, op.name.removeprefix("ascend.graph."), op))
+        return result
+
+    @property
+    def inputs(self) -> list[str]:
+        return list(self._input_names)
+
+    @property
+    def outputs(self) -> list[str]:
+        return [name for _, name in self._output_values()]
+
+    def _output_values(self) -> list[tuple[SSAValue, str]]:
+        if self._outputs is not None:
+            return list(self._outputs)
+        # Without add_output, the outputs are the values nothing consumes.
+        found = []
+        for op in self._block.ops:
+            if isinstance(op, ReturnOp | ops.ConstOp):
+                continue
+            for result in op.results:
+                if not result.uses:
+                    found.append((result, _loc_name(op) or result.name_hint or "output"))
+        return found
+
+    # ----------------------------------------------------------------------------------------
+    # General building blocks
+    # ----------------------------------------------------------------------------------------
+
+    def add_input(self, name: str, shape: Sequence[int], dtype: str = "float32") -> Tensor:
+        if name in self._input_names:
+            raise GeError(f"graph input '{name}' is declared twice")
+        t = TensorType(element_type(dtype), [int(d) for d in shape])
+        arg = self._block.insert_arg(t, len(self._block.args))
+        arg.name_hint = _hint(name)
+        self._input_names.append(name)
+        return Tensor(arg, name)
+
+    def add_output(self, tensor: Tensor, name: str | None = None) -> None:
+        if self._outputs is None:
+            self._outputs = []
+        self._outputs.append((tensor.value, name or tensor.name))
+
+    def add_constant(
+        self, array: np.ndarray | float, name: str | None = None, dtype: str | None = None
+    ) -> Tensor:
+        data = np.asarray(array, dtype=dtype) if dtype else np.asarray(array)
+        name = self._unique(name or "const")
+        t = TensorType(element_type(data.dtype), data.shape)
+        if data.size > INLINE_LIMIT:
+            value: Attribute = DenseResourceAttr.from_params(self.weights.add(data, name), t)
+        else:
+            value = DenseIntOrFPElementsAttr(t, _bytes_attr(data))
+        op = ops.ConstOp(value, t)
+        return self._append(op, name)[0]
+
+    def add_splat(
+        self, value: float, shape: Sequence[int], dtype: str = "float32", name: str | None = None
+    ) -> Tensor:
+        element = element_type(dtype)
+        scalar: Attribute = (
+            FloatAttr(float(value), element)
+            if np.dtype(numpy_dtype(element)).kind == "f"
+            else IntegerAttr(int(value), element)
+        )
+        op = ops.ConstOp(scalar, TensorType(element, list(shape)))
+        return self._append(op, self._unique(name or "splat"))[0]
+
+    def add_op(
+        self,
+        op_class: type[Operation],
+        inputs: Sequence[Tensor],
+        properties: Mapping[str, Attribute] | None = None,
+        name: str | None = None,
+    ) -> Tensor:
+        """Appends a graph op with an inferred result type; `name` becomes its location."""
+        kind = op_class.name.removeprefix("ascend.graph.")
+        return self._add(op_class, inputs, properties, self._unique(name or kind))
+
+    def _add(
+        self,
+        op_class: type[Operation],
+        inputs: Sequence[Tensor],
+        properties: Mapping[str, Attribute] | None,
+        name: str,
+    ) -> Tensor:
+        kind = op_class.name.removeprefix("ascend.graph.")
+        where = f"node '{name}' ({kind})"
+        try:
+            op = op_class.build_inferred([t.value for t in inputs], properties)  # type: ignore[attr-defined]
+        except ValueError as error:
+            raise VerificationError(f"{where}: {error}") from None
+        return self._append(op, name)[0]
+
+    def _append(self, op: Operation, name: str) -> list[Tensor]:
+        op.location = NameLoc(StringAttr(name), UnknownLoc())
+        self._block.add_op(op)
+        for result in op.results:
+            result.name_hint = _hint(name)
+        return [Tensor(r, name) for r in op.results]
+
+    def _unique(self, name: str) -> str:
+        base, n = name, self._counts.get(name, 0)
+        while name in self._names:
+            n += 1
+            name = f"{base}_{n}"
+        self._counts[base] = n
+        self._names.add(name)
+        return name
+
+    def _cast_to(self, x: Tensor, dtype: str | None) -> Tensor:
+        if dtype is None or dtype == x.dtype:
+            return x
+        op = ops.CastOp(x.value, element_type(dtype))
+        return self._append(op, self._unique(f"{x.name}_to_{dtype}"))[0]
+
+    def _weight(
+        self,
+        given: np.ndarray | None,
+        shape: Sequence[int],
+        dtype: str,
+        scale: float,
+        name: str,
+        offset: float = 0.0,
+    ) -> Tensor:
+        if given is None:
+            given = offset + scale * self._rng.standard_normal(tuple(shape))
+        data = np.asarray(given)
+        if tuple(data.shape) != tuple(shape):
+            raise GeError(f"{name}: expected a weight of shape {list(shape)}, got {list(data.shape)}")
+        return self.add_constant(data.astype(numpy_dtype(element_type(dtype))), name)
+
+    # ----------------------------------------------------------------------------------------
+    # Layers (API.md)
+    # ----------------------------------------------------------------------------------------
+
+    def add_conv2d(
+        self,
+        x: Tensor,
+        out_channels: int,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] = 1,
+        padding: int | Sequence[int] = 0,
+        dilation: int | Sequence[int] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        weight: np.ndarray | None = None,
+        bias_value: np.ndarray | None = None,
+        dtype: str | None = None,
+        name: str | None = None,
+    ) -> Tensor:
+        x = self._cast_to(x, dtype)
+        if len(x.shape) != 4:
+            raise GeError(f"conv2d needs an NCHW input, got shape {list(x.shape)}")
+        kh, kw = _pair(kernel_size)
+        name = name or self._unique("conv")
+        fan_in = x.shape[1] // groups * kh * kw
+        w = self._weight(
+            weight,
+            (out_channels, x.shape[1] // groups, kh, kw),
+            x.dtype,
+            float(np.sqrt(2.0 / max(fan_in, 1))),
+            f"{name}.weight",
+        )
+        operands = [x, w]
+        if bias or bias_value is not None:
+            operands.append(self._weight(bias_value, (out_channels,), x.dtype, 0.1, f"{name}.bias"))
+        ph, pw = _pair(padding)
+        props = {
+            "strides": ints_attr(_pair(stride)),
+            "pads": ints_attr((ph, pw, ph, pw)),
+            "dilations": ints_attr(_pair(dilation)),
+            "groups": int_attr(groups),
+        }
+        return self._add(ops.Conv2DOp, operands, props, name)
+
+    def add_batchnorm(
+        self,
+        x: Tensor,
+        epsilon: float = 1e-5,
+        scale: np.ndarray | None = None,
+        bias: np.ndarray | None = None,
+        mean: np.ndarray | None = None,
+        var: np.ndarray | None = None,
+        dtype: str | None = None,
+        name: str | None = None,
+    ) -> Tensor:
+        x = self._cast_to(x, dtype)
+        name = name or self._unique("bn")
+        c = (x.shape[1],)
+        if var is None:
+            var = self._rng.uniform(0.5, 1.5, c)
+        params = [
+            self._weight(scale, c, x.dtype, 0.1, f"{name}.scale", offset=1.0),
+            self._weight(bias, c, x.dtype, 0.1, f"{name}.bias"),
+            self._weight(mean, c, x.dtype, 0.1, f"{name}.mean"),
+            self._weight(var, c, x.dtype, 0.0, f"{name}.var"),
+        ]
+        props = {"epsilon": ops.float_attr(epsilon)}
+        return self._add(ops.BatchNormOp, [x, *params], props, name)
+
+    def add_relu(self, x: Tensor, dtype: str | None = None, name: str | None = None) -> Tensor:
+        return self.add_op(ops.ReluOp, [self._cast_to(x, dtype)], None, name)
+
+    def add_maxpool(
+        self,
+        x: Tensor,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        ceil_mode: bool = False,
+        dtype: str | None = None,
+        name: str | None = None,
+    ) -> Tensor:
+        props = _pool_props(kernel_size, stride, padding, ceil_mode)
+        return self.add_op(ops.MaxPoolOp, [self._cast_to(x, dtype)], props, name)
+
+    def add_avgpool(
+        self,
+        x: Tensor,
+        kernel_size: int | Sequence[int],
+        stride: int | Sequence[int] | None = None,
+        padding: int | Sequence[int] = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = False,
+        dtype: str | None = None,
+        name: str | None = None,
+    ) -> Tensor:
+        props = _pool_props(kernel_size, stride, padding, ceil_mode)
+        props["count_include_pad"] = int_attr(int(count_include_pad))
+        return self.add_op(ops.AvgPoolOp, [self._cast_to(x, dtype)], props, name)
+
+    def add_global_avgpool(self, x: Tensor, dtype: str | None = None, name: str | None = None) -> Tensor:
+        return self.add_op(ops.GlobalAvgPoolOp, [self._cast_to(x, dtype)], None, name)
+
+    def add_flatten(
+        self, x: Tensor, axis: int = 1, dtype: str | None = None, name: str | None = None
+    ) -> Tensor:
+        return self.add_op(ops.FlattenOp, [self._cast_to(x, dtype)], {"axis": int_attr(axis)}, name)
+
+    def add_linear(
+        self,
+        x: Tensor,
+        out_features: int,
+        bias: bool = True,
+        weight: np.ndarray | None = None,
+        bias_value: np.ndarray | None = None,
+        dtype: str | None = None,
+        name: str | None = None,
+    ) -> Tensor:
+        """`x @ W^T + b` over the last dimension, as `torch.nn.Linear` (W is out x in)."""
+        x = self._cast_to(x, dtype)
+        name = name or self._unique("linear")
+        in_features = x.shape[-1]
+        w = self._weight(
+            weight,
+            (out_features, in_features),
+            x.dtype,
+            float(np.sqrt(1.0 / max(in_features, 1))),
+            f"{name}.weight",
+        )
+        b = None
+        if bias or bias_value is not None:
+            b = self._weight(bias_value, (out_features,), x.dtype, 0.1, f"{name}.bias")
+        if len(x.shape) == 2:
+            operands = [x, w] if b is None else [x, w, b]
+            return self._add(ops.GemmOp, operands, {"trans_b": int_attr(1)}, name)
+        wt = self.add_op(ops.TransposeOp, [w], {"perm": ints_attr((1, 0))}, f"{name}.weight_t")
+        y = self._add(ops.MatMulOp, [x, wt], None, name)
+        return y if b is None else self.add_op(ops.AddOp, [y, b], None, f"{name}.add_bias")
+
+    def add_softmax(
+        self, x: Tensor, axis: int = -1, dtype: str | None = None, name: str | None = None
+    ) -> Tensor:
+        return self.add_op(ops.SoftmaxOp, [self._cast_to(x, dtype)], {"axis": int_attr(axis)}, name)
+
+    def add_add(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        return self.add_op(ops.AddOp, [a, b], None, name)
+
+    def add_sub(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        return self.add_op(ops.SubOp, [a, b], None, name)
+
+    def add_mul(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        return self.add_op(ops.MulOp, [a, b], None, name)
+
+    def add_div(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        return self.add_op(ops.DivOp, [a, b], None, name)
+
+    def add_matmul(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
+        return self.add_op(ops.MatMulOp, [a, b], None, name)
+
+    def add_reshape(self, x: Tensor, shape: Sequence[int], name: str | None = None) -> Tensor:
+        shape = _resolve_shape(x.shape, shape)
+        name = self._unique(name or "reshape")
+        try:
+            op = ops.ReshapeOp(x.value, shape)
+            op.verify_()
+        except VerifyException as error:
+            raise VerificationError(f"node '{name}' (reshape): {error}") from None
+        return self._append(op, name)[0]
+
+    def add_transpose(self, x: Tensor, perm: Sequence[int], name: str | None = None) -> Tensor:
+        return self.add_op(ops.TransposeOp, [x], {"perm": ints_attr(perm)}, name)
+
+    def add_concat(self, inputs: Sequence[Tensor], axis: int, name: str | None = None) -> Tensor:
+        return self.add_op(ops.ConcatOp, list(inputs), {"axis": int_attr(axis)}, name)
+
+
+def _resolve_shape(source: Sequence[int], shape: Sequence[int]) -> list[int]:
+    """A reshape target with at most one -1, inferred from the element count."""
+    shape = [int(d) for d in shape]
+    if shape.count(-1) > 1:
+        raise GeError(f"reshape to {shape}: at most one dimension may be -1")
+    if -1 in shape:
+        known = int(np.prod([d for d in shape if d != -1]))
+        total = int(np.prod(source))
+        if known == 0 or total % known:
+            raise GeError(f"cannot reshape {list(source)} into {shape}")
+        shape[shape.index(-1)] = total // known
+    return shape
+
+
+def _pair(value: int | Sequence[int]) -> tuple[int, int]:
+    if isinstance(value, int | np.integer):
+        return int(value), int(value)
+    values = tuple(int(v) for v in value)
+    if len(values) != 2:
+        raise GeError(f"expected one or two values, got {list(values)}")
+    return values  # type: ignore[return-value]
+
+
+def _pool_props(kernel_size, stride, padding, ceil_mode) -> dict[str, Attribute]:
+    k = _pair(kernel_size)
+    ph, pw = _pair(padding)
+    return {
+        "kernel_shape": ints_attr(k),
+        "strides": ints_attr(_pair(stride) if stride is not None else k),
+        "pads": ints_attr((ph, pw, ph, pw)),
+        "ceil_mode": int_attr(int(ceil_mode)),
+    }
+
+
+def _bytes_attr(data: np.ndarray):
+    from xdsl.dialects.builtin import BytesAttr
+
+    return BytesAttr(np.ascontiguousarray(data).tobytes())
+
+
+def _hint(name: str) -> str | None:
+    import re
+
+    hint = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return hint if hint and not hint[0].isdigit() else f"v{hint}"
+
+
+def _loc_name(op: Operation) -> str | None:
+    return op.location.desc.data if isinstance(op.location, NameLoc) else None
+
+
+def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
+
+
+def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, prefix: str) -> list[str]:
+    names = []
+    for index in range(count):
+        name = attrs.data[index].data.get(NAME_ATTR) if attrs and index < len(attrs.data) else None
+        names.append(name.data if isinstance(name, StringAttr) else f"{prefix}_{index}")
+    return names
