@@ -1,0 +1,41 @@
+"""`ge`: a graph compiler and executor for Ascend-style NPUs, on xDSL.
+
+```python
+import ge
+graph = ge.GraphParser().parse_onnx("model.onnx")
+compiled = ge.GraphCompiler().compile(graph, target="Ascend910B2", optimization_level=0)
+executor = ge.GraphExecutor()
+executor.load_graph(compiled)
+outputs = executor.run(inputs)
+```
+"""
+
+from .compiler import CompiledModel, GraphCompiler, TensorSpec
+from .errors import (
+    CompileError,
+    GeError,
+    InvalidModelError,
+    RuntimeInputError,
+    UnsupportedOperatorError,
+    VerificationError,
+)
+from .executor import GraphExecutor
+from .graph import Graph, Node, Tensor
+from .parser import GraphParser
+
+__all__ = [
+    "CompileError",
+    "CompiledModel",
+    "GeError",
+    "Graph",
+    "GraphCompiler",
+    "GraphExecutor",
+    "GraphParser",
+    "InvalidModelError",
+    "Node",
+    "RuntimeInputError",
+    "Tensor",
+    "TensorSpec",
+    "UnsupportedOperatorError",
+    "VerificationError",
+]

@@ -1,0 +1,127 @@
+"""`GraphCompiler`: a graph through the pipeline of its optimization level to a `CompiledModel`.
+
+The compiled model is the stream-level module (kernels, buffers at planned offsets, the task
+list) plus the one weight blob it addresses; the emulator runs exactly that.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+from ge.dialects.common import TARGET_ATTR_NAME
+from ge.dialects.stream import LaunchOp, ModelOp, model_of
+from ge.passes.pipelines import pipeline
+
+from .context import make_context
+from .dtypes import numpy_dtype
+from .errors import CompileError, GeError, VerificationError
+from .graph import Graph
+from .soc import load_profile
+from .weight_blob import pack_weights
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """Name, shape and dtype of a model input or output."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass
+class CompiledModel:
+    """A model compiled for one SoC: the stream-level module and its weight blob."""
+
+    module: ModuleOp
+    weight_blob: bytes
+    target: str
+    optimization_level: int
+    compilation_time: float
+    options: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def model(self) -> ModelOp:
+        return model_of(self.module)
+
+    @property
+    def num_operators(self) -> int:
+        """Kernels launched per run."""
+        return sum(1 for op in self.model.body.block.ops if isinstance(op, LaunchOp))
+
+    @property
+    def binary_size(self) -> int:
+        """Bytes of the model as shipped: the stream IR as text plus the weight blob."""
+        return len(str(self.module).encode()) + len(self.weight_blob)
+
+    @property
+    def inputs(self) -> list[TensorSpec]:
+        from ge.dialects.stream import BufferOp
+
+        names = [s.data for s in self.model.input_names.data]
+        specs: dict[int, TensorSpec] = {}
+        for op in self.model.body.block.ops:
+            if isinstance(op, BufferOp) and op.input is not None:
+                index = op.input.value.data
+                t = op.buffer.type
+                specs[index] = TensorSpec(names[index], t.get_shape(), numpy_dtype(t.element_type).name)
+        return [specs[i] for i in range(len(names))]
+
+    @property
+    def outputs(self) -> list[TensorSpec]:
+        names = [s.data for s in self.model.output_names.data]
+        last = self.model.body.block.last_op
+        types = [v.type for v in last.operands] if last is not None else []
+        return [
+            TensorSpec(n, t.get_shape(), numpy_dtype(t.element_type).name)
+            for n, t in zip(names, types, strict=True)
+        ]
+
+
+class GraphCompiler:
+    """Compiles `ge.Graph`s: `GraphCompiler().compile(graph, target="Ascend910B2")`."""
+
+    def compile(
+        self,
+        graph: Graph,
+        target: str = "npu",
+        optimization_level: int = 3,
+        **options: object,
+    ) -> CompiledModel:
+        if options:
+            raise CompileError(f"unknown compile options: {', '.join(sorted(options))}")
+        if optimization_level not in (0, 1, 2, 3):
+            raise CompileError(f"optimization_level must be 0, 1, 2 or 3, got {optimization_level}")
+        start = time.perf_counter()
+        profile = load_profile(target)
+        module = graph.module.clone()
+        module.attributes[TARGET_ATTR_NAME] = profile.target_attr()
+        _verify(module, "the input graph")
+        ctx = make_context(graph.weights)
+        for compiler_pass in pipeline(optimization_level):
+            try:
+                compiler_pass.apply(ctx, module)
+            except GeError:
+                raise
+            except (VerifyException, DiagnosticException, ValueError) as error:
+                raise CompileError(f"{compiler_pass.name}: {error}") from None
+            _verify(module, f"the output of {compiler_pass.name}")
+        blob = pack_weights(model_of(module), ctx.weights)
+        return CompiledModel(
+            module=module,
+            weight_blob=blob,
+            target=profile.name,
+            optimization_level=optimization_level,
+            compilation_time=time.perf_counter() - start,
+        )
+
+
+def _verify(module: ModuleOp, what: str) -> None:
+    try:
+        module.verify()
+    except VerifyException as error:
+        raise VerificationError(f"{what} is invalid: {error}") from None

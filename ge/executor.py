@@ -1,0 +1,74 @@
+"""`GraphExecutor`: runs a compiled model on the emulator, checking inputs first."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .compiler import CompiledModel, GraphCompiler, TensorSpec
+from .dtypes import element_type, numpy_dtype
+from .emulator import Emulator
+from .errors import GeError, RuntimeInputError
+from .graph import Graph
+
+
+class GraphExecutor:
+    """`ex.load_graph(compiled)`, then `ex.run(array)` or `ex.run({"name": array})`."""
+
+    def __init__(self) -> None:
+        self.compiled: CompiledModel | None = None
+        self._emulator: Emulator | None = None
+
+    def load_graph(self, model: CompiledModel | Graph) -> None:
+        """Loads a compiled model; an uncompiled `Graph` is compiled with the defaults."""
+        if isinstance(model, Graph):
+            model = GraphCompiler().compile(model)
+        if not isinstance(model, CompiledModel):
+            raise GeError(f"load_graph takes a CompiledModel or a Graph, got {type(model).__name__}")
+        self.compiled = model
+        self._emulator = Emulator(model.module, model.weight_blob)
+
+    def run(self, inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        if self.compiled is None or self._emulator is None:
+            raise GeError("no model is loaded: call load_graph first")
+        arrays = _bind(self.compiled.inputs, inputs)
+        return self._emulator.run(arrays)
+
+
+def _bind(
+    specs: list[TensorSpec], inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray]
+) -> list[np.ndarray]:
+    """Orders the inputs as the model declares them and checks their shapes and dtypes."""
+    if isinstance(inputs, Mapping):
+        missing = [s.name for s in specs if s.name not in inputs]
+        extra = sorted(set(inputs) - {s.name for s in specs})
+        if missing or extra:
+            raise RuntimeInputError(
+                f"inputs do not match the model: missing {missing}, unknown {extra}; "
+                f"the model takes {[s.name for s in specs]}"
+            )
+        given = [inputs[s.name] for s in specs]
+    elif isinstance(inputs, np.ndarray | np.generic):
+        given = [inputs]
+    else:
+        given = list(inputs)
+    if len(given) != len(specs):
+        raise RuntimeInputError(
+            f"the model takes {len(specs)} inputs ({[s.name for s in specs]}), {len(given)} given"
+        )
+    arrays = []
+    for spec, value in zip(specs, given, strict=True):
+        array = np.asarray(value)
+        if tuple(array.shape) != tuple(spec.shape):
+            raise RuntimeInputError(
+                f"input '{spec.name}' has shape {list(array.shape)}, the model expects {list(spec.shape)}"
+            )
+        declared = numpy_dtype(element_type(spec.dtype))
+        if not np.can_cast(array.dtype, declared, "safe"):
+            raise RuntimeInputError(
+                f"input '{spec.name}' has dtype {array.dtype}, which does not cast safely to the "
+                f"declared {spec.dtype}; convert it with .astype(np.{spec.dtype})"
+            )
+        arrays.append(array.astype(declared, copy=False))
+    return arrays

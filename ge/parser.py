@@ -1,0 +1,23 @@
+"""`GraphParser`: framework models into `ge.Graph`s."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+
+from .graph import Graph
+
+
+class GraphParser:
+    """`GraphParser().parse_onnx("model.onnx")` -> `Graph`."""
+
+    def parse_onnx(self, model: str | Path | bytes | onnx.ModelProto) -> Graph:
+        """Imports an ONNX model (a path, serialized bytes or a `ModelProto`), opset 9 and up.
+
+        Raises `UnsupportedOperatorError` listing every unsupported operator of the model, and
+        `InvalidModelError` for a file that is not a valid ONNX model.
+        """
+        from .frontends.onnx import import_onnx
+
+        return import_onnx(model)
