@@ -117,7 +117,11 @@ def _tensor(t: Attribute) -> TensorType:
 def _compatible(actual: Attribute, inferred: TensorType) -> bool:
     if not isinstance(actual, TensorType) or actual.element_type != inferred.element_type:
         return False
-    a, b = actual.get_shape(), inferred.get_shape()
+    return _same_dims(actual.get_shape(), inferred.get_shape())
+
+
+def _same_dims(a: Shape, b: Shape) -> bool:
+    """Equal ranks and equal dimensions, where `?` equals anything."""
     return len(a) == len(b) and all(x == y or DYN in (x, y) for x, y in zip(a, b, strict=True))
 
 
@@ -482,7 +486,7 @@ class Conv2DOp(GraphOp):
             raise ValueError(f"input has {x[1]} channels but the weight expects {w[1]} x {groups} groups")
         if w[0] != DYN and w[0] % groups:
             raise ValueError(f"{w[0]} output channels do not divide into {groups} groups")
-        if len(operand_types) == 3 and operand_types[2].get_shape() != (w[0],):
+        if len(operand_types) == 3 and not _same_dims(operand_types[2].get_shape(), (w[0],)):
             raise ValueError(f"bias must have shape [{w[0]}], got {list(operand_types[2].get_shape())}")
         p = _check_WINDOW_PROPS(props, 2, ("strides", "pads", "dilations"))
         pads = p["pads"]
@@ -525,7 +529,7 @@ class BatchNormOp(GraphOp):
         if len(x) < 2:
             raise ValueError("batch_norm needs an input of rank >= 2")
         for name, t in zip(("scale", "bias", "mean", "var"), operand_types[1:], strict=True):
-            if t.get_shape() != (x[1],):
+            if not _same_dims(t.get_shape(), (x[1],)):
                 raise ValueError(f"'{name}' must have shape [{x[1]}], got {list(t.get_shape())}")
         return operand_types[0]
 

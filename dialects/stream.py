@@ -162,8 +162,9 @@ class ModelOp(IRDLOperation):
                     inputs.add(op.input.value.data)
             elif isinstance(op, EventRecordOp):
                 recorded.add(op.event.value.data)
-            elif isinstance(op, EventWaitOp) and op.event.value.data not in recorded:
-                raise fail(op, f"event {op.event.value.data} is waited for before it is recorded")
+            elif isinstance(op, EventWaitOp):
+                if op.event.value.data not in recorded:
+                    raise fail(op, f"event {op.event.value.data} is waited for before it is recorded")
             elif isinstance(op, LaunchOp):
                 op.verify_callee(self)
             elif isinstance(op, OutputsOp):

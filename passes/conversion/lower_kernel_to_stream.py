@@ -166,7 +166,11 @@ class _StreamBuilder:
         self.tasks.append(launch)
 
     def _symbol(self, op: KernelOp) -> str:
-        base = op.kernel_name.data if op.kernel_name is not None else op.UNIT
+        if op.kernel_name is not None:
+            base = op.kernel_name.data
+        else:
+            first = op.body.block.first_op
+            base = first.name.removeprefix("ascend.graph.") if first is not None else op.UNIT
         base = re.sub(r"[^A-Za-z0-9_]", "_", base) or op.UNIT
         symbol, counter = base, 0
         while symbol in self.symbols:

@@ -1,0 +1,11 @@
+"""What every `ascend.graph` op computes: one numpy implementation per op.
+
+This is the only definition of an op's meaning. The reference interpreter, constant folding and
+the emulator's plain-layout kernels all call `evaluate` (one op) or `run_block` (a whole graph).
+`core` holds the dispatch table and the tensor ops; `nn` holds convolution, pooling and
+normalization.
+"""
+
+from .core import IMPLEMENTATIONS, Implementation, constant_array, evaluate, run_block
+
+__all__ = ["IMPLEMENTATIONS", "Implementation", "constant_array", "evaluate", "run_block"]

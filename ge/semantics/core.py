@@ -1,0 +1,303 @@
+"""The interpreter of `ascend.graph` ops: a dispatch table from op class to a numpy function.
+
+`evaluate` runs one op: it widens float16 and bfloat16 operands to float32 (as the hardware
+accumulates in fp32), calls the op's implementation, checks the answer against the result type
+and casts it back to the stored dtype. `run_block` runs a graph and frees each value after its
+last use. Implementations take the op and its operands (`ConstOp` takes the weight store instead).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.traits import IsTerminator
+
+from ge.dialects.common import describe, get_float, get_int, get_ints
+from ge.dialects.graph import (
+    AddOp,
+    AvgPoolOp,
+    BatchNormOp,
+    CastOp,
+    ConcatOp,
+    ConstOp,
+    Conv2DOp,
+    DivOp,
+    FlattenOp,
+    GemmOp,
+    GlobalAvgPoolOp,
+    MatMulOp,
+    MaxPoolOp,
+    MulOp,
+    ReluOp,
+    ReshapeOp,
+    SoftmaxOp,
+    SubOp,
+    TransposeOp,
+)
+from ge.dtypes import bfloat16, numpy_dtype
+from ge.errors import GeError, InvalidModelError, RuntimeInputError
+from ge.weights import WeightStore
+
+from . import nn
+
+Implementation = Callable[..., np.ndarray]
+"""`f(op, *operands) -> array`, computed in the compute dtype (float32 for 16-bit floats)."""
+
+_NARROW_FLOATS = (np.dtype(np.float16), bfloat16)
+
+
+def constant_array(value: Attribute, type: TensorType, weights: WeightStore | None = None) -> np.ndarray:
+    """The array of a constant's `value`: `dense<...>`, `dense_resource<key>` or a splat scalar.
+
+    The result is read-only and has `type`'s dtype and shape; a splat is a broadcast view.
+    """
+    dtype = numpy_dtype(type.element_type)
+    shape = tuple(type.get_shape())
+    if not type.has_static_shape():
+        raise InvalidModelError(f"constant of type {type} must have a static shape")
+    if isinstance(value, FloatAttr | IntegerAttr):
+        # A wrapping cast, as MLIR stores signless integers such as 255 : i8.
+        return np.broadcast_to(np.array(value.value.data).astype(dtype), shape)
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        raw = value.data.data
+        # MLIR stores each i1 in a byte (0xff for true).
+        array = np.frombuffer(raw, np.uint8) != 0 if dtype == np.bool_ else np.frombuffer(raw, dtype)
+        if array.size == 1 and math.prod(shape) != 1:
+            return np.broadcast_to(array.reshape(()), shape)
+        if array.size != math.prod(shape):
+            raise InvalidModelError(
+                f"dense constant has {array.size} elements, {type} needs {math.prod(shape)}"
+            )
+        return array.reshape(shape)
+    if isinstance(value, DenseResourceAttr):
+        return _resource_array(value.resource_handle.data, dtype, shape, weights)
+    raise InvalidModelError(f"unsupported constant value {value}")
+
+
+def evaluate(
+    op: Operation, operands: Sequence[np.ndarray], weights: WeightStore | None = None
+) -> list[np.ndarray]:
+    """The results of one graph op applied to `operands`; each has its result type's dtype."""
+    implementation = IMPLEMENTATIONS.get(type(op))
+    if implementation is None:
+        raise GeError(f"{describe(op)} has no semantics: it is not an ascend.graph op")
+    if len(operands) != len(op.operands):
+        raise GeError(f"{describe(op)} takes {len(op.operands)} operands, got {len(operands)}")
+    for index, (array, operand) in enumerate(zip(operands, op.operands, strict=True)):
+        if isinstance(operand.type, TensorType) and not _fits(array, operand.type):
+            raise GeError(f"{describe(op)}: operand #{index} must be {operand.type}, got {_show(array)}")
+    (result,) = op.results
+    stored = numpy_dtype(result.type.element_type)
+    if isinstance(op, ConstOp):
+        value = implementation(op, weights)
+        compute = stored
+    elif isinstance(op, _IN_STORED_DTYPE):
+        value = implementation(op, *operands)
+        compute = stored
+    else:
+        value = implementation(op, *(_widen(a) for a in operands))
+        compute = np.dtype(np.float32) if stored in _NARROW_FLOATS else stored
+    if value.dtype != compute or not _fits_shape(value.shape, result.type):
+        raise GeError(
+            f"{describe(op)} computed {_show(value)} for a result of type {result.type} "
+            f"(computing in {compute}): the op's semantics and its shape inference disagree"
+        )
+    return [value.astype(stored, copy=False)]
+
+
+def run_block(
+    block: Block, args: Sequence[np.ndarray], weights: WeightStore | None = None
+) -> list[np.ndarray]:
+    """Runs the ops of `block` in order on `args`; returns the operands of its terminator."""
+    ops = list(block.ops)
+    if not ops or not ops[-1].has_trait(IsTerminator):
+        raise GeError("a block to run must end with a terminator such as 'func.return'")
+    if len(args) != len(block.args):
+        raise RuntimeInputError(f"the graph takes {len(block.args)} inputs, got {len(args)}")
+    last_use: dict[SSAValue, int] = {}
+    for index, op in enumerate(ops):
+        for operand in op.operands:
+            last_use[operand] = index
+    env: dict[SSAValue, np.ndarray] = {}
+    for index, (arg, array) in enumerate(zip(block.args, args, strict=True)):
+        if isinstance(arg.type, TensorType) and not _fits(array, arg.type):
+            raise RuntimeInputError(f"input #{index} must be {arg.type}, got {_show(array)}")
+        if arg in last_use:
+            env[arg] = array
+    for index, op in enumerate(ops[:-1]):
+        values = evaluate(op, [env[v] for v in op.operands], weights)
+        for result, value in zip(op.results, values, strict=True):
+            if result in last_use:
+                env[result] = value
+        for operand in set(op.operands):
+            if last_use[operand] == index:
+                del env[operand]
+    return [env[v] for v in ops[-1].operands]
+
+
+# --------------------------------------------------------------------------------------------
+# Tensor ops
+# --------------------------------------------------------------------------------------------
+
+
+def _const(op: ConstOp, weights: WeightStore | None) -> np.ndarray:
+    return constant_array(op.value, op.result.type, weights)
+
+
+def _binary(ufunc: np.ufunc) -> Implementation:
+    def implementation(op: Operation, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        return ufunc(lhs, rhs)
+
+    return implementation
+
+
+def _div(op: DivOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    if lhs.dtype.kind in "iu":
+        if not np.all(rhs):
+            raise GeError(f"{describe(op)}: integer division by zero")
+        # fmod keeps the dividend's sign, so this truncates toward zero as C and ONNX do.
+        return (lhs - np.fmod(lhs, rhs)) // rhs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return lhs / rhs
+
+
+def _relu(op: ReluOp, x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, x.dtype.type(0))
+
+
+def _cast(op: CastOp, x: np.ndarray) -> np.ndarray:
+    # numpy rounds to nearest even between floats and truncates floats toward zero into integers.
+    return x.astype(numpy_dtype(op.result.type.element_type), copy=False)
+
+
+def _matmul(op: MatMulOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    return np.matmul(lhs, rhs)
+
+
+def _gemm(op: GemmOp, a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None) -> np.ndarray:
+    if get_int(op, "trans_a", 0):
+        a = a.T
+    if get_int(op, "trans_b", 0):
+        b = b.T
+    alpha, beta = get_float(op, "alpha", 1.0), get_float(op, "beta", 1.0)
+    # Scalings by 1.0 are skipped so integer gemms stay integer.
+    product = np.matmul(a, b)
+    if alpha != 1.0:
+        product = product * product.dtype.type(alpha)
+    if c is None:
+        return product
+    return product + (c if beta == 1.0 else c * c.dtype.type(beta))
+
+
+def _softmax(op: SoftmaxOp, x: np.ndarray) -> np.ndarray:
+    axis = get_int(op, "axis", -1)
+    exponentials = np.exp(x - x.max(axis=axis, keepdims=True))
+    return exponentials / exponentials.sum(axis=axis, keepdims=True)
+
+
+def _reshape(op: ReshapeOp, x: np.ndarray) -> np.ndarray:
+    shape = op.result.type.get_shape()  # a dynamic dimension is -1, which numpy infers
+    if shape.count(-1) > 1:
+        raise GeError(f"{describe(op)}: cannot infer two dynamic dimensions of {op.result.type}")
+    return x.reshape(shape)
+
+
+def _flatten(op: FlattenOp, x: np.ndarray) -> np.ndarray:
+    axis = get_int(op, "axis", 1)
+    axis = axis + x.ndim if axis < 0 else axis
+    return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
+
+
+def _transpose(op: TransposeOp, x: np.ndarray) -> np.ndarray:
+    return np.transpose(x, get_ints(op, "perm"))
+
+
+def _concat(op: ConcatOp, *inputs: np.ndarray) -> np.ndarray:
+    return np.concatenate(inputs, axis=get_int(op, "axis"))
+
+
+IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
+    ConstOp: _const,
+    AddOp: _binary(np.add),
+    SubOp: _binary(np.subtract),
+    MulOp: _binary(np.multiply),
+    DivOp: _div,
+    ReluOp: _relu,
+    CastOp: _cast,
+    MatMulOp: _matmul,
+    GemmOp: _gemm,
+    Conv2DOp: nn.conv2d,
+    BatchNormOp: nn.batch_norm,
+    MaxPoolOp: nn.max_pool,
+    AvgPoolOp: nn.avg_pool,
+    GlobalAvgPoolOp: nn.global_avg_pool,
+    SoftmaxOp: _softmax,
+    ReshapeOp: _reshape,
+    FlattenOp: _flatten,
+    TransposeOp: _transpose,
+    ConcatOp: _concat,
+}
+"""Every `ascend.graph` op class and the function that computes it."""
+
+# Ops that only move or convert elements: widening their operands would change nothing but cost.
+_IN_STORED_DTYPE = (CastOp, ReshapeOp, FlattenOp, TransposeOp, ConcatOp)
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _resource_array(
+    key: str, dtype: np.dtype, shape: tuple[int, ...], weights: WeightStore | None
+) -> np.ndarray:
+    if weights is None:
+        raise InvalidModelError(f"constant 'dense_resource<{key}>' needs a weight store")
+    stored = weights.get(key)
+    if stored.dtype == dtype and stored.shape == shape:
+        return stored
+    # The store may keep a dtype numpy lacks as raw bytes (bf16 saved as uint8).
+    raw = np.ascontiguousarray(stored).reshape(-1).view(np.uint8)
+    if raw.size != math.prod(shape) * dtype.itemsize:
+        raise InvalidModelError(
+            f"weight '{key}' holds {raw.size} bytes ({stored.dtype} {list(stored.shape)}), "
+            f"but its constant of {dtype} {list(shape)} needs {math.prod(shape) * dtype.itemsize}"
+        )
+    return raw.view(dtype).reshape(shape)
+
+
+def _widen(array: np.ndarray) -> np.ndarray:
+    return array.astype(np.float32) if array.dtype in _NARROW_FLOATS else array
+
+
+def _fits(array: np.ndarray, type: TensorType) -> bool:
+    """Whether `array` has `type`'s element dtype and shape."""
+    return (
+        isinstance(array, np.ndarray)
+        and array.dtype == numpy_dtype(type.element_type)
+        and _fits_shape(array.shape, type)
+    )
+
+
+def _fits_shape(shape: tuple[int, ...], type: TensorType) -> bool:
+    """Whether `shape` is `type`'s shape; a dynamic dimension (`?`, stored as -1) matches any size."""
+    declared = type.get_shape()
+    return len(shape) == len(declared) and all(
+        want in (-1, got) for got, want in zip(shape, declared, strict=True)
+    )
+
+
+def _show(array: object) -> str:
+    if isinstance(array, np.ndarray):
+        return f"{array.dtype} {list(array.shape)}"
+    return type(array).__name__
