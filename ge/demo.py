@@ -48,8 +48,10 @@ def main() -> int:
     (probs,) = executor.run({"image": image})
     reference = run_function(graph.module, [image], graph.weights)[0]
     print(f"emulator       probs {np.array2string(probs[0], precision=4, max_line_width=200)}")
-    print(f"               class {int(probs.argmax())}; max |emulator - reference| = "
-          f"{np.abs(probs - reference).max():.2e}")
+    print(
+        f"               class {int(probs.argmax())}; max |emulator - reference| = "
+        f"{np.abs(probs - reference).max():.2e}"
+    )
     try:
         import onnxruntime
     except ImportError:

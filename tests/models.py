@@ -83,7 +83,12 @@ def cnn(seed: int = 0, batch: int = 2, size: int = 16, classes: int = 10) -> Twi
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
         helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
         helper.make_node(
-            "Conv", ["p1", "conv2.weight", "conv2.bias"], ["c2"], name="conv2", strides=[2, 2], pads=[1, 1, 1, 1]
+            "Conv",
+            ["p1", "conv2.weight", "conv2.bias"],
+            ["c2"],
+            name="conv2",
+            strides=[2, 2],
+            pads=[1, 1, 1, 1],
         ),
         helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
         helper.make_node("GlobalAveragePool", ["r2"], ["gap"], name="gap"),

@@ -25,7 +25,14 @@ def _api_md_graph() -> ge.Graph:
 def test_builder_as_api_md_shows_it(rng: np.random.Generator) -> None:
     g = _api_md_graph()
     assert [n.op_type for n in g.nodes] == [
-        "conv2d", "batch_norm", "relu", "max_pool", "global_avg_pool", "flatten", "gemm", "softmax",
+        "conv2d",
+        "batch_norm",
+        "relu",
+        "max_pool",
+        "global_avg_pool",
+        "flatten",
+        "gemm",
+        "softmax",
     ]
     assert g.inputs == ["input"]
     assert g.outputs == ["softmax"]

@@ -72,12 +72,16 @@ def test_unsupported_attribute_value_names_node() -> None:
 
 
 def test_wrong_input_shape() -> None:
-    with pytest.raises(ge.RuntimeInputError, match=r"input 'x' has shape \[4, 31\], the model expects \[4, 32\]"):
+    with pytest.raises(
+        ge.RuntimeInputError, match=r"input 'x' has shape \[4, 31\], the model expects \[4, 32\]"
+    ):
         _compiled_mlp().run(np.zeros((4, 31), np.float32))
 
 
 def test_unsafe_input_dtype() -> None:
-    with pytest.raises(ge.RuntimeInputError, match="dtype float64, which does not cast safely to the declared float32"):
+    with pytest.raises(
+        ge.RuntimeInputError, match="dtype float64, which does not cast safely to the declared float32"
+    ):
         _compiled_mlp().run(np.zeros((4, 32), np.float64))
 
 
@@ -98,21 +102,26 @@ def test_builder_shape_error_names_node() -> None:
     g = ge.Graph()
     a = g.add_input("a", shape=[2, 3])
     b = g.add_input("b", shape=[4, 5])
-    with pytest.raises(ge.VerificationError, match=r"node 'mm' \(matmul\): contracting dimensions differ: 3 and 4"):
+    with pytest.raises(
+        ge.VerificationError, match=r"node 'mm' \(matmul\): contracting dimensions differ: 3 and 4"
+    ):
         g.add_matmul(a, b, name="mm")
 
 
 def test_unknown_target_lists_known_socs() -> None:
-    with pytest.raises(ge.CompileError, match="unknown target 'Ascend999'.*Ascend310P3, Ascend910A, Ascend910B2"):
+    with pytest.raises(
+        ge.CompileError, match="unknown target 'Ascend999'.*Ascend310P3, Ascend910A, Ascend910B2"
+    ):
         ge.GraphCompiler().compile(mlp().graph, target="Ascend999")
 
 
 def test_ge_opt_reports_bad_input_without_traceback(tmp_path) -> None:
     path = tmp_path / "bad.mlir"
     path.write_text(
-        'func.func @f(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {\n'
-        '  %c = ascend.graph.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32> loc("mm")\n'
-        '  func.return %c : tensor<2x5xf32>\n}\n'
+        "func.func @f(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {\n"
+        "  %c = ascend.graph.matmul %a, %b\n"
+        '    : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32> loc("mm")\n'
+        "  func.return %c : tensor<2x5xf32>\n}\n"
     )
     result = subprocess.run(
         [sys.executable, "-m", "ge.tools.ge_opt", str(path)], capture_output=True, text=True
