@@ -155,7 +155,7 @@ def broadcast_shapes(a: Shape, b: Shape) -> Shape:
 
 def _window_out(size: int, kernel: int, stride: int, pads: tuple[int, int], dilation: int, ceil: bool) -> int:
     """Output length of a sliding window (conv or pool) along one axis."""
-    if size == DYN:
+    if DYN in (size, kernel):
         return DYN
     span = dilation * (kernel - 1) + 1
     padded = size + pads[0] + pads[1]
@@ -234,6 +234,8 @@ class ConstOp(IRDLOperation, HasFolderInterface):
 
     def verify_(self) -> None:
         result = self.result.type
+        if DYN in result.get_shape():
+            raise fail(self, f"a constant needs a static shape, got {result}")
         if isinstance(self.value, FloatAttr | IntegerAttr):
             if self.value.type != result.element_type:
                 raise fail(
@@ -531,6 +533,9 @@ class BatchNormOp(GraphOp):
         for name, t in zip(("scale", "bias", "mean", "var"), operand_types[1:], strict=True):
             if not _same_dims(t.get_shape(), (x[1],)):
                 raise ValueError(f"'{name}' must have shape [{x[1]}], got {list(t.get_shape())}")
+        epsilon = props.get("epsilon")
+        if isinstance(epsilon, FloatAttr) and not epsilon.value.data >= 0:
+            raise ValueError(f"'epsilon' must be non-negative, got {epsilon.value.data}")
         return operand_types[0]
 
 
@@ -701,10 +706,10 @@ class FlattenOp(_ShapeFoldMixin, GraphOp):
     @classmethod
     def infer(cls, operand_types, props, where):
         x = operand_types[0].get_shape()
-        axis = _prop_int(props, "axis", 1)
-        axis = axis + len(x) if axis < 0 else axis
+        given = _prop_int(props, "axis", 1)
+        axis = given + len(x) if given < 0 else given
         if not 0 <= axis <= len(x):
-            raise ValueError(f"axis {axis} is out of range for rank {len(x)}")
+            raise ValueError(f"axis {given} is out of range for rank {len(x)}")
         return TensorType(operand_types[0].element_type, (_product(x[:axis]), _product(x[axis:])))
 
 
@@ -786,7 +791,7 @@ def _prop_int(props: Mapping[str, Attribute], name: str, default: int) -> int:
 
 
 def _normalize_axis(axis: int, rank: int) -> int:
-    if not -rank <= axis < max(rank, 1):
+    if not -rank <= axis < rank:
         raise ValueError(f"axis {axis} is out of range for rank {rank}")
     return axis + rank if axis < 0 else axis
 

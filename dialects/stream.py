@@ -48,6 +48,7 @@ from xdsl.traits import (
 )
 
 from .common import fail
+from .kernel import FORMATS, UNITS
 
 SPACES = ("arena", "weight")
 
@@ -98,8 +99,14 @@ class KernelFuncOp(IRDLOperation):
             raise fail(self, "returned types do not match the kernel's result types")
         if len(self.in_formats.data) != len(inputs) or len(self.out_formats.data) != len(outputs):
             raise fail(self, "one format per input and per result is required")
-        if self.unit.data not in ("cube", "vector"):
-            raise fail(self, f"unknown unit '{self.unit.data}'")
+        if self.unit.data not in UNITS:
+            raise fail(self, f"unknown unit '{self.unit.data}' (known: {', '.join(UNITS)})")
+        for f in (*self.in_formats.data, *self.out_formats.data):
+            if f.data not in FORMATS:
+                raise fail(self, f"unknown format '{f.data}' (known: {', '.join(FORMATS)})")
+        for op in block.ops:
+            if op is not terminator and not op.name.startswith("ascend.graph."):
+                raise fail(self, f"a kernel body holds graph ops only, found '{op.name}'")
 
 
 @irdl_op_definition
@@ -186,6 +193,8 @@ class _PlacedOp(IRDLOperation):
     buffer = result_def(MemRefType)
 
     def verify_(self) -> None:
+        if any(d < 0 for d in self.buffer.type.get_shape()):
+            raise fail(self, f"a placed buffer needs a static shape, got {self.buffer.type}")
         need = byte_size(self.buffer.type)
         if self.size.value.data < need:
             raise fail(self, f"{self.size.value.data} bytes cannot hold {self.buffer.type} ({need} bytes)")
@@ -231,6 +240,16 @@ class WeightOp(_PlacedOp):
     traits = traits_def(HasParent(ModelOp))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$value `offset` $offset `size` $size attr-dict `:` type($buffer)"
+
+    def verify_(self) -> None:
+        super().verify_()
+        memref = self.buffer.type
+        value = self.value
+        if isinstance(value, FloatAttr | IntegerAttr):
+            if value.type != memref.element_type:
+                raise fail(self, f"a splat of {value.type} cannot fill {memref}")
+        elif value.type.get_shape() != memref.get_shape() or value.type.element_type != memref.element_type:
+            raise fail(self, f"a value of type {value.type} cannot fill {memref}")
 
     def __init__(self, value: Attribute, offset: int, size: int, type: MemRefType):
         super().__init__(
@@ -290,6 +309,8 @@ class LaunchOp(IRDLOperation):
         ):
             if len(buffers) != len(types):
                 raise fail(self, f"{len(buffers)} {what} buffers for {len(types)} kernel {what}s")
+            if what == "output" and any(isinstance(b.owner, WeightOp) for b in buffers):
+                raise fail(self, "a launch cannot write into a weight")
             for buffer, t in zip(buffers, types, strict=True):
                 b = buffer.type
                 if b.get_shape() != t.get_shape() or b.element_type != t.element_type:

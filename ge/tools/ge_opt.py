@@ -53,7 +53,10 @@ class GeOptMain(xDSLOptMain):
 
 def main(args: Sequence[str] | None = None) -> None:
     try:
-        tool = GeOptMain(description="ge modular optimizer driver", args=args)
+        try:
+            tool = GeOptMain(description="ge modular optimizer driver", args=args)
+        except ValueError as error:  # a malformed or unknown pass pipeline
+            raise GeError(str(error)) from None
         if tool.args.weights:
             tool.ctx.weights = WeightStore.load(tool.args.weights)
         tool.run()

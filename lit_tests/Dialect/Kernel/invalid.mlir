@@ -1,0 +1,159 @@
+// RUN: ge-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// Each case breaks one rule of the `ascend.kernel` verifiers; the driver prints the diagnostic.
+
+// CHECK: {{^}}'ascend.kernel.vector': 'in_formats' has 2 entries for 1 values
+func.func @in_format_count(%x: tensor<4xf32>) {
+  %y = ascend.kernel.vector(%x) {in_formats = ["ND", "ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    ascend.kernel.yield %a : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.cube': 'out_formats' has 0 entries for 1 values
+func.func @out_format_count(%x: tensor<4xf32>) {
+  %y = ascend.kernel.cube(%x) {in_formats = ["ND"], out_formats = []} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    ascend.kernel.yield %a : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}property 'out_formats' expected in operation 'ascend.kernel.cube'
+func.func @missing_out_formats(%x: tensor<4xf32>) {
+  %y = ascend.kernel.cube(%x) {in_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    ascend.kernel.yield %a : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.vector': unknown format 'NC1HWC0' (known: ND, NCHW)
+func.func @unknown_format(%x: tensor<4xf32>) {
+  %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["NC1HWC0"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    ascend.kernel.yield %a : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// A body that ends without a terminator is caught by xDSL's block verifier.
+// CHECK: {{^}}Operation ascend.graph.relu terminates block in single-block region but is not a terminator
+func.func @missing_yield(%x: tensor<4xf32>) {
+  %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.vector': body must end with 'ascend.kernel.yield'
+func.func @wrong_terminator(%x: tensor<4xf32>) {
+  %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    cf.br ^bb0(%a : tensor<4xf32>)
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.vector': yielded types do not match the kernel's result types
+func.func @yield_type_mismatch(%x: tensor<4xf32>) {
+  %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.reshape %a : (tensor<4xf32>) -> tensor<2x2xf32>
+    ascend.kernel.yield %r : tensor<2x2xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.cube': yielded types do not match the kernel's result types
+func.func @yield_count_mismatch(%x: tensor<4xf32>) {
+  %y = ascend.kernel.cube(%x) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    ascend.kernel.yield %a, %a : tensor<4xf32>, tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.vector': body argument #0 is tensor<2x2xf32>, input is tensor<4xf32>
+func.func @body_argument_type(%x: tensor<4xf32>) {
+  %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<2x2xf32>):
+    %r = ascend.graph.reshape %a : (tensor<2x2xf32>) -> tensor<4xf32>
+    ascend.kernel.yield %r : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.vector': body takes 2 arguments for 1 inputs
+func.func @body_argument_count(%x: tensor<4xf32>) {
+  %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>, %b : tensor<4xf32>):
+    ascend.kernel.yield %a : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.vector': a kernel body holds graph ops only, found 'arith.constant'
+func.func @non_graph_op_in_body(%x: tensor<4xf32>) {
+  %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %c = arith.constant dense<1.0> : tensor<4xf32>
+    ascend.kernel.yield %c : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// The body is isolated from above: it reads inputs through its block arguments only.
+// CHECK: {{^}}Operation using value defined out of its IsolatedFromAbove parent
+func.func @body_uses_outer_value(%x: tensor<4xf32>) {
+  %y = ascend.kernel.cube(%x) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.kernel.yield %r : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.yield' expects parent op to be one of 'ascend.kernel.cube', 'ascend.kernel.vector'
+func.func @yield_outside_kernel(%x: tensor<4xf32>) {
+  ascend.kernel.yield %x : tensor<4xf32>
+}
+
+// -----
+
+// Ops in the body are verified too.
+// CHECK: {{^}}'ascend.graph.relu': result type tensor<4xf16> does not match the inferred type tensor<4xf32>
+func.func @invalid_op_in_body(%x: tensor<4xf32>) {
+  %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf16>
+    ascend.kernel.yield %a : tensor<4xf32>
+  }
+  func.return
+}

@@ -1,0 +1,434 @@
+// RUN: ge-opt %s --split-input-file --verify-diagnostics | filecheck %s
+
+// Each case breaks one rule of the `ascend.stream` verifiers; the driver prints the diagnostic.
+
+// CHECK: {{^}}'ascend.stream.buffer': bytes [56, 72) exceed the 64-byte space
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 56 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.buffer': bytes [-16, 0) exceed the 64-byte space
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset -16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.weight': bytes [16, 48) exceed the 32-byte space
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    %w = ascend.stream.weight 1.000000e+00 : f32 offset 16 size 32 : memref<8xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.buffer': 8 bytes cannot hold memref<4xf32> (16 bytes)
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 8 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.weight': 16 bytes cannot hold memref<2x4xf32> (32 bytes)
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    %w = ascend.stream.weight dense_resource<fc.weight> : tensor<2x4xf32> offset 0 size 16 : memref<2x4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.launch': no kernel named @conv_0
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @conv_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.launch': input buffer memref<2x2xf32> does not hold kernel input tensor<4xf32>
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<2x2xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<2x2xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.launch': output buffer memref<4xf16> does not hold kernel output tensor<4xf32>
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 8 : memref<4xf16>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf16>)
+    ascend.stream.outputs %y : memref<4xf16>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.launch': 2 input buffers for 1 kernel inputs
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x, %x) -> (%y) stream 0 : (memref<4xf32>, memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.event_wait': event 1 is waited for before it is recorded
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.event_wait event 1 stream 1
+    ascend.stream.event_record event 1 stream 0
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// Recording another event does not help.
+// CHECK: {{^}}'ascend.stream.event_wait': event 0 is waited for before it is recorded
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.event_record event 1 stream 0
+    ascend.stream.event_wait event 0 stream 1
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.buffer': input 0 is bound twice
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 {input = 0 : i64} : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.model': input buffers [1] do not cover the model's inputs
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 1 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.model': a model ends with 'ascend.stream.outputs'
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.outputs': 'ascend.stream.outputs' must be the model's last op
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.outputs %y : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.outputs': 2 outputs for 1 output names
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y, %x : memref<4xf32>, memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.graph.const': a model holds buffers, weights, launches, events and outputs only
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    %c = ascend.graph.const splat<1.0 : f32> : tensor<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.buffer' expects parent op 'ascend.stream.model'
+func.func @f() {
+  %b = ascend.stream.buffer offset 0 size 16 : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.kernel': body arguments do not match the kernel's input types
+builtin.module {
+  ascend.stream.kernel @k {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>, %b : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.kernel': body must end with 'ascend.stream.return'
+builtin.module {
+  ascend.stream.kernel @k {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    cf.br ^bb0(%a : tensor<4xf32>)
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.kernel': returned types do not match the kernel's result types
+builtin.module {
+  ascend.stream.kernel @k {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<2x2xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.kernel': one format per input and per result is required
+builtin.module {
+  ascend.stream.kernel @k {unit = "vector", in_formats = ["ND", "ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.kernel': unknown unit 'scalar'
+builtin.module {
+  ascend.stream.kernel @k {unit = "scalar", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.return' expects parent op 'ascend.stream.kernel'
+func.func @f(%x: tensor<4xf32>) {
+  ascend.stream.return %x : tensor<4xf32>
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.weight': a value of type tensor<8xf32> cannot fill memref<4xf32>
+builtin.module {
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 64 : i64, input_names = [], output_names = ["w"]} {
+    %w = ascend.stream.weight dense<1.0> : tensor<8xf32> offset 0 size 32 : memref<4xf32>
+    ascend.stream.outputs %w : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.weight': a splat of i32 cannot fill memref<4xf32>
+builtin.module {
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 64 : i64, input_names = [], output_names = ["w"]} {
+    %w = ascend.stream.weight 7 : i32 offset 0 size 16 : memref<4xf32>
+    ascend.stream.outputs %w : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.buffer': a placed buffer needs a static shape, got memref<?xf32>
+builtin.module {
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 0 : i64, input_names = ["x"], output_names = ["x"]} {
+    %x = ascend.stream.buffer offset 0 size 0 {input = 0 : i64} : memref<?xf32>
+    ascend.stream.outputs %x : memref<?xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.kernel': unknown format 'XYZ' (known: ND, NCHW)
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["XYZ"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.kernel': a kernel body holds graph ops only, found 'arith.constant'
+builtin.module {
+  ascend.stream.kernel @k {unit = "vector", in_formats = [], out_formats = []} : () -> () {
+    %c = arith.constant 1 : i32
+    ascend.stream.return : 
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.launch': a launch cannot write into a weight
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 64 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %w = ascend.stream.weight dense<1.0> : tensor<4xf32> offset 0 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%w) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %w : memref<4xf32>
+  }
+}
