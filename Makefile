@@ -26,8 +26,8 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check .
 
 test: lint
+	$(BIN)/lit -s lit_tests
 	$(BIN)/python -m pytest -n auto -q
-	$(BIN)/lit -q lit_tests
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .
