@@ -123,3 +123,34 @@ def _conv_reference(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
 def test_compile_rejects_unknown_options() -> None:
     with pytest.raises(ge.CompileError, match="unknown compile options: fancy"):
         ge.GraphCompiler().compile(_api_md_graph(), fancy=True)
+
+
+def test_api_md_build_snippet_as_written() -> None:
+    g = ge.Graph()
+    x = g.add_input("input", shape=[1, 3, 224, 224])
+    y = g.add_conv2d(x, out_channels=64, kernel_size=7, stride=2, padding=3)
+    y = g.add_batchnorm(y)
+    y = g.add_relu(y)
+    y = g.add_maxpool(y, kernel_size=3, stride=2, padding=1)
+    y = g.add_global_avgpool(y)
+    y = g.add_linear(g.add_flatten(y), out_features=1000)
+    g.add_output(g.add_softmax(y))
+    executor = ge.GraphExecutor()
+    executor.load_graph(g)
+    data = np.random.default_rng(0).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    (probs,) = executor.run(data)
+    assert probs.shape == (1, 1000)
+    np.testing.assert_allclose(probs, run_function(g.module, [data], g.weights)[0], rtol=1e-5, atol=1e-8)
+
+
+def test_linear_on_a_4d_input_applies_to_the_last_dimension(rng: np.random.Generator) -> None:
+    g = ge.Graph()
+    x = g.add_input("x", shape=[2, 3, 4, 5])
+    weight = rng.standard_normal((6, 5)).astype(np.float32)
+    bias = rng.standard_normal(6).astype(np.float32)
+    g.add_output(g.add_linear(x, 6, weight=weight, bias_value=bias))
+    executor = ge.GraphExecutor()
+    executor.load_graph(g)
+    data = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    (out,) = executor.run(data)
+    np.testing.assert_allclose(out, data @ weight.T + bias, rtol=1e-5, atol=1e-6)
