@@ -1,0 +1,220 @@
+"""Base classes and shape-inference helpers shared by every `ascend.graph` op family."""
+
+from __future__ import annotations
+
+import math
+from abc import ABC
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+    f32,
+)
+from xdsl.interfaces import HasFolderInterface
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    traits_def,
+)
+from xdsl.irdl.operations import ParsePropInAttrDict
+from xdsl.traits import ConstantLike, Pure
+
+from ..common import describe, fail
+
+Shape = tuple[int, ...]
+DYN = DYNAMIC_INDEX
+
+# --------------------------------------------------------------------------------------------
+# Base classes
+# --------------------------------------------------------------------------------------------
+
+
+class GraphOp(IRDLOperation, ABC):
+    """A framework-level tensor op: pure, with a result type inferred from operands and properties."""
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+
+    @classmethod
+    def infer(
+        cls, operand_types: Sequence[TensorType], props: Mapping[str, Attribute], where: str
+    ) -> TensorType:
+        """The result type for these operand types and properties; raises ValueError if invalid."""
+        raise NotImplementedError
+
+    @classmethod
+    def build_inferred(
+        cls, operands: Sequence[SSAValue], properties: Mapping[str, Attribute] | None = None
+    ) -> Operation:
+        props = dict(properties or {})
+        types = [tensor_type(v.type) for v in operands]
+        result = cls.infer(types, props, f"'{cls.name}'")
+        return cls.build(operands=operand_segments(cls, operands), properties=props, result_types=[result])
+
+    def verify_(self) -> None:
+        operand_types = []
+        for index, operand in enumerate(self.operands):
+            if not isinstance(operand.type, TensorType):
+                raise fail(self, f"operand #{index} must be a tensor, got {operand.type}")
+            operand_types.append(operand.type)
+        try:
+            inferred = self.infer(operand_types, self.properties, describe(self))
+        except ValueError as error:
+            raise fail(self, str(error)) from None
+        actual = self.results[0].type
+        if not compatible(actual, inferred):
+            raise fail(self, f"result type {actual} does not match the inferred type {inferred}")
+
+
+def operand_segments(cls: type[IRDLOperation], operands: Sequence[SSAValue]) -> list:
+    """Operands grouped per definition, as `build` expects (optional ones may be absent)."""
+    defs = cls.get_irdl_definition().operands
+    if len(defs) == 1:
+        return [list(operands)] if is_variadic(defs[0][1]) else list(operands)
+    grouped: list = []
+    for index, (_, definition) in enumerate(defs):
+        if is_variadic(definition):
+            grouped.append([operands[index]] if index < len(operands) else [])
+        else:
+            grouped.append(operands[index])
+    return grouped
+
+
+def is_variadic(definition: object) -> bool:
+    from xdsl.irdl import VariadicDef
+
+    return isinstance(definition, VariadicDef)
+
+
+def tensor_type(t: Attribute) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise ValueError(f"expected a tensor, got {t}")
+    return t
+
+
+def compatible(actual: Attribute, inferred: TensorType) -> bool:
+    if not isinstance(actual, TensorType) or actual.element_type != inferred.element_type:
+        return False
+    return same_dims(actual.get_shape(), inferred.get_shape())
+
+
+def same_dims(a: Shape, b: Shape) -> bool:
+    """Equal ranks and equal dimensions, where `?` equals anything."""
+    return len(a) == len(b) and all(x == y or DYN in (x, y) for x, y in zip(a, b, strict=True))
+
+
+def same_elements(types: Sequence[TensorType], what: str) -> Attribute:
+    element = types[0].element_type
+    for t in types[1:]:
+        if t.element_type != element:
+            raise ValueError(f"{what} must share one element type, got {element} and {t.element_type}")
+    return element
+
+
+def broadcast_shapes(a: Shape, b: Shape) -> Shape:
+    """numpy broadcasting, with `?` dimensions."""
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b, strict=True):
+        if x == y:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        elif y == 1:
+            out.append(x)
+        elif DYN in (x, y):
+            out.append(y if x == DYN else x)
+        else:
+            raise ValueError(f"shapes {list(a)} and {list(b)} do not broadcast")
+    return tuple(out)
+
+
+def window_out(size: int, kernel: int, stride: int, pads: tuple[int, int], dilation: int, ceil: bool) -> int:
+    """Output length of a sliding window (conv or pool) along one axis."""
+    if DYN in (size, kernel):
+        return DYN
+    span = dilation * (kernel - 1) + 1
+    padded = size + pads[0] + pads[1]
+    if padded < span:
+        raise ValueError(f"a window of {span} does not fit an input of {size} with pads {pads}")
+    if not ceil:
+        return (padded - span) // stride + 1
+    out = -(-(padded - span) // stride) + 1
+    # The last window may not start in the trailing padding (ONNX and PyTorch agree).
+    if (out - 1) * stride >= size + pads[0]:
+        out -= 1
+    return out
+
+
+def check_window_props(
+    props: Mapping[str, Attribute], spatial: int, names: Sequence[str]
+) -> dict[str, tuple[int, ...]]:
+    """Read and check the per-axis window properties (kernel, strides, pads, dilations)."""
+    values: dict[str, tuple[int, ...]] = {}
+    for name in names:
+        attr = props.get(name)
+        if attr is None:
+            default = {"pads": (0,) * 2 * spatial}.get(name, (1,) * spatial)
+            values[name] = default
+            continue
+        assert isinstance(attr, DenseArrayBase)
+        values[name] = tuple(int(v) for v in attr.get_values())
+        want = 2 * spatial if name == "pads" else spatial
+        if len(values[name]) != want:
+            raise ValueError(f"'{name}' needs {want} values, got {len(values[name])}")
+        if name == "pads" and min(values[name]) < 0:
+            raise ValueError("'pads' must be non-negative")
+        if name != "pads" and min(values[name]) < 1:
+            raise ValueError(f"'{name}' must be positive")
+    return values
+
+
+class ShapeFoldMixin(HasFolderInterface):
+    """Folds a shape-only op whose result equals its input, or whose input is a splat."""
+
+    def fold(self) -> Sequence[SSAValue | Attribute] | None:
+        source = self.operands[0]
+        if source.type == self.results[0].type and self.is_identity():
+            return (source,)
+        value = ConstantLike.get_constant_value(source)
+        if isinstance(value, FloatAttr | IntegerAttr):
+            return (value,)
+        return None
+
+    def is_identity(self) -> bool:
+        return True
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def prop_int(props: Mapping[str, Attribute], name: str, default: int) -> int:
+    attr = props.get(name)
+    if attr is None:
+        return default
+    if not isinstance(attr, IntegerAttr):
+        raise ValueError(f"'{name}' must be an integer")
+    return attr.value.data
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def product(dims: Sequence[int]) -> int:
+    return DYN if DYN in dims else math.prod(dims)
+
+
+def float_attr(value: float) -> FloatAttr:
+    return FloatAttr(float(value), f32)
