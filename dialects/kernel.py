@@ -31,7 +31,7 @@ from .common import fail
 FORMATS = ("ND", "NCHW")
 """Data formats a kernel operand may have at this stage (device formats come with tiling)."""
 
-UNITS = ("cube", "vector")
+UNITS = ("cube", "vector", "aicpu")
 
 
 class KernelOp(IRDLOperation, ABC):
@@ -131,20 +131,43 @@ class VectorKernelOp(KernelOp):
 
 
 @irdl_op_definition
+class AiCpuKernelOp(KernelOp):
+    """A kernel on the AI CPU: ops the AI Core cannot run (float64 or int64 arithmetic,
+    value-dependent shapes). Slow and scalar, but real.
+
+    ```
+    %y = ascend.kernel.aicpu(%x) {in_formats = ["ND"], out_formats = ["ND"]}
+        : (tensor<4xf64>) -> tensor<4xf64> {
+    ^bb0(%a : tensor<4xf64>):
+      %r = ascend.graph.relu %a : (tensor<4xf64>) -> tensor<4xf64>
+      ascend.kernel.yield %r : tensor<4xf64>
+    }
+    ```
+    """
+
+    name = "ascend.kernel.aicpu"
+    UNIT: ClassVar[str] = "aicpu"
+
+
+@irdl_op_definition
 class YieldOp(IRDLOperation):
     """Returns a kernel body's results: `ascend.kernel.yield %r : tensor<4xf32>`."""
 
     name = "ascend.kernel.yield"
 
     values = var_operand_def()
-    traits = traits_def(IsTerminator(), HasParent(CubeKernelOp, VectorKernelOp), Pure())
+    traits = traits_def(IsTerminator(), HasParent(CubeKernelOp, VectorKernelOp, AiCpuKernelOp), Pure())
     assembly_format = "$values attr-dict `:` type($values)"
 
     def __init__(self, values: Sequence[SSAValue]):
         super().__init__(operands=[values])
 
 
-KERNEL_OPS = (CubeKernelOp, VectorKernelOp, YieldOp)
-KERNEL_BY_UNIT: dict[str, type[KernelOp]] = {"cube": CubeKernelOp, "vector": VectorKernelOp}
+KERNEL_OPS = (CubeKernelOp, VectorKernelOp, AiCpuKernelOp, YieldOp)
+KERNEL_BY_UNIT: dict[str, type[KernelOp]] = {
+    "cube": CubeKernelOp,
+    "vector": VectorKernelOp,
+    "aicpu": AiCpuKernelOp,
+}
 
 Kernel = Dialect("ascend.kernel", list(KERNEL_OPS), [])

@@ -113,6 +113,11 @@ class Graph:
         return g
 
     @property
+    def block(self) -> Block:
+        """The body of the graph function (without its return while the graph is built)."""
+        return self._block
+
+    @property
     def module(self) -> ModuleOp:
         """The module, with the function's return and signature brought up to date."""
         if isinstance(self._block.last_op, ReturnOp):

@@ -18,6 +18,14 @@ class GraphParser:
         Raises `UnsupportedOperatorError` listing every unsupported operator of the model, and
         `InvalidModelError` for a file that is not a valid ONNX model.
         """
-        from .frontends.onnx import import_onnx
+        from .errors import UnsupportedOperatorError
+        from .frontends.onnx import ValueNeeded, import_onnx
 
-        return import_onnx(model)
+        try:
+            return import_onnx(model)
+        except ValueNeeded as needed:
+            raise UnsupportedOperatorError(
+                f"{needed.consumer}: input '{needed.name}' decides a shape, so its value must be "
+                f"known when the model is imported; make it a constant (an initializer), or run the "
+                f"model through ge.backend, which specializes on the values given at run time"
+            ) from None

@@ -10,7 +10,7 @@ from xdsl.ir import Dialect, Operation
 
 from ..common import get_float, get_int, get_ints, int_attr, ints_attr
 from . import const, elementwise, nn, tensor
-from .base import GraphOp, broadcast_shapes, float_attr
+from .base import GraphOp, MovesData, NeedsAiCpu, broadcast_shapes, float_attr
 from .const import ConstOp
 from .elementwise import AddOp, BinaryElementwiseOp, CastOp, DivOp, MulOp, ReluOp, SubOp, UnaryElementwiseOp
 from .nn import (
@@ -53,6 +53,8 @@ __all__ = [
     "GraphOp",
     "MatMulOp",
     "MaxPoolOp",
+    "MovesData",
+    "NeedsAiCpu",
     "MulOp",
     "Pool2DOp",
     "ReluOp",

@@ -20,6 +20,7 @@ from xdsl.traits import Pure
 from ..common import fail
 from .base import (
     GraphOp,
+    MovesData,
     broadcast_shapes,
     compatible,
     same_elements,
@@ -103,7 +104,7 @@ class CastOp(IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), MovesData())
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, input: SSAValue, element_type: Attribute):

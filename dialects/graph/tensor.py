@@ -27,6 +27,7 @@ from ..common import fail, get_ints
 from .base import (
     DYN,
     GraphOp,
+    MovesData,
     ShapeFoldMixin,
     normalize_axis,
     product,
@@ -48,7 +49,7 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), MovesData())
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, input: SSAValue, shape: Sequence[int]):
@@ -75,6 +76,7 @@ class FlattenOp(ShapeFoldMixin, GraphOp):
     """
 
     name = "ascend.graph.flatten"
+    traits = traits_def(Pure(), MovesData())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -98,6 +100,7 @@ class TransposeOp(ShapeFoldMixin, GraphOp):
     """
 
     name = "ascend.graph.transpose"
+    traits = traits_def(Pure(), MovesData())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -129,6 +132,7 @@ class ConcatOp(GraphOp):
     """
 
     name = "ascend.graph.concat"
+    traits = traits_def(Pure(), MovesData())
 
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)

@@ -9,7 +9,7 @@ last use. Implementations take the op and its operands (`ConstOp` takes the weig
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -22,36 +22,16 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
-from ge.dialects.common import describe, get_float, get_int, get_ints
+from ge.dialects.common import describe
 from ge.dialects.graph import (
-    AddOp,
-    AvgPoolOp,
-    BatchNormOp,
-    CastOp,
-    ConcatOp,
     ConstOp,
-    Conv2DOp,
-    DivOp,
-    FlattenOp,
-    GemmOp,
-    GlobalAvgPoolOp,
-    MatMulOp,
-    MaxPoolOp,
-    MulOp,
-    ReluOp,
-    ReshapeOp,
-    SoftmaxOp,
-    SubOp,
-    TransposeOp,
 )
 from ge.dtypes import bfloat16, numpy_dtype
 from ge.errors import GeError, InvalidModelError, RuntimeInputError
 from ge.weights import WeightStore
 
-from . import nn
-
-Implementation = Callable[..., np.ndarray]
-"""`f(op, *operands) -> array`, computed in the compute dtype (float32 for 16-bit floats)."""
+from . import elementwise, nn, tensor
+from .base import Implementation
 
 _NARROW_FLOATS = (np.dtype(np.float16), bfloat16)
 
@@ -145,112 +125,20 @@ def run_block(
     return [env[v] for v in ops[-1].operands]
 
 
-# --------------------------------------------------------------------------------------------
-# Tensor ops
-# --------------------------------------------------------------------------------------------
-
-
 def _const(op: ConstOp, weights: WeightStore | None) -> np.ndarray:
     return constant_array(op.value, op.result.type, weights)
 
 
-def _binary(ufunc: np.ufunc) -> Implementation:
-    def implementation(op: Operation, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-        return ufunc(lhs, rhs)
-
-    return implementation
-
-
-def _div(op: DivOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    if lhs.dtype.kind in "iu":
-        if not np.all(rhs):
-            raise GeError(f"{describe(op)}: integer division by zero")
-        # fmod keeps the dividend's sign, so this truncates toward zero as C and ONNX do.
-        return (lhs - np.fmod(lhs, rhs)) // rhs
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return lhs / rhs
-
-
-def _relu(op: ReluOp, x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, x.dtype.type(0))
-
-
-def _cast(op: CastOp, x: np.ndarray) -> np.ndarray:
-    # numpy rounds to nearest even between floats and truncates floats toward zero into integers.
-    return x.astype(numpy_dtype(op.result.type.element_type), copy=False)
-
-
-def _matmul(op: MatMulOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    return np.matmul(lhs, rhs)
-
-
-def _gemm(op: GemmOp, a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None) -> np.ndarray:
-    if get_int(op, "trans_a", 0):
-        a = a.T
-    if get_int(op, "trans_b", 0):
-        b = b.T
-    alpha, beta = get_float(op, "alpha", 1.0), get_float(op, "beta", 1.0)
-    # Scalings by 1.0 are skipped so integer gemms stay integer.
-    product = np.matmul(a, b)
-    if alpha != 1.0:
-        product = product * product.dtype.type(alpha)
-    if c is None:
-        return product
-    return product + (c if beta == 1.0 else c * c.dtype.type(beta))
-
-
-def _softmax(op: SoftmaxOp, x: np.ndarray) -> np.ndarray:
-    axis = get_int(op, "axis", -1)
-    exponentials = np.exp(x - x.max(axis=axis, keepdims=True))
-    return exponentials / exponentials.sum(axis=axis, keepdims=True)
-
-
-def _reshape(op: ReshapeOp, x: np.ndarray) -> np.ndarray:
-    shape = op.result.type.get_shape()  # a dynamic dimension is -1, which numpy infers
-    if shape.count(-1) > 1:
-        raise GeError(f"{describe(op)}: cannot infer two dynamic dimensions of {op.result.type}")
-    return x.reshape(shape)
-
-
-def _flatten(op: FlattenOp, x: np.ndarray) -> np.ndarray:
-    axis = get_int(op, "axis", 1)
-    axis = axis + x.ndim if axis < 0 else axis
-    return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
-
-
-def _transpose(op: TransposeOp, x: np.ndarray) -> np.ndarray:
-    return np.transpose(x, get_ints(op, "perm"))
-
-
-def _concat(op: ConcatOp, *inputs: np.ndarray) -> np.ndarray:
-    return np.concatenate(inputs, axis=get_int(op, "axis"))
-
-
 IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
     ConstOp: _const,
-    AddOp: _binary(np.add),
-    SubOp: _binary(np.subtract),
-    MulOp: _binary(np.multiply),
-    DivOp: _div,
-    ReluOp: _relu,
-    CastOp: _cast,
-    MatMulOp: _matmul,
-    GemmOp: _gemm,
-    Conv2DOp: nn.conv2d,
-    BatchNormOp: nn.batch_norm,
-    MaxPoolOp: nn.max_pool,
-    AvgPoolOp: nn.avg_pool,
-    GlobalAvgPoolOp: nn.global_avg_pool,
-    SoftmaxOp: _softmax,
-    ReshapeOp: _reshape,
-    FlattenOp: _flatten,
-    TransposeOp: _transpose,
-    ConcatOp: _concat,
+    **elementwise.IMPLEMENTATIONS,
+    **nn.IMPLEMENTATIONS,
+    **tensor.IMPLEMENTATIONS,
 }
 """Every `ascend.graph` op class and the function that computes it."""
 
 # Ops that only move or convert elements: widening their operands would change nothing but cost.
-_IN_STORED_DTYPE = (CastOp, ReshapeOp, FlattenOp, TransposeOp, ConcatOp)
+_IN_STORED_DTYPE = (*elementwise.IN_STORED_DTYPE, *nn.IN_STORED_DTYPE, *tensor.IN_STORED_DTYPE)
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,7 +11,18 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ge.dialects.common import get_float, get_int, get_ints
-from ge.dialects.graph import AvgPoolOp, BatchNormOp, Conv2DOp, GlobalAvgPoolOp, MaxPoolOp
+from ge.dialects.graph import (
+    AvgPoolOp,
+    BatchNormOp,
+    Conv2DOp,
+    GemmOp,
+    GlobalAvgPoolOp,
+    MatMulOp,
+    MaxPoolOp,
+    SoftmaxOp,
+)
+
+from .base import Implementation
 
 Pair = tuple[int, int]
 
@@ -156,3 +167,42 @@ def _windows(padded: np.ndarray, kernel: Pair, strides: Pair, dilations: Pair, o
 
 def _pair(values: tuple[int, ...]) -> Pair:
     return values[0], values[1]
+
+
+def _matmul(op: MatMulOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    return np.matmul(lhs, rhs)
+
+
+def _gemm(op: GemmOp, a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None) -> np.ndarray:
+    if get_int(op, "trans_a", 0):
+        a = a.T
+    if get_int(op, "trans_b", 0):
+        b = b.T
+    alpha, beta = get_float(op, "alpha", 1.0), get_float(op, "beta", 1.0)
+    # Scalings by 1.0 are skipped so integer gemms stay integer.
+    product = np.matmul(a, b)
+    if alpha != 1.0:
+        product = product * product.dtype.type(alpha)
+    if c is None:
+        return product
+    return product + (c if beta == 1.0 else c * c.dtype.type(beta))
+
+
+def _softmax(op: SoftmaxOp, x: np.ndarray) -> np.ndarray:
+    axis = get_int(op, "axis", -1)
+    exponentials = np.exp(x - x.max(axis=axis, keepdims=True))
+    return exponentials / exponentials.sum(axis=axis, keepdims=True)
+
+
+IMPLEMENTATIONS: dict[type, Implementation] = {
+    MatMulOp: _matmul,
+    GemmOp: _gemm,
+    Conv2DOp: conv2d,
+    BatchNormOp: batch_norm,
+    MaxPoolOp: max_pool,
+    AvgPoolOp: avg_pool,
+    GlobalAvgPoolOp: global_avg_pool,
+    SoftmaxOp: _softmax,
+}
+
+IN_STORED_DTYPE: tuple[type, ...] = ()

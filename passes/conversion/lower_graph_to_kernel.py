@@ -1,6 +1,8 @@
 """`ge-lower-graph-to-kernel`: one kernel per graph op, placed on the unit that runs it.
 
-Cube ops (conv2d, matmul, gemm) become `ascend.kernel.cube`, the rest `ascend.kernel.vector`;
+Cube ops (conv2d, matmul, gemm) become `ascend.kernel.cube`, ops the AI Core cannot run
+(float64 or int64 arithmetic, value-dependent shapes) `ascend.kernel.aicpu`, the rest
+`ascend.kernel.vector`;
 constants stay graph constants (they become weights at the stream level). Kernel formation
 (fusing several ops into one kernel) builds on this later.
 
@@ -23,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, NameLoc, TensorType
+from xdsl.dialects.builtin import IntegerType, ModuleOp, NameLoc, Signedness, TensorType, f64, i64
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
@@ -39,7 +41,17 @@ from ge.dialects.kernel import KERNEL_BY_UNIT, YieldOp
 CUBE_OPS: tuple[type[Operation], ...] = (graph.Conv2DOp, graph.MatMulOp, graph.GemmOp)
 
 
+AICPU_TYPES = (f64, i64, IntegerType(64, Signedness.UNSIGNED))
+"""Element types the AI Core has no arithmetic for."""
+
+
 def unit_of(op: Operation) -> str:
+    """Where an op runs: the AI CPU for what the AI Core cannot do, else cube or vector."""
+    if op.has_trait(graph.NeedsAiCpu):
+        return "aicpu"
+    types = [v.type.element_type for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
+    if not op.has_trait(graph.MovesData) and any(t in AICPU_TYPES for t in types):
+        return "aicpu"
     return "cube" if isinstance(op, CUBE_OPS) else "vector"
 
 

@@ -1,0 +1,117 @@
+"""The ONNX frontend: an `onnx.ModelProto` into a `ge.Graph` of `ascend.graph` ops.
+
+Each supported operator has one converter (grouped by family in this package's modules), which
+reads the node's attributes with the semantics of the model's opset and appends graph ops
+through the builder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+
+from ge.errors import InvalidModelError, UnsupportedOperatorError
+from ge.graph import Graph
+
+from . import elementwise, nn, tensor
+from .importer import Converter, Importer, Node, ValueNeeded
+
+MIN_OPSET = 9
+MAX_OPSET = onnx.defs.onnx_opset_version()
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+CONVERTERS: dict[str, Converter] = {
+    **elementwise.CONVERTERS,
+    **nn.CONVERTERS,
+    **tensor.CONVERTERS,
+}
+
+
+def load_model(source: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
+    """Reads a model from a path, serialized bytes or a `ModelProto`."""
+    if isinstance(source, onnx.ModelProto):
+        return source
+    try:
+        if isinstance(source, bytes | bytearray):
+            return onnx.load_from_string(bytes(source))
+        return onnx.load(str(source))
+    except FileNotFoundError:
+        raise InvalidModelError(f"ONNX model '{source}' does not exist") from None
+    except (DecodeError, ValueError, RuntimeError, OSError) as error:
+        what = "the given bytes" if isinstance(source, bytes | bytearray) else f"'{source}'"
+        raise InvalidModelError(f"{what} is not a valid ONNX model: {error}") from None
+
+
+def import_onnx(
+    source: str | Path | bytes | onnx.ModelProto,
+    feeds: Mapping[str, np.ndarray] | None = None,
+    observed: Mapping[str, np.ndarray] | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> Graph:
+    """Imports a model; see `Importer` for `feeds` (specialization) and `observed` values."""
+    return make_importer(load_model(source), feeds, observed).run(load_model(source).graph, input_shapes)
+
+
+def make_importer(
+    model: onnx.ModelProto,
+    feeds: Mapping[str, np.ndarray] | None = None,
+    observed: Mapping[str, np.ndarray] | None = None,
+) -> Importer:
+    opset = default_opset(model)
+    check_supported(model.graph, opset)
+    return Importer(opset, CONVERTERS, feeds, observed)
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    versions = [o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
+    if not versions:
+        raise InvalidModelError("the model imports no version of the default ONNX domain")
+    opset = versions[0]
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise UnsupportedOperatorError(
+            f"opset {opset} is outside the supported range {MIN_OPSET} to {MAX_OPSET}"
+        )
+    return opset
+
+
+def check_supported(graph: onnx.GraphProto, opset: int) -> None:
+    """Raises one error listing every node whose operator has no converter."""
+    unsupported = []
+    for index, node in enumerate(graph.node):
+        if node.domain not in DEFAULT_DOMAINS or node.op_type not in CONVERTERS:
+            unsupported.append(
+                {
+                    "op_type": node.op_type,
+                    "domain": node.domain or "ai.onnx",
+                    "opset": opset,
+                    "node": node.name or f"{node.op_type}_{index}",
+                }
+            )
+    if unsupported:
+        kinds = sorted({f"{u['domain']}::{u['op_type']}" for u in unsupported})
+        lines = [
+            f"  {u['op_type']} (domain {u['domain']}, opset {opset}) at node '{u['node']}'"
+            for u in unsupported
+        ]
+        raise UnsupportedOperatorError(
+            f"{len(unsupported)} node(s) use operators ge does not support "
+            f"({', '.join(kinds)}):\n" + "\n".join(lines),
+            unsupported,
+        )
+
+
+__all__ = [
+    "CONVERTERS",
+    "Converter",
+    "Importer",
+    "Node",
+    "ValueNeeded",
+    "check_supported",
+    "default_opset",
+    "import_onnx",
+    "load_model",
+]

@@ -1,0 +1,237 @@
+"""The ONNX importer: walks the graph's nodes in order and calls one converter per operator.
+
+Converters see a `Node`: its inputs as graph values, the values known at import time (constants,
+and everything computed from them, evaluated with the shared op semantics), its attributes and
+the model's opset. An input that decides a shape must be known; `Node.value` asks for it. A
+graph input asked for this way is specialized on the values given for the run (`feeds`); a value
+computed at run time is looked up in `observed` (values an earlier run of the graph's prefix
+produced), or `ValueNeeded` is raised so that the caller can run that prefix first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from xdsl.ir import SSAValue
+
+from ge.dtypes import numpy_dtype
+from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
+from ge.graph import Graph, Tensor
+from ge.semantics import evaluate
+
+KNOWN_LIMIT = 1 << 20
+"""Values with more elements than this are not evaluated at import time."""
+
+
+class ValueNeeded(Exception):
+    """A converter needs the run-time value of `name`, which only running the graph can give."""
+
+    def __init__(self, name: str, graph: Graph, tensor: Tensor):
+        super().__init__(f"the value of '{name}' is needed to continue")
+        self.consumer = "a node"
+        self.name = name
+        self.graph = graph
+        self.tensor = tensor
+
+
+@dataclass
+class Node:
+    """What a converter sees of one ONNX node."""
+
+    proto: onnx.NodeProto
+    name: str
+    opset: int
+    inputs: list[Tensor | None]
+    known: list[np.ndarray | None]
+    attrs: dict[str, object]
+    importer: Importer
+    input_names: list[str] = field(default_factory=list)
+
+    @property
+    def op_type(self) -> str:
+        return self.proto.op_type
+
+    def attr(self, key: str, default: object = None) -> object:
+        value = self.attrs.get(key, default)
+        return value.decode() if isinstance(value, bytes) else value
+
+    def has_input(self, index: int) -> bool:
+        return index < len(self.inputs) and self.inputs[index] is not None
+
+    def value(self, index: int) -> np.ndarray:
+        """The value of input `index`, which decides a shape: known, specialized or observed."""
+        if self.known[index] is not None:
+            return self.known[index]
+        try:
+            value = self.importer.demand(self.input_names[index])
+        except ValueNeeded as needed:
+            needed.consumer = f"{self.op_type} (opset {self.opset}) at node '{self.name}'"
+            raise
+        self.known[index] = value
+        return value
+
+    def fail(self, what: str) -> UnsupportedOperatorError:
+        """An unsupported form of a supported operator: names the node and what is missing."""
+        return UnsupportedOperatorError(
+            f"{self.op_type} (domain ai.onnx, opset {self.opset}) at node '{self.name}': {what}",
+            [
+                {
+                    "op_type": self.op_type,
+                    "domain": "ai.onnx",
+                    "opset": self.opset,
+                    "node": self.name,
+                    "missing": what,
+                }
+            ],
+        )
+
+    def invalid(self, what: str) -> InvalidModelError:
+        return InvalidModelError(f"{self.op_type} at node '{self.name}': {what}")
+
+
+Converter = Callable[["Importer", Node], Sequence[Tensor | np.ndarray | None]]
+
+
+class Importer:
+    """Builds a `Graph` from an ONNX graph, one converter call per node."""
+
+    def __init__(
+        self,
+        opset: int,
+        converters: Mapping[str, Converter],
+        feeds: Mapping[str, np.ndarray] | None = None,
+        observed: Mapping[str, np.ndarray] | None = None,
+    ):
+        self.opset = opset
+        self.converters = converters
+        self.feeds = feeds
+        self.observed = dict(observed or {})
+        self.g = Graph()
+        self.values: dict[str, Tensor] = {}
+        self.known: dict[SSAValue, np.ndarray] = {}
+        self.graph_inputs: set[str] = set()
+        self.specialized: set[str] = set()
+        """Graph inputs whose values the graph was specialized on."""
+        self.used_observations: dict[str, np.ndarray] = {}
+
+    def run(self, graph: onnx.GraphProto, input_shapes: Mapping[str, Sequence[int]] | None = None) -> Graph:
+        for init in graph.initializer:
+            self.add_constant(init.name, numpy_helper.to_array(init))
+        for value_info in graph.input:
+            if value_info.name in self.values:
+                continue
+            shape, dtype = value_type(value_info)
+            if input_shapes and value_info.name in input_shapes:
+                shape = list(input_shapes[value_info.name])
+            self.values[value_info.name] = self.g.add_input(value_info.name, shape, dtype)
+            self.graph_inputs.add(value_info.name)
+        for index, node in enumerate(graph.node):
+            self.convert(node, node.name or f"{node.op_type}_{index}")
+        for output in graph.output:
+            if output.name not in self.values:
+                raise InvalidModelError(f"graph output '{output.name}' is produced by no node")
+            self.g.add_output(self.values[output.name], output.name)
+        return self.g
+
+    def add_constant(self, name: str, array: np.ndarray) -> Tensor:
+        tensor = self.g.add_constant(array, name)
+        self.known[tensor.value] = np.asarray(array)
+        self.values[name] = tensor
+        return tensor
+
+    def known_value(self, tensor: Tensor | None) -> np.ndarray | None:
+        return None if tensor is None else self.known.get(tensor.value)
+
+    def demand(self, name: str) -> np.ndarray:
+        """The value of `name` for a shape decision; see the module docstring."""
+        tensor = self.values[name]
+        if tensor.value in self.known:
+            return self.known[tensor.value]
+        if name in self.graph_inputs:
+            if self.feeds is None or name not in self.feeds:
+                raise ValueNeeded(name, self.g, tensor)
+            value = np.asarray(self.feeds[name]).astype(numpy_dtype(tensor.value.type.element_type))
+            self.specialized.add(name)
+        elif name in self.observed:
+            value = self.observed[name]
+            self.used_observations[name] = value
+        else:
+            raise ValueNeeded(name, self.g, tensor)
+        self.known[tensor.value] = value
+        return value
+
+    def convert(self, proto: onnx.NodeProto, name: str) -> None:
+        inputs: list[Tensor | None] = []
+        for input_name in proto.input:
+            if not input_name:
+                inputs.append(None)
+            elif input_name in self.values:
+                inputs.append(self.values[input_name])
+            else:
+                raise InvalidModelError(
+                    f"{proto.op_type} at node '{name}' reads '{input_name}', which nothing defines before it"
+                )
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
+        known = [self.known_value(t) for t in inputs]
+        node = Node(proto, name, self.opset, inputs, known, attrs, self, list(proto.input))
+        mark = self.g.block.last_op
+        try:
+            results = self.converters[proto.op_type](self, node)
+        except (GeError, ValueNeeded):
+            raise
+        except (ValueError, TypeError, KeyError, IndexError) as error:
+            raise InvalidModelError(f"{proto.op_type} at node '{name}': {error}") from None
+        self._evaluate_known(mark)
+        for index, output in enumerate(proto.output):
+            if not output:
+                continue
+            if index >= len(results) or results[index] is None:
+                raise node.fail(f"output #{index} ('{output}') is not supported")
+            result = results[index]
+            if isinstance(result, np.ndarray | np.generic):
+                self.add_constant(output, np.asarray(result))
+            else:
+                self.values[output] = result
+
+    def _evaluate_known(self, mark) -> None:
+        """Evaluates the ops a converter appended whose operands are all known."""
+        op = self.g.block.first_op if mark is None else mark.next_op
+        while op is not None:
+            if op.results and op.results[0] not in self.known and all(v in self.known for v in op.operands):
+                size = sum(int(np.prod(r.type.get_shape())) for r in op.results)
+                if all(d >= 0 for r in op.results for d in r.type.get_shape()) and size <= KNOWN_LIMIT:
+                    try:
+                        values = evaluate(op, [self.known[v] for v in op.operands], self.g.weights)
+                    except GeError:
+                        values = None
+                    if values is not None:
+                        for result, value in zip(op.results, values, strict=True):
+                            self.known[result] = value
+            op = op.next_op
+
+
+def value_type(value_info: onnx.ValueInfoProto) -> tuple[list[int], str]:
+    """Shape (-1 for a symbolic dimension) and dtype name of a graph input."""
+    if not value_info.type.HasField("tensor_type"):
+        raise UnsupportedOperatorError(f"graph input '{value_info.name}' is not a tensor")
+    t = value_info.type.tensor_type
+    shape = [d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim]
+    return shape, dtype_name(t.elem_type, f"graph input '{value_info.name}'")
+
+
+def dtype_name(elem_type: int, what: str) -> str:
+    """The numpy dtype name of an ONNX element type that `ge` supports."""
+    if elem_type == onnx.TensorProto.BFLOAT16:
+        return "bfloat16"
+    try:
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+    except (KeyError, TypeError, ValueError):
+        dtype = None
+    name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "UNDEFINED"
+    if dtype is None or dtype.kind not in "biuf" or dtype.itemsize > 8:
+        raise UnsupportedOperatorError(f"{what} has element type {name}, which ge does not support")
+    return dtype.name
