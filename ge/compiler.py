@@ -23,6 +23,15 @@ from .graph import Graph
 from .soc import load_profile
 from .weight_blob import pack_weights
 
+PRECISION_MODES = (
+    "must_keep_origin_dtype",
+    "force_fp16",
+    "force_fp32",
+    "allow_fp32_to_fp16",
+    "allow_mix_precision",
+    "allow_mix_precision_bf16",
+)
+
 
 @dataclass(frozen=True)
 class TensorSpec:
@@ -59,6 +68,10 @@ class CompiledModel:
         return len(str(self.module).encode()) + len(self.weight_blob)
 
     @property
+    def input_names(self) -> list[str]:
+        return [s.data for s in self.model.input_names.data]
+
+    @property
     def inputs(self) -> list[TensorSpec]:
         from ge.dialects.stream import BufferOp
 
@@ -90,8 +103,18 @@ class GraphCompiler:
         graph: Graph,
         target: str = "npu",
         optimization_level: int = 3,
+        precision_mode: str = "must_keep_origin_dtype",
         **options: object,
     ) -> CompiledModel:
+        if precision_mode not in PRECISION_MODES:
+            raise CompileError(
+                f"unknown precision_mode '{precision_mode}' (known: {', '.join(PRECISION_MODES)})"
+            )
+        if precision_mode != "must_keep_origin_dtype":
+            raise CompileError(
+                f"precision_mode '{precision_mode}' needs the mixed-precision pass, "
+                "which ge does not have yet"
+            )
         if options:
             raise CompileError(f"unknown compile options: {', '.join(sorted(options))}")
         if optimization_level not in (0, 1, 2, 3):

@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-from .errors import GeError
+from .errors import GeError, UnsupportedOperatorError
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -41,7 +41,9 @@ def element_type(dtype: str | np.dtype | type) -> Attribute:
         return _BY_NAME[name]
     except KeyError:
         known = ", ".join(_BY_NAME)
-        raise GeError(f"unsupported dtype '{name}' (supported: {known})") from None
+        raise UnsupportedOperatorError(
+            f"unsupported dtype '{name}' (supported: {known})", category="dtype"
+        ) from None
 
 
 def numpy_dtype(element: Attribute) -> np.dtype:

@@ -12,11 +12,24 @@ class InvalidModelError(GeError):
 
 
 class UnsupportedOperatorError(GeError):
-    """The model uses operators (or attribute values) that `ge` cannot compile yet."""
+    """The model uses what `ge` cannot compile yet: an operator, a dtype, an attribute value.
 
-    def __init__(self, message: str, unsupported: list[dict[str, object]] | None = None):
+    `category` says which: "operator", "dtype", "attribute" or "input" (a graph input that is not
+    a tensor); `unsupported` lists the nodes concerned (op type, domain, opset, node, missing).
+    """
+
+    CATEGORIES = ("operator", "dtype", "attribute", "input")
+
+    def __init__(
+        self,
+        message: str,
+        unsupported: list[dict[str, object]] | None = None,
+        category: str = "attribute",
+    ):
         super().__init__(message)
+        assert category in self.CATEGORIES, category
         self.unsupported = unsupported or []
+        self.category = category
 
 
 class VerificationError(GeError):

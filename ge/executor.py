@@ -32,11 +32,11 @@ class GraphExecutor:
     def run(self, inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray]) -> list[np.ndarray]:
         if self.compiled is None or self._emulator is None:
             raise GeError("no model is loaded: call load_graph first")
-        arrays = _bind(self.compiled.inputs, inputs)
+        arrays = bind_inputs(self.compiled.inputs, inputs)
         return self._emulator.run(arrays)
 
 
-def _bind(
+def bind_inputs(
     specs: list[TensorSpec], inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray]
 ) -> list[np.ndarray]:
     """Orders the inputs as the model declares them and checks their shapes and dtypes."""

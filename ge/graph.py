@@ -188,6 +188,10 @@ class Graph:
         self._input_names.append(name)
         return Tensor(arg, name)
 
+    def set_outputs(self, outputs: Sequence[tuple[Tensor, str]]) -> None:
+        """Replaces the graph's outputs by these tensors, with these names."""
+        self._outputs = [(t.value, name) for t, name in outputs]
+
     def add_output(self, tensor: Tensor, name: str | None = None) -> None:
         if self._outputs is None:
             self._outputs = []

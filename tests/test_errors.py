@@ -67,7 +67,9 @@ def test_unsupported_attribute_value_names_node() -> None:
         ],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
-    with pytest.raises(ge.UnsupportedOperatorError, match=r"MaxPool \(domain ai.onnx, opset 12\) at node 'pool'.*Indices"):
+    with pytest.raises(
+        ge.UnsupportedOperatorError, match=r"MaxPool \(domain ai.onnx, opset 12\) at node 'pool'.*Indices"
+    ):
         ge.GraphParser().parse_onnx(model)
 
 

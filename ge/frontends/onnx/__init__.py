@@ -62,26 +62,28 @@ def make_importer(
     observed: Mapping[str, np.ndarray] | None = None,
 ) -> Importer:
     opset = default_opset(model)
-    check_supported(model.graph, opset)
+    check_supported(model, opset)
     return Importer(opset, CONVERTERS, feeds, observed)
 
 
 def default_opset(model: onnx.ModelProto) -> int:
+    """The model's version of the default domain (the newest one when it imports none)."""
     versions = [o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
     if not versions:
-        raise InvalidModelError("the model imports no version of the default ONNX domain")
+        return MAX_OPSET
     opset = versions[0]
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise UnsupportedOperatorError(
-            f"opset {opset} is outside the supported range {MIN_OPSET} to {MAX_OPSET}"
+            f"opset {opset} is outside the supported range {MIN_OPSET} to {MAX_OPSET}",
+            category="operator",
         )
     return opset
 
 
-def check_supported(graph: onnx.GraphProto, opset: int) -> None:
+def check_supported(model: onnx.ModelProto, opset: int) -> None:
     """Raises one error listing every node whose operator has no converter."""
     unsupported = []
-    for index, node in enumerate(graph.node):
+    for index, node in enumerate(model.graph.node):
         if node.domain not in DEFAULT_DOMAINS or node.op_type not in CONVERTERS:
             unsupported.append(
                 {
@@ -101,6 +103,7 @@ def check_supported(graph: onnx.GraphProto, opset: int) -> None:
             f"{len(unsupported)} node(s) use operators ge does not support "
             f"({', '.join(kinds)}):\n" + "\n".join(lines),
             unsupported,
+            category="operator",
         )
 
 

@@ -29,8 +29,11 @@ def _identity(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
 def _dropout(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
     if len(node.proto.output) > 1 and node.proto.output[1]:
         raise node.fail("the 'mask' output of Dropout is not supported")
-    if len(node.known) > 2 and node.known[2] is not None and bool(node.known[2]):
-        raise node.fail("Dropout in training mode is not supported")
+    training = node.attr("is_test", 1) == 0 if node.opset < 7 else False
+    if node.has_input(2):
+        training = bool(node.value(2))
+    if training:
+        raise node.fail("training_mode=1 (random dropout) is not supported")
     return _identity(imp, node)
 
 

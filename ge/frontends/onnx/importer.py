@@ -217,7 +217,7 @@ class Importer:
 def value_type(value_info: onnx.ValueInfoProto) -> tuple[list[int], str]:
     """Shape (-1 for a symbolic dimension) and dtype name of a graph input."""
     if not value_info.type.HasField("tensor_type"):
-        raise UnsupportedOperatorError(f"graph input '{value_info.name}' is not a tensor")
+        raise UnsupportedOperatorError(f"graph input '{value_info.name}' is not a tensor", category="input")
     t = value_info.type.tensor_type
     shape = [d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim]
     return shape, dtype_name(t.elem_type, f"graph input '{value_info.name}'")
@@ -233,5 +233,7 @@ def dtype_name(elem_type: int, what: str) -> str:
         dtype = None
     name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "UNDEFINED"
     if dtype is None or dtype.kind not in "biuf" or dtype.itemsize > 8:
-        raise UnsupportedOperatorError(f"{what} has element type {name}, which ge does not support")
+        raise UnsupportedOperatorError(
+            f"{what} has element type {name}, which ge does not support", category="dtype"
+        )
     return dtype.name

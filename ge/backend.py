@@ -1,0 +1,216 @@
+"""`ge.backend`: the ONNX backend interface (`onnx.backend.base.Backend`), as onnxruntime.backend.
+
+```python
+import ge.backend
+rep = ge.backend.prepare(onnx_model, "CPU")
+outputs = rep.run([x])
+```
+`prepare` checks every operator and, when the input shapes are static and no input decides a
+shape, compiles the model through the whole pipeline at once (O3 by default), so what `ge`
+cannot compute is refused there. Otherwise programs are compiled at the first run, specialized on
+the run's input shapes and on the values of inputs that decide shapes, and cached per signature.
+A shape that depends on computed values is planned in segments: the prefix that computes the
+value runs first (itself a compiled, cached program), then the rest is planned with the value
+observed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx.backend.base import Backend, BackendRep
+
+from .compiler import CompiledModel, GraphCompiler
+from .emulator import Emulator
+from .errors import CompileError, GeError, RuntimeInputError
+from .executor import bind_inputs
+from .frontends.onnx import ValueNeeded, load_model, make_importer
+from .frontends.onnx.importer import value_type
+
+DEVICES = ("CPU", "NPU")
+"""`ge` runs on its emulator of the AI Core, which the host CPU executes."""
+
+OPTIONS = ("optimization_level", "target", "precision_mode")
+IGNORED_OPTIONS = ("rtol", "atol")
+"""Keyword arguments the ONNX backend test runner passes to `prepare` for its own use."""
+
+Key = tuple[Any, ...]
+
+
+@dataclass
+class _Step:
+    """A compiled program: the final one, or a prefix that computes a value a later shape needs."""
+
+    compiled: CompiledModel
+    emulator: Emulator
+    observes: str | None = None
+    specialized: frozenset[str] = frozenset()
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        arrays = bind_inputs(self.compiled.inputs, {n: feeds[n] for n in self.compiled.input_names})
+        return self.emulator.run(arrays)
+
+
+@dataclass
+class GeBackendRep(BackendRep):
+    """A prepared model: its compiled programs, cached per input signature."""
+
+    model: onnx.ModelProto
+    options: dict[str, Any]
+    steps: dict[Key, _Step] = field(default_factory=dict)
+    specialized: dict[Key, frozenset[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        initializers = {i.name for i in self.model.graph.initializer}
+        self.input_names = [i.name for i in self.model.graph.input if i.name not in initializers]
+        make_importer(self.model)  # checks the opset and that every operator is supported
+        declared = self._declared_inputs()
+        if declared is not None:
+            shapes, dtypes = declared
+            try:
+                self._plan(None, {}, shapes, dtypes)
+            except ValueNeeded:
+                pass  # an input decides a shape: compile at the first run
+
+    def run(self, inputs: Any, **kwargs: Any) -> list[np.ndarray]:
+        feeds = self._feeds(inputs)
+        shapes = {name: array.shape for name, array in feeds.items()}
+        dtypes = {name: array.dtype.name for name, array in feeds.items()}
+        observed: dict[str, np.ndarray] = {}
+        while True:
+            step = self.steps.get(self._key(self._signature(shapes, dtypes), feeds, observed))
+            if step is None:
+                step = self._plan(feeds, observed, shapes, dtypes)
+            outputs = step.run(feeds)
+            if step.observes is None:
+                return outputs
+            observed[step.observes] = outputs[0]
+
+    # ----------------------------------------------------------------------------------------
+
+    def _signature(self, shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str]) -> Key:
+        return tuple((n, tuple(shapes[n]), dtypes[n]) for n in self.input_names)
+
+    def _key(
+        self,
+        signature: Key,
+        feeds: Mapping[str, np.ndarray] | None,
+        observed: Mapping[str, np.ndarray],
+    ) -> Key:
+        names = sorted(self.specialized.get(signature, frozenset()))
+        values = tuple((n, _fingerprint(feeds[n])) for n in names) if feeds is not None else ()
+        seen = tuple(sorted((n, _fingerprint(v)) for n, v in observed.items()))
+        return (signature, values, seen)
+
+    def _plan(self, feeds, observed, shapes, dtypes) -> _Step:
+        importer = make_importer(self.model, feeds, observed)
+        try:
+            graph = importer.run(self.model.graph, shapes)
+            observes = None
+        except ValueNeeded as needed:
+            if feeds is None:
+                raise
+            graph = needed.graph
+            graph.set_outputs([(needed.tensor, needed.name)])
+            observes = needed.name
+        compiled = GraphCompiler().compile(graph, **self.options)
+        step = _Step(
+            compiled,
+            Emulator(compiled.module, compiled.weight_blob),
+            observes,
+            frozenset(importer.specialized),
+        )
+        signature = self._signature(shapes, dtypes)
+        if step.specialized:
+            self.specialized[signature] = self.specialized.get(signature, frozenset()) | step.specialized
+        self.steps[self._key(signature, feeds, importer.used_observations)] = step
+        return step
+
+    def _declared_inputs(self) -> tuple[dict[str, list[int]], dict[str, str]] | None:
+        """Shapes and dtypes of the inputs as the model declares them, if all are static."""
+        shapes, dtypes = {}, {}
+        for value_info in self.model.graph.input:
+            if value_info.name not in self.input_names:
+                continue
+            shape, dtype = value_type(value_info)
+            if any(d < 0 for d in shape) or not value_info.type.tensor_type.HasField("shape"):
+                return None
+            shapes[value_info.name], dtypes[value_info.name] = shape, dtype
+        return shapes, dtypes
+
+    def _feeds(self, inputs: Any) -> dict[str, np.ndarray]:
+        if isinstance(inputs, Mapping):
+            return {k: np.asarray(v) for k, v in inputs.items()}
+        if isinstance(inputs, np.ndarray):
+            inputs = [inputs]
+        arrays = list(inputs)
+        if len(arrays) != len(self.input_names):
+            raise RuntimeInputError(
+                f"the model takes {len(self.input_names)} inputs ({self.input_names}), {len(arrays)} given"
+            )
+        return {n: np.asarray(a) for n, a in zip(self.input_names, arrays, strict=True)}
+
+
+def _fingerprint(array: np.ndarray) -> tuple[str, tuple[int, ...], bytes]:
+    array = np.ascontiguousarray(array)
+    return (array.dtype.str, array.shape, array.tobytes())
+
+
+class GeBackend(Backend):
+    """The ONNX backend interface over `ge`'s compiler and emulator."""
+
+    @classmethod
+    def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
+        return cls.supports_device(device)
+
+    @classmethod
+    def prepare(cls, model: Any, device: str = "CPU", **kwargs: Any) -> GeBackendRep:
+        if not cls.supports_device(device):
+            raise GeError(f"device '{device}' is not supported (ge runs on: {', '.join(DEVICES)})")
+        unknown = set(kwargs) - set(OPTIONS) - set(IGNORED_OPTIONS)
+        if unknown:
+            raise CompileError(f"unknown backend options: {', '.join(sorted(unknown))}")
+        options = {k: v for k, v in kwargs.items() if k in OPTIONS}
+        options.setdefault("optimization_level", 3)
+        return GeBackendRep(load_model(model), options)
+
+    @classmethod
+    def run_model(cls, model: Any, inputs: Any, device: str = "CPU", **kwargs: Any) -> list[np.ndarray]:
+        return cls.prepare(model, device, **kwargs).run(inputs)
+
+    @classmethod
+    def run_node(
+        cls,
+        node: onnx.NodeProto,
+        inputs: Any,
+        device: str = "CPU",
+        outputs_info: Sequence[tuple[int, tuple[int, ...]]] | None = None,
+        **kwargs: Any,
+    ) -> list[np.ndarray]:
+        """Runs one node on `inputs` (in the order of the node's inputs), as a one-node model."""
+        opset = kwargs.pop("opset_version", onnx.defs.onnx_opset_version())
+        arrays = [np.asarray(a) for a in inputs]
+        names = [n for n in node.input if n]
+        values = [
+            onnx.helper.make_tensor_value_info(n, onnx.helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+            for n, a in zip(names, arrays, strict=True)
+        ]
+        outputs = [onnx.helper.make_empty_tensor_value_info(n) for n in node.output if n]
+        graph = onnx.helper.make_graph([node], "run_node", values, outputs)
+        model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)])
+        return cls.prepare(model, device, **kwargs).run(dict(zip(names, arrays, strict=True)))
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return device.upper().split(":")[0] in DEVICES
+
+
+is_compatible = GeBackend.is_compatible
+prepare = GeBackend.prepare
+run_model = GeBackend.run_model
+run_node = GeBackend.run_node
+supports_device = GeBackend.supports_device

@@ -1,0 +1,7 @@
+"""Runs ONNX's backend test suite (node cases, light models, simple and pytorch suites)."""
+
+from __future__ import annotations
+
+from suite import test_classes
+
+globals().update(test_classes(__name__))
