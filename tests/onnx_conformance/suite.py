@@ -38,7 +38,7 @@ def expected_failures() -> dict[str, str]:
     return table
 
 
-def test_classes(module: str) -> dict[str, type[unittest.TestCase]]:
+def backend_test_classes(module: str) -> dict[str, type[unittest.TestCase]]:
     """The suite's unittest classes, holding the CPU variant of every case."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the case generators overflow on purpose

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from suite import test_classes
+from suite import backend_test_classes
 
-globals().update(test_classes(__name__))
+globals().update(backend_test_classes(__name__))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from suite import EXPECTED_FAILURES, test_classes  # noqa: E402
+from suite import EXPECTED_FAILURES, backend_test_classes  # noqa: E402
 
 from ge.errors import UnsupportedOperatorError  # noqa: E402
 
@@ -23,7 +23,7 @@ from ge.errors import UnsupportedOperatorError  # noqa: E402
 def _cases() -> list[tuple[str, str]]:
     return [
         (class_name, name)
-        for class_name, case in sorted(test_classes("suite").items())
+        for class_name, case in sorted(backend_test_classes("suite").items())
         for name in sorted(vars(case))
         if name.startswith("test_")
     ]
@@ -31,7 +31,7 @@ def _cases() -> list[tuple[str, str]]:
 
 def _run(item: tuple[str, str]) -> tuple[str, str, str]:
     class_name, name = item
-    case = test_classes("suite")[class_name](name)
+    case = backend_test_classes("suite")[class_name](name)
     try:
         getattr(case, name)()
     except UnsupportedOperatorError as error:
