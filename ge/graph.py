@@ -233,6 +233,22 @@ class Graph:
         kind = op_class.name.removeprefix("ascend.graph.")
         return self._add(op_class, inputs, properties, self._unique(name or kind))
 
+    def add_op_results(
+        self,
+        op_class: type[Operation],
+        inputs: Sequence[Tensor],
+        properties: Mapping[str, Attribute] | None = None,
+        name: str | None = None,
+    ) -> list[Tensor]:
+        """`add_op` for an op with several results (split, top_k, ...): one tensor per result."""
+        kind = op_class.name.removeprefix("ascend.graph.")
+        name = self._unique(name or kind)
+        try:
+            op = op_class.build_inferred([t.value for t in inputs], properties)  # type: ignore[attr-defined]
+        except ValueError as error:
+            raise VerificationError(f"node '{name}' ({kind}): {error}") from None
+        return self._append(op, name)
+
     def _add(
         self,
         op_class: type[Operation],

@@ -9,7 +9,7 @@ of its own; this package gathers them into one dialect.
 from xdsl.ir import Dialect, Operation
 
 from ..common import get_float, get_int, get_ints, int_attr, ints_attr
-from . import const, elementwise, nn, tensor
+from . import const, elementwise, nn, reduction, tensor
 from .base import GraphOp, MovesData, NeedsAiCpu, broadcast_shapes, float_attr
 from .const import ConstOp
 from .elementwise import AddOp, BinaryElementwiseOp, CastOp, DivOp, MulOp, ReluOp, SubOp, UnaryElementwiseOp
@@ -22,14 +22,15 @@ from .nn import (
     MatMulOp,
     MaxPoolOp,
     Pool2DOp,
-    SoftmaxOp,
 )
+from .reduction import SoftmaxOp
 from .tensor import ConcatOp, FlattenOp, ReshapeOp, TransposeOp
 
 GRAPH_OPS: tuple[type[Operation], ...] = (
     *const.OPS,
     *elementwise.OPS,
     *nn.OPS,
+    *reduction.OPS,
     *tensor.OPS,
 )
 

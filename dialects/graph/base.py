@@ -43,8 +43,9 @@ class GraphOp(IRDLOperation, ABC):
     @classmethod
     def infer(
         cls, operand_types: Sequence[TensorType], props: Mapping[str, Attribute], where: str
-    ) -> TensorType:
-        """The result type for these operand types and properties; raises ValueError if invalid."""
+    ) -> TensorType | list[TensorType]:
+        """The result type (a list for an op with several results) for these operand types and
+        properties; raises ValueError if they are invalid."""
         raise NotImplementedError
 
     @classmethod
@@ -53,8 +54,11 @@ class GraphOp(IRDLOperation, ABC):
     ) -> Operation:
         props = dict(properties or {})
         types = [tensor_type(v.type) for v in operands]
-        result = cls.infer(types, props, f"'{cls.name}'")
-        return cls.build(operands=operand_segments(cls, operands), properties=props, result_types=[result])
+        inferred = cls.infer(types, props, f"'{cls.name}'")
+        results = inferred if isinstance(inferred, list) else [inferred]
+        if any(is_variadic(d) for _, d in cls.get_irdl_definition().results):
+            results = [results]
+        return cls.build(operands=operand_segments(cls, operands), properties=props, result_types=results)
 
     def verify_(self) -> None:
         operand_types = []
@@ -66,9 +70,12 @@ class GraphOp(IRDLOperation, ABC):
             inferred = self.infer(operand_types, self.properties, describe(self))
         except ValueError as error:
             raise fail(self, str(error)) from None
-        actual = self.results[0].type
-        if not compatible(actual, inferred):
-            raise fail(self, f"result type {actual} does not match the inferred type {inferred}")
+        expected = inferred if isinstance(inferred, list) else [inferred]
+        if len(expected) != len(self.results):
+            raise fail(self, f"{len(self.results)} results, but the op computes {len(expected)}")
+        for result, want in zip(self.results, expected, strict=True):
+            if not compatible(result.type, want):
+                raise fail(self, f"result type {result.type} does not match the inferred type {want}")
 
 
 def operand_segments(cls: type[IRDLOperation], operands: Sequence[SSAValue]) -> list:

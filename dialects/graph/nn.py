@@ -25,7 +25,6 @@ from .base import (
     GraphOp,
     broadcast_shapes,
     check_window_props,
-    normalize_axis,
     prop_int,
     same_dims,
     same_elements,
@@ -279,23 +278,4 @@ class GlobalAvgPoolOp(GraphOp):
         return TensorType(operand_types[0].element_type, x[:2] + (1,) * (len(x) - 2))
 
 
-@irdl_op_definition
-class SoftmaxOp(GraphOp):
-    """Softmax along one axis (ONNX opset >= 13 semantics).
-
-    `%y = ascend.graph.softmax %x {axis = -1 : i64} : (tensor<1x10xf32>) -> tensor<1x10xf32>`
-    """
-
-    name = "ascend.graph.softmax"
-
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    axis = opt_prop_def(IntegerAttr)
-
-    @classmethod
-    def infer(cls, operand_types, props, where):
-        normalize_axis(prop_int(props, "axis", -1), len(operand_types[0].get_shape()))
-        return operand_types[0]
-
-
-OPS = (MatMulOp, GemmOp, Conv2DOp, BatchNormOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp, SoftmaxOp)
+OPS = (MatMulOp, GemmOp, Conv2DOp, BatchNormOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp)

@@ -30,7 +30,7 @@ from ge.dtypes import bfloat16, numpy_dtype
 from ge.errors import GeError, InvalidModelError, RuntimeInputError
 from ge.weights import WeightStore
 
-from . import elementwise, nn, tensor
+from . import elementwise, nn, reduction, tensor
 from .base import Implementation
 
 _NARROW_FLOATS = (np.dtype(np.float16), bfloat16)
@@ -76,23 +76,28 @@ def evaluate(
     for index, (array, operand) in enumerate(zip(operands, op.operands, strict=True)):
         if isinstance(operand.type, TensorType) and not _fits(array, operand.type):
             raise GeError(f"{describe(op)}: operand #{index} must be {operand.type}, got {_show(array)}")
-    (result,) = op.results
-    stored = numpy_dtype(result.type.element_type)
     if isinstance(op, ConstOp):
-        value = implementation(op, weights)
-        compute = stored
+        values = implementation(op, weights)
     elif isinstance(op, _IN_STORED_DTYPE):
-        value = implementation(op, *operands)
-        compute = stored
+        values = implementation(op, *operands)
     else:
-        value = implementation(op, *(_widen(a) for a in operands))
-        compute = np.dtype(np.float32) if stored in _NARROW_FLOATS else stored
-    if value.dtype != compute or not _fits_shape(value.shape, result.type):
-        raise GeError(
-            f"{describe(op)} computed {_show(value)} for a result of type {result.type} "
-            f"(computing in {compute}): the op's semantics and its shape inference disagree"
-        )
-    return [value.astype(stored, copy=False)]
+        values = implementation(op, *(_widen(a) for a in operands))
+    # An op with several results returns a tuple of arrays, one per result.
+    values = list(values) if isinstance(values, tuple | list) else [values]
+    if len(values) != len(op.results):
+        raise GeError(f"{describe(op)} computed {len(values)} values for {len(op.results)} results")
+    stored_only = isinstance(op, ConstOp | _IN_STORED_DTYPE)
+    results = []
+    for result, value in zip(op.results, values, strict=True):
+        stored = numpy_dtype(result.type.element_type)
+        compute = np.dtype(np.float32) if stored in _NARROW_FLOATS and not stored_only else stored
+        if value.dtype != compute or not _fits_shape(value.shape, result.type):
+            raise GeError(
+                f"{describe(op)} computed {_show(value)} for a result of type {result.type} "
+                f"(computing in {compute}): the op's semantics and its shape inference disagree"
+            )
+        results.append(value.astype(stored, copy=False))
+    return results
 
 
 def run_block(
@@ -133,12 +138,18 @@ IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
     ConstOp: _const,
     **elementwise.IMPLEMENTATIONS,
     **nn.IMPLEMENTATIONS,
+    **reduction.IMPLEMENTATIONS,
     **tensor.IMPLEMENTATIONS,
 }
 """Every `ascend.graph` op class and the function that computes it."""
 
 # Ops that only move or convert elements: widening their operands would change nothing but cost.
-_IN_STORED_DTYPE = (*elementwise.IN_STORED_DTYPE, *nn.IN_STORED_DTYPE, *tensor.IN_STORED_DTYPE)
+_IN_STORED_DTYPE = (
+    *elementwise.IN_STORED_DTYPE,
+    *nn.IN_STORED_DTYPE,
+    *reduction.IN_STORED_DTYPE,
+    *tensor.IN_STORED_DTYPE,
+)
 
 
 # --------------------------------------------------------------------------------------------

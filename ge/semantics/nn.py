@@ -19,7 +19,6 @@ from ge.dialects.graph import (
     GlobalAvgPoolOp,
     MatMulOp,
     MaxPoolOp,
-    SoftmaxOp,
 )
 
 from .base import Implementation
@@ -188,12 +187,6 @@ def _gemm(op: GemmOp, a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None)
     return product + (c if beta == 1.0 else c * c.dtype.type(beta))
 
 
-def _softmax(op: SoftmaxOp, x: np.ndarray) -> np.ndarray:
-    axis = get_int(op, "axis", -1)
-    exponentials = np.exp(x - x.max(axis=axis, keepdims=True))
-    return exponentials / exponentials.sum(axis=axis, keepdims=True)
-
-
 IMPLEMENTATIONS: dict[type, Implementation] = {
     MatMulOp: _matmul,
     GemmOp: _gemm,
@@ -202,7 +195,6 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     MaxPoolOp: max_pool,
     AvgPoolOp: avg_pool,
     GlobalAvgPoolOp: global_avg_pool,
-    SoftmaxOp: _softmax,
 }
 
 IN_STORED_DTYPE: tuple[type, ...] = ()

@@ -17,7 +17,7 @@ from google.protobuf.message import DecodeError
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph
 
-from . import elementwise, nn, tensor
+from . import elementwise, nn, reduction, tensor
 from .importer import Converter, Importer, Node, ValueNeeded
 
 MIN_OPSET = 9
@@ -27,6 +27,7 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 CONVERTERS: dict[str, Converter] = {
     **elementwise.CONVERTERS,
     **nn.CONVERTERS,
+    **reduction.CONVERTERS,
     **tensor.CONVERTERS,
 }
 

@@ -34,23 +34,6 @@ def _transpose(imp: Importer, node: Node) -> list[Tensor]:
     return [imp.g.add_op(ops.TransposeOp, [x], {"perm": ints_attr(perm)}, node.name)]
 
 
-def _softmax(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
-    if node.opset >= 13:
-        axis = int(node.attr("axis", -1))
-        return [imp.g.add_op(ops.SoftmaxOp, [x], {"axis": int_attr(axis)}, node.name)]
-    # Before opset 13, Softmax normalizes the input flattened to 2-D at `axis`.
-    axis = int(node.attr("axis", 1))
-    rank = len(x.shape)
-    axis = axis + rank if axis < 0 else axis
-    if axis == rank - 1:
-        return [imp.g.add_op(ops.SoftmaxOp, [x], {"axis": int_attr(-1)}, node.name)]
-    rows = int(np.prod(x.shape[:axis]))
-    flat = imp.g.add_reshape(x, [rows, -1], f"{node.name}.flatten")
-    y = imp.g.add_op(ops.SoftmaxOp, [flat], {"axis": int_attr(1)}, node.name)
-    return [imp.g.add_reshape(y, list(x.shape), f"{node.name}.unflatten")]
-
-
 def _concat(imp: Importer, node: Node) -> list[Tensor]:
     if "axis" not in node.attrs:
         raise node.invalid("Concat needs an 'axis' attribute")
@@ -80,7 +63,6 @@ CONVERTERS: dict[str, Converter] = {
     "Reshape": _reshape,
     "Flatten": _flatten,
     "Transpose": _transpose,
-    "Softmax": _softmax,
     "Concat": _concat,
     "Constant": _constant,
     "ConstantOfShape": _constant_of_shape,
