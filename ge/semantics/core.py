@@ -86,7 +86,7 @@ def evaluate(
     values = list(values) if isinstance(values, tuple | list) else [values]
     if len(values) != len(op.results):
         raise GeError(f"{describe(op)} computed {len(values)} values for {len(op.results)} results")
-    stored_only = isinstance(op, ConstOp | _IN_STORED_DTYPE)
+    stored_only = isinstance(op, (ConstOp, *_IN_STORED_DTYPE))
     results = []
     for result, value in zip(op.results, values, strict=True):
         stored = numpy_dtype(result.type.element_type)
