@@ -1,17 +1,9 @@
-"""Shared test helpers: onnxruntime as the independent reference."""
+"""Shared fixtures."""
 
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
-
-
-def run_onnxruntime(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    import onnxruntime
-
-    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
 
 
 @pytest.fixture

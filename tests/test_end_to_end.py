@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import run_onnxruntime
+from oracle import run_onnxruntime
 from models import cnn, mlp
 
 import ge

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import pytest
-from conftest import run_onnxruntime
+from oracle import run_onnxruntime
 from onnx import TensorProto, helper, numpy_helper
 
 import ge
@@ -162,3 +162,25 @@ def test_reshape_with_computed_shape_is_refused_clearly() -> None:
         ge.UnsupportedOperatorError, match="Reshape \\(opset 17\\) at node 'r': input 's' decides a shape"
     ):
         ge.GraphParser().parse_onnx(model)
+
+
+def test_external_data_files(tmp_path, rng) -> None:
+    """Weights stored beside the model (external data) are read from the model's folder."""
+    w = numpy_helper.from_array(_x(rng, 8, 16), "w")
+    node = helper.make_node("Gemm", ["x", "w"], ["y"], name="fc", transB=1)
+    model = _model([node], [_io("x", [2, 16])], [_io("y", [2, 8])], 17, [w])
+    path = tmp_path / "model.onnx"
+    onnx.save_model(model, str(path), save_as_external_data=True, location="weights.bin", size_threshold=0)
+    assert (tmp_path / "weights.bin").stat().st_size == 8 * 16 * 4
+    x = _x(rng, 2, 16)
+    graph = ge.GraphParser().parse_onnx(str(path))
+    executor = ge.GraphExecutor()
+    executor.load_graph(graph)
+    np.testing.assert_allclose(executor.run(x)[0], x @ numpy_helper.to_array(w).T, rtol=1e-5, atol=1e-6)
+
+
+def test_node_names_become_locations() -> None:
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="first"), helper.make_node("Relu", ["a"], ["y"])]
+    model = _model(nodes, [_io("x", [2])], [_io("y", [2])], 17)
+    graph = ge.GraphParser().parse_onnx(model)
+    assert [n.name for n in graph.nodes] == ["first", "Relu_1"]
