@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint format clean
+.PHONY: demo test lint format docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ lint: $(VENV)/.installed-dev
 test: lint
 	$(BIN)/lit -s lit_tests
 	$(BIN)/python -m pytest -n auto -q
+
+docs: $(VENV)/.installed
+	$(BIN)/python -m ge.tools.supported_ops > docs/supported_ops.md
 
 format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .

@@ -1,0 +1,14 @@
+"""Generated documentation stays current with the code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ge.tools.supported_ops import render
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_supported_ops_table_is_current() -> None:
+    current = (ROOT / "docs" / "supported_ops.md").read_text()
+    assert current == render(), "docs/supported_ops.md is stale: run `make docs`"
