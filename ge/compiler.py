@@ -124,7 +124,7 @@ class GraphCompiler:
         module = graph.module.clone()
         module.attributes[TARGET_ATTR_NAME] = profile.target_attr()
         _verify(module, "the input graph")
-        ctx = make_context(graph.weights)
+        ctx = make_context(graph.weights.copy())
         for compiler_pass in pipeline(optimization_level):
             try:
                 compiler_pass.apply(ctx, module)

@@ -23,7 +23,17 @@ def _lower_kernel_to_stream() -> type[ModulePass]:
     return LowerKernelToStreamPass
 
 
+def _constant_fold() -> type[ModulePass]:
+    from .graph.constant_fold import ConstantFoldPass
+
+    return ConstantFoldPass
+
+
 PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
+    "ge-constant-fold": (
+        _constant_fold,
+        "compute every graph op whose operands are constants, with the shared semantics",
+    ),
     "ge-lower-graph-to-kernel": (
         _lower_graph_to_kernel,
         "wrap each ascend.graph op in an ascend.kernel (cube for conv2d/matmul/gemm, else vector)",

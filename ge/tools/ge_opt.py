@@ -18,6 +18,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from ge.context import make_context
 from ge.errors import GeError
 from ge.passes import PASSES
+from ge.passes.pipelines import PIPELINES, level_pass
 from ge.weights import WeightStore
 
 
@@ -35,6 +36,8 @@ class GeOptMain(xDSLOptMain):
         super().register_all_passes()
         for name, (factory, _) in PASSES.items():
             self.register_pass(name, factory)
+        for level in PIPELINES:
+            self.register_pass(f"ge-O{level}", lambda level=level: level_pass(level))
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -46,8 +49,15 @@ class GeOptMain(xDSLOptMain):
         )
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         width = max(len(name) for name in PASSES)
-        arg_parser.epilog = "ge passes:\n" + "\n".join(
-            f"  {name.ljust(width)}  {description}" for name, (_, description) in PASSES.items()
+        levels = [
+            f"  {f'ge-O{level}'.ljust(width)}  optimization level {level}: {', '.join(names)}"
+            for level, names in PIPELINES.items()
+        ]
+        arg_parser.epilog = (
+            "ge passes:\n"
+            + "\n".join(f"  {name.ljust(width)}  {description}" for name, (_, description) in PASSES.items())
+            + "\n\nge pipelines:\n"
+            + "\n".join(levels)
         )
 
 
