@@ -29,10 +29,20 @@ def _constant_fold() -> type[ModulePass]:
     return ConstantFoldPass
 
 
+def _simplify() -> type[ModulePass]:
+    from .graph.simplify import SimplifyPass
+
+    return SimplifyPass
+
+
 PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
     "ge-constant-fold": (
         _constant_fold,
         "compute every graph op whose operands are constants, with the shared semantics",
+    ),
+    "ge-simplify": (
+        _simplify,
+        "remove no-op reshapes/transposes/casts and x*1, x+0; collapse reshape, transpose, cast chains",
     ),
     "ge-lower-graph-to-kernel": (
         _lower_graph_to_kernel,

@@ -1,7 +1,7 @@
 """Pipelines as data: the passes of each optimization level, in order.
 
 O0 lowers only (one kernel per graph op, framework formats, one stream, no memory reuse). O1
-adds folding and cleanup (`ge-constant-fold`, `cse`, `dce`); the passes of O2 (pattern fusion)
+adds folding and cleanup (`ge-constant-fold`, `ge-simplify`, `cse`, `dce`); the passes of O2 (pattern fusion)
 and O3 (kernel formation, formats, memory reuse, streams) join their levels as they land, and
 until then those levels run what exists. `ge-opt -p ge-O1` runs a level as one pass.
 """
@@ -19,7 +19,7 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 from . import get_pass
 
-CLEANUP = ("ge-constant-fold", "cse", "dce")
+CLEANUP = ("ge-constant-fold", "ge-simplify", "cse", "dce")
 LOWERING = ("ge-lower-graph-to-kernel", "ge-lower-kernel-to-stream")
 
 PIPELINES: dict[int, tuple[str, ...]] = {
