@@ -34,10 +34,10 @@ def with_random_weights(model: onnx.ModelProto, seed: int) -> onnx.ModelProto:
             shape = tuple(int(d) for d in shapes[node.input[0]])
             if len(shape) >= 2:
                 fan_in = int(np.prod(shape[1:]))
-                value = rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)
+                value = rng.standard_normal(shape, dtype=np.float32) * np.float32(np.sqrt(2.0 / fan_in))
             else:  # biases and normalization parameters: positive, near one
-                value = rng.uniform(0.5, 1.5, shape)
-            tensor = numpy_helper.from_array(value.astype(np.float32))
+                value = rng.uniform(0.5, 1.5, shape).astype(np.float32)
+            tensor = numpy_helper.from_array(value)
             node = helper.make_node("Constant", [], list(node.output), name=node.name, value=tensor)
         nodes.append(node)
     result = onnx.ModelProto()
