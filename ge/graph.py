@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
@@ -182,7 +184,7 @@ class Graph:
     def add_input(self, name: str, shape: Sequence[int], dtype: str = "float32") -> Tensor:
         if name in self._input_names:
             raise GeError(f"graph input '{name}' is declared twice")
-        t = TensorType(element_type(dtype), [int(d) for d in shape])
+        t = TensorType(element_type(dtype), [int(d) if d >= 0 else DYNAMIC_INDEX for d in shape])
         arg = self._block.insert_arg(t, len(self._block.args))
         arg.name_hint = _hint(name)
         self._input_names.append(name)
@@ -214,11 +216,8 @@ class Graph:
         self, value: float, shape: Sequence[int], dtype: str = "float32", name: str | None = None
     ) -> Tensor:
         element = element_type(dtype)
-        scalar: Attribute = (
-            FloatAttr(float(value), element)
-            if np.dtype(numpy_dtype(element)).kind == "f"
-            else IntegerAttr(int(value), element)
-        )
+        is_float = isinstance(element, AnyFloat)
+        scalar: Attribute = FloatAttr(float(value), element) if is_float else IntegerAttr(int(value), element)
         op = ops.ConstOp(scalar, TensorType(element, list(shape)))
         return self._append(op, self._unique(name or "splat"))[0]
 
@@ -280,11 +279,13 @@ class Graph:
         self._names.add(name)
         return name
 
-    def _cast_to(self, x: Tensor, dtype: str | None) -> Tensor:
-        if dtype is None or dtype == x.dtype:
-            return x
+    def add_cast(self, x: Tensor, dtype: str, name: str | None = None) -> Tensor:
+        """`x` converted to `dtype` (round to nearest even; truncation toward zero into integers)."""
         op = ops.CastOp(x.value, element_type(dtype))
-        return self._append(op, self._unique(f"{x.name}_to_{dtype}"))[0]
+        return self._append(op, self._unique(name or f"{x.name}_to_{dtype}"))[0]
+
+    def _cast_to(self, x: Tensor, dtype: str | None) -> Tensor:
+        return x if dtype is None or dtype == x.dtype else self.add_cast(x, dtype)
 
     def _weight(
         self,

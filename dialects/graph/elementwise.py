@@ -1,17 +1,33 @@
-"""Elementwise ops: arithmetic, activations and casts."""
+"""Elementwise ops on several tensors: arithmetic, comparisons, logic, selection and casts.
+
+The base classes here carry the shared constraints (which element types an op accepts, numpy
+broadcasting, an `i1` result for predicates), so each concrete op is a name and a docstring.
+Unary ops (math functions and activations) live in `unary.py` on the same base classes.
+"""
 
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Mapping
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
     TensorType,
+    i1,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     result_def,
     traits_def,
 )
@@ -23,16 +39,91 @@ from .base import (
     MovesData,
     broadcast_shapes,
     compatible,
+    prop_int,
+    same_dims,
     same_elements,
     tensor_type,
 )
 
 # --------------------------------------------------------------------------------------------
-# Elementwise
+# Element kinds
+# --------------------------------------------------------------------------------------------
+
+FLOAT = frozenset({"float"})
+SIGNED = frozenset({"float", "signed"})
+NUMERIC = frozenset({"float", "signed", "unsigned"})
+INTEGER = frozenset({"signed", "unsigned"})
+BOOL = frozenset({"bool"})
+ANY = NUMERIC | BOOL
+
+_KIND_NAMES = {
+    FLOAT: "floating-point",
+    SIGNED: "floating-point or signed integer",
+    NUMERIC: "numeric (not i1)",
+    INTEGER: "integer (not i1)",
+    BOOL: "i1",
+    ANY: "numeric or i1",
+}
+
+
+def element_kind(element: Attribute) -> str:
+    """ "float", "signed" (signless integers count as signed), "unsigned", "bool" (i1) or "other"."""
+    if isinstance(element, Float16Type | BFloat16Type | Float32Type | Float64Type):
+        return "float"
+    if isinstance(element, IntegerType):
+        if element.width.data == 1:
+            return "bool"
+        return "unsigned" if element.signedness.data == Signedness.UNSIGNED else "signed"
+    return "other"
+
+
+# --------------------------------------------------------------------------------------------
+# Base classes
 # --------------------------------------------------------------------------------------------
 
 
-class BinaryElementwiseOp(GraphOp, ABC):
+class ElementwiseOp(GraphOp, ABC):
+    """An op applied element by element; `ELEMENTS` says which element kinds it accepts."""
+
+    ELEMENTS: ClassVar[frozenset[str]] = NUMERIC
+
+    @classmethod
+    def accepts(cls, element: Attribute) -> bool:
+        return element_kind(element) in cls.ELEMENTS
+
+    @classmethod
+    def check_element(cls, element: Attribute, what: str = "operands") -> None:
+        if not cls.accepts(element):
+            raise ValueError(f"{what} must be {_KIND_NAMES[cls.ELEMENTS]}, got {element}")
+
+    @classmethod
+    def check_props(cls, props: Mapping[str, Attribute]) -> None:
+        """Raises ValueError for property values outside the op's domain."""
+
+
+class UnaryElementwiseOp(ElementwiseOp, ABC):
+    """Elementwise op on one tensor; the result has the operand's type."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, operand_types, props, where):
+        cls.check_element(operand_types[0].element_type, "the operand")
+        cls.check_props(props)
+        return operand_types[0]
+
+
+class UnaryPredicateOp(UnaryElementwiseOp, ABC):
+    """Elementwise test of one tensor: an `i1` result of the operand's shape."""
+
+    @classmethod
+    def infer(cls, operand_types, props, where):
+        super().infer(operand_types, props, where)
+        return TensorType(i1, operand_types[0].get_shape())
+
+
+class BinaryElementwiseOp(ElementwiseOp, ABC):
     """Elementwise op on two tensors of one element type, with numpy broadcasting."""
 
     lhs = operand_def(TensorType)
@@ -42,8 +133,39 @@ class BinaryElementwiseOp(GraphOp, ABC):
     @classmethod
     def infer(cls, operand_types, props, where):
         element = same_elements(operand_types, "operands")
+        cls.check_element(element)
+        cls.check_props(props)
         shape = broadcast_shapes(operand_types[0].get_shape(), operand_types[1].get_shape())
-        return TensorType(element, shape)
+        return TensorType(cls.result_element(element), shape)
+
+    @classmethod
+    def result_element(cls, element: Attribute) -> Attribute:
+        return element
+
+
+class ComparisonOp(BinaryElementwiseOp, ABC):
+    """Compares two tensors elementwise (numpy broadcasting); the result is `i1`."""
+
+    @classmethod
+    def result_element(cls, element: Attribute) -> Attribute:
+        return i1
+
+
+class LogicalOp(BinaryElementwiseOp, ABC):
+    """A logical connective of two `i1` tensors, with numpy broadcasting."""
+
+    ELEMENTS: ClassVar[frozenset[str]] = BOOL
+
+
+class BitwiseOp(BinaryElementwiseOp, ABC):
+    """A bitwise operation on two integer tensors, with numpy broadcasting."""
+
+    ELEMENTS: ClassVar[frozenset[str]] = INTEGER
+
+
+# --------------------------------------------------------------------------------------------
+# Arithmetic
+# --------------------------------------------------------------------------------------------
 
 
 @irdl_op_definition
@@ -69,32 +191,243 @@ class MulOp(BinaryElementwiseOp):
 
 @irdl_op_definition
 class DivOp(BinaryElementwiseOp):
-    """`%c = ascend.graph.div %a, %b : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`"""
+    """Division; integer division truncates toward zero (as C and ONNX do).
+
+    `%c = ascend.graph.div %a, %b : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`
+    """
 
     name = "ascend.graph.div"
 
 
-class UnaryElementwiseOp(GraphOp, ABC):
-    """Elementwise op on one tensor; the result has the operand's type."""
+@irdl_op_definition
+class ModOp(BinaryElementwiseOp):
+    """Remainder: with `fmod = 0` (the default) it has the divisor's sign (Python's `%`), with
+    `fmod = 1` the dividend's (C's `fmod`).
 
-    input = operand_def(TensorType)
+    `%c = ascend.graph.mod %a, %b {fmod = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.mod"
+
+    fmod = opt_prop_def(IntegerAttr)
+
+    @classmethod
+    def check_props(cls, props):
+        if prop_int(props, "fmod", 0) not in (0, 1):
+            raise ValueError("'fmod' must be 0 or 1")
+
+
+@irdl_op_definition
+class MaxOp(BinaryElementwiseOp):
+    """The larger element (NaN if either is NaN).
+
+    `%c = ascend.graph.max %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>`
+    """
+
+    name = "ascend.graph.max"
+
+
+@irdl_op_definition
+class MinOp(BinaryElementwiseOp):
+    """The smaller element (NaN if either is NaN).
+
+    `%c = ascend.graph.min %a, %b : (tensor<2x3xf16>, tensor<1xf16>) -> tensor<2x3xf16>`
+    """
+
+    name = "ascend.graph.min"
+
+
+@irdl_op_definition
+class PowOp(ElementwiseOp):
+    """`base ** exponent`, with numpy broadcasting; the exponent may have another numeric element
+    type, and the result has the base's.
+
+    `%c = ascend.graph.pow %a, %b : (tensor<3xi32>, tensor<3xf32>) -> tensor<3xi32>`
+    """
+
+    name = "ascend.graph.pow"
+
+    base = operand_def(TensorType)
+    exponent = operand_def(TensorType)
     result = result_def(TensorType)
 
     @classmethod
     def infer(cls, operand_types, props, where):
-        return operand_types[0]
+        base, exponent = operand_types
+        cls.check_element(base.element_type, "the base")
+        cls.check_element(exponent.element_type, "the exponent")
+        return TensorType(base.element_type, broadcast_shapes(base.get_shape(), exponent.get_shape()))
 
 
 @irdl_op_definition
-class ReluOp(UnaryElementwiseOp):
-    """`%y = ascend.graph.relu %x : (tensor<1x64xf32>) -> tensor<1x64xf32>`"""
+class PReluOp(BinaryElementwiseOp):
+    """`x` where it is positive, else `slope * x`; `slope` broadcasts to the shape of `x`.
 
-    name = "ascend.graph.relu"
+    `%y = ascend.graph.prelu %x, %slope : (tensor<1x3x4x4xf32>, tensor<3x1x1xf32>) -> tensor<1x3x4x4xf32>`
+    """
+
+    name = "ascend.graph.prelu"
+
+    @classmethod
+    def infer(cls, operand_types, props, where):
+        result = super().infer(operand_types, props, where)
+        x, slope = operand_types[0].get_shape(), operand_types[1].get_shape()
+        if not same_dims(result.get_shape(), x):
+            raise ValueError(f"slope of shape {list(slope)} does not broadcast to the input's {list(x)}")
+        return TensorType(result.element_type, x)
+
+
+# --------------------------------------------------------------------------------------------
+# Bitwise
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class BitwiseAndOp(BitwiseOp):
+    """`%c = ascend.graph.bitwise_and %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>`"""
+
+    name = "ascend.graph.bitwise_and"
+
+
+@irdl_op_definition
+class BitwiseOrOp(BitwiseOp):
+    """`%c = ascend.graph.bitwise_or %a, %b : (tensor<4xui8>, tensor<1xui8>) -> tensor<4xui8>`"""
+
+    name = "ascend.graph.bitwise_or"
+
+
+@irdl_op_definition
+class BitwiseXorOp(BitwiseOp):
+    """`%c = ascend.graph.bitwise_xor %a, %b : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>`"""
+
+    name = "ascend.graph.bitwise_xor"
+
+
+@irdl_op_definition
+class ShiftLeftOp(BitwiseOp):
+    """Shifts `lhs` left by `rhs` bits; a shift that is negative or not less than the bit width
+    gives 0.
+
+    `%c = ascend.graph.shift_left %a, %b : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xui8>`
+    """
+
+    name = "ascend.graph.shift_left"
+
+
+@irdl_op_definition
+class ShiftRightOp(BitwiseOp):
+    """Shifts `lhs` right by `rhs` bits, arithmetically for signed types; a shift that is
+    negative or not less than the bit width gives the sign fill alone (-1 or 0).
+
+    `%c = ascend.graph.shift_right %a, %b : (tensor<3xi8>, tensor<3xi8>) -> tensor<3xi8>`
+    """
+
+    name = "ascend.graph.shift_right"
+
+
+# --------------------------------------------------------------------------------------------
+# Logic and comparisons
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AndOp(LogicalOp):
+    """`%c = ascend.graph.and %a, %b : (tensor<3x4xi1>, tensor<4xi1>) -> tensor<3x4xi1>`"""
+
+    name = "ascend.graph.and"
+
+
+@irdl_op_definition
+class OrOp(LogicalOp):
+    """`%c = ascend.graph.or %a, %b : (tensor<3x4xi1>, tensor<3x4xi1>) -> tensor<3x4xi1>`"""
+
+    name = "ascend.graph.or"
+
+
+@irdl_op_definition
+class XorOp(LogicalOp):
+    """`%c = ascend.graph.xor %a, %b : (tensor<3x4xi1>, tensor<3x4xi1>) -> tensor<3x4xi1>`"""
+
+    name = "ascend.graph.xor"
+
+
+@irdl_op_definition
+class EqualOp(ComparisonOp):
+    """`%c = ascend.graph.equal %a, %b : (tensor<3x4xi32>, tensor<4xi32>) -> tensor<3x4xi1>`"""
+
+    name = "ascend.graph.equal"
+
+    ELEMENTS: ClassVar[frozenset[str]] = ANY
+
+
+@irdl_op_definition
+class LessOp(ComparisonOp):
+    """`%c = ascend.graph.less %a, %b : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xi1>`"""
+
+    name = "ascend.graph.less"
+
+
+@irdl_op_definition
+class LessEqualOp(ComparisonOp):
+    """`%c = ascend.graph.less_equal %a, %b : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>`"""
+
+    name = "ascend.graph.less_equal"
+
+
+@irdl_op_definition
+class GreaterOp(ComparisonOp):
+    """`%c = ascend.graph.greater %a, %b : (tensor<3xui8>, tensor<3xui8>) -> tensor<3xi1>`"""
+
+    name = "ascend.graph.greater"
+
+
+@irdl_op_definition
+class GreaterEqualOp(ComparisonOp):
+    """`%c = ascend.graph.greater_equal %a, %b : (tensor<3xi8>, tensor<3xi8>) -> tensor<3xi1>`"""
+
+    name = "ascend.graph.greater_equal"
+
+
+# --------------------------------------------------------------------------------------------
+# Selection and casts
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class WhereOp(ElementwiseOp):
+    """`x` where `condition` holds, else `y`; the three operands broadcast together.
+
+    ```
+    %z = ascend.graph.where %c, %x, %y : (tensor<2x2xi1>, tensor<2x2xf32>, tensor<2xf32>)
+        -> tensor<2x2xf32>
+    ```
+    """
+
+    name = "ascend.graph.where"
+    traits = traits_def(Pure(), MovesData())
+
+    ELEMENTS: ClassVar[frozenset[str]] = ANY
+
+    condition = operand_def(TensorType)
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, operand_types, props, where):
+        condition, x, y = operand_types
+        if condition.element_type != i1:
+            raise ValueError(f"the condition must be i1, got {condition.element_type}")
+        element = same_elements([x, y], "the selected operands")
+        cls.check_element(element, "the selected operands")
+        shape = broadcast_shapes(condition.get_shape(), broadcast_shapes(x.get_shape(), y.get_shape()))
+        return TensorType(element, shape)
 
 
 @irdl_op_definition
 class CastOp(IRDLOperation):
-    """Converts elements to the result's element type (round to nearest even for floats).
+    """Converts elements to the result's element type: floats round to nearest even, floats
+    truncate toward zero into integers, integers wrap, and non-zero becomes true in i1.
 
     `%y = ascend.graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xf16>`
     """
@@ -116,6 +449,34 @@ class CastOp(IRDLOperation):
             self.result.type, TensorType(self.result.type.element_type, self.input.type.get_shape())
         ):
             raise fail(self, f"cast keeps the shape: {self.input.type} cannot become {self.result.type}")
+        for t in (self.input.type, self.result.type):
+            if element_kind(t.element_type) == "other":
+                raise fail(self, f"cannot cast from or to {t.element_type}")
 
 
-OPS = (AddOp, SubOp, MulOp, DivOp, ReluOp, CastOp)
+OPS = (
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    ModOp,
+    MaxOp,
+    MinOp,
+    PowOp,
+    PReluOp,
+    BitwiseAndOp,
+    BitwiseOrOp,
+    BitwiseXorOp,
+    ShiftLeftOp,
+    ShiftRightOp,
+    AndOp,
+    OrOp,
+    XorOp,
+    EqualOp,
+    LessOp,
+    LessEqualOp,
+    GreaterOp,
+    GreaterEqualOp,
+    WhereOp,
+    CastOp,
+)

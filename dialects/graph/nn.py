@@ -1,4 +1,9 @@
-"""Neural-network ops: matrix products, convolution, normalization, pooling, softmax."""
+"""Neural-network ops: matrix products, convolutions and batch normalization.
+
+Convolutions come in 2-D (NCHW) and 3-D (NCDHW) forms that share one base class per kind;
+`pads` list every spatial axis's leading padding, then every trailing one, as ONNX orders them.
+Pooling, resize and the recurrent layers have modules of their own.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,10 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
+    IntegerType,
+    StringAttr,
     TensorType,
+    i32,
 )
 from xdsl.irdl import (
     irdl_op_definition,
@@ -18,6 +26,7 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    var_operand_def,
 )
 
 from .base import (
@@ -32,8 +41,24 @@ from .base import (
 )
 
 # --------------------------------------------------------------------------------------------
-# Matrix products and convolution (cube ops)
+# Matrix products (cube ops)
 # --------------------------------------------------------------------------------------------
+
+
+def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The result shape of numpy `matmul` (1-D operands promoted, then squeezed)."""
+    if not a or not b:
+        raise ValueError("matmul operands must have rank >= 1")
+    a2 = (1,) + a if len(a) == 1 else a
+    b2 = b + (1,) if len(b) == 1 else b
+    if DYN not in (a2[-1], b2[-2]) and a2[-1] != b2[-2]:
+        raise ValueError(f"contracting dimensions differ: {a2[-1]} and {b2[-2]}")
+    shape = broadcast_shapes(a2[:-2], b2[:-2]) + (a2[-2], b2[-1])
+    if len(a) == 1:
+        shape = shape[:-2] + shape[-1:]
+    if len(b) == 1:
+        shape = shape[:-1]
+    return shape
 
 
 @irdl_op_definition
@@ -52,20 +77,48 @@ class MatMulOp(GraphOp):
     @classmethod
     def infer(cls, operand_types, props, where):
         element = same_elements(operand_types, "operands")
-        a, b = operand_types[0].get_shape(), operand_types[1].get_shape()
-        if not a or not b:
-            raise ValueError("matmul operands must have rank >= 1")
-        a2 = (1,) + a if len(a) == 1 else a
-        b2 = b + (1,) if len(b) == 1 else b
-        if DYN not in (a2[-1], b2[-2]) and a2[-1] != b2[-2]:
-            raise ValueError(f"contracting dimensions differ: {a2[-1]} and {b2[-2]}")
-        batch = broadcast_shapes(a2[:-2], b2[:-2])
-        shape = batch + (a2[-2], b2[-1])
-        if len(a) == 1:
-            shape = shape[:-2] + shape[-1:]
-        if len(b) == 1:
-            shape = shape[:-1]
-        return TensorType(element, shape)
+        return TensorType(element, matmul_shape(operand_types[0].get_shape(), operand_types[1].get_shape()))
+
+
+@irdl_op_definition
+class MatMulIntegerOp(GraphOp):
+    """`(a - a_zero_point) @ (b - b_zero_point)` over 8-bit integers, accumulated in i32.
+
+    Each zero point broadcasts against its matrix (a per-row zero point of `a` is a column).
+    ```
+    %c = ascend.graph.matmul_integer %a, %b, %za, %zb
+        : (tensor<4x3xui8>, tensor<3x2xui8>, tensor<ui8>, tensor<ui8>) -> tensor<4x2xi32>
+    ```
+    """
+
+    name = "ascend.graph.matmul_integer"
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    lhs_zero_point = operand_def(TensorType)
+    rhs_zero_point = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, operand_types, props, where):
+        a, b, za, zb = operand_types
+        for what, t in (("lhs", a), ("rhs", b)):
+            element = t.element_type
+            if not isinstance(element, IntegerType) or element.width.data != 8:
+                raise ValueError(f"{what} must hold 8-bit integers, got {element}")
+        same_elements([a, za], "lhs and its zero point")
+        same_elements([b, zb], "rhs and its zero point")
+        for what, zero, t in (("lhs", za, a), ("rhs", zb, b)):
+            try:
+                fits = broadcast_shapes(zero.get_shape(), t.get_shape()) == t.get_shape()
+            except ValueError:
+                fits = False
+            if not fits:
+                raise ValueError(
+                    f"{what} zero point of shape {list(zero.get_shape())} does not broadcast "
+                    f"to {list(t.get_shape())}"
+                )
+        return TensorType(i32, matmul_shape(a.get_shape(), b.get_shape()))
 
 
 @irdl_op_definition
@@ -111,18 +164,90 @@ class GemmOp(GraphOp):
 
 
 @irdl_op_definition
-class Conv2DOp(GraphOp):
-    """2-D convolution over NCHW input with OIHW weights (O = out channels, I = C / groups).
+class EinsumOp(GraphOp):
+    """numpy `einsum` of its inputs by `equation` (explicit `->` or implicit output, `...`).
 
-    `pads` are [top, left, bottom, right], as ONNX orders them.
     ```
-    %y = ascend.graph.conv2d %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>,
-        dilations = array<i64: 1, 1>, groups = 1 : i64}
-        : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>) -> tensor<1x64x112x112xf32>
+    %y = ascend.graph.einsum %a, %b {equation = "bij,bjk->bik"}
+        : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
     ```
     """
 
-    name = "ascend.graph.conv2d"
+    name = "ascend.graph.einsum"
+
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    equation = prop_def(StringAttr)
+
+    @classmethod
+    def infer(cls, operand_types, props, where):
+        if not operand_types:
+            raise ValueError("einsum needs at least one input")
+        element = same_elements(operand_types, "inputs")
+        equation = props.get("equation")
+        if not isinstance(equation, StringAttr):
+            raise ValueError("missing 'equation'")
+        return TensorType(element, einsum_shape(equation.data, [t.get_shape() for t in operand_types]))
+
+
+def einsum_shape(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The result shape of `equation` over operands of these shapes (numpy's rules)."""
+    inputs, output = parse_einsum(equation, len(shapes))
+    sizes: dict[str, int] = {}
+    ellipsis: tuple[int, ...] = ()
+    for term, shape in zip(inputs, shapes, strict=True):
+        letters = term.replace("...", "")
+        if len(letters) > len(shape) or ("..." not in term and len(letters) != len(shape)):
+            raise ValueError(f"'{term}' does not fit an operand of rank {len(shape)}")
+        before = term.index("...") if "..." in term else len(term)
+        broadcast = len(shape) - len(letters)
+        dims = list(shape[:before]) + list(shape[before + broadcast :])
+        ellipsis = broadcast_shapes(ellipsis, shape[before : before + broadcast])
+        for letter, dim in zip(letters, dims, strict=True):
+            known = sizes.setdefault(letter, dim)
+            if DYN not in (known, dim) and known != dim:
+                raise ValueError(f"'{letter}' is {known} in one place and {dim} in another")
+            if known == DYN:
+                sizes[letter] = dim
+    result: list[int] = []
+    for index, part in enumerate(output.split("...")):
+        result += list(ellipsis) if index else []
+        result += [sizes[letter] for letter in part]
+    return tuple(result)
+
+
+def parse_einsum(equation: str, operands: int) -> tuple[list[str], str]:
+    """The input terms and the output term (derived when implicit) of an einsum equation."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, output = equation.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != operands:
+        raise ValueError(f"equation '{equation}' has {len(inputs)} inputs, got {operands} operands")
+    for term in [*inputs, output]:
+        letters = term.replace("...", "", 1)
+        if not all(c.isalpha() and c.isascii() for c in letters):
+            raise ValueError(f"'{term}' in '{equation}' is not a term of letters and one '...'")
+    if not arrow:
+        counts = {c: lhs.count(c) for c in lhs if c.isalpha()}
+        output = ("..." if "..." in lhs else "") + "".join(sorted(c for c, n in counts.items() if n == 1))
+    letters = output.replace("...", "")
+    if len(set(letters)) != len(letters) or any(c not in lhs for c in letters):
+        raise ValueError(f"output '{output}' of '{equation}' repeats or invents a letter")
+    if "..." in output and "..." not in lhs:
+        raise ValueError(f"output '{output}' of '{equation}' has '...' but no input does")
+    return inputs, output
+
+
+# --------------------------------------------------------------------------------------------
+# Convolutions (cube ops)
+# --------------------------------------------------------------------------------------------
+
+
+class ConvOp(GraphOp, ABC):
+    """Cross-correlation of N, C, spatial... input with O, C / groups, kernel... weights."""
+
+    SPATIAL: ClassVar[int]
 
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -137,27 +262,155 @@ class Conv2DOp(GraphOp):
     @classmethod
     def infer(cls, operand_types, props, where):
         element = same_elements(operand_types, "operands")
+        n = cls.SPATIAL
         x, w = operand_types[0].get_shape(), operand_types[1].get_shape()
-        if len(x) != 4 or len(w) != 4:
-            raise ValueError(f"conv2d needs a 4-D input and weight, got ranks {len(x)} and {len(w)}")
-        groups = prop_int(props, "groups", 1)
-        if groups < 1:
-            raise ValueError("'groups' must be positive")
+        if len(x) != n + 2 or len(w) != n + 2:
+            raise ValueError(
+                f"{cls.name.split('.')[-1]} needs a {n + 2}-D input and weight, "
+                f"got ranks {len(x)} and {len(w)}"
+            )
+        groups = _groups(props)
         if DYN not in (x[1], w[1]) and x[1] != w[1] * groups:
             raise ValueError(f"input has {x[1]} channels but the weight expects {w[1]} x {groups} groups")
         if w[0] != DYN and w[0] % groups:
             raise ValueError(f"{w[0]} output channels do not divide into {groups} groups")
-        if len(operand_types) == 3 and not same_dims(operand_types[2].get_shape(), (w[0],)):
-            raise ValueError(f"bias must have shape [{w[0]}], got {list(operand_types[2].get_shape())}")
-        p = check_window_props(props, 2, ("strides", "pads", "dilations"))
+        _check_bias(operand_types, w[0])
+        p = check_window_props(props, n, ("strides", "pads", "dilations"))
         pads = p["pads"]
-        out_h = window_out(x[2], w[2], p["strides"][0], (pads[0], pads[2]), p["dilations"][0], False)
-        out_w = window_out(x[3], w[3], p["strides"][1], (pads[1], pads[3]), p["dilations"][1], False)
-        return TensorType(element, (x[0], w[0], out_h, out_w))
+        out = tuple(
+            window_out(x[2 + i], w[2 + i], p["strides"][i], (pads[i], pads[i + n]), p["dilations"][i], False)
+            for i in range(n)
+        )
+        return TensorType(element, (x[0], w[0], *out))
+
+
+@irdl_op_definition
+class Conv2DOp(ConvOp):
+    """2-D convolution over NCHW input with OIHW weights (O = out channels, I = C / groups).
+
+    `pads` are [top, left, bottom, right], as ONNX orders them.
+    ```
+    %y = ascend.graph.conv2d %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>,
+        dilations = array<i64: 1, 1>, groups = 1 : i64}
+        : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>) -> tensor<1x64x112x112xf32>
+    ```
+    """
+
+    name = "ascend.graph.conv2d"
+    SPATIAL: ClassVar[int] = 2
+
+
+@irdl_op_definition
+class Conv3DOp(ConvOp):
+    """3-D convolution over NCDHW input with OIDHW weights.
+
+    ```
+    %y = ascend.graph.conv3d %x, %w {pads = array<i64: 1, 1, 1, 1, 1, 1>}
+        : (tensor<1x2x4x4x4xf32>, tensor<3x2x3x3x3xf32>) -> tensor<1x3x4x4x4xf32>
+    ```
+    """
+
+    name = "ascend.graph.conv3d"
+    SPATIAL: ClassVar[int] = 3
+
+
+class ConvTransposeOp(GraphOp, ABC):
+    """The gradient of a convolution: input N, C, spatial...; weights C, O / groups, kernel....
+
+    Output length per axis: `stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1
+    - pad_begin - pad_end`; `output_padding` cells at the end receive only the bias.
+    """
+
+    SPATIAL: ClassVar[int]
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    strides = opt_prop_def(DenseArrayBase)
+    pads = opt_prop_def(DenseArrayBase)
+    dilations = opt_prop_def(DenseArrayBase)
+    output_padding = opt_prop_def(DenseArrayBase)
+    groups = opt_prop_def(IntegerAttr)
+
+    @classmethod
+    def infer(cls, operand_types, props, where):
+        element = same_elements(operand_types, "operands")
+        n = cls.SPATIAL
+        x, w = operand_types[0].get_shape(), operand_types[1].get_shape()
+        if len(x) != n + 2 or len(w) != n + 2:
+            raise ValueError(
+                f"{cls.name.split('.')[-1]} needs a {n + 2}-D input and weight, "
+                f"got ranks {len(x)} and {len(w)}"
+            )
+        groups = _groups(props)
+        if DYN not in (x[1], w[0]) and x[1] != w[0]:
+            raise ValueError(f"input has {x[1]} channels but the weight expects {w[0]}")
+        if x[1] != DYN and x[1] % groups:
+            raise ValueError(f"{x[1]} input channels do not divide into {groups} groups")
+        channels = DYN if w[1] == DYN else w[1] * groups
+        _check_bias(operand_types, channels)
+        p = check_window_props(props, n, ("strides", "pads", "dilations"))
+        extra = props.get("output_padding")
+        extra = (0,) * n if extra is None else tuple(int(v) for v in extra.get_values())
+        if len(extra) != n or min(extra) < 0:
+            raise ValueError(f"'output_padding' needs {n} non-negative values, got {list(extra)}")
+        out = []
+        for i in range(n):
+            if DYN in (x[2 + i], w[2 + i]):
+                out.append(DYN)
+                continue
+            span = p["dilations"][i] * (w[2 + i] - 1) + 1
+            size = p["strides"][i] * (x[2 + i] - 1) + extra[i] + span - p["pads"][i] - p["pads"][i + n]
+            if size < 1:
+                raise ValueError(f"the pads leave no output along spatial axis {i}")
+            out.append(size)
+        return TensorType(element, (x[0], channels, *out))
+
+
+@irdl_op_definition
+class ConvTranspose2DOp(ConvTransposeOp):
+    """2-D transposed convolution over NCHW input with C x (O / groups) x KH x KW weights.
+
+    ```
+    %y = ascend.graph.conv_transpose2d %x, %w {strides = array<i64: 2, 2>}
+        : (tensor<1x1x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x7x7xf32>
+    ```
+    """
+
+    name = "ascend.graph.conv_transpose2d"
+    SPATIAL: ClassVar[int] = 2
+
+
+@irdl_op_definition
+class ConvTranspose3DOp(ConvTransposeOp):
+    """3-D transposed convolution over NCDHW input.
+
+    ```
+    %y = ascend.graph.conv_transpose3d %x, %w
+        : (tensor<1x1x3x4x5xf32>, tensor<1x2x3x3x3xf32>) -> tensor<1x2x5x6x7xf32>
+    ```
+    """
+
+    name = "ascend.graph.conv_transpose3d"
+    SPATIAL: ClassVar[int] = 3
+
+
+def _groups(props) -> int:
+    groups = prop_int(props, "groups", 1)
+    if groups < 1:
+        raise ValueError("'groups' must be positive")
+    return groups
+
+
+def _check_bias(operand_types, channels: int) -> None:
+    if len(operand_types) == 3 and not same_dims(operand_types[2].get_shape(), (channels,)):
+        raise ValueError(f"bias must have shape [{channels}], got {list(operand_types[2].get_shape())}")
 
 
 # --------------------------------------------------------------------------------------------
-# Normalization and pooling
+# Normalization
 # --------------------------------------------------------------------------------------------
 
 
@@ -198,84 +451,14 @@ class BatchNormOp(GraphOp):
         return operand_types[0]
 
 
-class Pool2DOp(GraphOp, ABC):
-    """A 2-D sliding-window pool over NCHW input; `pads` are [top, left, bottom, right]."""
-
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-
-    kernel_shape = prop_def(DenseArrayBase)
-    strides = opt_prop_def(DenseArrayBase)
-    pads = opt_prop_def(DenseArrayBase)
-    ceil_mode = opt_prop_def(IntegerAttr)
-
-    WINDOW_PROPS: ClassVar[tuple[str, ...]] = ("kernel_shape", "strides", "pads")
-
-    @classmethod
-    def infer(cls, operand_types, props, where):
-        x = operand_types[0].get_shape()
-        if len(x) != 4:
-            raise ValueError(f"pooling needs a 4-D NCHW input, got rank {len(x)}")
-        p = check_window_props(props, 2, cls.WINDOW_PROPS)
-        if "kernel_shape" not in props:
-            raise ValueError("missing 'kernel_shape'")
-        dilations = p.get("dilations", (1, 1))
-        pads, k, s = p["pads"], p["kernel_shape"], p["strides"]
-        if any(pads[i] >= k[i % 2] for i in range(4)):
-            raise ValueError("padding must be smaller than the window")
-        ceil = bool(prop_int(props, "ceil_mode", 0))
-        out_h = window_out(x[2], k[0], s[0], (pads[0], pads[2]), dilations[0], ceil)
-        out_w = window_out(x[3], k[1], s[1], (pads[1], pads[3]), dilations[1], ceil)
-        return TensorType(operand_types[0].element_type, (x[0], x[1], out_h, out_w))
-
-
-@irdl_op_definition
-class MaxPoolOp(Pool2DOp):
-    """```
-    %y = ascend.graph.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>,
-        pads = array<i64: 1, 1, 1, 1>} : (tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32>
-    ```
-    """
-
-    name = "ascend.graph.max_pool"
-
-    dilations = opt_prop_def(DenseArrayBase)
-    WINDOW_PROPS: ClassVar[tuple[str, ...]] = ("kernel_shape", "strides", "pads", "dilations")
-
-
-@irdl_op_definition
-class AvgPoolOp(Pool2DOp):
-    """Average pool; `count_include_pad = 1` divides by the whole window, padding included.
-
-    ```
-    %y = ascend.graph.avg_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
-        : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x2xf32>
-    ```
-    """
-
-    name = "ascend.graph.avg_pool"
-
-    count_include_pad = opt_prop_def(IntegerAttr)
-
-
-@irdl_op_definition
-class GlobalAvgPoolOp(GraphOp):
-    """Mean over every axis after the first two, kept as size 1.
-
-    `%y = ascend.graph.global_avg_pool %x : (tensor<1x512x7x7xf32>) -> tensor<1x512x1x1xf32>`
-    """
-
-    name = "ascend.graph.global_avg_pool"
-
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-
-    @classmethod
-    def infer(cls, operand_types, props, where):
-        x = operand_types[0].get_shape()
-        if len(x) < 3:
-            raise ValueError(f"global_avg_pool needs an input of rank >= 3, got {len(x)}")
-        return TensorType(operand_types[0].element_type, x[:2] + (1,) * (len(x) - 2))
-
-
-OPS = (MatMulOp, GemmOp, Conv2DOp, BatchNormOp, MaxPoolOp, AvgPoolOp, GlobalAvgPoolOp)
+OPS = (
+    MatMulOp,
+    MatMulIntegerOp,
+    GemmOp,
+    EinsumOp,
+    Conv2DOp,
+    Conv3DOp,
+    ConvTranspose2DOp,
+    ConvTranspose3DOp,
+    BatchNormOp,
+)

@@ -30,7 +30,7 @@ from ge.dtypes import bfloat16, numpy_dtype
 from ge.errors import GeError, InvalidModelError, RuntimeInputError
 from ge.weights import WeightStore
 
-from . import elementwise, nn, reduction, tensor
+from . import elementwise, indexing, nn, normalization, recurrent, reduction, resize, tensor, unary
 from .base import Implementation
 
 _NARROW_FLOATS = (np.dtype(np.float16), bfloat16)
@@ -137,18 +137,28 @@ def _const(op: ConstOp, weights: WeightStore | None) -> np.ndarray:
 IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
     ConstOp: _const,
     **elementwise.IMPLEMENTATIONS,
+    **indexing.IMPLEMENTATIONS,
     **nn.IMPLEMENTATIONS,
+    **recurrent.IMPLEMENTATIONS,
+    **resize.IMPLEMENTATIONS,
     **reduction.IMPLEMENTATIONS,
+    **normalization.IMPLEMENTATIONS,
     **tensor.IMPLEMENTATIONS,
+    **unary.IMPLEMENTATIONS,
 }
 """Every `ascend.graph` op class and the function that computes it."""
 
 # Ops that only move or convert elements: widening their operands would change nothing but cost.
 _IN_STORED_DTYPE = (
     *elementwise.IN_STORED_DTYPE,
+    *indexing.IN_STORED_DTYPE,
     *nn.IN_STORED_DTYPE,
+    *recurrent.IN_STORED_DTYPE,
+    *resize.IN_STORED_DTYPE,
     *reduction.IN_STORED_DTYPE,
+    *normalization.IN_STORED_DTYPE,
     *tensor.IN_STORED_DTYPE,
+    *unary.IN_STORED_DTYPE,
 )
 
 
@@ -192,7 +202,7 @@ def _fits_shape(shape: tuple[int, ...], type: TensorType) -> bool:
     """Whether `shape` is `type`'s shape; a dynamic dimension (`?`, stored as -1) matches any size."""
     declared = type.get_shape()
     return len(shape) == len(declared) and all(
-        want in (-1, got) for got, want in zip(shape, declared, strict=True)
+        want < 0 or want == got for got, want in zip(shape, declared, strict=True)
     )
 
 

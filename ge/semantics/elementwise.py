@@ -1,20 +1,27 @@
-"""Elementwise ops: arithmetic, activations, comparisons and casts."""
+"""Elementwise ops on several tensors: arithmetic, bitwise, logic, comparisons, selection, casts.
+
+Integer arithmetic wraps as the hardware's does; IEEE special values follow numpy, which agrees
+with ONNX (including the sign rules of `mod`).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import describe
+from ge.dialects.common import describe, get_int
 from ge.dtypes import numpy_dtype
 from ge.errors import GeError
 
 from .base import Implementation
 
 
-def _binary(ufunc: np.ufunc) -> Implementation:
+def _binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Implementation:
     def implementation(op: ops.GraphOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-        return ufunc(lhs, rhs)
+        with np.errstate(all="ignore"):
+            return function(lhs, rhs)
 
     return implementation
 
@@ -24,18 +31,64 @@ def _div(op: ops.DivOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         if not np.all(rhs):
             raise GeError(f"{describe(op)}: integer division by zero")
         # fmod keeps the dividend's sign, so this truncates toward zero as C and ONNX do.
-        return (lhs - np.fmod(lhs, rhs)) // rhs
-    with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(over="ignore"):
+            return (lhs - np.fmod(lhs, rhs)) // rhs
+    with np.errstate(all="ignore"):
         return lhs / rhs
 
 
-def _relu(op: ops.ReluOp, x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, x.dtype.type(0))
+def _mod(op: ops.ModOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    # np.mod takes the divisor's sign (floor division), np.fmod the dividend's (truncation).
+    remainder = np.fmod if get_int(op, "fmod", 0) else np.mod
+    with np.errstate(all="ignore"):
+        return remainder(lhs, rhs)
+
+
+def _pow(op: ops.PowOp, base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        if base.dtype.kind == "f":
+            wide = np.result_type(base, exponent) if exponent.dtype.kind == "f" else base.dtype
+            return np.power(base.astype(wide), exponent.astype(wide)).astype(base.dtype)
+        # An integer base: exact (wrapping) powers for whole exponents, otherwise the real power
+        # truncated toward zero, as a cast of it would be.
+        negative = exponent < 0
+        if exponent.dtype.kind != "f" and not negative.any():
+            return np.power(base, exponent.astype(base.dtype))
+        real = np.power(base.astype(np.float64), exponent.astype(np.float64)).astype(base.dtype)
+        if exponent.dtype.kind == "f":
+            return real
+        return np.where(negative, real, np.power(base, np.maximum(exponent, 0).astype(base.dtype)))
+
+
+def _prelu(op: ops.PReluOp, x: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.where(x < 0, x * slope, x)
+
+
+def _shift(left: bool) -> Implementation:
+    def implementation(op: ops.GraphOp, x: np.ndarray, amount: np.ndarray) -> np.ndarray:
+        width = 8 * x.dtype.itemsize
+        in_range = (amount >= 0) & (amount < width)
+        bits = np.where(in_range, amount, 0).astype(x.dtype)
+        if left:
+            return np.where(in_range, np.left_shift(x, bits), x.dtype.type(0))
+        # Out of range, only the sign fill is left: -1 for a negative signed x, else 0.
+        fill = np.right_shift(x, width - 1) if x.dtype.kind == "i" else np.zeros_like(x)
+        return np.where(in_range, np.right_shift(x, bits), fill)
+
+    return implementation
+
+
+def _where(op: ops.WhereOp, condition: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.where(condition, x, y)
 
 
 def _cast(op: ops.CastOp, x: np.ndarray) -> np.ndarray:
-    # numpy rounds to nearest even between floats and truncates floats toward zero into integers.
-    return x.astype(numpy_dtype(op.result.type.element_type), copy=False)
+    # numpy rounds to nearest even between floats, truncates floats toward zero into integers,
+    # wraps integers and maps non-zero to true, as ONNX specifies (out-of-range floats into
+    # integers are undefined there).
+    with np.errstate(all="ignore"):
+        return x.astype(numpy_dtype(op.result.type.element_type), copy=False)
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {
@@ -43,8 +96,37 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.SubOp: _binary(np.subtract),
     ops.MulOp: _binary(np.multiply),
     ops.DivOp: _div,
-    ops.ReluOp: _relu,
+    ops.ModOp: _mod,
+    ops.MaxOp: _binary(np.maximum),
+    ops.MinOp: _binary(np.minimum),
+    ops.PowOp: _pow,
+    ops.PReluOp: _prelu,
+    ops.BitwiseAndOp: _binary(np.bitwise_and),
+    ops.BitwiseOrOp: _binary(np.bitwise_or),
+    ops.BitwiseXorOp: _binary(np.bitwise_xor),
+    ops.ShiftLeftOp: _shift(left=True),
+    ops.ShiftRightOp: _shift(left=False),
+    ops.AndOp: _binary(np.logical_and),
+    ops.OrOp: _binary(np.logical_or),
+    ops.XorOp: _binary(np.logical_xor),
+    ops.EqualOp: _binary(np.equal),
+    ops.LessOp: _binary(np.less),
+    ops.LessEqualOp: _binary(np.less_equal),
+    ops.GreaterOp: _binary(np.greater),
+    ops.GreaterEqualOp: _binary(np.greater_equal),
+    ops.WhereOp: _where,
     ops.CastOp: _cast,
 }
 
-IN_STORED_DTYPE: tuple[type, ...] = (ops.CastOp,)
+# Selections and comparisons are exact in any float type: widening 16-bit floats would only cost.
+IN_STORED_DTYPE: tuple[type, ...] = (
+    ops.CastOp,
+    ops.WhereOp,
+    ops.MaxOp,
+    ops.MinOp,
+    ops.EqualOp,
+    ops.LessOp,
+    ops.LessEqualOp,
+    ops.GreaterOp,
+    ops.GreaterEqualOp,
+)

@@ -1,175 +1,62 @@
-"""Convolution, pooling and normalization over NCHW tensors, vectorized with strided windows.
+"""Matrix products, convolutions, pooling and batch normalization, vectorized with strided windows.
 
 Every sliding-window op pads its input, views the windows with `sliding_window_view` (no copy),
-then reduces them: a batched matrix product per group for conv2d, max or sum for the pools.
-`pads` are [top, left, bottom, right], as in ONNX.
+then reduces them: a batched matrix product per group for convolutions, max, sum or p-norm for
+the pools. The ops work on any number of spatial axes; `pads` list every axis's leading padding,
+then every trailing one, as in ONNX.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ge.dialects.common import get_float, get_int, get_ints
 from ge.dialects.graph import (
+    AvgPool3DOp,
     AvgPoolOp,
     BatchNormOp,
     Conv2DOp,
+    Conv3DOp,
+    ConvTranspose2DOp,
+    ConvTranspose3DOp,
+    EinsumOp,
     GemmOp,
     GlobalAvgPoolOp,
+    GlobalLpPoolOp,
+    GlobalMaxPoolOp,
+    GraphOp,
+    LpPool3DOp,
+    LpPoolOp,
+    MatMulIntegerOp,
     MatMulOp,
+    MaxPool3DOp,
     MaxPoolOp,
+    MaxPoolWithArgmaxOp,
 )
 
 from .base import Implementation
 
-Pair = tuple[int, int]
-
-
-def conv2d(op: Conv2DOp, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
-    """Cross-correlation of NCHW `x` with OIHW `w` (I = C / groups), plus an optional bias."""
-    kernel = (w.shape[2], w.shape[3])
-    strides = _pair(get_ints(op, "strides", (1, 1)))
-    pads = get_ints(op, "pads", (0, 0, 0, 0))
-    dilations = _pair(get_ints(op, "dilations", (1, 1)))
-    groups = get_int(op, "groups", 1)
-    out = _output_size(x.shape, kernel, strides, pads, dilations, ceil=False)
-    padded = _pad(x, pads, out, kernel, strides, dilations, 0)
-    windows = _windows(padded, kernel, strides, dilations, out)  # N, C, OH, OW, KH, KW
-    n, c = x.shape[:2]
-    o = w.shape[0]
-    # im2col per group: rows are output pixels, columns are (channel, kh, kw) of one group.
-    columns = windows.reshape(n, groups, c // groups, *out, *kernel)
-    columns = columns.transpose(1, 0, 3, 4, 2, 5, 6).reshape(groups, n * out[0] * out[1], -1)
-    filters = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-    y = np.matmul(columns, filters)  # groups, N*OH*OW, O/groups
-    y = y.reshape(groups, n, *out, o // groups).transpose(1, 0, 4, 2, 3).reshape(n, o, *out)
-    y = np.ascontiguousarray(y)
-    if bias is not None:
-        y += bias.reshape(1, o, 1, 1)
-    return y
-
-
-def batch_norm(
-    op: BatchNormOp,
-    x: np.ndarray,
-    scale: np.ndarray,
-    bias: np.ndarray,
-    mean: np.ndarray,
-    var: np.ndarray,
-) -> np.ndarray:
-    """Inference-mode batch normalization over axis 1."""
-    epsilon = get_float(op, "epsilon", 1e-5)
-    shape = (1, -1) + (1,) * (x.ndim - 2)
-    scale, bias, mean, var = (p.reshape(shape) for p in (scale, bias, mean, var))
-    return scale * (x - mean) / np.sqrt(var + x.dtype.type(epsilon)) + bias
-
-
-def max_pool(op: MaxPoolOp, x: np.ndarray) -> np.ndarray:
-    dilations = _pair(get_ints(op, "dilations", (1, 1)))
-    kernel, strides, pads, out = _pool_window(op, x, dilations)
-    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    padded = _pad(x, pads, out, kernel, strides, dilations, lowest)
-    return _windows(padded, kernel, strides, dilations, out).max(axis=(-2, -1))
-
-
-def avg_pool(op: AvgPoolOp, x: np.ndarray) -> np.ndarray:
-    """Mean over each window; `count_include_pad` decides whether explicit pads are counted.
-
-    Cells added only so that ceil mode has a full last window are never counted (as in ONNX
-    Runtime and PyTorch).
-    """
-    kernel, strides, pads, out = _pool_window(op, x, (1, 1))
-    padded = _pad(x, pads, out, kernel, strides, (1, 1), 0)
-    total = _windows(padded, kernel, strides, (1, 1), out).sum(axis=(-2, -1))
-    height, width = x.shape[2:]
-    counted = np.zeros((1, 1, *padded.shape[2:]), dtype=total.dtype)
-    if get_int(op, "count_include_pad", 0):
-        counted[..., : pads[0] + height + pads[2], : pads[1] + width + pads[3]] = 1
-    else:
-        counted[..., pads[0] : pads[0] + height, pads[1] : pads[1] + width] = 1
-    count = _windows(counted, kernel, strides, (1, 1), out).sum(axis=(-2, -1))
-    return (total / count).astype(x.dtype, copy=False)
-
-
-def global_avg_pool(op: GlobalAvgPoolOp, x: np.ndarray) -> np.ndarray:
-    return x.mean(axis=tuple(range(2, x.ndim)), keepdims=True).astype(x.dtype, copy=False)
+Sizes = tuple[int, ...]
 
 
 # --------------------------------------------------------------------------------------------
-# Windows
+# Matrix products
 # --------------------------------------------------------------------------------------------
-
-
-def _pool_window(
-    op: MaxPoolOp | AvgPoolOp, x: np.ndarray, dilations: Pair
-) -> tuple[Pair, Pair, tuple[int, ...], Pair]:
-    """Kernel, strides, pads and output size of a pool."""
-    kernel = _pair(get_ints(op, "kernel_shape"))
-    strides = _pair(get_ints(op, "strides", (1, 1)))
-    pads = get_ints(op, "pads", (0, 0, 0, 0))
-    ceil = bool(get_int(op, "ceil_mode", 0))
-    return kernel, strides, pads, _output_size(x.shape, kernel, strides, pads, dilations, ceil)
-
-
-def _output_size(
-    shape: tuple[int, ...],
-    kernel: Pair,
-    strides: Pair,
-    pads: tuple[int, ...],
-    dilations: Pair,
-    ceil: bool,
-) -> Pair:
-    """Number of windows along H and W (ONNX's formula, with PyTorch's ceil-mode rule)."""
-    sizes = []
-    for axis in range(2):
-        size, stride = shape[2 + axis], strides[axis]
-        before, after = pads[axis], pads[axis + 2]
-        room = size + before + after - dilations[axis] * (kernel[axis] - 1) - 1
-        count = (-(-room // stride) if ceil else room // stride) + 1
-        # In ceil mode, a last window starting in the trailing padding is dropped.
-        if ceil and (count - 1) * stride >= size + before:
-            count -= 1
-        sizes.append(count)
-    return sizes[0], sizes[1]
-
-
-def _pad(
-    x: np.ndarray,
-    pads: tuple[int, ...],
-    out: Pair,
-    kernel: Pair,
-    strides: Pair,
-    dilations: Pair,
-    value: float,
-) -> np.ndarray:
-    """`x` padded with `value` by `pads`, plus whatever the last of `out` windows still needs."""
-    widths = [(0, 0), (0, 0)]
-    for axis in range(2):
-        span = dilations[axis] * (kernel[axis] - 1) + 1
-        needed = (out[axis] - 1) * strides[axis] + span
-        before, after = pads[axis], pads[axis + 2]
-        after += max(0, needed - (x.shape[2 + axis] + before + after))
-        widths.append((before, after))
-    if not any(before or after for before, after in widths):
-        return x
-    return np.pad(x, widths, constant_values=value)
-
-
-def _windows(padded: np.ndarray, kernel: Pair, strides: Pair, dilations: Pair, out: Pair) -> np.ndarray:
-    """A (N, C, OH, OW, KH, KW) view of the windows of a padded NCHW array."""
-    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilations, strict=True))
-    view = sliding_window_view(padded, spans, axis=(2, 3))
-    view = view[:, :, :: strides[0], :: strides[1], :: dilations[0], :: dilations[1]]
-    return view[:, :, : out[0], : out[1]]
-
-
-def _pair(values: tuple[int, ...]) -> Pair:
-    return values[0], values[1]
 
 
 def _matmul(op: MatMulOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return np.matmul(lhs, rhs)
+
+
+def _matmul_integer(
+    op: MatMulIntegerOp, a: np.ndarray, b: np.ndarray, a_zero: np.ndarray, b_zero: np.ndarray
+) -> np.ndarray:
+    wide = np.int32
+    return np.matmul(a.astype(wide) - a_zero.astype(wide), b.astype(wide) - b_zero.astype(wide))
 
 
 def _gemm(op: GemmOp, a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None) -> np.ndarray:
@@ -187,14 +74,282 @@ def _gemm(op: GemmOp, a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None)
     return product + (c if beta == 1.0 else c * c.dtype.type(beta))
 
 
+def _einsum(op: EinsumOp, *inputs: np.ndarray) -> np.ndarray:
+    equation = op.properties["equation"].data  # type: ignore[union-attr]
+    result = np.einsum(equation, *inputs, optimize=len(inputs) > 2)
+    return np.asarray(result, dtype=inputs[0].dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# Convolutions
+# --------------------------------------------------------------------------------------------
+
+
+def conv(op: Conv2DOp | Conv3DOp, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+    """Cross-correlation of N, C, spatial... `x` with O, C / groups, kernel... `w`, plus a bias."""
+    n = x.ndim - 2
+    kernel = w.shape[2:]
+    strides, pads, dilations = _window_props(op, n)
+    groups = get_int(op, "groups", 1)
+    out = _output_size(x.shape[2:], kernel, strides, pads, dilations, ceil=False)
+    padded = _pad(x, pads, out, kernel, strides, dilations, 0)
+    windows = _windows(padded, kernel, strides, dilations, out)  # N, C, out..., kernel...
+    batch, channels = x.shape[:2]
+    o = w.shape[0]
+    # im2col per group: rows are output pixels, columns are (channel, kernel...) of one group.
+    columns = windows.reshape(batch, groups, channels // groups, *out, *kernel)
+    spatial = tuple(range(3, 3 + n))
+    columns = columns.transpose(1, 0, *spatial, 2, *(a + n for a in spatial))
+    columns = columns.reshape(groups, batch * math.prod(out), -1)
+    filters = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
+    # Accumulating in float64 makes each output channel's sums independent of how the matrix
+    # product tiles the channels, so equal filters give equal channels.
+    y = np.matmul(columns.astype(np.float64), filters.astype(np.float64))  # groups, N * prod(out), O / groups
+    y = y.reshape(groups, batch, *out, o // groups).transpose(1, 0, n + 2, *range(2, n + 2))
+    y = np.ascontiguousarray(y, dtype=x.dtype).reshape(batch, o, *out)
+    if bias is not None:
+        y += bias.reshape(1, o, *(1,) * n)
+    return y
+
+
+def conv_transpose(
+    op: ConvTranspose2DOp | ConvTranspose3DOp, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None
+) -> np.ndarray:
+    """Scatters each input pixel times the kernel into the output (col2im), then crops the pads;
+    sums in float64, as `conv` does."""
+    n = x.ndim - 2
+    batch, channels, *sizes = x.shape
+    kernel = w.shape[2:]
+    strides, pads, dilations = _window_props(op, n)
+    extra = get_ints(op, "output_padding", (0,) * n)
+    groups = get_int(op, "groups", 1)
+    per_group = w.shape[1]
+    # Every input pixel times every kernel tap: groups, N, in..., O / groups, kernel....
+    pixels = x.reshape(batch, groups, channels // groups, -1).transpose(1, 0, 3, 2).astype(np.float64)
+    taps = np.matmul(pixels, w.reshape(groups, 1, channels // groups, -1).astype(np.float64))
+    taps = taps.reshape(groups, batch, *sizes, per_group, *kernel)
+    taps = taps.transpose(1, 0, n + 2, *range(n + 3, 2 * n + 3), *range(2, n + 2))  # N, g, O/g, k..., in...
+    out = [
+        strides[i] * (sizes[i] - 1) + extra[i] + dilations[i] * (kernel[i] - 1) + 1 - pads[i] - pads[i + n]
+        for i in range(n)
+    ]
+    full = [
+        max(strides[i] * (sizes[i] - 1) + dilations[i] * (kernel[i] - 1) + 1, pads[i] + out[i])
+        for i in range(n)
+    ]
+    y = np.zeros((batch, groups, per_group, *full), dtype=taps.dtype)
+    for tap in np.ndindex(*kernel):
+        target = tuple(
+            slice(tap[i] * dilations[i], tap[i] * dilations[i] + strides[i] * (sizes[i] - 1) + 1, strides[i])
+            for i in range(n)
+        )
+        y[(Ellipsis, *target)] += taps[(slice(None), slice(None), slice(None), *tap)]
+    crop = tuple(slice(pads[i], pads[i] + out[i]) for i in range(n))
+    y = np.ascontiguousarray(y[(Ellipsis, *crop)], dtype=x.dtype).reshape(batch, groups * per_group, *out)
+    if bias is not None:
+        y += bias.reshape(1, -1, *(1,) * n)
+    return y
+
+
+# --------------------------------------------------------------------------------------------
+# Normalization and pooling
+# --------------------------------------------------------------------------------------------
+
+
+def batch_norm(
+    op: BatchNormOp,
+    x: np.ndarray,
+    scale: np.ndarray,
+    bias: np.ndarray,
+    mean: np.ndarray,
+    var: np.ndarray,
+) -> np.ndarray:
+    """Inference-mode batch normalization over axis 1."""
+    epsilon = get_float(op, "epsilon", 1e-5)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    scale, bias, mean, var = (p.reshape(shape) for p in (scale, bias, mean, var))
+    return scale * (x - mean) / np.sqrt(var + x.dtype.type(epsilon)) + bias
+
+
+def max_pool(op: MaxPoolOp | MaxPool3DOp, x: np.ndarray) -> np.ndarray:
+    kernel, strides, pads, dilations, out = _pool_window(op, x)
+    padded = _pad(x, pads, out, kernel, strides, dilations, _lowest(x.dtype))
+    return _windows(padded, kernel, strides, dilations, out).max(axis=_last(len(kernel)))
+
+
+def max_pool_with_argmax(op: MaxPoolWithArgmaxOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The max pool and, for each window, the flat input index of its first maximum."""
+    kernel, strides, pads, dilations, out = _pool_window(op, x)
+    padded = _pad(x, pads, out, kernel, strides, dilations, _lowest(x.dtype))
+    where = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    where = _pad(where, pads, out, kernel, strides, dilations, -1)
+    flat = (*x.shape[:2], *out, -1)
+    values = _windows(padded, kernel, strides, dilations, out).reshape(flat)
+    indices = _windows(where, kernel, strides, dilations, out).reshape(flat)
+    best = values.max(axis=-1)
+    # The first real cell holding the maximum: padding never wins, even against equal values.
+    first = np.argmax((values == best[..., None]) & (indices >= 0), axis=-1)
+    return best, np.take_along_axis(indices, first[..., None], axis=-1)[..., 0]
+
+
+def avg_pool(op: AvgPoolOp | AvgPool3DOp, x: np.ndarray) -> np.ndarray:
+    """Mean over each window; `count_include_pad` decides whether explicit pads are counted.
+
+    Cells added only so that ceil mode has a full last window are never counted (as in ONNX
+    Runtime and PyTorch).
+    """
+    kernel, strides, pads, dilations, out = _pool_window(op, x)
+    n = len(kernel)
+    padded = _pad(x, pads, out, kernel, strides, dilations, 0)
+    total = _windows(padded, kernel, strides, dilations, out).sum(axis=_last(n))
+    # The counted cells are a product of one interval per axis, so the counts are too.
+    include = bool(get_int(op, "count_include_pad", 0))
+    count = np.ones((), dtype=total.dtype)
+    for axis in range(n):
+        size, before, after = x.shape[2 + axis], pads[axis], pads[axis + n]
+        counted = np.zeros(padded.shape[2 + axis], dtype=total.dtype)
+        counted[0 if include else before : before + size + (after if include else 0)] = 1
+        span = dilations[axis] * (kernel[axis] - 1) + 1
+        windows = sliding_window_view(counted, span)[:: strides[axis], :: dilations[axis]][: out[axis]]
+        count = np.multiply.outer(count, windows.sum(axis=-1))
+    return (total / count).astype(x.dtype, copy=False)
+
+
+def lp_pool(op: LpPoolOp | LpPool3DOp, x: np.ndarray) -> np.ndarray:
+    """`(sum |x| ^ p) ^ (1 / p)` over each window; padding adds nothing."""
+    kernel, strides, pads, dilations, out = _pool_window(op, x)
+    p = get_int(op, "p", 2)
+    padded = _pad(np.abs(x), pads, out, kernel, strides, dilations, 0)
+    powers = _windows(padded, kernel, strides, dilations, out) ** p
+    return _root(powers.sum(axis=_last(len(kernel))), p).astype(x.dtype, copy=False)
+
+
+def global_avg_pool(op: GlobalAvgPoolOp, x: np.ndarray) -> np.ndarray:
+    return x.mean(axis=tuple(range(2, x.ndim)), keepdims=True).astype(x.dtype, copy=False)
+
+
+def global_max_pool(op: GlobalMaxPoolOp, x: np.ndarray) -> np.ndarray:
+    return x.max(axis=tuple(range(2, x.ndim)), keepdims=True)
+
+
+def global_lp_pool(op: GlobalLpPoolOp, x: np.ndarray) -> np.ndarray:
+    p = get_int(op, "p", 2)
+    total = (np.abs(x) ** p).sum(axis=tuple(range(2, x.ndim)), keepdims=True)
+    return _root(total, p).astype(x.dtype, copy=False)
+
+
+# --------------------------------------------------------------------------------------------
+# Windows
+# --------------------------------------------------------------------------------------------
+
+
+def _window_props(op: GraphOp, n: int) -> tuple[Sizes, Sizes, Sizes]:
+    """strides, pads and dilations of a window op with `n` spatial axes."""
+    return (
+        get_ints(op, "strides", (1,) * n),
+        get_ints(op, "pads", (0,) * 2 * n),
+        get_ints(op, "dilations", (1,) * n),
+    )
+
+
+def _pool_window(op: GraphOp, x: np.ndarray) -> tuple[Sizes, Sizes, Sizes, Sizes, Sizes]:
+    """Kernel, strides, pads, dilations and output size of a pool."""
+    kernel = get_ints(op, "kernel_shape")
+    strides, pads, dilations = _window_props(op, len(kernel))
+    ceil = bool(get_int(op, "ceil_mode", 0))
+    return kernel, strides, pads, dilations, _output_size(x.shape[2:], kernel, strides, pads, dilations, ceil)
+
+
+def _output_size(
+    sizes: Sequence[int],
+    kernel: Sizes,
+    strides: Sizes,
+    pads: Sizes,
+    dilations: Sizes,
+    ceil: bool,
+) -> Sizes:
+    """Number of windows along each spatial axis (ONNX's formula, with PyTorch's ceil-mode rule)."""
+    n = len(kernel)
+    counts = []
+    for axis in range(n):
+        size, stride = sizes[axis], strides[axis]
+        before, after = pads[axis], pads[axis + n]
+        room = size + before + after - dilations[axis] * (kernel[axis] - 1) - 1
+        count = (-(-room // stride) if ceil else room // stride) + 1
+        # In ceil mode, a last window starting in the trailing padding is dropped.
+        if ceil and (count - 1) * stride >= size + before:
+            count -= 1
+        counts.append(count)
+    return tuple(counts)
+
+
+def _pad(
+    x: np.ndarray,
+    pads: Sizes,
+    out: Sizes,
+    kernel: Sizes,
+    strides: Sizes,
+    dilations: Sizes,
+    value: float,
+) -> np.ndarray:
+    """`x` padded with `value` by `pads`, plus whatever the last of `out` windows still needs."""
+    n = len(kernel)
+    widths = [(0, 0), (0, 0)]
+    for axis in range(n):
+        span = dilations[axis] * (kernel[axis] - 1) + 1
+        needed = (out[axis] - 1) * strides[axis] + span
+        before, after = pads[axis], pads[axis + n]
+        after += max(0, needed - (x.shape[2 + axis] + before + after))
+        widths.append((before, after))
+    if not any(before or after for before, after in widths):
+        return x
+    return np.pad(x, widths, constant_values=value)
+
+
+def _windows(padded: np.ndarray, kernel: Sizes, strides: Sizes, dilations: Sizes, out: Sizes) -> np.ndarray:
+    """An (N, C, out..., kernel...) view of the windows of a padded N, C, spatial... array."""
+    n = len(kernel)
+    spans = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilations, strict=True))
+    view = sliding_window_view(padded, spans, axis=tuple(range(2, 2 + n)))
+    view = view[
+        (slice(None), slice(None), *(slice(None, o * s, s) for o, s in zip(out, strides, strict=True)))
+    ]
+    return view[(Ellipsis, *(slice(None, None, d) for d in dilations))]
+
+
+def _last(n: int) -> tuple[int, ...]:
+    return tuple(range(-n, 0))
+
+
+def _lowest(dtype: np.dtype) -> float | int:
+    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+
+
+def _root(total: np.ndarray, p: int) -> np.ndarray:
+    return np.sqrt(total) if p == 2 else total ** (1.0 / p)
+
+
 IMPLEMENTATIONS: dict[type, Implementation] = {
     MatMulOp: _matmul,
+    MatMulIntegerOp: _matmul_integer,
     GemmOp: _gemm,
-    Conv2DOp: conv2d,
+    EinsumOp: _einsum,
+    Conv2DOp: conv,
+    Conv3DOp: conv,
+    ConvTranspose2DOp: conv_transpose,
+    ConvTranspose3DOp: conv_transpose,
     BatchNormOp: batch_norm,
     MaxPoolOp: max_pool,
+    MaxPool3DOp: max_pool,
+    MaxPoolWithArgmaxOp: max_pool_with_argmax,
     AvgPoolOp: avg_pool,
+    AvgPool3DOp: avg_pool,
+    LpPoolOp: lp_pool,
+    LpPool3DOp: lp_pool,
     GlobalAvgPoolOp: global_avg_pool,
+    GlobalMaxPoolOp: global_max_pool,
+    GlobalLpPoolOp: global_lp_pool,
 }
 
-IN_STORED_DTYPE: tuple[type, ...] = ()
+IN_STORED_DTYPE: tuple[type, ...] = (MaxPoolOp, MaxPool3DOp, MaxPoolWithArgmaxOp, GlobalMaxPoolOp)
+"""Max pools only select elements: they are exact in any dtype."""

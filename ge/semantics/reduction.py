@@ -1,23 +1,209 @@
-"""Reductions and the ops built on them: softmax and its relatives, normalizations."""
+"""Reductions and the ops built on them: reductions over axes, arg-reductions, scans, top-k and
+the softmax family.
+
+Sums and products of integers stay in the integer dtype (wrapping as the hardware does);
+reductions whose definition leaves the integers (L2, logs) compute in float64 and truncate
+back. An empty set reduces to the operation's identity: 0, 1, -inf for log-sums, the dtype's
+lowest value for max and its highest for min.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import get_int
+from ge.dialects.common import get_int, get_ints
 
 from .base import Implementation
+
+# --------------------------------------------------------------------------------------------
+# Reductions over a set of axes
+# --------------------------------------------------------------------------------------------
+
+Reducer = Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
+"""`f(x, axes) -> reduced`, with the reduced axes kept as size 1."""
+
+
+def _reduction(reducer: Reducer) -> Implementation:
+    def implementation(op: ops.ReduceOp, x: np.ndarray) -> np.ndarray:
+        axes = get_ints(op, "axes")
+        y = np.asarray(reducer(x, axes))
+        if not get_int(op, "keepdims", 1):
+            y = y.reshape([d for i, d in enumerate(x.shape) if i not in axes])
+        return y.astype(x.dtype, copy=False)
+
+    return implementation
+
+
+def _sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return np.sum(x, axis=axes, keepdims=True, dtype=x.dtype)
+
+
+def _mean(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    # The mean of an empty set is 0 (ONNX leaves it undefined; onnxruntime gives 0).
+    count = max(int(np.prod([x.shape[a] for a in axes])), 1)
+    if x.dtype.kind == "f":
+        return _sum(x, axes) / x.dtype.type(count)
+    # Integer division truncating toward zero, as C does.
+    total = _sum(x, axes)
+    quotient = np.abs(total) // count
+    return np.where(total < 0, -quotient, quotient) if x.dtype.kind == "i" else quotient
+
+
+def _max(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return np.max(x, axis=axes, keepdims=True, initial=_lowest(x.dtype))
+
+
+def _min(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return np.min(x, axis=axes, keepdims=True, initial=_highest(x.dtype))
+
+
+def _prod(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return np.prod(x, axis=axes, keepdims=True, dtype=x.dtype)
+
+
+def _l1(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return _sum(np.abs(x), axes)
+
+
+def _l2(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return np.sqrt(_sum(_as_float(x) ** 2, axes))
+
+
+def _log_sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(_sum(_as_float(x), axes))
+
+
+def _log_sum_exp(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    x = _as_float(x)
+    peak = np.max(x, axis=axes, keepdims=True, initial=-np.inf)
+    # An all -inf (or empty) set has no finite peak to take out.
+    peak = np.where(np.isfinite(peak), peak, 0)
+    with np.errstate(divide="ignore"):
+        return np.log(_sum(np.exp(x - peak), axes)) + peak
+
+
+def _sum_square(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return _sum(x * x, axes)
+
+
+# --------------------------------------------------------------------------------------------
+# Ops along one axis
+# --------------------------------------------------------------------------------------------
+
+
+def _arg_reduction(pick: Callable[..., np.ndarray]) -> Implementation:
+    def implementation(op: ops.ArgReduceOp, x: np.ndarray) -> np.ndarray:
+        axis = _axis(op, x, 0)
+        keepdims = bool(get_int(op, "keepdims", 1))
+        if get_int(op, "select_last_index", 0):
+            # The first extreme of the reversed axis is the last one of the original.
+            flipped = pick(np.flip(x, axis), axis=axis, keepdims=keepdims)
+            return (x.shape[axis] - 1 - flipped).astype(np.int64)
+        return pick(x, axis=axis, keepdims=keepdims).astype(np.int64)
+
+    return implementation
+
+
+def _scan(accumulate: Callable[..., np.ndarray], identity: int) -> Implementation:
+    def implementation(op: ops.ScanOp, x: np.ndarray) -> np.ndarray:
+        axis = _axis(op, x, 0)
+        reverse = get_int(op, "reverse", 0)
+        source = np.flip(x, axis) if reverse else x
+        y = accumulate(source, axis=axis, dtype=x.dtype)
+        if get_int(op, "exclusive", 0):
+            # Each element gets the running value before it: shift by one, the identity first.
+            first = np.full_like(np.take(y, [0], axis=axis), identity)
+            y = np.concatenate([first, np.take(y, np.arange(x.shape[axis] - 1), axis=axis)], axis=axis)
+        return np.flip(y, axis) if reverse else y
+
+    return implementation
+
+
+def _top_k(op: ops.TopKOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    axis = _axis(op, x, -1)
+    k = get_int(op, "k")
+    size = x.shape[axis]
+    if get_int(op, "largest", 1):
+        # A stable ascending sort of the reversed axis, read backwards, is descending with
+        # equal values in index order.
+        order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+        order = size - 1 - np.flip(order, axis)
+    else:
+        order = np.argsort(x, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)
 
 
 def _softmax(op: ops.SoftmaxOp, x: np.ndarray) -> np.ndarray:
     axis = get_int(op, "axis", -1)
-    exponentials = np.exp(x - x.max(axis=axis, keepdims=True))
+    exponentials = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
     return exponentials / exponentials.sum(axis=axis, keepdims=True)
 
 
+def _log_softmax(op: ops.LogSoftmaxOp, x: np.ndarray) -> np.ndarray:
+    axis = get_int(op, "axis", -1)
+    shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def _hardmax(op: ops.HardmaxOp, x: np.ndarray) -> np.ndarray:
+    axis = _axis(op, x, -1)
+    y = np.zeros_like(x)
+    if x.shape[axis]:
+        np.put_along_axis(y, np.argmax(x, axis=axis, keepdims=True), 1, axis=axis)
+    return y
+
+
 IMPLEMENTATIONS: dict[type, Implementation] = {
+    ops.ReduceSumOp: _reduction(_sum),
+    ops.ReduceMeanOp: _reduction(_mean),
+    ops.ReduceMaxOp: _reduction(_max),
+    ops.ReduceMinOp: _reduction(_min),
+    ops.ReduceProdOp: _reduction(_prod),
+    ops.ReduceL1Op: _reduction(_l1),
+    ops.ReduceL2Op: _reduction(_l2),
+    ops.ReduceLogSumOp: _reduction(_log_sum),
+    ops.ReduceLogSumExpOp: _reduction(_log_sum_exp),
+    ops.ReduceSumSquareOp: _reduction(_sum_square),
+    ops.ArgMaxOp: _arg_reduction(np.argmax),
+    ops.ArgMinOp: _arg_reduction(np.argmin),
+    ops.CumSumOp: _scan(np.cumsum, 0),
+    ops.CumProdOp: _scan(np.cumprod, 1),
+    ops.TopKOp: _top_k,
     ops.SoftmaxOp: _softmax,
+    ops.LogSoftmaxOp: _log_softmax,
+    ops.HardmaxOp: _hardmax,
 }
 
-IN_STORED_DTYPE: tuple[type, ...] = ()
+# Selections compare elements and return some of them: exact in any float dtype.
+IN_STORED_DTYPE: tuple[type, ...] = (ops.ReduceMaxOp, ops.ReduceMinOp, ops.ArgMaxOp, ops.ArgMinOp, ops.TopKOp)
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _axis(op, x: np.ndarray, default: int) -> int:
+    axis = get_int(op, "axis", default)
+    return axis + x.ndim if axis < 0 else axis
+
+
+def _as_float(x: np.ndarray) -> np.ndarray:
+    return x if x.dtype.kind == "f" else x.astype(np.float64)
+
+
+def _lowest(dtype: np.dtype) -> object:
+    if dtype == np.bool_:
+        return False
+    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
+
+
+def _highest(dtype: np.dtype) -> object:
+    if dtype == np.bool_:
+        return True
+    return np.iinfo(dtype).max if dtype.kind in "iu" else np.inf

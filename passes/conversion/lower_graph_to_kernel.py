@@ -38,7 +38,15 @@ from xdsl.pattern_rewriter import (
 from ge.dialects import graph
 from ge.dialects.kernel import KERNEL_BY_UNIT, YieldOp
 
-CUBE_OPS: tuple[type[Operation], ...] = (graph.Conv2DOp, graph.MatMulOp, graph.GemmOp)
+CUBE_OPS: tuple[type[Operation], ...] = (
+    graph.Conv2DOp,
+    graph.MatMulOp,
+    graph.GemmOp,
+    graph.Conv3DOp,
+    graph.ConvTranspose2DOp,
+    graph.ConvTranspose3DOp,
+    graph.MatMulIntegerOp,
+)
 
 
 AICPU_TYPES = (f64, i64, IntegerType(64, Signedness.UNSIGNED))
@@ -49,8 +57,13 @@ def unit_of(op: Operation) -> str:
     """Where an op runs: the AI CPU for what the AI Core cannot do, else cube or vector."""
     if op.has_trait(graph.NeedsAiCpu):
         return "aicpu"
-    types = [v.type.element_type for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
-    if not op.has_trait(graph.MovesData) and any(t in AICPU_TYPES for t in types):
+    # 64-bit arithmetic is what the AI Core lacks: 64-bit operands, or a float64 result. An int64
+    # result alone (the indices of arg_max or top_k) is produced as int32 and widened on store.
+    operands = [v.type.element_type for v in op.operands if isinstance(v.type, TensorType)]
+    results = [v.type.element_type for v in op.results if isinstance(v.type, TensorType)]
+    if not op.has_trait(graph.MovesData) and (
+        any(t in AICPU_TYPES for t in operands) or any(t == f64 for t in results)
+    ):
         return "aicpu"
     return "cube" if isinstance(op, CUBE_OPS) else "vector"
 

@@ -17,17 +17,21 @@ from google.protobuf.message import DecodeError
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph
 
-from . import elementwise, nn, reduction, tensor
+from . import elementwise, indexing, nn, normalization, recurrent, reduction, resize, tensor
 from .importer import Converter, Importer, Node, ValueNeeded
 
-MIN_OPSET = 9
+MIN_OPSET = 6
 MAX_OPSET = onnx.defs.onnx_opset_version()
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 CONVERTERS: dict[str, Converter] = {
     **elementwise.CONVERTERS,
+    **indexing.CONVERTERS,
     **nn.CONVERTERS,
+    **recurrent.CONVERTERS,
+    **resize.CONVERTERS,
     **reduction.CONVERTERS,
+    **normalization.CONVERTERS,
     **tensor.CONVERTERS,
 }
 

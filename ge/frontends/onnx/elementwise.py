@@ -1,48 +1,301 @@
-"""Converters of elementwise operators."""
+"""Converters of elementwise operators: math, activations, arithmetic, logic, casts.
+
+Most operators map one to one onto a graph op; the variadic ones (Sum, Mean, Max, Min) become
+chains of binary ops, and Clip a `max` then a `min`. An input dtype the graph op does not
+accept is refused as an unsupported dtype rather than computed some other way.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
+from ge.dialects.common import int_attr
+from ge.dtypes import element_type, numpy_dtype
+from ge.errors import UnsupportedOperatorError
 from ge.graph import Tensor
 
-from .importer import Converter, Importer, Node
+from .importer import Converter, Importer, Node, dtype_name
+
+# --------------------------------------------------------------------------------------------
+# One operator, one op
+# --------------------------------------------------------------------------------------------
 
 
-def _binary(op_class: type) -> Converter:
+def _unary(op_class: type[ops.UnaryElementwiseOp]) -> Converter:
+    """A unary op; an activation's float attributes become the properties of the same name."""
+
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        return [imp.g.add_op(op_class, node.inputs[:2], None, node.name)]
+        x = _accepted(node, op_class, node.inputs[0])
+        defaults = op_class.DEFAULTS if issubclass(op_class, ops.ActivationOp) else {}
+        props = {name: ops.float_attr(node.attr(name)) for name in defaults if name in node.attrs}
+        return [imp.g.add_op(op_class, [x], props, node.name)]
 
     return convert
 
 
-def _relu(imp: Importer, node: Node) -> list[Tensor]:
-    return [imp.g.add_op(ops.ReluOp, [node.inputs[0]], None, node.name)]
+def _binary(op_class: type[ops.ElementwiseOp]) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        operands = [_accepted(node, op_class, t) for t in node.inputs[:2]]
+        return [imp.g.add_op(op_class, operands, None, node.name)]
+
+    return convert
+
+
+def _is_inf(imp: Importer, node: Node) -> list[Tensor]:
+    props = {
+        "detect_positive": int_attr(int(node.attr("detect_positive", 1))),
+        "detect_negative": int_attr(int(node.attr("detect_negative", 1))),
+    }
+    return [imp.g.add_op(ops.IsInfOp, [_accepted(node, ops.IsInfOp, node.inputs[0])], props, node.name)]
+
+
+def _gelu(imp: Importer, node: Node) -> list[Tensor]:
+    approximate = node.attr("approximate", "none")
+    if approximate not in ("none", "tanh"):
+        raise node.invalid(f"approximate must be 'none' or 'tanh', got '{approximate}'")
+    props = {"approximate": StringAttr(approximate)}
+    return [imp.g.add_op(ops.GeluOp, [_accepted(node, ops.GeluOp, node.inputs[0])], props, node.name)]
+
+
+def _mod(imp: Importer, node: Node) -> list[Tensor]:
+    """fmod=0 on floats is accepted at every opset, with opset 28's meaning (the divisor's sign)."""
+    fmod = int(node.attr("fmod", 0))
+    if fmod not in (0, 1):
+        raise node.invalid(f"fmod must be 0 or 1, got {fmod}")
+    operands = [_accepted(node, ops.ModOp, t) for t in node.inputs[:2]]
+    return [imp.g.add_op(ops.ModOp, operands, {"fmod": int_attr(fmod)}, node.name)]
+
+
+def _bit_shift(imp: Importer, node: Node) -> list[Tensor]:
+    """Signed integers are accepted at every opset, with opset 28's meaning (arithmetic right
+    shifts; a shift out of range leaves the sign fill)."""
+    direction = node.attr("direction")
+    op_class = {"LEFT": ops.ShiftLeftOp, "RIGHT": ops.ShiftRightOp}.get(direction)
+    if op_class is None:
+        raise node.invalid(f"direction must be 'LEFT' or 'RIGHT', got '{direction}'")
+    return _binary(op_class)(imp, node)
+
+
+def _where(imp: Importer, node: Node) -> list[Tensor]:
+    condition, x, y = node.inputs[:3]
+    _accepted(node, ops.WhereOp, x)
+    return [imp.g.add_op(ops.WhereOp, [condition, x, y], None, node.name)]
+
+
+# --------------------------------------------------------------------------------------------
+# Lowered to several ops
+# --------------------------------------------------------------------------------------------
+
+
+def _variadic(op_class: type[ops.BinaryElementwiseOp], mean: bool = False) -> Converter:
+    """Sum, Max, Min (and Mean, which divides the sum by the count): a left fold of binary ops."""
+
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        inputs = [_accepted(node, op_class, t) for t in node.inputs if t is not None]
+        if not inputs:
+            raise node.invalid("needs at least one input")
+        if mean and inputs[0].dtype not in ("float16", "bfloat16", "float32", "float64"):
+            raise _dtype_error(node, f"{inputs[0].dtype} inputs are not supported")
+        result = inputs[0]
+        for t in inputs[1:]:
+            result = imp.g.add_op(op_class, [result, t], None, node.name)
+        if mean and len(inputs) > 1:
+            count = _scalar_constant(imp, len(inputs), result.dtype, f"{node.name}_count")
+            result = imp.g.add_op(ops.DivOp, [result, count], None, node.name)
+        return [result]
+
+    convert.__doc__ = (
+        "A chain of additions over the inputs, left to right, then a division by their count; "
+        "integer inputs are refused."
+        if mean
+        else "A chain of binary ops over the inputs, left to right."
+    )
+    return convert
+
+
+def _clip(imp: Importer, node: Node) -> list[Tensor]:
+    """Lowered to `min(max(x, min), max)` (where min > max, every element becomes max, as ONNX
+    says); min and max are attributes before opset 11, optional scalar inputs after."""
+    x = _accepted(node, ops.MaxOp, node.inputs[0])
+    if node.opset < 11:
+        bounds = [
+            _scalar_constant(imp, node.attr(name), x.dtype, f"{node.name}_{name}")
+            if name in node.attrs
+            else None
+            for name in ("min", "max")
+        ]
+    else:
+        bounds = [node.inputs[i] if node.has_input(i) else None for i in (1, 2)]
+    low, high = bounds
+    for bound in (low, high):
+        if bound is not None and bound.shape not in ((), (1,)):
+            raise node.invalid(f"min and max must be scalars, got shape {list(bound.shape)}")
+    result = x
+    if low is not None:
+        result = imp.g.add_op(ops.MaxOp, [result, _scalar(imp, low)], None, node.name)
+    if high is not None:
+        result = imp.g.add_op(ops.MinOp, [result, _scalar(imp, high)], None, node.name)
+    return [result]
+
+
+def _cast(imp: Importer, node: Node) -> list[Tensor]:
+    """Types ge has no dtype for (string, float8, int4, int2, ...) are refused as unsupported
+    dtypes; `saturate` and `round_mode` concern only those."""
+    target = dtype_name(int(node.attr("to")), f"the target type of Cast at node '{node.name}'")
+    return [_add_cast(imp, node, node.inputs[0], target)]
+
+
+def _cast_like(imp: Importer, node: Node) -> list[Tensor]:
+    """Types ge has no dtype for (string, float8, int4, int2, ...) are refused as unsupported
+    dtypes; `saturate` and `round_mode` concern only those."""
+    return [_add_cast(imp, node, node.inputs[0], node.inputs[1].dtype)]
 
 
 def _identity(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
+    """Sequences and optionals are refused (as graph inputs that are not tensors)."""
     known = node.known[0]
     return [known if known is not None else node.inputs[0]]
 
 
 def _dropout(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
-    if len(node.proto.output) > 1 and node.proto.output[1]:
-        raise node.fail("the 'mask' output of Dropout is not supported")
+    """The identity at inference, and in training with a ratio of 0 (the mask is then all true);
+    random dropout (training_mode=1 with a non-zero ratio) is refused."""
+    x = node.inputs[0]
     training = node.attr("is_test", 1) == 0 if node.opset < 7 else False
     if node.has_input(2):
         training = bool(node.value(2))
     if training:
-        raise node.fail("training_mode=1 (random dropout) is not supported")
-    return _identity(imp, node)
+        ratio = float(node.value(1)) if node.has_input(1) else 0.5
+        if ratio != 0:
+            raise node.fail("training_mode=1 (random dropout) is not supported")
+    outputs: list[Tensor | np.ndarray] = _identity(imp, node)
+    if len(node.proto.output) > 1 and node.proto.output[1]:
+        if any(d < 0 for d in x.shape):
+            raise node.fail("the 'mask' output needs a static input shape")
+        # Before opset 10 the mask has the input's type.
+        mask_dtype = "bool" if node.opset >= 10 else x.dtype
+        outputs.append(imp.g.add_splat(1, x.shape, mask_dtype, f"{node.name}_mask"))
+    return outputs
 
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _accepted(node: Node, op_class: type[ops.ElementwiseOp], tensor: Tensor) -> Tensor:
+    """`tensor`, if `op_class` accepts its element type; else an unsupported-dtype error."""
+    if tensor is None:
+        raise node.invalid("a required input is missing")
+    if not op_class.accepts(tensor.value.type.element_type):
+        raise _dtype_error(node, f"{tensor.dtype} inputs are not supported")
+    return tensor
+
+
+def _dtype_error(node: Node, what: str) -> UnsupportedOperatorError:
+    error = node.fail(what)
+    error.category = "dtype"
+    return error
+
+
+def _scalar_constant(imp: Importer, value: float, dtype: str, name: str) -> Tensor:
+    """A known scalar of `dtype` (a constant rather than a splat, which bfloat16 lacks)."""
+    array = np.array(value).astype(numpy_dtype(element_type(dtype)))
+    tensor = imp.g.add_constant(array, name)
+    imp.known[tensor.value] = array
+    return tensor
+
+
+def _scalar(imp: Importer, bound: Tensor) -> Tensor:
+    return bound if bound.shape == () else imp.g.add_reshape(bound, [], f"{bound.name}_scalar")
+
+
+def _add_cast(imp: Importer, node: Node, x: Tensor, dtype: str) -> Tensor:
+    if dtype == x.dtype:
+        return x
+    return imp.g.add_cast(x, dtype, node.name)
+
+
+_UNARY = (
+    ("Abs", ops.AbsOp),
+    ("Neg", ops.NegOp),
+    ("Sign", ops.SignOp),
+    ("Relu", ops.ReluOp),
+    ("Not", ops.NotOp),
+    ("BitwiseNot", ops.BitwiseNotOp),
+    ("IsNaN", ops.IsNaNOp),
+    ("Exp", ops.ExpOp),
+    ("Log", ops.LogOp),
+    ("Sqrt", ops.SqrtOp),
+    ("Reciprocal", ops.ReciprocalOp),
+    ("Floor", ops.FloorOp),
+    ("Ceil", ops.CeilOp),
+    ("Round", ops.RoundOp),
+    ("Erf", ops.ErfOp),
+    ("Sin", ops.SinOp),
+    ("Cos", ops.CosOp),
+    ("Tan", ops.TanOp),
+    ("Asin", ops.AsinOp),
+    ("Acos", ops.AcosOp),
+    ("Atan", ops.AtanOp),
+    ("Sinh", ops.SinhOp),
+    ("Cosh", ops.CoshOp),
+    ("Asinh", ops.AsinhOp),
+    ("Acosh", ops.AcoshOp),
+    ("Atanh", ops.AtanhOp),
+    ("Sigmoid", ops.SigmoidOp),
+    ("Tanh", ops.TanhOp),
+    ("Softplus", ops.SoftplusOp),
+    ("Softsign", ops.SoftsignOp),
+    ("Mish", ops.MishOp),
+    ("HardSwish", ops.HardSwishOp),
+    ("LeakyRelu", ops.LeakyReluOp),
+    ("Elu", ops.EluOp),
+    ("Selu", ops.SeluOp),
+    ("Celu", ops.CeluOp),
+    ("ThresholdedRelu", ops.ThresholdedReluOp),
+    ("HardSigmoid", ops.HardSigmoidOp),
+    ("Swish", ops.SwishOp),
+    ("Shrink", ops.ShrinkOp),
+)
+
+_BINARY = (
+    ("Add", ops.AddOp),
+    ("Sub", ops.SubOp),
+    ("Mul", ops.MulOp),
+    ("Div", ops.DivOp),
+    ("Pow", ops.PowOp),
+    ("PRelu", ops.PReluOp),
+    ("BitwiseAnd", ops.BitwiseAndOp),
+    ("BitwiseOr", ops.BitwiseOrOp),
+    ("BitwiseXor", ops.BitwiseXorOp),
+    ("And", ops.AndOp),
+    ("Or", ops.OrOp),
+    ("Xor", ops.XorOp),
+    ("Equal", ops.EqualOp),
+    ("Less", ops.LessOp),
+    ("LessOrEqual", ops.LessEqualOp),
+    ("Greater", ops.GreaterOp),
+    ("GreaterOrEqual", ops.GreaterEqualOp),
+)
 
 CONVERTERS: dict[str, Converter] = {
-    "Add": _binary(ops.AddOp),
-    "Sub": _binary(ops.SubOp),
-    "Mul": _binary(ops.MulOp),
-    "Div": _binary(ops.DivOp),
-    "Relu": _relu,
+    **{onnx_name: _unary(op_class) for onnx_name, op_class in _UNARY},
+    **{onnx_name: _binary(op_class) for onnx_name, op_class in _BINARY},
+    "IsInf": _is_inf,
+    "Gelu": _gelu,
+    "Mod": _mod,
+    "BitShift": _bit_shift,
+    "Where": _where,
+    "Sum": _variadic(ops.AddOp),
+    "Mean": _variadic(ops.AddOp, mean=True),
+    "Max": _variadic(ops.MaxOp),
+    "Min": _variadic(ops.MinOp),
+    "Clip": _clip,
+    "Cast": _cast,
+    "CastLike": _cast_like,
     "Identity": _identity,
     "Dropout": _dropout,
 }

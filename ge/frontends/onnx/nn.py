@@ -1,9 +1,15 @@
-"""Converters of neural-network operators: matrix products, convolution, pooling, norms."""
+"""Converters of neural-network operators: matrix products, convolutions, pooling, batch norm.
+
+1-D convolutions and pools become their 2-D ops over a unit height (a reshape on each side);
+2-D and 3-D ones map to the ops of their rank.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
@@ -11,12 +17,37 @@ from ge.graph import Tensor
 
 from .importer import Converter, Importer, Node
 
+# --------------------------------------------------------------------------------------------
+# Matrix products
+# --------------------------------------------------------------------------------------------
+
 
 def _matmul(imp: Importer, node: Node) -> list[Tensor]:
     return [imp.g.add_op(ops.MatMulOp, node.inputs[:2], None, node.name)]
 
 
+def _matmul_integer(imp: Importer, node: Node) -> list[Tensor]:
+    """Zero points: scalars, or 1-D (one per row of A, one per column of B)."""
+    a, b = node.inputs[0], node.inputs[1]
+    zeros = []
+    for index, matrix in ((2, a), (3, b)):
+        if not node.has_input(index):
+            zeros.append(imp.g.add_splat(0, [], matrix.dtype, f"{node.name}.zero_point"))
+            continue
+        zero = node.inputs[index]
+        several = bool(zero.shape) and zero.shape[0] != 1
+        if len(zero.shape) > 1 or (several and len(matrix.shape) < 2):
+            raise node.fail(f"a zero point of shape {list(zero.shape)} is not supported")
+        if index == 2 and several:
+            # One zero point per row of `a`: a column that broadcasts along the rows.
+            zero = imp.g.add_reshape(zero, [zero.shape[0], 1], f"{node.name}.row_zero_points")
+        zeros.append(zero)
+    return [imp.g.add_op(ops.MatMulIntegerOp, [a, b, *zeros], None, node.name)]
+
+
 def _gemm(imp: Importer, node: Node) -> list[Tensor]:
+    if node.opset < 11 and not node.has_input(2):
+        raise node.invalid("Gemm needs its input C before opset 11")
     props = {
         "alpha": ops.float_attr(node.attr("alpha", 1.0)),
         "beta": ops.float_attr(node.attr("beta", 1.0)),
@@ -27,98 +58,279 @@ def _gemm(imp: Importer, node: Node) -> list[Tensor]:
     return [imp.g.add_op(ops.GemmOp, operands, props, node.name)]
 
 
-def _spatial(node: Node, x: Tensor, kernel: Sequence[int]) -> dict[str, tuple[int, ...]]:
-    """strides, dilations and explicit [top, left, bottom, right] pads, auto_pad resolved."""
-    if len(kernel) != 2 or len(x.shape) != 4:
-        raise node.fail(f"only 2-D windows over NCHW input are supported (kernel {list(kernel)})")
-    strides = tuple(node.attr("strides", [1, 1]))
-    dilations = tuple(node.attr("dilations", [1, 1]))
-    auto_pad = node.attr("auto_pad", b"NOTSET")
-    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad)
-    pads = tuple(node.attr("pads", [0, 0, 0, 0]))
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        pads_begin, pads_end = [], []
-        for axis in range(2):
-            size = x.shape[2 + axis]
-            if size < 0:
-                raise node.fail("auto_pad needs static spatial dimensions")
-            out = math.ceil(size / strides[axis])
-            total = max(0, (out - 1) * strides[axis] + (kernel[axis] - 1) * dilations[axis] + 1 - size)
-            small, large = total // 2, total - total // 2
-            begin = small if auto_pad == "SAME_UPPER" else large
-            pads_begin.append(begin)
-            pads_end.append(total - begin)
-        pads = (*pads_begin, *pads_end)
-    elif auto_pad == "VALID":
-        pads = (0, 0, 0, 0)
-    elif auto_pad != "NOTSET":
-        raise node.invalid(f"unknown auto_pad '{auto_pad}'")
-    return {"strides": strides, "dilations": dilations, "pads": pads}
+def _einsum(imp: Importer, node: Node) -> list[Tensor]:
+    equation = node.attr("equation")
+    if not equation:
+        raise node.invalid("Einsum needs an 'equation'")
+    props = {"equation": _string(equation)}
+    return [imp.g.add_op(ops.EinsumOp, [t for t in node.inputs if t is not None], props, node.name)]
+
+
+# --------------------------------------------------------------------------------------------
+# Convolutions
+# --------------------------------------------------------------------------------------------
 
 
 def _conv(imp: Importer, node: Node) -> list[Tensor]:
+    """1-D, 2-D and 3-D; SAME auto_pad needs static spatial dimensions."""
     x, w = node.inputs[0], node.inputs[1]
-    kernel = tuple(node.attr("kernel_shape", w.shape[2:]))
-    if tuple(kernel) != tuple(w.shape[2:]):
-        raise node.invalid(f"kernel_shape {list(kernel)} disagrees with the weight {list(w.shape)}")
-    s = _spatial(node, x, kernel)
+    kernel = _kernel(node, w)
+    s = _spatial(node, x, kernel, dilated=True)
+    props = {"groups": int_attr(int(node.attr("group", 1))), **s}
+    operands = [t for t in node.inputs[:3] if t is not None]
+    return [_by_rank(imp, node, (ops.Conv2DOp, ops.Conv3DOp), operands, props, weight=True)]
+
+
+def _conv_transpose(imp: Importer, node: Node) -> list[Tensor]:
+    """1-D, 2-D and 3-D; output_shape and SAME auto_pad need static spatial dimensions. An
+    output_shape larger than the input reaches gets cells holding only the bias.
+    """
+    x, w = node.inputs[0], node.inputs[1]
+    kernel = _kernel(node, w)
+    n = len(kernel)
+    strides = _ints(node, "strides", n, 1)
+    dilations = _ints(node, "dilations", n, 1)
+    extra = list(_ints(node, "output_padding", n, 0))
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    output_shape = node.attr("output_shape")
+    sizes = x.shape[2:]
+    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        if any(d < 0 for d in sizes):
+            raise node.fail("output_shape or auto_pad needs static spatial dimensions")
+        target = (
+            [int(d) for d in output_shape][-n:]
+            if output_shape is not None
+            else [size * stride for size, stride in zip(sizes, strides, strict=True)]
+        )
+        begin, end = [], []
+        for i in range(n):
+            total = strides[i] * (sizes[i] - 1) + extra[i] + dilations[i] * (kernel[i] - 1) + 1 - target[i]
+            if total < 0:
+                # A larger output than the input reaches: the cells past it hold only the bias.
+                extra[i] -= total
+                total = 0
+            first = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
+            begin.append(first)
+            end.append(total - first)
+        pads = (*begin, *end)
+    elif auto_pad in ("NOTSET", "VALID"):
+        pads = (0,) * 2 * n if auto_pad == "VALID" else _ints(node, "pads", 2 * n, 0)
+    else:
+        raise node.invalid(f"unknown auto_pad '{auto_pad}'")
     props = {
-        "strides": ints_attr(s["strides"]),
-        "pads": ints_attr(s["pads"]),
-        "dilations": ints_attr(s["dilations"]),
+        "strides": ints_attr(strides),
+        "pads": ints_attr(pads),
+        "dilations": ints_attr(dilations),
+        "output_padding": ints_attr(extra),
         "groups": int_attr(int(node.attr("group", 1))),
     }
     operands = [t for t in node.inputs[:3] if t is not None]
-    return [imp.g.add_op(ops.Conv2DOp, operands, props, node.name)]
+    classes = (ops.ConvTranspose2DOp, ops.ConvTranspose3DOp)
+    return [_by_rank(imp, node, classes, operands, props, weight=True)]
+
+
+# --------------------------------------------------------------------------------------------
+# Normalization and pooling
+# --------------------------------------------------------------------------------------------
 
 
 def _batch_norm(imp: Importer, node: Node) -> list[Tensor]:
+    """Inference only: training_mode=1 and the running mean and variance outputs are refused."""
     if node.attr("training_mode", 0):
         raise node.fail("training_mode=1 is not supported")
-    if node.opset < 9 and not node.attr("spatial", 1):
-        raise node.fail("spatial=0 is not supported")
     if any(o for o in node.proto.output[1:]):
         raise node.fail("running mean/var outputs (training) are not supported")
+    x = node.inputs[0]
+    # From opset 15, the parameters may have a dtype of their own.
+    params = [t if t.dtype == x.dtype else imp.g.add_cast(t, x.dtype) for t in node.inputs[1:5]]
     props = {"epsilon": ops.float_attr(node.attr("epsilon", 1e-5))}
-    return [imp.g.add_op(ops.BatchNormOp, node.inputs[:5], props, node.name)]
+    return [imp.g.add_op(ops.BatchNormOp, [x, *params], props, node.name)]
 
 
-def _pool(op_class: type) -> Converter:
+POOLS = {
+    "MaxPool": (ops.MaxPoolOp, ops.MaxPool3DOp),
+    "AveragePool": (ops.AvgPoolOp, ops.AvgPool3DOp),
+    "LpPool": (ops.LpPoolOp, ops.LpPool3DOp),
+}
+
+
+def _max_pool(imp: Importer, node: Node) -> list[Tensor]:
+    """1-D, 2-D and 3-D windows; storage_order=1 is refused; the Indices output is supported for
+    1-D and 2-D pools.
+    """
+    return _pool(imp, node)
+
+
+def _average_pool(imp: Importer, node: Node) -> list[Tensor]:
+    """1-D, 2-D and 3-D windows."""
+    return _pool(imp, node)
+
+
+def _lp_pool(imp: Importer, node: Node) -> list[Tensor]:
+    """1-D, 2-D and 3-D windows."""
+    return _pool(imp, node)
+
+
+def _pool(imp: Importer, node: Node) -> list[Tensor]:
+    x = node.inputs[0]
+    if node.attr("storage_order", 0):
+        raise node.fail("storage_order=1 is not supported")
+    kernel = tuple(node.attr("kernel_shape", ()))
+    if not kernel:
+        raise node.invalid("a pool needs 'kernel_shape'")
+    if len(x.shape) != len(kernel) + 2:
+        raise node.invalid(f"kernel_shape {list(kernel)} does not fit an input of rank {len(x.shape)}")
+    props = {
+        "kernel_shape": ints_attr(kernel),
+        "ceil_mode": int_attr(int(node.attr("ceil_mode", 0))),
+        **_spatial(node, x, kernel, dilated=False),
+    }
+    if node.op_type == "AveragePool":
+        props["count_include_pad"] = int_attr(int(node.attr("count_include_pad", 0)))
+    if node.op_type == "LpPool":
+        props["p"] = int_attr(int(node.attr("p", 2)))
+    if len(node.proto.output) > 1 and node.proto.output[1]:
+        return _max_pool_with_indices(imp, node, props)
+    return [_by_rank(imp, node, POOLS[node.op_type], [x], props)]
+
+
+def _max_pool_with_indices(imp: Importer, node: Node, props: dict) -> list[Tensor]:
+    x = node.inputs[0]
+    if len(x.shape) not in (3, 4):
+        raise node.fail("the 'Indices' output is supported for 1-D and 2-D pools only")
+    if len(x.shape) == 4:
+        return imp.g.add_op_results(ops.MaxPoolWithArgmaxOp, [x], props, node.name)
+    # A unit height leaves every flat index of the input as it was.
+    flat = imp.g.add_reshape(x, _unit_height(node, x.shape), f"{node.name}.as_2d")
+    values, indices = imp.g.add_op_results(ops.MaxPoolWithArgmaxOp, [flat], _props_2d(props), node.name)
+    return [_drop_height(imp, node, values, "values"), _drop_height(imp, node, indices, "indices")]
+
+
+def _global_pool(op_class: type) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        x = node.inputs[0]
-        if any(o for o in node.proto.output[1:]):
-            raise node.fail("the 'Indices' output of MaxPool is not supported")
-        if node.attr("storage_order", 0):
-            raise node.fail("storage_order=1 is not supported")
-        kernel = tuple(node.attr("kernel_shape", ()))
-        s = _spatial(node, x, kernel)
-        props = {
-            "kernel_shape": ints_attr(kernel),
-            "strides": ints_attr(s["strides"]),
-            "pads": ints_attr(s["pads"]),
-            "ceil_mode": int_attr(int(node.attr("ceil_mode", 0))),
-        }
-        if op_class is ops.MaxPoolOp:
-            props["dilations"] = ints_attr(s["dilations"])
-        else:
-            if s["dilations"] != (1, 1):
-                raise node.fail("dilations other than 1 are not supported for AveragePool")
-            props["count_include_pad"] = int_attr(int(node.attr("count_include_pad", 0)))
-        return [imp.g.add_op(op_class, [x], props, node.name)]
+        props = {"p": int_attr(int(node.attr("p", 2)))} if op_class is ops.GlobalLpPoolOp else None
+        return [imp.g.add_op(op_class, [node.inputs[0]], props, node.name)]
 
     return convert
 
 
-def _global_avg_pool(imp: Importer, node: Node) -> list[Tensor]:
-    return [imp.g.add_op(ops.GlobalAvgPoolOp, [node.inputs[0]], None, node.name)]
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _kernel(node: Node, w: Tensor) -> tuple[int, ...]:
+    kernel = tuple(int(k) for k in node.attr("kernel_shape", w.shape[2:]))
+    if len(kernel) != len(w.shape) - 2 or any(
+        k != d and d >= 0 for k, d in zip(kernel, w.shape[2:], strict=True)
+    ):
+        raise node.invalid(f"kernel_shape {list(kernel)} disagrees with the weight {list(w.shape)}")
+    return kernel
+
+
+def _ints(node: Node, name: str, count: int, default: int) -> tuple[int, ...]:
+    values = tuple(int(v) for v in node.attr(name, [default] * count))
+    if len(values) != count:
+        raise node.invalid(f"'{name}' needs {count} values, got {list(values)}")
+    return values
+
+
+def _spatial(node: Node, x: Tensor, kernel: Sequence[int], dilated: bool) -> dict:
+    """strides, dilations and explicit pads (all leading, then all trailing), auto_pad resolved.
+
+    SAME pads aim at `ceil(size / stride)` windows; convolutions dilate the kernel for it, pools
+    (as ONNX Runtime and the ONNX reference) do not.
+    """
+    n = len(kernel)
+    strides = _ints(node, "strides", n, 1)
+    dilations = _ints(node, "dilations", n, 1)
+    auto_pad = node.attr("auto_pad", "NOTSET")
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for axis in range(n):
+            size = x.shape[2 + axis]
+            if size < 0:
+                raise node.fail("auto_pad needs static spatial dimensions")
+            out = math.ceil(size / strides[axis])
+            span = (kernel[axis] - 1) * (dilations[axis] if dilated else 1) + 1
+            total = max(0, (out - 1) * strides[axis] + span - size)
+            first = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
+            begin.append(first)
+            end.append(total - first)
+        pads = (*begin, *end)
+    elif auto_pad == "VALID":
+        pads = (0,) * 2 * n
+    elif auto_pad == "NOTSET":
+        pads = _ints(node, "pads", 2 * n, 0)
+    else:
+        raise node.invalid(f"unknown auto_pad '{auto_pad}'")
+    return {"strides": ints_attr(strides), "pads": ints_attr(pads), "dilations": ints_attr(dilations)}
+
+
+def _by_rank(
+    imp: Importer,
+    node: Node,
+    classes: tuple[type, type],
+    operands: list[Tensor],
+    props: dict,
+    weight: bool = False,
+) -> Tensor:
+    """The 2-D or 3-D op for the input's rank; a 1-D window runs as 2-D over a unit height."""
+    x = operands[0]
+    rank = len(x.shape)
+    if rank in (4, 5):
+        return imp.g.add_op(classes[rank - 4], operands, props, node.name)
+    if rank != 3:
+        raise node.fail(f"{rank - 2}-D windows are not supported")
+    flat = [imp.g.add_reshape(x, _unit_height(node, x.shape), f"{node.name}.as_2d")]
+    if weight:
+        w = operands[1]
+        flat.append(imp.g.add_reshape(w, _unit_height(node, w.shape), f"{node.name}.weight_2d"))
+        flat += operands[2:]
+    y = imp.g.add_op(classes[0], flat, _props_2d(props), f"{node.name}.2d")
+    return _drop_height(imp, node, y, "")
+
+
+def _unit_height(node: Node, shape: Sequence[int]) -> list[int]:
+    if sum(d < 0 for d in shape) > 1:
+        raise node.fail(f"a 1-D window over shape {list(shape)} needs at most one dynamic dimension")
+    return [shape[0], shape[1], 1, *shape[2:]]
+
+
+def _drop_height(imp: Importer, node: Node, y: Tensor, what: str) -> Tensor:
+    shape = [*y.shape[:2], *y.shape[3:]]
+    return imp.g.add_reshape(y, shape, f"{node.name}.{what}" if what else node.name)
+
+
+def _props_2d(props: dict) -> dict:
+    """The properties of a 1-D window op, for the same op over a unit height."""
+    unit = {"kernel_shape": 1, "strides": 1, "dilations": 1, "output_padding": 0}
+    result = dict(props)
+    for name, value in unit.items():
+        if name in props:
+            result[name] = ints_attr((value, *props[name].get_values()))
+    if "pads" in props:
+        begin, end = props["pads"].get_values()
+        result["pads"] = ints_attr((0, begin, 0, end))
+    return result
+
+
+def _string(value: object) -> StringAttr:
+    return StringAttr(value.decode() if isinstance(value, bytes) else str(value))
 
 
 CONVERTERS: dict[str, Converter] = {
     "MatMul": _matmul,
+    "MatMulInteger": _matmul_integer,
     "Gemm": _gemm,
+    "Einsum": _einsum,
     "Conv": _conv,
+    "ConvTranspose": _conv_transpose,
     "BatchNormalization": _batch_norm,
-    "MaxPool": _pool(ops.MaxPoolOp),
-    "AveragePool": _pool(ops.AvgPoolOp),
-    "GlobalAveragePool": _global_avg_pool,
+    "MaxPool": _max_pool,
+    "AveragePool": _average_pool,
+    "LpPool": _lp_pool,
+    "GlobalAveragePool": _global_pool(ops.GlobalAvgPoolOp),
+    "GlobalMaxPool": _global_pool(ops.GlobalMaxPoolOp),
+    "GlobalLpPool": _global_pool(ops.GlobalLpPoolOp),
 }

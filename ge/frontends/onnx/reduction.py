@@ -1,33 +1,145 @@
-"""Converters of reductions, softmax and its relatives, and normalizations."""
+"""Converters of reductions, arg-reductions, scans, TopK, and Softmax and its relatives.
+
+Each opset form is resolved here, so the graph ops see one form: reductions get normalized,
+sorted `axes` (read from the attribute before opset 13 for ReduceSum and 18 for the others, from
+the optional input after; an empty set with `noop_with_empty_axes` reduces nothing), and the
+softmax family before opset 13 (which normalizes the input flattened to 2-D at `axis`) becomes a
+reshape around the single-axis op.
+"""
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr
+from ge.dialects.common import int_attr, ints_attr
 from ge.graph import Tensor
 
 from .importer import Converter, Importer, Node
 
 
-def _softmax(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
-    if node.opset >= 13:
-        axis = int(node.attr("axis", -1))
-        return [imp.g.add_op(ops.SoftmaxOp, [x], {"axis": int_attr(axis)}, node.name)]
-    # Before opset 13, Softmax normalizes the input flattened to 2-D at `axis`.
-    axis = int(node.attr("axis", 1))
-    rank = len(x.shape)
-    axis = axis + rank if axis < 0 else axis
-    if axis == rank - 1:
-        return [imp.g.add_op(ops.SoftmaxOp, [x], {"axis": int_attr(-1)}, node.name)]
-    rows = int(np.prod(x.shape[:axis]))
-    flat = imp.g.add_reshape(x, [rows, -1], f"{node.name}.flatten")
-    y = imp.g.add_op(ops.SoftmaxOp, [flat], {"axis": int_attr(1)}, node.name)
-    return [imp.g.add_reshape(y, list(x.shape), f"{node.name}.unflatten")]
+def _reduce(op_class: type[ops.ReduceOp], axes_input_since: int) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        """Axes given as an input must be known when the model is imported (a constant, or an
+        input the program is specialized on)."""
+        x = node.inputs[0]
+        noop = False
+        if node.opset >= axes_input_since:
+            if "axes" in node.attrs:
+                raise node.invalid(f"opset {node.opset} takes the axes as an input, not an attribute")
+            axes = [int(a) for a in node.value(1).reshape(-1)] if node.has_input(1) else []
+            noop = bool(node.attr("noop_with_empty_axes", 0))
+        else:
+            axes = [int(a) for a in node.attr("axes", [])]
+        if not axes and not noop:
+            axes = list(range(len(x.shape)))
+        props = {
+            "axes": ints_attr(normalized_axes(node, axes, len(x.shape))),
+            "keepdims": int_attr(int(node.attr("keepdims", 1))),
+        }
+        return [imp.g.add_op(op_class, [x], props, node.name)]
+
+    return convert
+
+
+def _arg_reduce(op_class: type[ops.ArgReduceOp]) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        props = {
+            "axis": int_attr(int(node.attr("axis", 0))),
+            "keepdims": int_attr(int(node.attr("keepdims", 1))),
+            "select_last_index": int_attr(int(node.attr("select_last_index", 0))),
+        }
+        return [imp.g.add_op(op_class, [node.inputs[0]], props, node.name)]
+
+    return convert
+
+
+def _scan(op_class: type[ops.ScanOp]) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        """The axis input must be known when the model is imported."""
+        axis = node.value(1).reshape(-1)
+        if axis.size != 1:
+            raise node.invalid(f"the axis input must hold one value, got {axis.size}")
+        props = {
+            "axis": int_attr(int(axis[0])),
+            "exclusive": int_attr(int(node.attr("exclusive", 0))),
+            "reverse": int_attr(int(node.attr("reverse", 0))),
+        }
+        return [imp.g.add_op(op_class, [node.inputs[0]], props, node.name)]
+
+    return convert
+
+
+def _top_k(imp: Importer, node: Node) -> list[Tensor]:
+    """K must be known when the model is imported; `sorted = 0` returns the k sorted anyway."""
+    if node.opset >= 10:
+        k = node.value(1).reshape(-1)
+        if k.size != 1:
+            raise node.invalid(f"K must hold one value, got {k.size}")
+        k = int(k[0])
+    else:
+        k = int(node.attr("k"))
+    props = {
+        "k": int_attr(k),
+        "axis": int_attr(int(node.attr("axis", -1))),
+        "largest": int_attr(int(node.attr("largest", 1))),
+        "sorted": int_attr(int(node.attr("sorted", 1))),
+    }
+    return imp.g.add_op_results(ops.TopKOp, [node.inputs[0]], props, node.name)
+
+
+def _softmax_family(op_class: type[ops.SoftmaxFamilyOp]) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        """Before opset 13, the flattened form needs a static input shape unless `axis` is the last."""
+        x = node.inputs[0]
+        if node.opset >= 13:
+            axis = int(node.attr("axis", -1))
+            return [imp.g.add_op(op_class, [x], {"axis": int_attr(axis)}, node.name)]
+        # Before opset 13 the op normalizes the input flattened to 2-D at `axis`.
+        rank = len(x.shape)
+        axis = int(node.attr("axis", 1))
+        axis = axis + rank if axis < 0 else axis
+        if not 0 <= axis <= rank:
+            raise node.invalid(f"axis {node.attr('axis', 1)} is out of range for rank {rank}")
+        if axis == rank - 1:
+            return [imp.g.add_op(op_class, [x], {"axis": int_attr(-1)}, node.name)]
+        if any(d < 0 for d in x.shape):
+            raise node.fail(f"opset {node.opset} form over a dynamic shape {list(x.shape)}")
+        rows, columns = math.prod(x.shape[:axis]), math.prod(x.shape[axis:])
+        flat = imp.g.add_reshape(x, [rows, columns], f"{node.name}.flatten")
+        y = imp.g.add_op(op_class, [flat], {"axis": int_attr(1)}, node.name)
+        return [imp.g.add_reshape(y, list(x.shape), f"{node.name}.unflatten")]
+
+    return convert
+
+
+def normalized_axes(node: Node, axes: list[int], rank: int) -> list[int]:
+    """`axes` in [0, rank), sorted; repeated or out-of-range axes make the model invalid."""
+    if any(not -rank <= a < rank for a in axes):
+        raise node.invalid(f"axes {axes} are out of range for rank {rank}")
+    normalized = sorted(a + rank if a < 0 else a for a in axes)
+    if len(set(normalized)) != len(normalized):
+        raise node.invalid(f"axes {axes} name an axis twice")
+    return normalized
 
 
 CONVERTERS: dict[str, Converter] = {
-    "Softmax": _softmax,
+    "ReduceSum": _reduce(ops.ReduceSumOp, 13),
+    "ReduceMean": _reduce(ops.ReduceMeanOp, 18),
+    "ReduceMax": _reduce(ops.ReduceMaxOp, 18),
+    "ReduceMin": _reduce(ops.ReduceMinOp, 18),
+    "ReduceProd": _reduce(ops.ReduceProdOp, 18),
+    "ReduceL1": _reduce(ops.ReduceL1Op, 18),
+    "ReduceL2": _reduce(ops.ReduceL2Op, 18),
+    "ReduceLogSum": _reduce(ops.ReduceLogSumOp, 18),
+    "ReduceLogSumExp": _reduce(ops.ReduceLogSumExpOp, 18),
+    "ReduceSumSquare": _reduce(ops.ReduceSumSquareOp, 18),
+    "ArgMax": _arg_reduce(ops.ArgMaxOp),
+    "ArgMin": _arg_reduce(ops.ArgMinOp),
+    "CumSum": _scan(ops.CumSumOp),
+    "CumProd": _scan(ops.CumProdOp),
+    "TopK": _top_k,
+    "Softmax": _softmax_family(ops.SoftmaxOp),
+    "LogSoftmax": _softmax_family(ops.LogSoftmaxOp),
+    "Hardmax": _softmax_family(ops.HardmaxOp),
 }

@@ -1,0 +1,492 @@
+"""Unary elementwise ops: math functions, activations, predicates and negations.
+
+Each op is a name, the element kinds it accepts and, for parametrized activations, its float
+properties with their defaults (`DEFAULTS`), which the semantics read through `param`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from typing import ClassVar
+
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.irdl import irdl_op_definition, opt_prop_def
+
+from ..common import get_float
+from .elementwise import (
+    BOOL,
+    FLOAT,
+    INTEGER,
+    NUMERIC,
+    SIGNED,
+    UnaryElementwiseOp,
+    UnaryPredicateOp,
+)
+
+
+class FloatUnaryOp(UnaryElementwiseOp, ABC):
+    """A function of floating-point elements."""
+
+    ELEMENTS: ClassVar[frozenset[str]] = FLOAT
+
+
+class ActivationOp(FloatUnaryOp, ABC):
+    """An activation with float properties; `DEFAULTS` holds the value of each absent one."""
+
+    DEFAULTS: ClassVar[dict[str, float]] = {}
+
+    def param(self, name: str) -> float:
+        return get_float(self, name, self.DEFAULTS[name])
+
+
+# --------------------------------------------------------------------------------------------
+# Exact on every numeric type
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class AbsOp(UnaryElementwiseOp):
+    """`%y = ascend.graph.abs %x : (tensor<4xi32>) -> tensor<4xi32>`"""
+
+    name = "ascend.graph.abs"
+
+
+@irdl_op_definition
+class NegOp(UnaryElementwiseOp):
+    """`%y = ascend.graph.neg %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.neg"
+
+    ELEMENTS: ClassVar[frozenset[str]] = SIGNED
+
+
+@irdl_op_definition
+class SignOp(UnaryElementwiseOp):
+    """-1, 0 or 1 by the sign of each element (NaN stays NaN).
+
+    `%y = ascend.graph.sign %x : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.sign"
+
+
+@irdl_op_definition
+class ReluOp(UnaryElementwiseOp):
+    """`%y = ascend.graph.relu %x : (tensor<1x64xf32>) -> tensor<1x64xf32>`"""
+
+    name = "ascend.graph.relu"
+
+    ELEMENTS: ClassVar[frozenset[str]] = SIGNED
+
+
+@irdl_op_definition
+class NotOp(UnaryElementwiseOp):
+    """`%y = ascend.graph.not %x : (tensor<4xi1>) -> tensor<4xi1>`"""
+
+    name = "ascend.graph.not"
+
+    ELEMENTS: ClassVar[frozenset[str]] = BOOL
+
+
+@irdl_op_definition
+class BitwiseNotOp(UnaryElementwiseOp):
+    """`%y = ascend.graph.bitwise_not %x : (tensor<4xui16>) -> tensor<4xui16>`"""
+
+    name = "ascend.graph.bitwise_not"
+
+    ELEMENTS: ClassVar[frozenset[str]] = INTEGER
+
+
+@irdl_op_definition
+class IsNaNOp(UnaryPredicateOp):
+    """`%y = ascend.graph.is_nan %x : (tensor<4xf16>) -> tensor<4xi1>`"""
+
+    name = "ascend.graph.is_nan"
+
+    ELEMENTS: ClassVar[frozenset[str]] = FLOAT
+
+
+@irdl_op_definition
+class IsInfOp(UnaryPredicateOp):
+    """Tests for infinities: positive ones unless `detect_positive = 0`, negative ones unless
+    `detect_negative = 0`.
+
+    `%y = ascend.graph.is_inf %x {detect_negative = 0 : i64} : (tensor<4xf32>) -> tensor<4xi1>`
+    """
+
+    name = "ascend.graph.is_inf"
+
+    ELEMENTS: ClassVar[frozenset[str]] = FLOAT
+
+    detect_positive = opt_prop_def(IntegerAttr)
+    detect_negative = opt_prop_def(IntegerAttr)
+
+
+# --------------------------------------------------------------------------------------------
+# Math functions
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ExpOp(FloatUnaryOp):
+    """`%y = ascend.graph.exp %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.exp"
+
+
+@irdl_op_definition
+class LogOp(FloatUnaryOp):
+    """The natural logarithm. `%y = ascend.graph.log %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.log"
+
+
+@irdl_op_definition
+class SqrtOp(FloatUnaryOp):
+    """`%y = ascend.graph.sqrt %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.sqrt"
+
+
+@irdl_op_definition
+class ReciprocalOp(FloatUnaryOp):
+    """`1 / x`. `%y = ascend.graph.reciprocal %x : (tensor<4xf16>) -> tensor<4xf16>`"""
+
+    name = "ascend.graph.reciprocal"
+
+
+@irdl_op_definition
+class FloorOp(FloatUnaryOp):
+    """`%y = ascend.graph.floor %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.floor"
+
+
+@irdl_op_definition
+class CeilOp(FloatUnaryOp):
+    """`%y = ascend.graph.ceil %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.ceil"
+
+
+@irdl_op_definition
+class RoundOp(FloatUnaryOp):
+    """To the nearest integer, halves to even.
+
+    `%y = ascend.graph.round %x : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.round"
+
+
+@irdl_op_definition
+class ErfOp(FloatUnaryOp):
+    """The error function. `%y = ascend.graph.erf %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.erf"
+
+
+@irdl_op_definition
+class SinOp(FloatUnaryOp):
+    """`%y = ascend.graph.sin %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.sin"
+
+
+@irdl_op_definition
+class CosOp(FloatUnaryOp):
+    """`%y = ascend.graph.cos %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.cos"
+
+
+@irdl_op_definition
+class TanOp(FloatUnaryOp):
+    """`%y = ascend.graph.tan %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.tan"
+
+
+@irdl_op_definition
+class AsinOp(FloatUnaryOp):
+    """`%y = ascend.graph.asin %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.asin"
+
+
+@irdl_op_definition
+class AcosOp(FloatUnaryOp):
+    """`%y = ascend.graph.acos %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.acos"
+
+
+@irdl_op_definition
+class AtanOp(FloatUnaryOp):
+    """`%y = ascend.graph.atan %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.atan"
+
+
+@irdl_op_definition
+class SinhOp(FloatUnaryOp):
+    """`%y = ascend.graph.sinh %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.sinh"
+
+
+@irdl_op_definition
+class CoshOp(FloatUnaryOp):
+    """`%y = ascend.graph.cosh %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.cosh"
+
+
+@irdl_op_definition
+class AsinhOp(FloatUnaryOp):
+    """`%y = ascend.graph.asinh %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.asinh"
+
+
+@irdl_op_definition
+class AcoshOp(FloatUnaryOp):
+    """`%y = ascend.graph.acosh %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.acosh"
+
+
+@irdl_op_definition
+class AtanhOp(FloatUnaryOp):
+    """`%y = ascend.graph.atanh %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.atanh"
+
+
+# --------------------------------------------------------------------------------------------
+# Activations
+# --------------------------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class SigmoidOp(FloatUnaryOp):
+    """`1 / (1 + exp(-x))`. `%y = ascend.graph.sigmoid %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(FloatUnaryOp):
+    """`%y = ascend.graph.tanh %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.tanh"
+
+
+@irdl_op_definition
+class SoftplusOp(FloatUnaryOp):
+    """`log(1 + exp(x))`. `%y = ascend.graph.softplus %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.softplus"
+
+
+@irdl_op_definition
+class SoftsignOp(FloatUnaryOp):
+    """`x / (1 + |x|)`. `%y = ascend.graph.softsign %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.softsign"
+
+
+@irdl_op_definition
+class MishOp(FloatUnaryOp):
+    """`x * tanh(softplus(x))`. `%y = ascend.graph.mish %x : (tensor<4xf32>) -> tensor<4xf32>`"""
+
+    name = "ascend.graph.mish"
+
+
+@irdl_op_definition
+class HardSwishOp(FloatUnaryOp):
+    """`x * max(0, min(1, x / 6 + 1 / 2))`.
+
+    `%y = ascend.graph.hard_swish %x : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.hard_swish"
+
+
+@irdl_op_definition
+class GeluOp(FloatUnaryOp):
+    """`x * Phi(x)` with the normal distribution's `Phi` computed exactly (`approximate = "none"`,
+    the default) or by the tanh formula (`approximate = "tanh"`).
+
+    `%y = ascend.graph.gelu %x {approximate = "tanh"} : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.gelu"
+
+    approximate = opt_prop_def(StringAttr)
+
+    @classmethod
+    def check_props(cls, props):
+        value = props.get("approximate")
+        if isinstance(value, StringAttr) and value.data not in ("none", "tanh"):
+            raise ValueError(f'\'approximate\' must be "none" or "tanh", got "{value.data}"')
+
+
+@irdl_op_definition
+class LeakyReluOp(ActivationOp):
+    """`x` if `x >= 0` else `alpha * x` (alpha defaults to 0.01).
+
+    `%y = ascend.graph.leaky_relu %x {alpha = 1.000000e-01 : f32} : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.leaky_relu"
+
+    alpha = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[dict[str, float]] = {"alpha": 0.01}
+
+
+@irdl_op_definition
+class EluOp(ActivationOp):
+    """`x` if `x >= 0` else `alpha * (exp(x) - 1)` (alpha defaults to 1).
+
+    `%y = ascend.graph.elu %x {alpha = 2.000000e+00 : f32} : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.elu"
+
+    alpha = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[dict[str, float]] = {"alpha": 1.0}
+
+
+@irdl_op_definition
+class SeluOp(ActivationOp):
+    """`gamma * x` if `x > 0` else `gamma * alpha * (exp(x) - 1)`, with the self-normalizing
+    constants as defaults.
+
+    `%y = ascend.graph.selu %x : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.selu"
+
+    alpha = opt_prop_def(FloatAttr)
+    gamma = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[dict[str, float]] = {
+        "alpha": 1.67326319217681884765625,
+        "gamma": 1.05070102214813232421875,
+    }
+
+
+@irdl_op_definition
+class CeluOp(ActivationOp):
+    """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (alpha defaults to 1).
+
+    `%y = ascend.graph.celu %x {alpha = 2.000000e+00 : f32} : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.celu"
+
+    alpha = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[dict[str, float]] = {"alpha": 1.0}
+
+
+@irdl_op_definition
+class ThresholdedReluOp(ActivationOp):
+    """`x` if `x > alpha` else 0 (alpha defaults to 1).
+
+    `%y = ascend.graph.thresholded_relu %x {alpha = 2.000000e+00 : f32} : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.thresholded_relu"
+
+    alpha = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[dict[str, float]] = {"alpha": 1.0}
+
+
+@irdl_op_definition
+class HardSigmoidOp(ActivationOp):
+    """`max(0, min(1, alpha * x + beta))` (alpha defaults to 0.2, beta to 0.5).
+
+    `%y = ascend.graph.hard_sigmoid %x {alpha = 5.000000e-01 : f32} : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.hard_sigmoid"
+
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[dict[str, float]] = {"alpha": 0.2, "beta": 0.5}
+
+
+@irdl_op_definition
+class SwishOp(ActivationOp):
+    """`x * sigmoid(alpha * x)` (alpha defaults to 1).
+
+    `%y = ascend.graph.swish %x {alpha = 1.500000e+00 : f32} : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.swish"
+
+    alpha = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[dict[str, float]] = {"alpha": 1.0}
+
+
+@irdl_op_definition
+class ShrinkOp(ActivationOp):
+    """`x + bias` if `x < -lambd`, `x - bias` if `x > lambd`, else 0 (bias defaults to 0, lambd
+    to 0.5); integer results are truncated toward zero.
+
+    `%y = ascend.graph.shrink %x {lambd = 1.500000e+00 : f32} : (tensor<4xi32>) -> tensor<4xi32>`
+    """
+
+    name = "ascend.graph.shrink"
+
+    ELEMENTS: ClassVar[frozenset[str]] = NUMERIC
+
+    bias = opt_prop_def(FloatAttr)
+    lambd = opt_prop_def(FloatAttr)
+    DEFAULTS: ClassVar[dict[str, float]] = {"bias": 0.0, "lambd": 0.5}
+
+
+OPS = (
+    AbsOp,
+    NegOp,
+    SignOp,
+    ReluOp,
+    NotOp,
+    BitwiseNotOp,
+    IsNaNOp,
+    IsInfOp,
+    ExpOp,
+    LogOp,
+    SqrtOp,
+    ReciprocalOp,
+    FloorOp,
+    CeilOp,
+    RoundOp,
+    ErfOp,
+    SinOp,
+    CosOp,
+    TanOp,
+    AsinOp,
+    AcosOp,
+    AtanOp,
+    SinhOp,
+    CoshOp,
+    AsinhOp,
+    AcoshOp,
+    AtanhOp,
+    SigmoidOp,
+    TanhOp,
+    SoftplusOp,
+    SoftsignOp,
+    MishOp,
+    HardSwishOp,
+    GeluOp,
+    LeakyReluOp,
+    EluOp,
+    SeluOp,
+    CeluOp,
+    ThresholdedReluOp,
+    HardSigmoidOp,
+    SwishOp,
+    ShrinkOp,
+)

@@ -1,0 +1,132 @@
+"""Converters of indexing operators: gathers, scatters, OneHot, Trilu, ReverseSequence, and the
+operators whose output shape depends on values (Compress, NonZero, Unique), which read those
+values with `node.value` so that every shape in the graph stays static.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr
+
+from ge.dialects import graph as ops
+from ge.dialects.common import int_attr
+from ge.graph import Tensor
+
+from .importer import Converter, Importer, Node
+
+
+def _gather(imp: Importer, node: Node) -> list[Tensor]:
+    props = {"axis": int_attr(int(node.attr("axis", 0)))}
+    return [imp.g.add_op(ops.GatherOp, node.inputs[:2], props, node.name)]
+
+
+def _gather_elements(imp: Importer, node: Node) -> list[Tensor]:
+    props = {"axis": int_attr(int(node.attr("axis", 0)))}
+    return [imp.g.add_op(ops.GatherElementsOp, node.inputs[:2], props, node.name)]
+
+
+def _gather_nd(imp: Importer, node: Node) -> list[Tensor]:
+    props = {"batch_dims": int_attr(int(node.attr("batch_dims", 0)))}
+    return [imp.g.add_op(ops.GatherNDOp, node.inputs[:2], props, node.name)]
+
+
+def _scatter_elements(imp: Importer, node: Node) -> list[Tensor]:
+    props = {
+        "axis": int_attr(int(node.attr("axis", 0))),
+        "reduction": StringAttr(_reduction(node)),
+    }
+    return [imp.g.add_op(ops.ScatterElementsOp, node.inputs[:3], props, node.name)]
+
+
+def _scatter_nd(imp: Importer, node: Node) -> list[Tensor]:
+    props = {"reduction": StringAttr(_reduction(node))}
+    return [imp.g.add_op(ops.ScatterNDOp, node.inputs[:3], props, node.name)]
+
+
+def _one_hot(imp: Importer, node: Node) -> list[Tensor]:
+    # Negative indices count from the end in every opset, as onnxruntime and ONNX's reference
+    # read them (opset 9's text left them out of range).
+    depth = node.value(1).reshape(-1)
+    if depth.size != 1:
+        raise node.invalid(f"depth must be one value, got {depth.size}")
+    props = {
+        "depth": int_attr(int(depth[0])),  # a float depth is truncated, as ONNX casts it
+        "axis": int_attr(int(node.attr("axis", -1))),
+    }
+    return [imp.g.add_op(ops.OneHotOp, [node.inputs[0], node.inputs[2]], props, node.name)]
+
+
+def _trilu(imp: Importer, node: Node) -> list[Tensor]:
+    k = int(node.value(1).reshape(())) if node.has_input(1) else 0
+    props = {"upper": int_attr(int(node.attr("upper", 1))), "k": int_attr(k)}
+    return [imp.g.add_op(ops.TriluOp, [node.inputs[0]], props, node.name)]
+
+
+def _reverse_sequence(imp: Importer, node: Node) -> list[Tensor]:
+    props = {
+        "batch_axis": int_attr(int(node.attr("batch_axis", 1))),
+        "time_axis": int_attr(int(node.attr("time_axis", 0))),
+    }
+    return [imp.g.add_op(ops.ReverseSequenceOp, node.inputs[:2], props, node.name)]
+
+
+def _compress(imp: Importer, node: Node) -> list[Tensor]:
+    """A gather of the positions the condition selects (the condition decides the shape)."""
+    x = node.inputs[0]
+    condition = node.value(1).reshape(-1)
+    axis = node.attr("axis")
+    if axis is None:
+        if any(d < 0 for d in x.shape):
+            raise node.fail("Compress without axis of a tensor with dynamic dimensions")
+        x = imp.g.add_reshape(x, [-1], f"{node.name}.flatten")
+        axis = 0
+    size = x.shape[int(axis)]
+    if size >= 0 and condition.size > size:
+        raise node.invalid(f"a condition of {condition.size} values is longer than the axis ({size})")
+    indices = imp.g.add_constant(np.flatnonzero(condition).astype(np.int64), f"{node.name}.indices")
+    props = {"axis": int_attr(int(axis))}
+    return [imp.g.add_op(ops.GatherOp, [x, indices], props, node.name)]
+
+
+def _non_zero(imp: Importer, node: Node) -> list[Tensor]:
+    props = {"count": int_attr(int(np.count_nonzero(node.value(0))))}
+    return [imp.g.add_op(ops.NonZeroOp, [node.inputs[0]], props, node.name)]
+
+
+def _unique(imp: Importer, node: Node) -> list[Tensor]:
+    x = node.value(0)
+    if x.dtype.kind not in "biu":
+        x = x.astype(np.float64)  # numpy sorts neither bfloat16 elements nor rows of them
+    props = {"sorted": int_attr(int(node.attr("sorted", 1)))}
+    axis = node.attr("axis")
+    if axis is None:
+        count = np.unique(x.reshape(-1)).size
+    else:
+        props["axis"] = int_attr(int(axis))
+        count = np.unique(x, axis=int(axis)).shape[int(axis)]
+    props["count"] = int_attr(int(count))
+    return imp.g.add_op_results(ops.UniqueOp, [node.inputs[0]], props, node.name)
+
+
+def _reduction(node: Node) -> str:
+    reduction = str(node.attr("reduction", "none"))
+    known = ("none", "add", "mul") if node.opset < 18 else ("none", "add", "mul", "max", "min")
+    if reduction not in known:
+        raise node.invalid(f"unknown reduction '{reduction}' (opset {node.opset} knows {', '.join(known)})")
+    return reduction
+
+
+CONVERTERS: dict[str, Converter] = {
+    "Gather": _gather,
+    "GatherElements": _gather_elements,
+    "GatherND": _gather_nd,
+    "ScatterElements": _scatter_elements,
+    "Scatter": _scatter_elements,
+    "ScatterND": _scatter_nd,
+    "OneHot": _one_hot,
+    "Trilu": _trilu,
+    "ReverseSequence": _reverse_sequence,
+    "Compress": _compress,
+    "NonZero": _non_zero,
+    "Unique": _unique,
+}

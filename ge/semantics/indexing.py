@@ -1,0 +1,186 @@
+"""Indexing: gathers and scatters, one_hot, trilu, reverse_sequence, non_zero and unique.
+
+Indices are checked against their axis ([-size, size)) and made non-negative before numpy sees
+them, so that an index out of range is an error rather than numpy's wrap-around or exception.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ge.dialects import graph as ops
+from ge.dialects.common import describe, get_int
+from ge.errors import GeError
+
+from .base import Implementation
+
+_REDUCE = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def _gather(op: ops.GatherOp, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    axis = _axis(op, "axis", 0, data.ndim)
+    return np.take(data, _checked(op, indices, data.shape[axis]), axis=axis)
+
+
+def _gather_elements(op: ops.GatherElementsOp, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    axis = _axis(op, "axis", 0, data.ndim)
+    # Off the axis, indices may be shorter than data: only the leading part of data is read.
+    window = tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(indices.shape))
+    return np.take_along_axis(data[window], _checked(op, indices, data.shape[axis]), axis=axis)
+
+
+def _gather_nd(op: ops.GatherNDOp, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    batch = get_int(op, "batch_dims", 0)
+    depth = indices.shape[-1]
+    batches = math.prod(data.shape[:batch])
+    flat_data = data.reshape((batches, *data.shape[batch:]))
+    flat_indices = indices.reshape(batches, -1, depth)
+    position = [np.arange(batches)[:, None]]
+    for k in range(depth):
+        position.append(_checked(op, flat_indices[..., k], data.shape[batch + k]))
+    gathered = flat_data[tuple(position)]  # batches, points, *slice
+    return gathered.reshape(indices.shape[:-1] + data.shape[batch + depth :])
+
+
+def _scatter_elements(
+    op: ops.ScatterElementsOp, data: np.ndarray, indices: np.ndarray, updates: np.ndarray
+) -> np.ndarray:
+    axis = _axis(op, "axis", 0, data.ndim)
+    position = list(np.indices(indices.shape, sparse=True))
+    position[axis] = _checked(op, indices, data.shape[axis])
+    return _scatter(op, data, tuple(position), updates)
+
+
+def _scatter_nd(
+    op: ops.ScatterNDOp, data: np.ndarray, indices: np.ndarray, updates: np.ndarray
+) -> np.ndarray:
+    depth = indices.shape[-1]
+    position = tuple(_checked(op, indices[..., k], data.shape[k]) for k in range(depth))
+    return _scatter(op, data, position, updates)
+
+
+def _scatter(
+    op: ops.ScatterOp, data: np.ndarray, position: tuple[np.ndarray, ...], updates: np.ndarray
+) -> np.ndarray:
+    """`data` with `updates` written (or combined by the op's reduction) at `position`."""
+    result = data.copy()
+    reduction = op.reduction.data if op.reduction is not None else "none"
+    if reduction == "none":
+        result[position] = updates
+    else:
+        # `ufunc.at` applies duplicates one after another, as the reduction requires.
+        _REDUCE[reduction].at(result, position, updates)
+    return result
+
+
+def _one_hot(op: ops.OneHotOp, indices: np.ndarray, values: np.ndarray) -> np.ndarray:
+    depth = get_int(op, "depth")
+    axis = _axis(op, "axis", -1, indices.ndim + 1)
+    # Float indices are truncated, as ONNX casts them to int64.
+    index = indices.astype(np.int64)
+    index = np.where(index < 0, index + depth, index)
+    positions = np.arange(depth).reshape((depth,) + (1,) * (indices.ndim - axis))
+    hits = np.expand_dims(index, axis) == positions
+    return np.where(hits, values[1], values[0])
+
+
+def _trilu(op: ops.TriluOp, x: np.ndarray) -> np.ndarray:
+    k = get_int(op, "k", 0)
+    return np.triu(x, k) if get_int(op, "upper", 1) else np.tril(x, k)
+
+
+def _reverse_sequence(op: ops.ReverseSequenceOp, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    batch_axis = _axis(op, "batch_axis", 1, x.ndim)
+    time_axis = _axis(op, "time_axis", 0, x.ndim)
+    steps = x.shape[time_axis]
+    lengths = lengths.astype(np.int64)
+    if lengths.size and (lengths.min() < 0 or lengths.max() > steps):
+        raise GeError(f"{describe(op)}: sequence lengths must lie in [0, {steps}], got {lengths.tolist()}")
+    time = np.arange(steps)
+    source = np.where(time < lengths[:, None], lengths[:, None] - 1 - time, time)  # batch, time
+    if batch_axis > time_axis:
+        source = source.T
+    shape = [1] * x.ndim
+    shape[batch_axis], shape[time_axis] = x.shape[batch_axis], steps
+    source = np.broadcast_to(source.reshape(shape), x.shape)
+    return np.take_along_axis(x, source, axis=time_axis)
+
+
+def _non_zero(op: ops.NonZeroOp, x: np.ndarray) -> np.ndarray:
+    found = np.array(np.nonzero(x), dtype=np.int64) if x.ndim else np.zeros((0, int(x != 0)), np.int64)
+    _check_count(op, found.shape[1])
+    return found
+
+
+def _unique(op: ops.UniqueOp, x: np.ndarray) -> tuple[np.ndarray, ...]:
+    axis = None if op.axis is None else _axis(op, "axis", 0, x.ndim)
+    source = x.reshape(-1) if axis is None else x
+    values, first, inverse, counts = np.unique(
+        source, return_index=True, return_inverse=True, return_counts=True, axis=axis
+    )
+    inverse = inverse.reshape(-1)
+    if not get_int(op, "sorted", 1):
+        # Order of first occurrence: renumber the sorted entries by where each first appears.
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        values = np.take(values, order, axis=0 if axis is None else axis)
+        first, counts, inverse = first[order], counts[order], rank[inverse]
+    _check_count(op, first.size)
+    return values, first.astype(np.int64), inverse.astype(np.int64), counts.astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _axis(op: ops.GraphOp, name: str, default: int, rank: int) -> int:
+    axis = get_int(op, name, default)
+    return axis + rank if axis < 0 else axis
+
+
+def _checked(op: ops.GraphOp, indices: np.ndarray, size: int) -> np.ndarray:
+    """`indices` as non-negative int64, after checking that each lies in [-size, size)."""
+    index = indices.astype(np.int64)
+    if index.size and (index.min() < -size or index.max() >= size):
+        bad = index[(index < -size) | (index >= size)][0]
+        raise GeError(f"{describe(op)}: index {bad} is out of range for an axis of {size}")
+    return np.where(index < 0, index + size, index)
+
+
+def _check_count(op: ops.NonZeroOp | ops.UniqueOp, found: int) -> None:
+    count = get_int(op, "count")
+    if found != count:
+        raise GeError(
+            f"{describe(op)}: the input holds {found} entries, but the graph was specialized on "
+            f"{count}: specialize it again on this input"
+        )
+
+
+IMPLEMENTATIONS: dict[type, Implementation] = {
+    ops.GatherOp: _gather,
+    ops.GatherElementsOp: _gather_elements,
+    ops.GatherNDOp: _gather_nd,
+    ops.ScatterElementsOp: _scatter_elements,
+    ops.ScatterNDOp: _scatter_nd,
+    ops.OneHotOp: _one_hot,
+    ops.TriluOp: _trilu,
+    ops.ReverseSequenceOp: _reverse_sequence,
+    ops.NonZeroOp: _non_zero,
+    ops.UniqueOp: _unique,
+}
+
+# Scatters with a reduction compute in float32 for 16-bit floats; unique compares widened
+# values (numpy cannot sort bfloat16 rows); the rest only move elements.
+IN_STORED_DTYPE: tuple[type, ...] = (
+    ops.GatherOp,
+    ops.GatherElementsOp,
+    ops.GatherNDOp,
+    ops.OneHotOp,
+    ops.TriluOp,
+    ops.ReverseSequenceOp,
+    ops.NonZeroOp,
+)

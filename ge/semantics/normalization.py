@@ -1,0 +1,104 @@
+"""Normalizations: statistics over some axes, then the input rescaled by them.
+
+Statistics are computed in the compute dtype (float32 for 16-bit floats, float64 for float64)
+with the two-pass variance `mean((x - mean)^2)`, which cannot go negative as `E[x^2] - E[x]^2`
+can.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from ge.dialects import graph as ops
+from ge.dialects.common import get_float, get_int, get_ints
+
+from .base import Implementation
+
+
+def layer_norm(
+    op: ops.LayerNormOp, x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    axes = _trailing_axes(op, x)
+    mean, centered, inv_std_dev = _standardize(x, axes, get_float(op, "epsilon", 1e-5))
+    y = centered * inv_std_dev * scale
+    if bias is not None:
+        y = y + bias
+    return y.astype(x.dtype, copy=False), mean.astype(np.float32), inv_std_dev.astype(np.float32)
+
+
+def rms_norm(op: ops.RMSNormOp, x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    axes = _trailing_axes(op, x)
+    epsilon = x.dtype.type(get_float(op, "epsilon", 1e-5))
+    mean_square = np.mean(x * x, axis=axes, keepdims=True)
+    return (x / np.sqrt(mean_square + epsilon) * scale).astype(x.dtype, copy=False)
+
+
+def group_norm(op: ops.GroupNormOp, x: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    n, c = x.shape[:2]
+    groups = get_int(op, "num_groups")
+    grouped = x.reshape(n, groups, -1)
+    _, centered, inv_std_dev = _standardize(grouped, (2,), get_float(op, "epsilon", 1e-5))
+    per_channel = (1, c) + (1,) * (x.ndim - 2)
+    y = (centered * inv_std_dev).reshape(x.shape) * scale.reshape(per_channel) + bias.reshape(per_channel)
+    return y.astype(x.dtype, copy=False)
+
+
+def mean_variance_norm(op: ops.MeanVarianceNormOp, x: np.ndarray) -> np.ndarray:
+    axes = get_ints(op, "axes")
+    centered = x - np.mean(x, axis=axes, keepdims=True)
+    std = np.sqrt(np.mean(centered * centered, axis=axes, keepdims=True))
+    return (centered / (std + x.dtype.type(1e-9))).astype(x.dtype, copy=False)
+
+
+def lp_norm(op: ops.LpNormOp, x: np.ndarray) -> np.ndarray:
+    axis = get_int(op, "axis", -1)
+    if get_int(op, "p", 2) == 1:
+        norm = np.sum(np.abs(x), axis=axis, keepdims=True)
+    else:
+        norm = np.sqrt(np.sum(x * x, axis=axis, keepdims=True))
+    # A zero vector stays zero rather than 0 / 0.
+    zero = norm == 0
+    return np.where(zero, x.dtype.type(0), x / np.where(zero, x.dtype.type(1), norm))
+
+
+def lrn(op: ops.LRNOp, x: np.ndarray) -> np.ndarray:
+    """Each channel c sums the squares of channels c - (size - 1) // 2 to c + ceil((size - 1) / 2)."""
+    size = get_int(op, "size")
+    alpha = get_float(op, "alpha", 1e-4)
+    beta = get_float(op, "beta", 0.75)
+    bias = get_float(op, "bias", 1.0)
+    before = (size - 1) // 2
+    widths = [(0, 0)] * x.ndim
+    widths[1] = (before, size - 1 - before)
+    squares = np.pad(x * x, widths)
+    square_sum = sliding_window_view(squares, size, axis=1).sum(axis=-1)
+    base = x.dtype.type(bias) + x.dtype.type(alpha / size) * square_sum
+    return (x / base ** x.dtype.type(beta)).astype(x.dtype, copy=False)
+
+
+IMPLEMENTATIONS: dict[type, Implementation] = {
+    ops.LayerNormOp: layer_norm,
+    ops.RMSNormOp: rms_norm,
+    ops.GroupNormOp: group_norm,
+    ops.MeanVarianceNormOp: mean_variance_norm,
+    ops.LpNormOp: lp_norm,
+    ops.LRNOp: lrn,
+}
+
+IN_STORED_DTYPE: tuple[type, ...] = ()
+
+
+def _trailing_axes(op: ops.LayerNormOp | ops.RMSNormOp, x: np.ndarray) -> tuple[int, ...]:
+    axis = get_int(op, "axis", -1)
+    return tuple(range(axis + x.ndim if axis < 0 else axis, x.ndim))
+
+
+def _standardize(
+    x: np.ndarray, axes: tuple[int, ...], epsilon: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, `x - mean` and `1 / sqrt(variance + epsilon)` over `axes` (kept as size 1)."""
+    mean = np.mean(x, axis=axes, keepdims=True)
+    centered = x - mean
+    variance = np.mean(centered * centered, axis=axes, keepdims=True)
+    return mean, centered, 1 / np.sqrt(variance + x.dtype.type(epsilon))
