@@ -13,7 +13,7 @@ class GraphParser:
     """`GraphParser().parse_onnx("model.onnx")` -> `Graph`."""
 
     def parse_onnx(self, model: str | Path | bytes | onnx.ModelProto) -> Graph:
-        """Imports an ONNX model (a path, serialized bytes or a `ModelProto`), opset 9 and up.
+        """Imports an ONNX model (a path, serialized bytes or a `ModelProto`), opset 6 and up.
 
         Raises `UnsupportedOperatorError` listing every unsupported operator of the model, and
         `InvalidModelError` for a file that is not a valid ONNX model.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from oracle import run_onnxruntime
 from models import cnn, mlp
+from oracle import run_onnxruntime
 
 import ge
 from ge.interpreter import run_function

@@ -34,9 +34,9 @@ def test_missing_onnx_file(tmp_path) -> None:
 def test_unsupported_operators_listed_in_one_error() -> None:
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
-        helper.make_node("Erf", ["a"], ["b"], name="erf_1"),
-        helper.make_node("Sin", ["b"], ["c"], name="sin_1"),
-        helper.make_node("Erf", ["c"], ["y"], name="erf_2"),
+        helper.make_node("StringNormalizer", ["a"], ["b"], name="normalize_1"),
+        helper.make_node("RegexFullMatch", ["b"], ["c"], name="match_1"),
+        helper.make_node("StringNormalizer", ["c"], ["y"], name="normalize_2"),
     ]
     graph = helper.make_graph(
         nodes,
@@ -49,28 +49,34 @@ def test_unsupported_operators_listed_in_one_error() -> None:
         ge.GraphParser().parse_onnx(model)
     message = str(info.value)
     assert "3 node(s)" in message
-    for text in ("Erf (domain ai.onnx, opset 17) at node 'erf_1'", "'erf_2'", "Sin", "'sin_1'"):
+    for text in (
+        "StringNormalizer (domain ai.onnx, opset 17) at node 'normalize_1'",
+        "'normalize_2'",
+        "RegexFullMatch",
+        "'match_1'",
+    ):
         assert text in message
     assert "'ok'" not in message
-    assert [u["node"] for u in info.value.unsupported] == ["erf_1", "sin_1", "erf_2"]
+    assert [u["node"] for u in info.value.unsupported] == ["normalize_1", "match_1", "normalize_2"]
 
 
 def test_unsupported_attribute_value_names_node() -> None:
-    node = helper.make_node("MaxPool", ["x"], ["y", "idx"], name="pool", kernel_shape=[2, 2])
+    ratio = helper.make_tensor("ratio", TensorProto.FLOAT, [], [0.5])
+    training = helper.make_tensor("training", TensorProto.BOOL, [], [True])
+    node = helper.make_node("Dropout", ["x", "ratio", "training"], ["y"], name="drop")
     graph = helper.make_graph(
         [node],
         "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
-        [
-            helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
-            helper.make_tensor_value_info("idx", TensorProto.INT64, None),
-        ],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[ratio, training],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     with pytest.raises(
-        ge.UnsupportedOperatorError, match=r"MaxPool \(domain ai.onnx, opset 12\) at node 'pool'.*Indices"
-    ):
+        ge.UnsupportedOperatorError, match=r"Dropout \(domain ai.onnx, opset 13\) at node 'drop'.*training"
+    ) as info:
         ge.GraphParser().parse_onnx(model)
+    assert info.value.category == "attribute"
 
 
 def test_wrong_input_shape() -> None:

@@ -23,6 +23,8 @@ from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 from ge.semantics import evaluate
 
+from . import legacy
+
 KNOWN_LIMIT = 1 << 20
 """Values with more elements than this are not evaluated at import time."""
 
@@ -180,6 +182,7 @@ class Importer:
         node = Node(proto, name, self.opset, inputs, known, attrs, self, list(proto.input))
         mark = self.g.block.last_op
         try:
+            legacy.upgrade(self, node)
             results = self.converters[proto.op_type](self, node)
         except (GeError, ValueNeeded):
             raise
