@@ -24,6 +24,14 @@ onnx.backend.test.case.node; the "real" models are the light model-zoo CNNs stor
 `ge` runs each case once, as the CPU device of the suite."""
 
 
+TOLERANCES: dict[str, dict[str, float]] = {
+    # The expected output was computed in float16 throughout (the softmax sum accumulates in
+    # float16); ge accumulates in float32 as the AI Core does, which differs by 2 float16 ulp.
+    "test_attention_4d_causal_fp16_expanded": {"rtol": 2e-3},
+}
+"""Per-case tolerances, where the suite's expected output carries more rounding than ge."""
+
+
 def expected_failures() -> dict[str, str]:
     """Test name -> category, from the checked-in list."""
     table = {}
@@ -42,7 +50,7 @@ def backend_test_classes(module: str) -> dict[str, type[unittest.TestCase]]:
     """The suite's unittest classes, holding the CPU variant of every case."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the case generators overflow on purpose
-        backend_test = onnx.backend.test.BackendTest(ge.backend, module)
+        backend_test = onnx.backend.test.BackendTest(ge.backend, module, TOLERANCES)
     classes = backend_test.test_cases
     for case in classes.values():
         for name in [n for n in vars(case) if n.startswith("test_") and not n.endswith(DEVICE_SUFFIX)]:

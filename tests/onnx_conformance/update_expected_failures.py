@@ -10,6 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import unittest
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -29,25 +30,27 @@ def _cases() -> list[tuple[str, str]]:
     ]
 
 
-def _run(item: tuple[str, str]) -> tuple[str, str, str]:
+def _run(item: tuple[str, str]) -> tuple[str, str, str, str]:
     class_name, name = item
     case = backend_test_classes("suite")[class_name](name)
     try:
         getattr(case, name)()
     except UnsupportedOperatorError as error:
-        return name, "unsupported", error.category
+        return class_name, name, "unsupported", error.category
     except unittest.SkipTest as error:
-        return name, "skipped", str(error)
+        return class_name, name, "skipped", str(error)
     except Exception as error:  # noqa: BLE001 - every other failure is reported, not listed
-        return name, "failed", f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-    return name, "passed", ""
+        first_line = str(error).splitlines()[0] if str(error) else ""
+        return class_name, name, "failed", f"{type(error).__name__}: {first_line}"
+    return class_name, name, "passed", ""
 
 
 def main() -> int:
-    with multiprocessing.Pool() as pool:
+    with warnings.catch_warnings(), multiprocessing.Pool() as pool:
+        warnings.simplefilter("ignore", RuntimeWarning)  # cases feed inf and nan on purpose
         results = pool.map(_run, _cases(), chunksize=8)
-    outcomes = Counter(outcome for _, outcome, _ in results)
-    listed = sorted((name, detail) for name, outcome, detail in results if outcome == "unsupported")
+    outcomes = Counter(outcome for _, _, outcome, _ in results)
+    listed = sorted((name, detail) for _, name, outcome, detail in results if outcome == "unsupported")
     lines = [f"{name} {category}" for name, category in listed]
     EXPECTED_FAILURES.write_text(
         "# Cases ge refuses with UnsupportedOperatorError, by category; regenerate with\n"
@@ -58,7 +61,12 @@ def main() -> int:
         f"passed {outcomes['passed']}, expected failures {len(listed)} {dict(by_category)}, "
         f"other failures {outcomes['failed']}, skipped {outcomes['skipped']}"
     )
-    for name, outcome, detail in results:
+    for suite in sorted({class_name for class_name, *_ in results}):
+        mine = [(outcome, detail) for class_name, _, outcome, detail in results if class_name == suite]
+        kinds = Counter(detail for outcome, detail in mine if outcome == "unsupported")
+        passed = sum(outcome == "passed" for outcome, _ in mine)
+        print(f"  {suite}: {passed} of {len(mine)} pass; expected failures {dict(kinds)}")
+    for _, name, outcome, detail in results:
         if outcome == "failed":
             print(f"FAILED {name}: {detail}")
     return 1 if outcomes["failed"] else 0
