@@ -6,8 +6,11 @@ list) plus the one weight blob it addresses; the emulator runs exactly that.
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -52,6 +55,8 @@ class CompiledModel:
     optimization_level: int
     compilation_time: float
     options: dict[str, object] = field(default_factory=dict)
+    fusion_report: dict[str, object] = field(default_factory=dict)
+    """Fusion passes switched off, and per pattern how many matches were found and applied."""
 
     @property
     def model(self) -> ModelOp:
@@ -104,17 +109,19 @@ class GraphCompiler:
         target: str = "npu",
         optimization_level: int = 3,
         precision_mode: str = "must_keep_origin_dtype",
+        fusion_switch_file: str | Path | Mapping[str, object] | None = None,
+        fusion_report: str | Path | None = None,
         **options: object,
     ) -> CompiledModel:
+        """Compiles `graph` for `target` at `optimization_level` (0 to 3).
+
+        `fusion_switch_file` (a path or its parsed JSON) turns fusion passes off, as GE's:
+        `{"Switch": {"GraphFusion": {"ge-fuse-conv-bn": "off"}}}`; `fusion_report` names a JSON
+        file to write the per-pattern counts to (they are also in `CompiledModel.fusion_report`).
+        """
         if precision_mode not in PRECISION_MODES:
-            raise CompileError(
-                f"unknown precision_mode '{precision_mode}' (known: {', '.join(PRECISION_MODES)})"
-            )
-        if precision_mode != "must_keep_origin_dtype":
-            raise CompileError(
-                f"precision_mode '{precision_mode}' needs the mixed-precision pass, "
-                "which ge does not have yet"
-            )
+            known = ", ".join(PRECISION_MODES)
+            raise CompileError(f"unknown precision_mode '{precision_mode}' (known: {known})")
         if options:
             raise CompileError(f"unknown compile options: {', '.join(sorted(options))}")
         if optimization_level not in (0, 1, 2, 3):
@@ -125,7 +132,12 @@ class GraphCompiler:
         module.attributes[TARGET_ATTR_NAME] = profile.target_attr()
         _verify(module, "the input graph")
         ctx = make_context(graph.weights.copy())
-        for compiler_pass in pipeline(optimization_level):
+        disabled = read_fusion_switch(fusion_switch_file)
+        try:
+            passes = pipeline(optimization_level, disabled, precision_mode)
+        except ValueError as error:
+            raise CompileError(str(error)) from None
+        for compiler_pass in passes:
             try:
                 compiler_pass.apply(ctx, module)
             except GeError:
@@ -134,13 +146,41 @@ class GraphCompiler:
                 raise CompileError(f"{compiler_pass.name}: {error}") from None
             _verify(module, f"the output of {compiler_pass.name}")
         blob = pack_weights(model_of(module), ctx.weights)
+        report = {
+            "disabled": sorted(disabled),
+            "patterns": {k: dict(v) for k, v in sorted(ctx.fusion_counts.items())},
+        }
+        if fusion_report is not None:
+            Path(fusion_report).write_text(json.dumps(report, indent=2) + "\n")
         return CompiledModel(
             module=module,
             weight_blob=blob,
             target=profile.name,
             optimization_level=optimization_level,
             compilation_time=time.perf_counter() - start,
+            options={"precision_mode": precision_mode},
+            fusion_report=report,
         )
+
+
+def read_fusion_switch(source: str | Path | Mapping[str, object] | None) -> set[str]:
+    """The fusion passes a GE-style switch file turns off."""
+    if source is None:
+        return set()
+    if isinstance(source, Mapping):
+        data: object = source
+    else:
+        try:
+            data = json.loads(Path(source).read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise CompileError(f"cannot read fusion switch file '{source}': {error}") from None
+    switches = data.get("Switch", {}).get("GraphFusion", {}) if isinstance(data, Mapping) else None
+    if not isinstance(switches, Mapping):
+        raise CompileError('a fusion switch file looks like {"Switch": {"GraphFusion": {"<pass>": "off"}}}')
+    for name, value in switches.items():
+        if str(value).lower() not in ("on", "off"):
+            raise CompileError(f'fusion switch \'{name}\' must be "on" or "off", got {value!r}')
+    return {name for name, value in switches.items() if str(value).lower() == "off"}
 
 
 def _verify(module: ModuleOp, what: str) -> None:

@@ -40,16 +40,20 @@ _BUILTIN = Dialect(
 
 
 class GeContext(Context):
-    """An xDSL context that carries the weight store of the compilation."""
+    """An xDSL context that carries the weight store and the fusion counts of a compilation."""
 
     weights: WeightStore
+    fusion_counts: dict[str, dict[str, int]]
+    """Per fusion pattern: how many matches the passes found and how many they applied."""
 
     def __init__(self, weights: WeightStore | None = None, allow_unregistered: bool = False):
         super().__init__(allow_unregistered=allow_unregistered)
         self.weights = weights if weights is not None else WeightStore()
+        self.fusion_counts = {}
 
     def clone(self) -> GeContext:
         other = GeContext(self.weights, self.allow_unregistered)
+        other.fusion_counts = self.fusion_counts
         other._loaded_dialects = self._loaded_dialects.copy()
         other._loaded_ops = self._loaded_ops.copy()
         other._loaded_attrs = self._loaded_attrs.copy()

@@ -1,13 +1,15 @@
 """Pipelines as data: the passes of each optimization level, in order.
 
 O0 lowers only (one kernel per graph op, framework formats, one stream, no memory reuse). O1
-adds folding and cleanup (`ge-constant-fold`, `ge-simplify`, `cse`, `dce`); the passes of O2 (pattern fusion)
-and O3 (kernel formation, formats, memory reuse, streams) join their levels as they land, and
-until then those levels run what exists. `ge-opt -p ge-O1` runs a level as one pass.
+adds folding and cleanup; O2 adds pattern fusion (then cleans up again); O3 adds what the kernel
+and stream levels bring as it lands. A precision mode other than `must_keep_origin_dtype` adds
+`ge-mixed-precision` before lowering, at any level. A fusion switch turns named fusion passes
+off. `ge-opt -p ge-O2` runs a level as one pass.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,16 +19,19 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
-from . import get_pass
+from . import PASSES, get_pass
 
 CLEANUP = ("ge-constant-fold", "ge-simplify", "cse", "dce")
+FUSION: tuple[str, ...] = ()
+"""Pattern fusion, in the order it runs: later patterns absorb what earlier ones fused."""
 LOWERING = ("ge-lower-graph-to-kernel", "ge-lower-kernel-to-stream")
+DEFAULT_PRECISION = "must_keep_origin_dtype"
 
 PIPELINES: dict[int, tuple[str, ...]] = {
     0: LOWERING,
     1: (*CLEANUP, *LOWERING),
-    2: (*CLEANUP, *LOWERING),
-    3: (*CLEANUP, *LOWERING),
+    2: (*CLEANUP, *FUSION, *CLEANUP, *LOWERING),
+    3: (*CLEANUP, *FUSION, *CLEANUP, *LOWERING),
 }
 
 _XDSL_PASSES: dict[str, type[ModulePass]] = {
@@ -35,11 +40,32 @@ _XDSL_PASSES: dict[str, type[ModulePass]] = {
 }
 
 
-def pipeline(level: int) -> list[ModulePass]:
-    """The pass instances of optimization level `level` (0 to 3)."""
+def pipeline(
+    level: int, disabled: Collection[str] = (), precision_mode: str = DEFAULT_PRECISION
+) -> list[ModulePass]:
+    """The pass instances of optimization level `level` (0 to 3).
+
+    `disabled` names fusion passes switched off; `precision_mode` other than the default adds
+    the mixed-precision pass before lowering.
+    """
     if level not in PIPELINES:
         raise ValueError(f"optimization level {level} is not one of {sorted(PIPELINES)}")
-    return [(_XDSL_PASSES.get(name) or get_pass(name))() for name in PIPELINES[level]]
+    unknown = set(disabled) - set(FUSION)
+    if unknown:
+        raise ValueError(
+            f"unknown fusion passes in the switch: {', '.join(sorted(unknown))} (known: {', '.join(FUSION)})"
+        )
+    names = [n for n in PIPELINES[level] if n not in disabled]
+    passes = [(_XDSL_PASSES.get(name) or get_pass(name))() for name in names]
+    if precision_mode != DEFAULT_PRECISION:
+        if "ge-mixed-precision" not in PASSES:
+            raise ValueError(
+                f"precision_mode '{precision_mode}' needs the mixed-precision pass, which ge lacks"
+            )
+        position = len(passes) - len(LOWERING)
+        precision = get_pass("ge-mixed-precision")(mode=precision_mode)  # type: ignore[call-arg]
+        passes[position:position] = [precision, *[_XDSL_PASSES[n]() for n in ("cse", "dce")]]
+    return passes
 
 
 @dataclass(frozen=True)
