@@ -10,8 +10,10 @@ from xdsl.ir import Dialect, Operation
 
 from ..common import get_float, get_int, get_ints, int_attr, ints_attr
 from . import (
+    attention,
     const,
     elementwise,
+    fused,
     indexing,
     nn,
     normalization,
@@ -22,6 +24,7 @@ from . import (
     tensor,
     unary,
 )
+from .attention import AttentionOp
 from .base import GraphOp, MovesData, NeedsAiCpu, broadcast_shapes, float_attr
 from .const import ConstOp
 from .elementwise import (
@@ -56,6 +59,15 @@ from .elementwise import (
     UnaryPredicateOp,
     WhereOp,
     XorOp,
+)
+from .fused import (
+    FUSED_BY_BASE,
+    FusedConv2DOp,
+    FusedConv3DOp,
+    FusedGemmOp,
+    FusedMatMulOp,
+    FusedOp,
+    YieldOp,
 )
 from .indexing import (
     GatherElementsOp,
@@ -198,8 +210,10 @@ from .unary import (
 )
 
 GRAPH_OPS: tuple[type[Operation], ...] = (
+    *attention.OPS,
     *const.OPS,
     *elementwise.OPS,
+    *fused.OPS,
     *indexing.OPS,
     *nn.OPS,
     *pool.OPS,
@@ -215,6 +229,13 @@ Graph = Dialect("ascend.graph", list(GRAPH_OPS), [])
 
 __all__ = [
     "GRAPH_OPS",
+    "FUSED_BY_BASE",
+    "FusedConv2DOp",
+    "FusedConv3DOp",
+    "FusedGemmOp",
+    "FusedMatMulOp",
+    "FusedOp",
+    "YieldOp",
     "AbsOp",
     "AcosOp",
     "AcoshOp",
@@ -228,6 +249,7 @@ __all__ = [
     "AsinhOp",
     "AtanOp",
     "AtanhOp",
+    "AttentionOp",
     "AvgPool3DOp",
     "AvgPoolOp",
     "BatchNormOp",

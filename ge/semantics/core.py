@@ -30,7 +30,19 @@ from ge.dtypes import bfloat16, numpy_dtype
 from ge.errors import GeError, InvalidModelError, RuntimeInputError
 from ge.weights import WeightStore
 
-from . import elementwise, indexing, nn, normalization, recurrent, reduction, resize, tensor, unary
+from . import (
+    attention,
+    elementwise,
+    fused,
+    indexing,
+    nn,
+    normalization,
+    recurrent,
+    reduction,
+    resize,
+    tensor,
+    unary,
+)
 from .base import Implementation
 
 _NARROW_FLOATS = (np.dtype(np.float16), bfloat16)
@@ -136,7 +148,9 @@ def _const(op: ConstOp, weights: WeightStore | None) -> np.ndarray:
 
 IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
     ConstOp: _const,
+    **attention.IMPLEMENTATIONS,
     **elementwise.IMPLEMENTATIONS,
+    **fused.IMPLEMENTATIONS,
     **indexing.IMPLEMENTATIONS,
     **nn.IMPLEMENTATIONS,
     **recurrent.IMPLEMENTATIONS,
@@ -150,6 +164,7 @@ IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
 
 # Ops that only move or convert elements: widening their operands would change nothing but cost.
 _IN_STORED_DTYPE = (
+    *attention.IN_STORED_DTYPE,
     *elementwise.IN_STORED_DTYPE,
     *indexing.IN_STORED_DTYPE,
     *nn.IN_STORED_DTYPE,

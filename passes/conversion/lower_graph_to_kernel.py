@@ -46,6 +46,8 @@ CUBE_OPS: tuple[type[Operation], ...] = (
     graph.ConvTranspose2DOp,
     graph.ConvTranspose3DOp,
     graph.MatMulIntegerOp,
+    graph.AttentionOp,
+    graph.FusedOp,
 )
 
 

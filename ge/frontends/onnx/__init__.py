@@ -17,7 +17,7 @@ from google.protobuf.message import DecodeError
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph
 
-from . import elementwise, indexing, nn, normalization, recurrent, reduction, resize, tensor
+from . import attention, elementwise, indexing, nn, normalization, recurrent, reduction, resize, tensor
 from .importer import Converter, Importer, Node, ValueNeeded
 
 MIN_OPSET = 6
@@ -25,6 +25,7 @@ MAX_OPSET = onnx.defs.onnx_opset_version()
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 CONVERTERS: dict[str, Converter] = {
+    **attention.CONVERTERS,
     **elementwise.CONVERTERS,
     **indexing.CONVERTERS,
     **nn.CONVERTERS,

@@ -1,0 +1,195 @@
+"""Fused ops: a cube op (conv, matmul, gemm) with its elementwise epilogue.
+
+The epilogue is a region run on the cube op's result: its block takes the accumulator and the
+fused op's `extras` (a bias or a residual), and its ops (adds, activations, clips) are ordinary
+graph ops in the order the graph had them, ending in `ascend.graph.yield`. The fused op keeps
+the base op's operands and properties, and `sources` names the ops it replaced.
+
+```
+%y = ascend.graph.fused_conv2d %x, %w, %b, %res {pads = array<i64: 1, 1, 1, 1>, extras = 1 : i64,
+    sources = ["conv1", "add1", "relu1"]}
+    : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<8xf32>, tensor<1x8x8x8xf32>)
+    -> tensor<1x8x8x8xf32> {
+^bb0(%acc: tensor<1x8x8x8xf32>, %r: tensor<1x8x8x8xf32>):
+  %0 = ascend.graph.add %acc, %r : (tensor<1x8x8x8xf32>, tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %1 = ascend.graph.relu %0 : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  ascend.graph.yield %1 : tensor<1x8x8x8xf32>
+}
+```
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, TensorType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    opt_prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.irdl.operations import ParsePropInAttrDict
+from xdsl.traits import IsTerminator, Pure
+
+from ..common import describe, fail, int_attr
+from .base import GraphOp, compatible
+from .nn import Conv2DOp, Conv3DOp, GemmOp, MatMulOp
+
+
+class FusedOp(IRDLOperation, ABC):
+    """A base cube op (`BASE`) whose result runs through the `epilogue` region.
+
+    The operands are the base op's operands followed by `extras` of them (the epilogue's extra
+    inputs); the result type is the base op's.
+    """
+
+    BASE: ClassVar[type[GraphOp]]
+
+    args = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    extras = opt_prop_def(IntegerAttr)
+    epilogue = region_def("single_block")
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$args attr-dict `:` functional-type($args, results) $epilogue"
+
+    @property
+    def num_extras(self) -> int:
+        return self.extras.value.data if self.extras is not None else 0
+
+    @property
+    def base_operands(self) -> Sequence[SSAValue]:
+        return self.args[: len(self.args) - self.num_extras]
+
+    @property
+    def extra_operands(self) -> Sequence[SSAValue]:
+        return self.args[len(self.args) - self.num_extras :]
+
+    @classmethod
+    def build_fused(
+        cls,
+        base_operands: Sequence[SSAValue],
+        properties: Mapping[str, Attribute],
+        extras: Sequence[SSAValue],
+        epilogue: Region,
+    ) -> FusedOp:
+        props = {k: v for k, v in properties.items() if k != "extras"}
+        if extras:
+            props["extras"] = int_attr(len(extras))
+        result = cls.BASE.infer([tensor(v) for v in base_operands], props, f"'{cls.name}'")
+        yielded = epilogue.block.last_op
+        result_type = yielded.operands[0].type if yielded is not None and yielded.operands else result
+        return cls.build(
+            operands=[[*base_operands, *extras]],
+            properties=props,
+            result_types=[result_type],
+            regions=[epilogue],
+        )
+
+    def verify_(self) -> None:
+        base_props = {k: v for k, v in self.properties.items() if k != "extras"}
+        try:
+            accumulator = self.BASE.infer([tensor(v) for v in self.base_operands], base_props, describe(self))
+        except ValueError as error:
+            raise fail(self, str(error)) from None
+        block: Block = self.epilogue.block
+        expected = [accumulator, *(v.type for v in self.extra_operands)]
+        if [a.type for a in block.args] != expected:
+            raise fail(self, "the epilogue takes the accumulator and the extras, in their types")
+        terminator = block.last_op
+        if not isinstance(terminator, YieldOp) or len(terminator.values) != 1:
+            raise fail(self, "the epilogue must end with one 'ascend.graph.yield'")
+        if not compatible(self.results[0].type, terminator.values[0].type):
+            raise fail(self, "the yielded value must have the result's type")
+        for op in block.ops:
+            if op is not terminator and not op.name.startswith("ascend.graph."):
+                raise fail(self, f"an epilogue holds graph ops only, found '{op.name}'")
+
+
+def tensor(value: SSAValue) -> TensorType:
+    if not isinstance(value.type, TensorType):
+        raise ValueError(f"expected a tensor, got {value.type}")
+    return value.type
+
+
+class FusedConvOp(FusedOp, ABC):
+    """A convolution with an epilogue: the convolution's properties."""
+
+    strides = opt_prop_def(DenseArrayBase)
+    pads = opt_prop_def(DenseArrayBase)
+    dilations = opt_prop_def(DenseArrayBase)
+    groups = opt_prop_def(IntegerAttr)
+
+
+@irdl_op_definition
+class FusedConv2DOp(FusedConvOp):
+    """`conv2d` with an elementwise epilogue (see the module docstring)."""
+
+    name = "ascend.graph.fused_conv2d"
+    BASE: ClassVar[type[GraphOp]] = Conv2DOp
+
+
+@irdl_op_definition
+class FusedConv3DOp(FusedConvOp):
+    """`conv3d` with an elementwise epilogue."""
+
+    name = "ascend.graph.fused_conv3d"
+    BASE: ClassVar[type[GraphOp]] = Conv3DOp
+
+
+@irdl_op_definition
+class FusedMatMulOp(FusedOp):
+    """`matmul` with an elementwise epilogue (a bias, a residual, an activation)."""
+
+    name = "ascend.graph.fused_matmul"
+    BASE: ClassVar[type[GraphOp]] = MatMulOp
+
+
+@irdl_op_definition
+class FusedGemmOp(FusedOp):
+    """`gemm` with an elementwise epilogue."""
+
+    name = "ascend.graph.fused_gemm"
+
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
+    trans_a = opt_prop_def(IntegerAttr)
+    trans_b = opt_prop_def(IntegerAttr)
+    BASE: ClassVar[type[GraphOp]] = GemmOp
+
+
+FUSED_BY_BASE: dict[type[Operation], type[FusedOp]] = {
+    Conv2DOp: FusedConv2DOp,
+    Conv3DOp: FusedConv3DOp,
+    MatMulOp: FusedMatMulOp,
+    GemmOp: FusedGemmOp,
+}
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a fused op's epilogue: `ascend.graph.yield %r : tensor<4xf32>`."""
+
+    name = "ascend.graph.yield"
+
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), Pure())
+    assembly_format = "$values attr-dict `:` type($values)"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+    def verify_(self) -> None:
+        if not isinstance(self.parent_op(), FusedOp):
+            raise fail(self, "'ascend.graph.yield' ends the epilogue of a fused op only")
+
+
+OPS = (FusedConv2DOp, FusedConv3DOp, FusedMatMulOp, FusedGemmOp, YieldOp)

@@ -1,0 +1,80 @@
+"""Scaled dot-product attention, as `ascend.graph.attention` defines it.
+
+Computed in the compute dtype (float32 for 16-bit floats): the scores, the additive bias built
+from the mask and the causal rule, a softmax that maps a row of -inf to zeros, and the product
+with the values. Query rows whose bias forbids every key give zeros.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ge.dialects.common import get_float, get_int
+from ge.dialects.graph import AttentionOp
+from ge.dtypes import numpy_dtype
+
+from .base import Implementation
+
+
+def attention(
+    op: AttentionOp, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    dtype = q.dtype.type
+    groups = q.shape[1] // k.shape[1]
+    if groups > 1:
+        k, v = np.repeat(k, groups, axis=1), np.repeat(v, groups, axis=1)
+    # sqrt(scale) on both sides keeps the products of 16-bit inputs in range.
+    root = dtype(math.sqrt(get_float(op, "scale", 1 / math.sqrt(q.shape[-1]))))
+    raw = np.matmul(q * root, np.swapaxes(k * root, -1, -2))
+    softcap = get_float(op, "softcap", 0.0)
+    capped = dtype(softcap) * np.tanh(raw / dtype(softcap)) if softcap > 0 else raw
+    bias = _bias(op, mask, raw.shape[-2:], dtype)
+    biased = capped if bias is None else capped + bias
+    probs = _softmax(biased, op)
+    if bias is not None:
+        masked_rows = np.isneginf(np.max(bias, axis=-1, keepdims=True))
+        probs = np.where(masked_rows, dtype(0), probs)
+    y = np.matmul(probs, v)
+    output = op.properties.get("scores_output")
+    if output is None:
+        return y
+    scores = {"raw": raw, "softcapped": capped, "biased": biased, "probs": probs}[output.data]
+    return y, np.broadcast_to(scores, raw.shape).astype(q.dtype)
+
+
+IMPLEMENTATIONS: dict[type, Implementation] = {AttentionOp: attention}
+
+IN_STORED_DTYPE: tuple[type, ...] = ()
+
+
+def _bias(op: AttentionOp, mask: np.ndarray | None, shape: tuple[int, int], dtype: type) -> np.ndarray | None:
+    """The additive bias of the mask and the causal rule (0 where allowed, -inf where not)."""
+    bias = None
+    if mask is not None:
+        bias = np.where(mask, dtype(0), dtype(-np.inf)) if mask.dtype == np.bool_ else mask
+    if get_int(op, "is_causal", 0):
+        rows, cols = np.arange(shape[0])[:, None], np.arange(shape[1])[None, :]
+        allowed = cols <= rows + get_int(op, "causal_offset", 0)
+        causal = np.where(allowed, dtype(0), dtype(-np.inf))
+        bias = causal if bias is None else bias + causal
+    return bias
+
+
+def _softmax(x: np.ndarray, op: AttentionOp) -> np.ndarray:
+    """Softmax over the last axis, in `softmax_type` if given; a row of -inf gives zeros."""
+    compute = x.dtype
+    softmax_type = op.properties.get("softmax_type")
+    if softmax_type is not None:
+        stored = numpy_dtype(softmax_type)
+        x = x.astype(stored)
+        if stored.itemsize < 4:
+            x = x.astype(np.float32)
+    top = np.max(x, axis=-1, keepdims=True)
+    exponentials = np.exp(x - np.where(np.isneginf(top), x.dtype.type(0), top))
+    total = np.sum(exponentials, axis=-1, keepdims=True)
+    probs = exponentials / np.where(total == 0, x.dtype.type(1), total)
+    if softmax_type is not None:
+        probs = probs.astype(numpy_dtype(softmax_type))
+    return probs.astype(compute, copy=False)
