@@ -50,10 +50,12 @@ class GeContext(Context):
         super().__init__(allow_unregistered=allow_unregistered)
         self.weights = weights if weights is not None else WeightStore()
         self.fusion_counts = {}
+        self.fusion_seen: set[tuple[str, int]] = set()
 
     def clone(self) -> GeContext:
         other = GeContext(self.weights, self.allow_unregistered)
         other.fusion_counts = self.fusion_counts
+        other.fusion_seen = self.fusion_seen
         other._loaded_dialects = self._loaded_dialects.copy()
         other._loaded_ops = self._loaded_ops.copy()
         other._loaded_attrs = self._loaded_attrs.copy()

@@ -35,6 +35,42 @@ def _simplify() -> type[ModulePass]:
     return SimplifyPass
 
 
+def _fuse_conv_bn() -> type[ModulePass]:
+    from .graph.fuse_conv_bn import FuseConvBatchNormPass
+
+    return FuseConvBatchNormPass
+
+
+def _fuse_bias_activation() -> type[ModulePass]:
+    from .graph.fuse_bias_activation import FuseBiasActivationPass
+
+    return FuseBiasActivationPass
+
+
+def _mixed_precision() -> type[ModulePass]:
+    from .graph.mixed_precision import MixedPrecisionPass
+
+    return MixedPrecisionPass
+
+
+def _fuse_gelu() -> type[ModulePass]:
+    from .graph.fuse_gelu import FuseGeluPass
+
+    return FuseGeluPass
+
+
+def _fuse_layer_norm() -> type[ModulePass]:
+    from .graph.fuse_layer_norm import FuseLayerNormPass
+
+    return FuseLayerNormPass
+
+
+def _fuse_attention() -> type[ModulePass]:
+    from .graph.fuse_attention import FuseAttentionPass
+
+    return FuseAttentionPass
+
+
 PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
     "ge-constant-fold": (
         _constant_fold,
@@ -44,6 +80,14 @@ PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
         _simplify,
         "remove no-op reshapes/transposes/casts and x*1, x+0; collapse reshape, transpose, cast chains",
     ),
+    "ge-fuse-conv-bn": (
+        _fuse_conv_bn,
+        "fold inference batch norm and per-channel scale/shift chains into the preceding conv",
+    ),
+    "ge-fuse-bias-activation": (
+        _fuse_bias_activation,
+        "fuse a conv/matmul/gemm with its single-use bias, residual add, activation and clip tail",
+    ),
     "ge-lower-graph-to-kernel": (
         _lower_graph_to_kernel,
         "wrap each ascend.graph op in an ascend.kernel (cube for conv2d/matmul/gemm, else vector)",
@@ -51,6 +95,22 @@ PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
     "ge-lower-kernel-to-stream": (
         _lower_kernel_to_stream,
         "outline kernels and place every tensor and weight at an offset in one ascend.stream.model",
+    ),
+    "ge-mixed-precision": (
+        _mixed_precision,
+        "run ops in fp16/bf16/fp32 by a GE precision mode; casts only at precision boundaries",
+    ),
+    "ge-fuse-gelu": (
+        _fuse_gelu,
+        "replace GELU written out as erf or tanh formulas by one ascend.graph.gelu",
+    ),
+    "ge-fuse-layer-norm": (
+        _fuse_layer_norm,
+        "replace decomposed layer norm and RMS norm over the trailing axes by layer_norm / rms_norm",
+    ),
+    "ge-fuse-attention": (
+        _fuse_attention,
+        "replace matmul, scale, mask, softmax, matmul chains by one ascend.graph.attention",
     ),
 }
 

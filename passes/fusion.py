@@ -17,11 +17,20 @@ SOURCES = "sources"
 """Attribute of a fused op: the names of the ops it replaced, in program order."""
 
 
-def record(ctx: Context, pattern: str, applied: bool) -> None:
-    """Counts one match of `pattern` (and whether it was applied) in the context's report."""
+def record(ctx: Context, pattern: str, applied: bool, op: Operation | None = None) -> None:
+    """Counts one match of `pattern` at `op` (and whether it was applied) in the context's report.
+
+    Given `op`, a match that was not applied is counted once however often the greedy driver
+    visits it again.
+    """
     counts = getattr(ctx, "fusion_counts", None)
     if counts is None:
         return
+    seen = getattr(ctx, "fusion_seen", None)
+    if op is not None and not applied and seen is not None:
+        if (pattern, id(op)) in seen:
+            return
+        seen.add((pattern, id(op)))
     entry = counts.setdefault(pattern, {"matched": 0, "applied": 0})
     entry["matched"] += 1
     entry["applied"] += int(applied)

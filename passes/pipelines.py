@@ -22,7 +22,16 @@ from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from . import PASSES, get_pass
 
 CLEANUP = ("ge-constant-fold", "ge-simplify", "cse", "dce")
-FUSION: tuple[str, ...] = ()
+PREPARE = ("ge-constant-fold", "ge-simplify", "dce")
+"""Before fusion: no CSE yet, which could merge the convs of equal weights that each feed a
+batch norm of their own and so keep them from folding."""
+FUSION: tuple[str, ...] = (
+    "ge-fuse-conv-bn",
+    "ge-fuse-gelu",
+    "ge-fuse-layer-norm",
+    "ge-fuse-attention",
+    "ge-fuse-bias-activation",
+)
 """Pattern fusion, in the order it runs: later patterns absorb what earlier ones fused."""
 LOWERING = ("ge-lower-graph-to-kernel", "ge-lower-kernel-to-stream")
 DEFAULT_PRECISION = "must_keep_origin_dtype"
@@ -30,8 +39,8 @@ DEFAULT_PRECISION = "must_keep_origin_dtype"
 PIPELINES: dict[int, tuple[str, ...]] = {
     0: LOWERING,
     1: (*CLEANUP, *LOWERING),
-    2: (*CLEANUP, *FUSION, *CLEANUP, *LOWERING),
-    3: (*CLEANUP, *FUSION, *CLEANUP, *LOWERING),
+    2: (*PREPARE, *FUSION, *CLEANUP, *LOWERING),
+    3: (*PREPARE, *FUSION, *CLEANUP, *LOWERING),
 }
 
 _XDSL_PASSES: dict[str, type[ModulePass]] = {

@@ -1,0 +1,109 @@
+"""What the pattern-fusion passes share to match decomposed formulas: constants read as numbers
+(within a tolerance suited to their dtype), the uses a fusion may remove, and its rewrite.
+
+A fusion replaces the last op of a pattern by the fused op and erases the rest, so every
+intermediate value must be used inside the pattern only (`used_only_by`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import ml_dtypes
+import numpy as np
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
+
+from ge.dialects import graph
+from ge.dtypes import numpy_dtype
+from ge.errors import GeError
+from ge.semantics import constant_array
+from ge.weights import WeightStore
+
+from ..fusion import SOURCES, source_names
+
+READ_LIMIT = 1 << 16
+"""Constants with more elements than this are not read while matching."""
+
+
+def constant_values(value: SSAValue, weights: WeightStore | None) -> np.ndarray | None:
+    """The array of a constant operand (None if it is computed or too large to read)."""
+    owner = value.owner
+    if not isinstance(owner, graph.ConstOp):
+        return None
+    shape = owner.result.type.get_shape()
+    if any(d < 0 for d in shape) or int(np.prod(shape)) > READ_LIMIT:
+        return None
+    try:
+        return constant_array(owner.value, owner.result.type, weights)
+    except (GeError, KeyError):  # a resource missing from the store: not a constant to match
+        return None
+
+
+def scalar(value: SSAValue, weights: WeightStore | None) -> float | None:
+    """The number held by a constant whose elements are all equal, else None."""
+    array = constant_values(value, weights)
+    if array is None or array.size == 0 or array.dtype == np.bool_:
+        return None
+    flat = array.reshape(-1).astype(np.float64)
+    if not (flat == flat[0]).all():
+        return None
+    return float(flat[0])
+
+
+def tolerance(element: Attribute) -> float:
+    """Relative tolerance for a constant of this element type: a few ulps, at least 1e-6."""
+    try:
+        eps = float(ml_dtypes.finfo(numpy_dtype(element)).eps)
+    except (ValueError, KeyError, TypeError):
+        eps = 0.0
+    return max(4 * eps, 1e-6)
+
+
+def close(number: float | None, expected: float, element: Attribute) -> bool:
+    return number is not None and abs(number - expected) <= tolerance(element) * abs(expected)
+
+
+def used_only_by(value: SSAValue, ops: Iterable[Operation]) -> bool:
+    """Whether every use of `value` is an operand of one of `ops`."""
+    inside = set(ops)
+    return all(use.operation in inside for use in value.uses)
+
+
+def intermediates_private(pattern: Sequence[Operation], root: Operation) -> bool:
+    """Whether every result of the pattern's ops but `root` is used by the pattern alone."""
+    return all(used_only_by(r, pattern) for op in pattern if op is not root for r in op.results)
+
+
+def other_operand(op: Operation, value: SSAValue) -> SSAValue | None:
+    """The operand of a binary op that is not `value` (None if `value` is not an operand)."""
+    a, b = op.operands
+    if a is value:
+        return b
+    if b is value:
+        return a
+    return None
+
+
+def replace_pattern(
+    rewriter: PatternRewriter,
+    pattern: Sequence[Operation],
+    root: Operation,
+    new_ops: Sequence[Operation],
+    result: SSAValue,
+) -> None:
+    """Inserts `new_ops` before `root`, gives the last one the pattern's provenance, replaces
+    `root`'s result by `result` and erases the rest of the pattern, last op first."""
+    block = root.parent_block()
+    order = {op: index for index, op in enumerate(block.ops)} if block else {}
+    ordered = sorted(set(pattern), key=lambda op: order.get(op, 0))
+    fused = new_ops[-1]
+    fused.location = root.location
+    fused.attributes[SOURCES] = source_names(ordered)
+    for op in new_ops:
+        rewriter.insert(op, InsertPoint.before(root))
+    rewriter.replace(root, [], [result])
+    for op in reversed(ordered):
+        if op is not root and op.parent is not None and not any(r.uses for r in op.results):
+            rewriter.erase(op)
