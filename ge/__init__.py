@@ -21,6 +21,7 @@ from .errors import (
 )
 from .executor import GraphExecutor
 from .graph import Graph, Node, Tensor
+from .optimizer import GraphOptimizer
 from .parser import GraphParser
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "Graph",
     "GraphCompiler",
     "GraphExecutor",
+    "GraphOptimizer",
     "GraphParser",
     "InvalidModelError",
     "Node",
