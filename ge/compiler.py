@@ -7,6 +7,7 @@ list) plus the one weight blob it addresses; the emulator runs exactly that.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,6 +26,10 @@ from .errors import CompileError, GeError, VerificationError
 from .graph import Graph
 from .soc import load_profile
 from .weight_blob import pack_weights
+
+VERIFY_EACH_PASS = "GE_VERIFY_EACH_PASS"
+"""Environment variable: when set (the test suite sets it), the IR is verified after every pass,
+not only before the first and after the last, so a pass that breaks an invariant is named."""
 
 PRECISION_MODES = (
     "must_keep_origin_dtype",
@@ -137,6 +142,7 @@ class GraphCompiler:
             passes = pipeline(optimization_level, disabled, precision_mode)
         except ValueError as error:
             raise CompileError(str(error)) from None
+        verify_each = os.environ.get(VERIFY_EACH_PASS, "") not in ("", "0")
         for compiler_pass in passes:
             try:
                 compiler_pass.apply(ctx, module)
@@ -144,7 +150,9 @@ class GraphCompiler:
                 raise
             except (VerifyException, DiagnosticException, ValueError) as error:
                 raise CompileError(f"{compiler_pass.name}: {error}") from None
-            _verify(module, f"the output of {compiler_pass.name}")
+            if verify_each:
+                _verify(module, f"the output of {compiler_pass.name}")
+        _verify(module, "the compiled model")
         blob = pack_weights(model_of(module), ctx.weights)
         report = {
             "disabled": sorted(disabled),
