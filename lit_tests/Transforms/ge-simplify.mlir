@@ -70,3 +70,21 @@ func.func @neutral(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tens
   %5 = ascend.graph.mul %x, %big : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
   func.return %0, %1, %2, %3, %4, %5 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xi32>, tensor<4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// A no-op expand and double negations vanish; a real expand and a single negation stay.
+
+// CHECK-LABEL: func.func @expand_and_negation
+// CHECK-NEXT:    %[[N:.*]] = ascend.graph.neg %x
+// CHECK-NEXT:    %[[E:.*]] = ascend.graph.expand %x {shape = array<i64: 2, 1, 4>}
+// CHECK-NEXT:    func.return %x, %x, %b, %[[E]], %[[N]]
+func.func @expand_and_negation(%x: tensor<3x4xf32>, %b: tensor<4xi1>) -> (tensor<3x4xf32>, tensor<3x4xf32>, tensor<4xi1>, tensor<2x3x4xf32>, tensor<3x4xf32>) {
+  %0 = ascend.graph.expand %x {shape = array<i64: 3, 1>} : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %1 = ascend.graph.neg %x : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %2 = ascend.graph.neg %1 : (tensor<3x4xf32>) -> tensor<3x4xf32>
+  %3 = ascend.graph.not %b : (tensor<4xi1>) -> tensor<4xi1>
+  %4 = ascend.graph.not %3 : (tensor<4xi1>) -> tensor<4xi1>
+  %5 = ascend.graph.expand %x {shape = array<i64: 2, 1, 4>} : (tensor<3x4xf32>) -> tensor<2x3x4xf32>
+  func.return %0, %2, %4, %5, %1 : tensor<3x4xf32>, tensor<3x4xf32>, tensor<4xi1>, tensor<2x3x4xf32>, tensor<3x4xf32>
+}

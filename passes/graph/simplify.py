@@ -1,8 +1,8 @@
 """`ge-simplify`: removes ops that compute nothing and collapses chains of data movement.
 
 Each rewrite keeps every bit of every result:
-- a reshape, transpose, flatten or cast whose result type is its operand's type, and a transpose
-  by the identity permutation, is its operand;
+- a reshape, transpose, flatten, expand or cast whose result type is its operand's type, and a
+  transpose by the identity permutation, is its operand; so is a double negation;
 - reshape (or flatten) of a reshape (or flatten) is one reshape; transpose of a transpose is one
   transpose by the composed permutation (nothing, when they cancel);
 - a cast of a cast is one cast when the first one loses nothing (a widening);
@@ -44,10 +44,12 @@ from ge.dialects.common import get_ints, ints_attr
 
 
 class RemoveNoOpDataMovement(RewritePattern):
-    """A reshape, flatten, transpose or cast that changes nothing is its operand."""
+    """A reshape, flatten, transpose, expand or cast that changes nothing is its operand."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, graph.ReshapeOp | graph.FlattenOp | graph.TransposeOp | graph.CastOp):
+        if not isinstance(
+            op, graph.ReshapeOp | graph.FlattenOp | graph.TransposeOp | graph.CastOp | graph.ExpandOp
+        ):
             return
         source = op.operands[0]
         if source.type != op.results[0].type:
@@ -109,6 +111,17 @@ class CollapseWideningCast(RewritePattern):
         new = graph.CastOp(inner.input, op.result.type.element_type)
         new.location = op.location
         rewriter.replace(op, new)
+
+
+class RemoveDoubleNegation(RewritePattern):
+    """`-(-x)` is `x`, and so is `not(not x)`."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, graph.NegOp | graph.NotOp):
+            return
+        inner = op.operands[0].owner
+        if type(inner) is type(op) and inner.operands[0].type == op.results[0].type:
+            rewriter.replace(op, [], [inner.operands[0]])
 
 
 class RemoveNeutralOperand(RewritePattern):
@@ -182,5 +195,6 @@ class SimplifyPass(ModulePass):
             ComposeTransposes(),
             CollapseWideningCast(),
             RemoveNeutralOperand(),
+            RemoveDoubleNegation(),
         ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_module(op)
