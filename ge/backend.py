@@ -28,7 +28,7 @@ from .compiler import CompiledModel, GraphCompiler
 from .emulator import Emulator
 from .errors import CompileError, GeError, RuntimeInputError
 from .executor import bind_inputs
-from .frontends.onnx import ValueNeeded, load_model, make_importer
+from .frontends.onnx import ValueNeeded, check_shapes, load_model, make_importer
 from .frontends.onnx.importer import value_type
 
 DEVICES = ("CPU", "NPU")
@@ -110,6 +110,7 @@ class GeBackendRep(BackendRep):
         importer = make_importer(self.model, feeds, observed)
         try:
             graph = importer.run(self.model.graph, shapes)
+            check_shapes(self.model, importer, shapes)
             observes = None
         except ValueNeeded as needed:
             if feeds is None:

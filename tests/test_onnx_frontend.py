@@ -184,3 +184,20 @@ def test_node_names_become_locations() -> None:
     model = _model(nodes, [_io("x", [2])], [_io("y", [2])], 17)
     graph = ge.GraphParser().parse_onnx(model)
     assert [n.name for n in graph.nodes] == ["first", "Relu_1"]
+
+
+def test_onnx_shape_inference_catches_a_wrong_shape(monkeypatch) -> None:
+    """A converter that gets a shape wrong is stopped by ONNX's own shape inference."""
+    from ge.frontends import onnx as frontend
+
+    def wrong_relu(imp, node):
+        return [imp.g.add_reshape(node.inputs[0], [6, 2], node.name)]
+
+    monkeypatch.setitem(frontend.CONVERTERS, "Relu", wrong_relu)
+    nodes = [helper.make_node("Relu", ["x"], ["a"], name="r"), helper.make_node("Neg", ["a"], ["y"])]
+    model = _model(nodes, [_io("x", [3, 4])], [_io("y", None)], 17)
+    with pytest.raises(
+        ge.InvalidModelError,
+        match=r"value 'a': ge infers shape \[6, 2\] but ONNX shape inference gives \[3, 4\]",
+    ):
+        ge.GraphParser().parse_onnx(model)

@@ -17,8 +17,20 @@ from google.protobuf.message import DecodeError
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph
 
-from . import attention, elementwise, indexing, nn, normalization, recurrent, reduction, resize, tensor
+from . import (
+    attention,
+    control,
+    elementwise,
+    indexing,
+    nn,
+    normalization,
+    recurrent,
+    reduction,
+    resize,
+    tensor,
+)
 from .importer import Converter, Importer, Node, ValueNeeded
+from .shapes import check_shapes
 
 MIN_OPSET = 6
 MAX_OPSET = onnx.defs.onnx_opset_version()
@@ -26,6 +38,7 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 
 CONVERTERS: dict[str, Converter] = {
     **attention.CONVERTERS,
+    **control.CONVERTERS,
     **elementwise.CONVERTERS,
     **indexing.CONVERTERS,
     **nn.CONVERTERS,
@@ -59,7 +72,11 @@ def import_onnx(
     input_shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> Graph:
     """Imports a model; see `Importer` for `feeds` (specialization) and `observed` values."""
-    return make_importer(load_model(source), feeds, observed).run(load_model(source).graph, input_shapes)
+    model = load_model(source)
+    importer = make_importer(model, feeds, observed)
+    graph = importer.run(model.graph, input_shapes)
+    check_shapes(model, importer, input_shapes)
+    return graph
 
 
 def make_importer(
@@ -89,16 +106,7 @@ def default_opset(model: onnx.ModelProto) -> int:
 def check_supported(model: onnx.ModelProto, opset: int) -> None:
     """Raises one error listing every node whose operator has no converter."""
     unsupported = []
-    for index, node in enumerate(model.graph.node):
-        if node.domain not in DEFAULT_DOMAINS or node.op_type not in CONVERTERS:
-            unsupported.append(
-                {
-                    "op_type": node.op_type,
-                    "domain": node.domain or "ai.onnx",
-                    "opset": opset,
-                    "node": node.name or f"{node.op_type}_{index}",
-                }
-            )
+    _find_unsupported(model.graph, opset, "", unsupported)
     if unsupported:
         kinds = sorted({f"{u['domain']}::{u['op_type']}" for u in unsupported})
         lines = [
@@ -113,12 +121,26 @@ def check_supported(model: onnx.ModelProto, opset: int) -> None:
         )
 
 
+def _find_unsupported(graph: onnx.GraphProto, opset: int, prefix: str, found: list[dict]) -> None:
+    """Every node of `graph` and of its subgraphs (If branches, Loop and Scan bodies) without a converter."""
+    for index, node in enumerate(graph.node):
+        name = prefix + (node.name or f"{node.op_type}_{index}")
+        if node.domain not in DEFAULT_DOMAINS or node.op_type not in CONVERTERS:
+            found.append(
+                {"op_type": node.op_type, "domain": node.domain or "ai.onnx", "opset": opset, "node": name}
+            )
+        for attribute in node.attribute:
+            for subgraph in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                _find_unsupported(subgraph, opset, f"{name}/", found)
+
+
 __all__ = [
     "CONVERTERS",
     "Converter",
     "Importer",
     "Node",
     "ValueNeeded",
+    "check_shapes",
     "check_supported",
     "default_opset",
     "import_onnx",

@@ -119,6 +119,8 @@ class Importer:
         self.specialized: set[str] = set()
         """Graph inputs whose values the graph was specialized on."""
         self.used_observations: dict[str, np.ndarray] = {}
+        self.scopes: list[dict[str, str]] = []
+        """Name scopes of the subgraphs being imported, innermost last (see `import_subgraph`)."""
 
     def run(self, graph: onnx.GraphProto, input_shapes: Mapping[str, Sequence[int]] | None = None) -> Graph:
         for init in graph.initializer:
@@ -153,11 +155,12 @@ class Importer:
         tensor = self.values[name]
         if tensor.value in self.known:
             return self.known[tensor.value]
-        if name in self.graph_inputs:
-            if self.feeds is None or name not in self.feeds:
+        source = self._graph_input_of(name, tensor)
+        if source is not None:
+            if self.feeds is None or source not in self.feeds:
                 raise ValueNeeded(name, self.g, tensor)
-            value = np.asarray(self.feeds[name]).astype(numpy_dtype(tensor.value.type.element_type))
-            self.specialized.add(name)
+            value = np.asarray(self.feeds[source]).astype(numpy_dtype(tensor.value.type.element_type))
+            self.specialized.add(source)
         elif name in self.observed:
             value = self.observed[name]
             self.used_observations[name] = value
@@ -165,6 +168,60 @@ class Importer:
             raise ValueNeeded(name, self.g, tensor)
         self.known[tensor.value] = value
         return value
+
+    def _graph_input_of(self, name: str, tensor: Tensor) -> str | None:
+        """The graph input `name` is, or is another name of (an Identity, a subgraph's input)."""
+        if name in self.graph_inputs:
+            return name
+        return next((n for n in self.graph_inputs if self.values[n].value == tensor.value), None)
+
+    def resolve(self, name: str) -> str:
+        """The name, in `values`, of what `name` means in the innermost subgraph being imported."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return name
+
+    def import_subgraph(
+        self, graph: onnx.GraphProto, bindings: Mapping[str, Tensor], prefix: str
+    ) -> list[str]:
+        """Inlines a subgraph (an If branch, a Loop or Scan body) into this graph; returns its outputs' names.
+
+        The subgraph's inputs are bound to `bindings` (input name -> tensor); the other names it
+        reads resolve through the enclosing scopes to values already imported. Every value it
+        defines is named `prefix + name`: unique for each inlining when the prefix names the node
+        and the iteration, and the same in every import of the model, so that a value a previous
+        run observed keeps its name. Its nodes go through `convert` like the main graph's, so known
+        values propagate, and nested subgraphs resolve names through this scope.
+        """
+        scope: dict[str, str] = {}
+        for value_info in graph.input:
+            if value_info.name not in bindings:
+                raise InvalidModelError(f"subgraph '{graph.name}' input '{value_info.name}' is not bound")
+        for name, tensor in bindings.items():
+            self.values[prefix + name] = tensor
+            scope[name] = prefix + name
+        self.scopes.append(scope)
+        try:
+            for init in graph.initializer:
+                self.add_constant(prefix + init.name, numpy_helper.to_array(init))
+                scope[init.name] = prefix + init.name
+            for index, node in enumerate(graph.node):
+                renamed = onnx.NodeProto()
+                renamed.CopyFrom(node)
+                del renamed.input[:]
+                renamed.input.extend(self.resolve(n) if n else "" for n in node.input)
+                del renamed.output[:]
+                renamed.output.extend(prefix + n if n else "" for n in node.output)
+                self.convert(renamed, prefix + (node.name or f"{node.op_type}_{index}"))
+                scope.update({n: prefix + n for n in node.output if n})
+            outputs = [self.resolve(o.name) for o in graph.output]
+        finally:
+            self.scopes.pop()
+        for name in outputs:
+            if name not in self.values:
+                raise InvalidModelError(f"subgraph '{graph.name}' output '{name}' is produced by no node")
+        return outputs
 
     def convert(self, proto: onnx.NodeProto, name: str) -> None:
         inputs: list[Tensor | None] = []
