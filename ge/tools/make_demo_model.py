@@ -1,6 +1,6 @@
 """Writes `tiny_cnn.onnx`, the model `make demo` compiles: a small CNN with seeded weights.
 
-Run from the repository root: `python ge/models/make_demo_model.py`.
+`python -m ge.tools.make_demo_model` rewrites `ge/models/tiny_cnn.onnx`.
 """
 
 from __future__ import annotations
@@ -62,6 +62,6 @@ def build() -> onnx.ModelProto:
 
 
 if __name__ == "__main__":
-    path = Path(__file__).with_name("tiny_cnn.onnx")
+    path = Path(__file__).parents[1] / "models" / "tiny_cnn.onnx"
     onnx.save(build(), path)
     print(f"wrote {path}")
