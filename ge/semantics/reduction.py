@@ -140,14 +140,17 @@ def _top_k(op: ops.TopKOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _softmax(op: ops.SoftmaxOp, x: np.ndarray) -> np.ndarray:
     axis = get_int(op, "axis", -1)
-    exponentials = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
-    return exponentials / exponentials.sum(axis=axis, keepdims=True)
+    # A row of -inf gives NaN, as ONNX says (inf - inf): no warning for an intended result.
+    with np.errstate(invalid="ignore"):
+        exponentials = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
+        return exponentials / exponentials.sum(axis=axis, keepdims=True)
 
 
 def _log_softmax(op: ops.LogSoftmaxOp, x: np.ndarray) -> np.ndarray:
     axis = get_int(op, "axis", -1)
-    shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+        return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
 def _hardmax(op: ops.HardmaxOp, x: np.ndarray) -> np.ndarray:
