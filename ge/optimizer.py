@@ -16,7 +16,7 @@ from xdsl.passes import ModulePass
 
 from ge.dialects import graph as ops
 from ge.passes import get_pass
-from ge.passes.pipelines import FUSION, LOWERING, PREPARE, pipeline
+from ge.passes.pipelines import FUSION, PREPARE, graph_passes
 
 from .context import make_context
 from .errors import CompileError
@@ -30,13 +30,13 @@ class GraphOptimizer:
 
     def apply_standard_optimizations(self, graph: Graph) -> Graph:
         """Constant folding, simplification, pattern fusion, CSE and DCE (the O2 graph passes)."""
-        return self._run(graph, pipeline(2)[: -len(LOWERING)])
+        return self._run(graph, graph_passes(2))
 
     def apply_advanced_optimizations(
         self, graph: Graph, precision_mode: str = "allow_mix_precision"
     ) -> Graph:
         """The standard optimizations, then mixed precision in `precision_mode`."""
-        return self._run(graph, pipeline(3, precision_mode=precision_mode)[: -len(LOWERING)])
+        return self._run(graph, graph_passes(3, precision_mode=precision_mode))
 
     def apply_operator_fusion(self, graph: Graph) -> Graph:
         """Pattern fusion alone (with the folding that computes fused weights)."""

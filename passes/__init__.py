@@ -71,6 +71,12 @@ def _fuse_attention() -> type[ModulePass]:
     return FuseAttentionPass
 
 
+def _plan_memory() -> type[ModulePass]:
+    from .stream.plan_memory import PlanMemoryPass
+
+    return PlanMemoryPass
+
+
 PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
     "ge-constant-fold": (
         _constant_fold,
@@ -95,6 +101,10 @@ PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
     "ge-lower-kernel-to-stream": (
         _lower_kernel_to_stream,
         "outline kernels and place every tensor and weight at an offset in one ascend.stream.model",
+    ),
+    "ge-plan-memory": (
+        _plan_memory,
+        "place arena buffers by lifetime (greedy by size) so buffers never live together share bytes",
     ),
     "ge-mixed-precision": (
         _mixed_precision,

@@ -34,13 +34,15 @@ FUSION: tuple[str, ...] = (
 )
 """Pattern fusion, in the order it runs: later patterns absorb what earlier ones fused."""
 LOWERING = ("ge-lower-graph-to-kernel", "ge-lower-kernel-to-stream")
+STREAM = ("ge-plan-memory",)
+"""Stream-level passes of O3: memory reuse."""
 DEFAULT_PRECISION = "must_keep_origin_dtype"
 
 PIPELINES: dict[int, tuple[str, ...]] = {
     0: LOWERING,
     1: (*CLEANUP, *LOWERING),
     2: (*PREPARE, *FUSION, *CLEANUP, *LOWERING),
-    3: (*PREPARE, *FUSION, *CLEANUP, *LOWERING),
+    3: (*PREPARE, *FUSION, *CLEANUP, *LOWERING, *STREAM),
 }
 
 _XDSL_PASSES: dict[str, type[ModulePass]] = {
@@ -71,10 +73,19 @@ def pipeline(
             raise ValueError(
                 f"precision_mode '{precision_mode}' needs the mixed-precision pass, which ge lacks"
             )
-        position = len(passes) - len(LOWERING)
+        position = names.index(LOWERING[0])
         precision = get_pass("ge-mixed-precision")(mode=precision_mode)  # type: ignore[call-arg]
         passes[position:position] = [precision, *[_XDSL_PASSES[n]() for n in ("cse", "dce")]]
     return passes
+
+
+def graph_passes(
+    level: int, disabled: Collection[str] = (), precision_mode: str = DEFAULT_PRECISION
+) -> list[ModulePass]:
+    """The passes of `level` that work on the graph: everything before the lowering."""
+    passes = pipeline(level, disabled, precision_mode)
+    lowering = next(i for i, p in enumerate(passes) if p.name == LOWERING[0])
+    return passes[:lowering]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ import ge
 from ge.context import make_context
 from ge.interpreter import run_function
 from ge.passes import get_pass
-from ge.passes.pipelines import LOWERING, pipeline
+from ge.passes.pipelines import graph_passes
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
@@ -94,7 +94,7 @@ def test_light_models_after_o2(name: str) -> None:
     g = ge.GraphParser().parse_onnx(str(LIGHT / f"light_{name}.onnx"))
     module = g.module.clone()
     ctx = make_context(g.weights.copy())
-    for compiler_pass in pipeline(2)[: -len(LOWERING)]:
+    for compiler_pass in graph_passes(2):
         compiler_pass.apply(ctx, module)
     module.verify()
     counts = _top_level(module)

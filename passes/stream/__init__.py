@@ -1,0 +1,1 @@
+"""Stream-level passes: decisions over the whole task list (memory, streams)."""
