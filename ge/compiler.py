@@ -63,6 +63,12 @@ class CompiledModel:
     fusion_report: dict[str, object] = field(default_factory=dict)
     """Fusion passes switched off, and per pattern how many matches were found and applied."""
 
+    def save(self, path: str | Path) -> None:
+        """Writes the model as one `.ge` file (manifest, stream IR, weight blob; see ge.artifact)."""
+        from .artifact import save
+
+        save(self, path)
+
     @property
     def model(self) -> ModelOp:
         return model_of(self.module)
@@ -107,6 +113,13 @@ class CompiledModel:
 
 class GraphCompiler:
     """Compiles `ge.Graph`s: `GraphCompiler().compile(graph, target="Ascend910B2")`."""
+
+    @staticmethod
+    def load(path: str | Path) -> CompiledModel:
+        """Reads a `.ge` file, checking its version and checksums."""
+        from .artifact import load
+
+        return load(path)
 
     def compile(
         self,

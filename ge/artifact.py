@@ -1,0 +1,89 @@
+"""The `.ge` file: one compiled model, loadable without pickle.
+
+Layout: the magic `GE-MODEL`, a little-endian u32 length, a JSON manifest of that length, the
+stream-level IR as UTF-8 text, then the weight blob as raw bytes. The manifest holds the format
+version, the SoC, the options, the byte lengths and SHA-256 checksums of the IR and the blob.
+Loading checks the magic, the version, the lengths and the checksums before parsing the IR.
+Compiling the same model twice gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
+
+from .context import make_context
+from .errors import InvalidModelError
+
+if TYPE_CHECKING:
+    from .compiler import CompiledModel
+
+MAGIC = b"GE-MODEL"
+FORMAT_VERSION = 1
+
+
+def save(model: CompiledModel, path: str | Path) -> None:
+    ir = str(model.module).encode()
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "target": model.target,
+        "optimization_level": model.optimization_level,
+        "options": model.options,
+        "ir_bytes": len(ir),
+        "ir_sha256": hashlib.sha256(ir).hexdigest(),
+        "weight_bytes": len(model.weight_blob),
+        "weight_sha256": hashlib.sha256(model.weight_blob).hexdigest(),
+    }
+    header = json.dumps(manifest, sort_keys=True).encode()
+    Path(path).write_bytes(MAGIC + struct.pack("<I", len(header)) + header + ir + model.weight_blob)
+
+
+def load(path: str | Path) -> CompiledModel:
+    from .compiler import CompiledModel
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise InvalidModelError(f"cannot read '{path}': {error}") from None
+    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
+        raise InvalidModelError(f"'{path}' is not a .ge model file")
+    (length,) = struct.unpack_from("<I", data, len(MAGIC))
+    start = len(MAGIC) + 4
+    try:
+        manifest = json.loads(data[start : start + length])
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InvalidModelError(f"'{path}': the manifest is damaged") from None
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise InvalidModelError(
+            f"'{path}' has format version {manifest.get('format_version')}; this ge reads {FORMAT_VERSION}"
+        )
+    ir_start = start + length
+    blob_start = ir_start + manifest["ir_bytes"]
+    ir, blob = data[ir_start:blob_start], data[blob_start:]
+    for what, content, key in (("IR", ir, "ir"), ("weight blob", blob, "weight")):
+        if (
+            len(content) != manifest[f"{key}_bytes"]
+            or hashlib.sha256(content).hexdigest() != manifest[f"{key}_sha256"]
+        ):
+            raise InvalidModelError(f"'{path}': the {what} does not match its checksum (the file is damaged)")
+    try:
+        module = Parser(make_context(), ir.decode()).parse_module()
+        module.verify()
+    except (ParseError, VerifyException) as error:
+        raise InvalidModelError(f"'{path}': the stream IR is invalid: {error}") from None
+    assert isinstance(module, ModuleOp)
+    return CompiledModel(
+        module=module,
+        weight_blob=blob,
+        target=manifest["target"],
+        optimization_level=manifest["optimization_level"],
+        compilation_time=0.0,
+        options=manifest["options"],
+    )
