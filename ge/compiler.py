@@ -50,6 +50,16 @@ class TensorSpec:
     dtype: str
 
 
+@dataclass(frozen=True)
+class MemoryStats:
+    """Bytes of a compiled model's device memory."""
+
+    arena_bytes: int
+    lower_bound_bytes: int
+    no_reuse_bytes: int
+    weight_bytes: int
+
+
 @dataclass
 class CompiledModel:
     """A model compiled for one SoC: the stream-level module and its weight blob."""
@@ -62,6 +72,20 @@ class CompiledModel:
     options: dict[str, object] = field(default_factory=dict)
     fusion_report: dict[str, object] = field(default_factory=dict)
     """Fusion passes switched off, and per pattern how many matches were found and applied."""
+
+    @property
+    def memory(self) -> MemoryStats:
+        """The arena as planned, its lower bound (the most bytes live at once), the total with no
+        reuse, and the weight blob, in bytes."""
+        from ge.passes.stream.plan_memory import lifetimes, lower_bound
+
+        intervals = lifetimes(self.model, 512)
+        return MemoryStats(
+            arena_bytes=self.model.arena_size.value.data,
+            lower_bound_bytes=lower_bound(intervals),
+            no_reuse_bytes=sum(i.size for i in intervals),
+            weight_bytes=len(self.weight_blob),
+        )
 
     def save(self, path: str | Path) -> None:
         """Writes the model as one `.ge` file (manifest, stream IR, weight blob; see ge.artifact)."""

@@ -75,3 +75,12 @@ def test_validator_catches_an_overlapping_plan() -> None:
     with pytest.raises(CompileError, match="are live together"):
         validate(intervals, broken)
     assert isinstance(intervals[0], Interval)
+
+
+def test_compiled_model_reports_memory() -> None:
+    graph = ge.GraphParser().parse_onnx(str(LIGHT / "light_squeezenet.onnx"))
+    planned = ge.GraphCompiler().compile(graph, optimization_level=3).memory
+    unplanned = ge.GraphCompiler().compile(graph, optimization_level=0).memory
+    assert planned.arena_bytes == planned.lower_bound_bytes < unplanned.arena_bytes
+    assert unplanned.arena_bytes == unplanned.no_reuse_bytes
+    assert planned.weight_bytes > 0
