@@ -67,3 +67,28 @@ func.func @f(%a: tensor<2xf32>, %b: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf
   }
   func.return %1, %b : tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// Identical constants share one slot of the weight blob.
+
+// CHECK-LABEL: ascend.stream.model @dedupe attributes {arena_size = {{.*}}, weight_size = 1024 : i64
+// CHECK-NEXT:    %[[X:.*]] = ascend.stream.buffer offset 0 size 8 {input = 0 : i64}
+// CHECK-NEXT:    %[[A:.*]] = ascend.stream.weight dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32> offset 0 size 8
+// CHECK-NEXT:    %[[S:.*]] = ascend.stream.weight 3.000000e+00 : f32 offset 512 size 8
+// CHECK-NEXT:    %[[Y:.*]] = ascend.stream.buffer
+// CHECK-NEXT:    ascend.stream.launch @k(%[[A]], %[[A]], %[[S]], %[[S]]) -> (%[[Y]])
+func.func @dedupe(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %a = ascend.graph.const dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = ascend.graph.const dense<[1.0, 2.0]> : tensor<2xf32>
+  %s = ascend.graph.const splat<3.0 : f32> : tensor<2xf32>
+  %t = ascend.graph.const splat<3.0 : f32> : tensor<2xf32>
+  %0 = ascend.kernel.vector(%a, %b, %s, %t) {in_formats = ["ND", "ND", "ND", "ND"], out_formats = ["ND"], kernel_name = "k"} : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%p: tensor<2xf32>, %q: tensor<2xf32>, %r: tensor<2xf32>, %u: tensor<2xf32>):
+    %1 = ascend.graph.add %p, %q : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %2 = ascend.graph.add %r, %u : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %3 = ascend.graph.add %1, %2 : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    ascend.kernel.yield %3 : tensor<2xf32>
+  }
+  func.return %0 : tensor<2xf32>
+}

@@ -2,7 +2,8 @@
 
 Each kernel op becomes an `ascend.stream.kernel` symbol and a launch on stream 0; every tensor
 (graph inputs included) gets a buffer at its own aligned offset in the arena (no reuse yet), and
-every constant a slot at an aligned offset in the one weight blob. The function is replaced by
+every constant a slot at an aligned offset in the one weight blob (identical constants share
+one slot). The function is replaced by
 one `ascend.stream.model`.
 
 ```
@@ -25,12 +26,14 @@ ascend.stream.model @main {arena_size = 1024 : i64, weight_size = 0 : i64, ...} 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseResourceAttr,
     DictionaryAttr,
     FunctionType,
     IntegerAttr,
@@ -68,12 +71,15 @@ class LowerKernelToStreamPass(ModulePass):
         if self.alignment < 1:
             raise CompileError("ge-lower-kernel-to-stream: alignment must be positive")
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
-            _StreamBuilder(self.alignment).lower(func)
+            _StreamBuilder(self.alignment, getattr(ctx, "weights", None)).lower(func)
 
 
 class _StreamBuilder:
-    def __init__(self, alignment: int):
+    def __init__(self, alignment: int, weights: object | None):
         self.alignment = alignment
+        self.weights = weights
+        self.stored: dict[tuple, SSAValue] = {}
+        """Weights by content: identical constants share one slot of the blob."""
         self.arena = 0
         self.blob = 0
         self.kernels: list[Operation] = []
@@ -127,12 +133,27 @@ class _StreamBuilder:
 
     def _weight(self, op: ConstOp) -> None:
         t = op.result.type
+        identity = self._content(op)
+        if identity in self.stored:
+            self.buffers[op.result] = self.stored[identity]
+            return
         size = stream.byte_size(t)
         weight = stream.WeightOp(op.value, self.blob, size, _memref(t))
         weight.buffer.name_hint = op.result.name_hint
         self.blob = self._align(self.blob + max(size, 1))
         self.tasks.append(weight)
         self.buffers[op.result] = weight.buffer
+        self.stored[identity] = weight.buffer
+
+    def _content(self, op: ConstOp) -> tuple:
+        """What makes two constants the same bytes: their type and value (a resource's data)."""
+        value = op.value
+        if isinstance(value, DenseResourceAttr) and self.weights is not None:
+            key = value.resource_handle.data
+            if key in self.weights:
+                data = self.weights.get(key)
+                return (str(op.result.type), "resource", hashlib.sha256(data.tobytes()).hexdigest())
+        return (str(op.result.type), str(value))
 
     def _launch(self, op: KernelOp) -> None:
         symbol = self._symbol(op)

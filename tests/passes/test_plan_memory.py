@@ -84,3 +84,18 @@ def test_compiled_model_reports_memory() -> None:
     assert planned.arena_bytes == planned.lower_bound_bytes < unplanned.arena_bytes
     assert unplanned.arena_bytes == unplanned.no_reuse_bytes
     assert planned.weight_bytes > 0
+
+
+def test_identical_weights_share_one_slot(rng: np.random.Generator) -> None:
+    g = ge.Graph()
+    x = g.add_input("x", shape=[4, 32])
+    w = rng.standard_normal((32, 32)).astype(np.float32)
+    a = g.add_matmul(x, g.add_constant(w, name="first"))
+    b = g.add_matmul(x, g.add_constant(w.copy(), name="second"))
+    g.add_output(g.add_add(a, b))
+    compiled = ge.GraphCompiler().compile(g, optimization_level=0)
+    assert compiled.memory.weight_bytes == 32 * 32 * 4
+    data = rng.standard_normal((4, 32)).astype(np.float32)
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    np.testing.assert_allclose(executor.run(data)[0], 2 * data @ w, rtol=1e-5, atol=1e-5)
