@@ -244,6 +244,17 @@ def parse_einsum(equation: str, operands: int) -> tuple[list[str], str]:
 # --------------------------------------------------------------------------------------------
 
 
+def _spatial_operands(cls: type[GraphOp], operand_types) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The input and weight shapes of a convolution, which must both have rank SPATIAL + 2."""
+    x, w = operand_types[0].get_shape(), operand_types[1].get_shape()
+    rank = cls.SPATIAL + 2  # type: ignore[attr-defined]
+    if len(x) != rank or len(w) != rank:
+        raise ValueError(
+            f"{cls.name.split('.')[-1]} needs a {rank}-D input and weight, got ranks {len(x)} and {len(w)}"
+        )
+    return x, w
+
+
 class ConvOp(GraphOp, ABC):
     """Cross-correlation of N, C, spatial... input with O, C / groups, kernel... weights."""
 
@@ -263,12 +274,7 @@ class ConvOp(GraphOp, ABC):
     def infer(cls, operand_types, props, where):
         element = same_elements(operand_types, "operands")
         n = cls.SPATIAL
-        x, w = operand_types[0].get_shape(), operand_types[1].get_shape()
-        if len(x) != n + 2 or len(w) != n + 2:
-            raise ValueError(
-                f"{cls.name.split('.')[-1]} needs a {n + 2}-D input and weight, "
-                f"got ranks {len(x)} and {len(w)}"
-            )
+        x, w = _spatial_operands(cls, operand_types)
         groups = _groups(props)
         if DYN not in (x[1], w[1]) and x[1] != w[1] * groups:
             raise ValueError(f"input has {x[1]} channels but the weight expects {w[1]} x {groups} groups")
@@ -338,12 +344,7 @@ class ConvTransposeOp(GraphOp, ABC):
     def infer(cls, operand_types, props, where):
         element = same_elements(operand_types, "operands")
         n = cls.SPATIAL
-        x, w = operand_types[0].get_shape(), operand_types[1].get_shape()
-        if len(x) != n + 2 or len(w) != n + 2:
-            raise ValueError(
-                f"{cls.name.split('.')[-1]} needs a {n + 2}-D input and weight, "
-                f"got ranks {len(x)} and {len(w)}"
-            )
+        x, w = _spatial_operands(cls, operand_types)
         groups = _groups(props)
         if DYN not in (x[1], w[0]) and x[1] != w[0]:
             raise ValueError(f"input has {x[1]} channels but the weight expects {w[0]}")

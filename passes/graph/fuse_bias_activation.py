@@ -34,6 +34,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from ge.dialects import graph
 
 from ..fusion import record, source_names
+from .match import is_constant
 
 ACTIVATIONS: tuple[type[Operation], ...] = (
     graph.ReluOp,
@@ -49,10 +50,6 @@ BINARY: tuple[type[Operation], ...] = (graph.AddOp, graph.MaxOp, graph.MinOp)
 """Binary epilogue ops: bias and residual adds; max and min with constants make relu6 and clip."""
 
 
-def _constant(value: SSAValue) -> bool:
-    return isinstance(value.owner, graph.ConstOp)
-
-
 def _epilogue_step(op: Operation, accumulator: SSAValue) -> SSAValue | None | bool:
     """False if `op` cannot join the epilogue; else its other operand (None for unary ops)."""
     if op.results[0].type != accumulator.type:
@@ -64,7 +61,7 @@ def _epilogue_step(op: Operation, accumulator: SSAValue) -> SSAValue | None | bo
         other = rhs if lhs == accumulator else lhs
         if lhs == rhs:
             return False
-        if isinstance(op, graph.MaxOp | graph.MinOp) and not _constant(other):
+        if isinstance(op, graph.MaxOp | graph.MinOp) and not is_constant(other):
             return False
         return other
     return False

@@ -39,6 +39,7 @@ from ge.dialects import graph
 from ge.dialects.common import get_float
 
 from ..fusion import record, source_names
+from .match import computed_from_constants
 
 CONVS = (graph.Conv2DOp, graph.Conv3DOp)
 
@@ -71,23 +72,13 @@ def _insert_before(rewriter: PatternRewriter, op: Operation, anchor: Operation) 
     rewriter.insert(op, InsertPoint.before(anchor))
 
 
-def _is_constant(value: SSAValue | None, depth: int = 8) -> bool:
-    """Whether `value` is computed from constants only (what ge-constant-fold will fold)."""
-    if value is None:
-        return False
-    owner = value.owner
-    if isinstance(owner, graph.ConstOp):
-        return True
-    if depth == 0 or not isinstance(owner, Operation) or not owner.name.startswith("ascend.graph."):
-        return False
-    return bool(owner.operands) and all(_is_constant(v, depth - 1) for v in owner.operands)
-
-
 def _single_use_conv(value: SSAValue) -> graph.ConvOp | None:
     conv = value.owner
     if not isinstance(conv, CONVS) or not value.has_one_use():
         return None
-    if not _is_constant(conv.weight) or (conv.bias is not None and not _is_constant(conv.bias)):
+    if not computed_from_constants(conv.weight) or (
+        conv.bias is not None and not computed_from_constants(conv.bias)
+    ):
         return None
     return conv
 
@@ -95,7 +86,7 @@ def _single_use_conv(value: SSAValue) -> graph.ConvOp | None:
 def _channel_vector(value: SSAValue, conv: graph.ConvOp, rank: int) -> bool:
     """Whether `value` is a constant that varies along the channel axis only (or not at all),
     so that multiplying or adding it keeps the conv's result shape."""
-    if not _is_constant(value):
+    if not computed_from_constants(value):
         return False
     shape = value.type.get_shape()
     if len(shape) > rank:
@@ -148,7 +139,7 @@ class FoldBatchNormIntoConv(RewritePattern):
         if conv is None:
             return
         params = [op.scale, op.bias, op.mean, op.var]
-        applied = all(_is_constant(p) for p in params) and op.result.type == conv.result.type
+        applied = all(computed_from_constants(p) for p in params) and op.result.type == conv.result.type
         record(self.ctx, "FoldBatchNormIntoConv", applied, op)
         if not applied:
             return
@@ -180,7 +171,7 @@ class FoldChannelScaleIntoConv(RewritePattern):
             conv = _single_use_conv(conv_value)
             if conv is None:
                 continue
-            if not _is_constant(factor):
+            if not computed_from_constants(factor):
                 continue
             rank = len(conv.result.type.get_shape())
             applied = _channel_vector(factor, conv, rank) and op.result.type == conv.result.type
@@ -211,7 +202,7 @@ class FoldChannelShiftIntoConv(RewritePattern):
             conv = _single_use_conv(conv_value)
             if conv is None:
                 continue
-            if not _is_constant(shift):
+            if not computed_from_constants(shift):
                 continue  # a residual add, not a shift
             rank = len(conv.result.type.get_shape())
             applied = _channel_vector(shift, conv, rank) and op.result.type == conv.result.type

@@ -27,6 +27,22 @@ READ_LIMIT = 1 << 16
 """Constants with more elements than this are not read while matching."""
 
 
+def is_constant(value: SSAValue | None) -> bool:
+    """Whether `value` is produced by an `ascend.graph.const`."""
+    return value is not None and isinstance(value.owner, graph.ConstOp)
+
+
+def computed_from_constants(value: SSAValue | None, depth: int = 8) -> bool:
+    """Whether `value` is a constant or computed from constants only (what ge-constant-fold
+    will fold), looking `depth` producers deep."""
+    if is_constant(value):
+        return True
+    owner = value.owner if value is not None else None
+    if depth == 0 or not isinstance(owner, Operation) or not owner.name.startswith("ascend.graph."):
+        return False
+    return bool(owner.operands) and all(computed_from_constants(v, depth - 1) for v in owner.operands)
+
+
 def constant_values(value: SSAValue, weights: WeightStore | None) -> np.ndarray | None:
     """The array of a constant operand (None if it is computed or too large to read)."""
     owner = value.owner
