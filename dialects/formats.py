@@ -1,0 +1,70 @@
+"""Device data formats: names and shape arithmetic shared by verifiers, the compiler and the emulator.
+
+A device format stores a logical tensor as the cube unit reads it (channel blocks of C0, 16 x 16
+fractal tiles); padding is zero. The element-level index formulas are in `device_shape`'s docstring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+FORMATS = ("ND", "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ")
+"""Every format a tensor may have on the device."""
+
+FRACTAL = 16
+"""Rows of an L0A fractal and columns of an L0B fractal, whatever the element type."""
+
+
+def c0_of(bitwidth: int) -> int:
+    """The channel block C0 for an element type of `bitwidth` bits: 32 for 8-bit types, else 16.
+
+    A fractal row is 32 bytes: 16 fp16/bf16 or 32 int8 elements; fp32 keeps C0 = 16, as GE does.
+    """
+    return 32 if bitwidth == 8 else 16
+
+
+def device_shape(shape: tuple[int, ...], fmt: str, c0: int, groups: int = 1) -> tuple[int, ...]:
+    """The shape of a logical tensor of `shape` once stored in `fmt`.
+
+    - ND, NCHW: unchanged.
+    - NC1HWC0: (N, C, H, W) -> (N, ceil(C/c0), H, W, c0); [n, c1, h, w, c0'] = X[n, c1*c0 + c0', h, w].
+    - FRACTAL_Z: conv weights (Cout, Cin_per_group, kh, kw) in `groups` groups, Cg = Cout // groups,
+      C1 = ceil(Cin_per_group / c0), N1 = ceil(Cg / 16) -> (groups * C1 * kh * kw, N1, 16, c0); row
+      r = ((grp * C1 + c1) * kh + i) * kw + j holds at [r, n1, n0, k0]
+      W[grp*Cg + n1*16 + n0, c1*c0 + k0, i, j].
+    - FRACTAL_NZ: (..., M, N) -> (..., ceil(N/16), ceil(M/16), 16, 16); [..., n1, m1, m0, n0] =
+      A[..., m1*16 + m0, n1*16 + n0].
+
+    `groups` only matters for FRACTAL_Z. Raises ValueError for an unknown format or a shape of the wrong rank.
+    """
+    shape = tuple(int(d) for d in shape)
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown device format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if c0 <= 0:
+        raise ValueError(f"C0 must be positive, got {c0}")
+    if groups <= 0:
+        raise ValueError(f"groups must be positive, got {groups}")
+    if fmt in ("ND", "NCHW"):
+        return shape
+    if fmt == "NC1HWC0":
+        _check_rank(shape, fmt, "(N, C, H, W)", lambda r: r == 4)
+        n, c, h, w = shape
+        return (n, _ceil_div(c, c0), h, w, c0)
+    if fmt == "FRACTAL_Z":
+        _check_rank(shape, fmt, "conv weights (Cout, Cin_per_group, kh, kw)", lambda r: r == 4)
+        cout, cin, kh, kw = shape
+        if cout % groups:
+            raise ValueError(f"FRACTAL_Z: {cout} output channels do not split into {groups} groups")
+        return (groups * _ceil_div(cin, c0) * kh * kw, _ceil_div(cout // groups, FRACTAL), FRACTAL, c0)
+    _check_rank(shape, fmt, "a matrix (..., M, N)", lambda r: r >= 2)
+    *batch, m, n = shape
+    return (*batch, _ceil_div(n, FRACTAL), _ceil_div(m, FRACTAL), FRACTAL, FRACTAL)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _check_rank(shape: tuple[int, ...], fmt: str, expected: str, ok: Callable[[int], bool]) -> None:
+    if not ok(len(shape)):
+        raise ValueError(f"{fmt} stores {expected}; got a tensor of shape {shape} (rank {len(shape)})")

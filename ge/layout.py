@@ -1,0 +1,71 @@
+"""Conversions between logical arrays and their device-format arrays (the data side of TransData).
+
+Pure data movement (zero-filled buffers, reshapes, transposes, slice copies), so every dtype works,
+bool and bfloat16 included, and a round trip is exact. Shapes follow `ge.dialects.formats.device_shape`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ge.dialects.formats import FRACTAL, device_shape
+
+
+def to_device(array: np.ndarray, fmt: str, c0: int, groups: int = 1) -> np.ndarray:
+    """The device-format array of the logical `array`: shape `device_shape(array.shape, fmt, c0, groups)`,
+    same dtype, padding zero. Always a new array."""
+    array = np.asarray(array)
+    shape = device_shape(array.shape, fmt, c0, groups)
+    if fmt in ("ND", "NCHW"):
+        return array.copy()
+    if fmt == "NC1HWC0":
+        n, c, h, w = array.shape
+        c1 = shape[1]
+        padded = np.zeros((n, c1 * c0, h, w), array.dtype)
+        padded[:, :c] = array
+        return np.ascontiguousarray(padded.reshape(n, c1, c0, h, w).transpose(0, 1, 3, 4, 2))
+    if fmt == "FRACTAL_Z":
+        cout, cin, kh, kw = array.shape
+        cg = cout // groups
+        c1 = -(-cin // c0)
+        n1 = shape[1]
+        padded = np.zeros((groups, n1 * FRACTAL, c1 * c0, kh, kw), array.dtype)
+        padded[:, :cg, :cin] = array.reshape(groups, cg, cin, kh, kw)
+        # (g, n1, n0, c1, k0, i, j) -> (g, c1, i, j, n1, n0, k0)
+        tiles = padded.reshape(groups, n1, FRACTAL, c1, c0, kh, kw).transpose(0, 3, 5, 6, 1, 2, 4)
+        return np.ascontiguousarray(tiles).reshape(shape)
+    *batch, m, n = array.shape
+    n1, m1 = shape[-4], shape[-3]
+    padded = np.zeros((*batch, m1 * FRACTAL, n1 * FRACTAL), array.dtype)
+    padded[..., :m, :n] = array
+    tiles = padded.reshape(*batch, m1, FRACTAL, n1, FRACTAL)
+    return np.ascontiguousarray(np.moveaxis(tiles, -2, -4))
+
+
+def from_device(array: np.ndarray, fmt: str, shape: tuple[int, ...], groups: int = 1) -> np.ndarray:
+    """The logical array of `shape` stored in the device-format `array` (padding dropped); C0 is read
+    from `array.shape`. Raises ValueError when `array` does not have the device shape of `shape`."""
+    array = np.asarray(array)
+    shape = tuple(int(d) for d in shape)
+    c0 = array.shape[-1] if fmt in ("NC1HWC0", "FRACTAL_Z") and array.ndim else 16
+    expected = device_shape(shape, fmt, c0, groups)
+    if array.shape != expected:
+        raise ValueError(f"a {fmt} array of logical shape {shape} has shape {expected}, got {array.shape}")
+    if fmt in ("ND", "NCHW"):
+        return array.copy()
+    if fmt == "NC1HWC0":
+        n, c, h, w = shape
+        merged = array.transpose(0, 1, 4, 2, 3).reshape(n, -1, h, w)
+        return np.ascontiguousarray(merged[:, :c])
+    if fmt == "FRACTAL_Z":
+        cout, cin, kh, kw = shape
+        cg = cout // groups
+        _, n1, _, _ = array.shape
+        c1 = -(-cin // c0)
+        tiles = array.reshape(groups, c1, kh, kw, n1, FRACTAL, c0).transpose(0, 4, 5, 1, 6, 2, 3)
+        padded = tiles.reshape(groups, n1 * FRACTAL, c1 * c0, kh, kw)
+        return np.ascontiguousarray(padded[:, :cg, :cin]).reshape(shape)
+    *batch, m, n = shape
+    tiles = np.moveaxis(array, -4, -2)  # (..., m1, m0, n1, n0)
+    padded = tiles.reshape(*batch, tiles.shape[-4] * FRACTAL, tiles.shape[-2] * FRACTAL)
+    return np.ascontiguousarray(padded[..., :m, :n])

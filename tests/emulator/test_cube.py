@@ -1,0 +1,233 @@
+"""The cube unit's convolution and matrix product against direct numpy formulas in float64 (int64 for
+8-bit integers)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ge.emulator.cube import conv2d, matmul
+from ge.layout import from_device, to_device
+
+
+def _direct_conv(
+    x: np.ndarray,
+    w: np.ndarray,
+    strides: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    dilations: tuple[int, int],
+    groups: int,
+    bias: np.ndarray | None,
+) -> np.ndarray:
+    """ONNX Conv by its definition: a sum over the kernel window of shifted inputs times weights."""
+    wide = np.int64 if x.dtype.kind in "iu" else np.float64
+    x, w = x.astype(wide), w.astype(wide)
+    n, cin, h, width = x.shape
+    cout, cin_group, kh, kw = w.shape
+    (sh, sw), (dh, dw), (top, left, bottom, right) = strides, dilations, pads
+    padded = np.zeros((n, cin, h + top + bottom, width + left + right), wide)
+    padded[:, :, top : top + h, left : left + width] = x
+    ho = (h + top + bottom - dh * (kh - 1) - 1) // sh + 1
+    wo = (width + left + right - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, groups, cout // groups, ho, wo), wide)
+    w = w.reshape(groups, cout // groups, cin_group, kh, kw)
+    for i in range(kh):
+        for j in range(kw):
+            rows = slice(i * dh, i * dh + sh * (ho - 1) + 1, sh)
+            cols = slice(j * dw, j * dw + sw * (wo - 1) + 1, sw)
+            patch = padded[:, :, rows, cols].reshape(n, groups, cin_group, ho, wo)
+            out += np.einsum("ngchw,goc->ngohw", patch, w[:, :, :, i, j])
+    out = out.reshape(n, cout, ho, wo)
+    if bias is not None:
+        out += bias.astype(wide)[:, None, None]
+    return out
+
+
+CONV_CASES = {
+    # name: (batch, in, out, (h, w), kernel, strides, pads (top, left, bottom, right), dilations, groups)
+    "stride2": (1, 16, 32, (9, 9), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 1),
+    "asymmetric_pads": (2, 20, 20, (7, 6), (3, 2), (1, 1), (0, 1, 2, 3), (1, 1), 1),
+    "dilation2": (1, 3, 8, (10, 11), (3, 3), (1, 2), (2, 2, 2, 2), (2, 2), 1),
+    "three_channels_7x7": (1, 3, 20, (15, 15), (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1),
+    "groups2": (2, 20, 6, (6, 6), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
+    "groups4_wide": (1, 64, 40, (5, 5), (1, 3), (1, 2), (0, 1, 0, 0), (1, 1), 4),
+    "depthwise32": (1, 32, 32, (8, 8), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 32),
+    "depthwise_multiplier2": (1, 20, 40, (5, 7), (3, 3), (1, 1), (1, 1, 1, 1), (2, 1), 20),
+    "pointwise": (3, 40, 17, (4, 5), (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+}
+
+
+def _run_conv(
+    rng: np.random.Generator, case: tuple, dtype: type, with_bias: bool
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """(cube result as NC1HWC0, direct result as NCHW, c0) for one case and input dtype."""
+    batch, cin, cout, (h, width), kernel, strides, pads, dilations, groups = case
+    integer = np.dtype(dtype).kind in "iu"
+    c0 = 32 if integer else 16
+    if integer:
+        low, high = np.iinfo(dtype).min, np.iinfo(dtype).max + 1
+        x = rng.integers(low, high, (batch, cin, h, width)).astype(dtype)
+        w = rng.integers(low, high, (cout, cin // groups, *kernel)).astype(dtype)
+        bias = rng.integers(-5000, 5000, cout).astype(np.int32) if with_bias else None
+    else:
+        x = rng.standard_normal((batch, cin, h, width)).astype(dtype)
+        w = rng.standard_normal((cout, cin // groups, *kernel)).astype(dtype)
+        bias = rng.standard_normal(cout).astype(np.float32) if with_bias else None
+    got = conv2d(
+        to_device(x, "NC1HWC0", c0),
+        to_device(w, "FRACTAL_Z", c0, groups),
+        out_channels=cout,
+        in_channels=cin,
+        kernel=kernel,
+        strides=strides,
+        pads=pads,
+        dilations=dilations,
+        groups=groups,
+        bias=bias,
+    )
+    return got, _direct_conv(x, w, strides, pads, dilations, groups, bias), c0
+
+
+def _check_padded_channels_zero(got: np.ndarray, cout: int) -> None:
+    n, c1, ho, wo, c0 = got.shape
+    channels = got.transpose(0, 2, 3, 1, 4).reshape(n, ho, wo, c1 * c0)
+    assert c1 == -(-cout // c0)
+    assert not channels[..., cout:].any()
+
+
+@pytest.mark.parametrize("name", sorted(CONV_CASES))
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, ml_dtypes.bfloat16], ids=["f16", "f32", "bf16"])
+def test_conv2d_float(rng: np.random.Generator, name: str, dtype: type) -> None:
+    got, expected, _ = _run_conv(rng, CONV_CASES[name], dtype, with_bias=name.startswith(("s", "g")))
+    assert got.dtype == np.float32
+    _check_padded_channels_zero(got, expected.shape[1])
+    logical = from_device(got, "NC1HWC0", expected.shape)
+    # fp16/bf16 products are exact in fp32; only the fp32 summation order differs from float64.
+    np.testing.assert_allclose(logical, expected, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["stride2", "asymmetric_pads", "groups2", "depthwise32", "pointwise"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_conv2d_int8_accumulates_exactly_in_int32(rng: np.random.Generator, name: str, dtype: type) -> None:
+    got, expected, c0 = _run_conv(rng, CONV_CASES[name], dtype, with_bias=True)
+    assert got.dtype == np.int32 and c0 == 32
+    _check_padded_channels_zero(got, expected.shape[1])
+    np.testing.assert_array_equal(from_device(got, "NC1HWC0", expected.shape), expected)
+
+
+def test_conv2d_fp16_products_are_exact(rng: np.random.Generator) -> None:
+    """Inputs whose products and sums are exact in fp32 but not in fp16 give the exact result."""
+    x = (rng.integers(-1024, 1024, (1, 16, 4, 4)) / 1024).astype(np.float16)
+    w = (rng.integers(-1024, 1024, (16, 16, 1, 1)) / 1024).astype(np.float16)
+    got = conv2d(
+        to_device(x, "NC1HWC0", 16),
+        to_device(w, "FRACTAL_Z", 16),
+        out_channels=16,
+        in_channels=16,
+        kernel=(1, 1),
+        strides=(1, 1),
+        pads=(0, 0, 0, 0),
+        dilations=(1, 1),
+        groups=1,
+    )
+    expected = np.einsum("nchw,oc->nohw", x.astype(np.float64), w[:, :, 0, 0].astype(np.float64))
+    np.testing.assert_array_equal(from_device(got, "NC1HWC0", expected.shape), expected)
+
+
+def test_conv2d_rejects_bad_inputs() -> None:
+    x = np.zeros((1, 1, 5, 5, 16), np.float16)
+    w = np.zeros((9, 1, 16, 16), np.float16)
+    args = dict(in_channels=16, kernel=(3, 3), strides=(1, 1), pads=(0, 0, 0, 0), dilations=(1, 1), groups=1)
+    with pytest.raises(ValueError, match="FRACTAL_Z"):
+        conv2d(x, w[:4], out_channels=16, **args)
+    with pytest.raises(ValueError, match="float64"):
+        conv2d(x.astype(np.float64), w, out_channels=16, **args)
+    with pytest.raises(ValueError, match="fit"):
+        conv2d(x, w, out_channels=16, **{**args, "dilations": (3, 3)})
+
+
+def _operand(array: np.ndarray, fmt: str, transposed: bool) -> np.ndarray:
+    stored = array.swapaxes(-1, -2) if transposed else array
+    return to_device(stored, fmt, 16) if fmt == "FRACTAL_NZ" else stored
+
+
+@pytest.mark.parametrize("a_format", ["ND", "FRACTAL_NZ"])
+@pytest.mark.parametrize("b_format", ["ND", "FRACTAL_NZ"])
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+@pytest.mark.parametrize(
+    ("a_batch", "b_batch", "m", "k", "n"),
+    [((), (), 20, 33, 17), ((2, 3), (), 16, 16, 16), ((), (4,), 1, 50, 70), ((3, 1), (1, 2), 5, 7, 3)],
+)
+def test_matmul_float(
+    rng: np.random.Generator,
+    a_format: str,
+    b_format: str,
+    trans_a: bool,
+    trans_b: bool,
+    a_batch: tuple[int, ...],
+    b_batch: tuple[int, ...],
+    m: int,
+    k: int,
+    n: int,
+) -> None:
+    a = rng.standard_normal((*a_batch, m, k)).astype(np.float16)
+    b = rng.standard_normal((*b_batch, k, n)).astype(np.float16)
+    got = matmul(
+        _operand(a, a_format, trans_a),
+        _operand(b, b_format, trans_b),
+        a_format=a_format,
+        b_format=b_format,
+        m=m,
+        k=k,
+        n=n,
+        trans_a=trans_a,
+        trans_b=trans_b,
+    )
+    expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    assert got.dtype == np.float32 and got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, ml_dtypes.bfloat16], ids=["f32", "bf16"])
+def test_matmul_other_float_types(rng: np.random.Generator, dtype: type) -> None:
+    a = rng.standard_normal((2, 37, 45)).astype(dtype)
+    b = rng.standard_normal((45, 19)).astype(dtype)
+    got = matmul(to_device(a, "FRACTAL_NZ", 16), b, a_format="FRACTAL_NZ", b_format="ND", m=37, k=45, n=19)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("a_format", ["ND", "FRACTAL_NZ"])
+@pytest.mark.parametrize("trans_b", [False, True])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_matmul_int8_is_exact_int32(
+    rng: np.random.Generator, a_format: str, trans_b: bool, dtype: type
+) -> None:
+    info = np.iinfo(dtype)
+    a = rng.integers(info.min, info.max + 1, (3, 21, 70)).astype(dtype)  # K = 70: three K tiles of 32
+    b = rng.integers(info.min, info.max + 1, (70, 18)).astype(dtype)
+    got = matmul(
+        _operand(a, a_format, False),
+        _operand(b, "FRACTAL_NZ", trans_b),
+        a_format=a_format,
+        b_format="FRACTAL_NZ",
+        m=21,
+        k=70,
+        n=18,
+        trans_b=trans_b,
+    )
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, a.astype(np.int64) @ b.astype(np.int64))
+
+
+def test_matmul_rejects_bad_operands() -> None:
+    a = np.zeros((4, 5), np.float16)
+    b = np.zeros((5, 6), np.float16)
+    with pytest.raises(ValueError, match="must end in"):
+        matmul(a, b, a_format="ND", b_format="ND", m=5, k=4, n=6)
+    with pytest.raises(ValueError, match="ND or FRACTAL_NZ"):
+        matmul(a, b, a_format="NC1HWC0", b_format="ND", m=4, k=5, n=6)
+    with pytest.raises(ValueError, match="int8"):
+        matmul(a.astype(np.int8), b, a_format="ND", b_format="ND", m=4, k=5, n=6)
