@@ -1,0 +1,63 @@
+"""The cost model's verdicts for kernel formation: is one kernel cheaper than its parts?"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation
+
+from ge.dialects.common import TargetAttr
+from ge.dialects.graph import ConstOp
+
+from .model import KernelInfo, Operand, default_block_dim, kernel_cost
+
+
+def _framework_format(t: TensorType) -> str:
+    return "NCHW" if len(t.get_shape()) == 4 else "ND"
+
+
+def group_info(ops: Sequence[Operation], unit: str) -> KernelInfo:
+    """The kernel `ops` would form: their external operands in, the last op's results out."""
+    members = set(ops)
+    inputs: list[Operand] = []
+    seen = set()
+    for op in ops:
+        for value in op.operands:
+            if value.owner in members or value in seen:
+                continue
+            seen.add(value)
+            t = value.type
+            assert isinstance(t, TensorType)
+            inputs.append(Operand(t, _framework_format(t), weight=isinstance(value.owner, ConstOp)))
+    outputs = [Operand(r.type, _framework_format(r.type)) for r in ops[-1].results]  # type: ignore[arg-type]
+    info = KernelInfo(name="group", kind=unit, ops=tuple(ops), inputs=tuple(inputs), outputs=tuple(outputs))
+    return info
+
+
+def fused_latency_gain(
+    parts: Sequence[tuple[Sequence[Operation], str]],
+    merged: Sequence[Operation],
+    unit: str,
+    target: TargetAttr | None,
+) -> float:
+    """Microseconds saved by running `merged` as one kernel on `unit` instead of `parts` (each ops
+    and unit) as kernels of their own (negative: fusing costs time). Without a target, fusing is
+    assumed to pay (no round trip)."""
+    if target is None:
+        return 0.0
+    soc = target.as_dict()
+
+    def latency(ops: Sequence[Operation], kind: str) -> float:
+        info = group_info(ops, kind)
+        info = KernelInfo(
+            name=info.name,
+            kind=kind,
+            ops=info.ops,
+            inputs=info.inputs,
+            outputs=info.outputs,
+            block_dim=default_block_dim(info, soc),
+        )
+        return kernel_cost(info, soc, sunk=True).latency_us
+
+    return sum(latency(ops, kind) for ops, kind in parts) - latency(merged, unit)
