@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     NameLoc,
     StringAttr,
     UnknownLoc,
+    f64,
     i64,
 )
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute
@@ -44,17 +45,28 @@ class TargetAttr(ParametrizedAttribute):
     soc: StringAttr = param_def()
     figures: DictionaryAttr = param_def()
 
-    def __init__(self, soc: str, figures: Mapping[str, int]):
+    def __init__(self, soc: str, figures: Mapping[str, int | float]):
         super().__init__(
             StringAttr(soc),
-            DictionaryAttr({k: IntegerAttr(int(v), i64) for k, v in sorted(figures.items())}),
+            DictionaryAttr(
+                {
+                    k: FloatAttr(float(v), f64) if isinstance(v, float) else IntegerAttr(int(v), i64)
+                    for k, v in sorted(figures.items())
+                }
+            ),
         )
 
-    def figure(self, key: str) -> int:
+    def figure(self, key: str) -> int | float:
         value = self.figures.data.get(key)
-        if not isinstance(value, IntegerAttr):
+        if not isinstance(value, IntegerAttr | FloatAttr):
             raise KeyError(f"target {self.soc.data} has no figure '{key}'")
         return value.value.data
+
+    def as_dict(self) -> dict[str, int | float]:
+        """Every figure by name (what the cost model reads)."""
+        return {
+            k: v.value.data for k, v in self.figures.data.items() if isinstance(v, IntegerAttr | FloatAttr)
+        }
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
@@ -75,8 +87,8 @@ class TargetAttr(ParametrizedAttribute):
 
     def verify(self) -> None:
         for key, value in self.figures.data.items():
-            if not isinstance(value, IntegerAttr) or value.value.data < 0:
-                raise VerifyException(f"target figure '{key}' must be a non-negative integer")
+            if not isinstance(value, IntegerAttr | FloatAttr) or value.value.data < 0:
+                raise VerifyException(f"target figure '{key}' must be a non-negative number")
 
 
 def describe(op: Operation) -> str:

@@ -7,18 +7,30 @@ data format each operand and result lives.
 
 from __future__ import annotations
 
+import math
 from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import ArrayAttr, StringAttr, TensorType
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.dialects.builtin import (
+    I64,
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
+    operand_def,
     opt_prop_def,
     prop_def,
     region_def,
+    result_def,
     traits_def,
     var_operand_def,
     var_result_def,
@@ -26,12 +38,60 @@ from xdsl.irdl import (
 from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 
-from .common import fail
-
-FORMATS = ("ND", "NCHW")
-"""Data formats a kernel operand may have at this stage (device formats come with tiling)."""
+from .common import TARGET_ATTR_NAME, TargetAttr, fail
+from .formats import FORMATS, c0_of, device_shape
+from .tiling import TILED_UNITS, tiling_error
 
 UNITS = ("cube", "vector", "aicpu")
+
+FRAMEWORK_FORMATS = ("ND", "NCHW")
+"""Formats of graph inputs and outputs, and the only ones a view can reinterpret."""
+
+
+def target_of(op: Operation) -> TargetAttr | None:
+    """The `#ascend.target` of the module around `op`, if it has one."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, ModuleOp):
+        parent = parent.parent_op()
+    while parent is not None:
+        target = parent.attributes.get(TARGET_ATTR_NAME)
+        if isinstance(target, TargetAttr):
+            return target
+        parent = parent.parent_op()
+    return None
+
+
+def _check_formats(op: Operation, what: str, formats: ArrayAttr[StringAttr], values: Sequence[SSAValue]):
+    if len(formats.data) != len(values):
+        raise fail(op, f"'{what}' has {len(formats.data)} entries for {len(values)} values")
+    for f, value in zip(formats.data, values, strict=True):
+        if f.data not in FORMATS:
+            raise fail(op, f"unknown format '{f.data}' (known: {', '.join(FORMATS)})")
+        rank = len(value.type.get_shape()) if isinstance(value.type, TensorType) else 0
+        if f.data in ("NC1HWC0", "FRACTAL_Z") and rank != 4 or f.data == "FRACTAL_NZ" and rank < 2:
+            raise fail(op, f"a rank-{rank} value cannot be in format {f.data}")
+
+
+def _check_schedule(op: Operation, unit: str, types: Sequence[TensorType]) -> None:
+    """`block_dim` and `tiling` must be coherent and fit the target's buffers and cores."""
+    block_dim = op.properties.get("block_dim")
+    tiling = op.properties.get("tiling")
+    if block_dim is not None and block_dim.value.data < 1:
+        raise fail(op, f"block_dim must be at least 1, got {block_dim.value.data}")
+    target = target_of(op)
+    if target is None:
+        return
+    if block_dim is not None:
+        key = {"cube": "cube_cores", "vector": "vector_cores"}.get(unit)
+        cores = target.figure(key) if key else 1
+        if block_dim.value.data > cores:
+            raise fail(op, f"block_dim {block_dim.value.data} exceeds the {cores} {unit} cores of the target")
+    if tiling is not None and unit in TILED_UNITS:
+        tiles = {k: v.value.data for k, v in tiling.data.items() if isinstance(v, IntegerAttr)}
+        widths = [max(1, t.element_type.bitwidth // 8) for t in types]  # type: ignore[union-attr]
+        error = tiling_error(unit, tiles, widths, target.figure)
+        if error:
+            raise fail(op, error)
 
 
 class KernelOp(IRDLOperation, ABC):
@@ -42,6 +102,10 @@ class KernelOp(IRDLOperation, ABC):
     in_formats = prop_def(ArrayAttr[StringAttr])
     out_formats = prop_def(ArrayAttr[StringAttr])
     kernel_name = opt_prop_def(StringAttr)
+    block_dim = opt_prop_def(IntegerAttr[I64])
+    """AI Core (or vector core) count the kernel runs on."""
+    tiling = opt_prop_def(DictionaryAttr)
+    """Tile sizes (see `ge.dialects.tiling`); they must fit the target's on-chip buffers."""
     body = region_def("single_block")
 
     traits = traits_def(Pure(), IsolatedFromAbove())
@@ -74,15 +138,9 @@ class KernelOp(IRDLOperation, ABC):
         for index, (arg, value) in enumerate(zip(block.args, self.inputs, strict=True)):
             if arg.type != value.type:
                 raise fail(self, f"body argument #{index} is {arg.type}, input is {value.type}")
-        for what, formats, values in (
-            ("in_formats", self.in_formats, self.inputs),
-            ("out_formats", self.out_formats, self.outputs),
-        ):
-            if len(formats.data) != len(values):
-                raise fail(self, f"'{what}' has {len(formats.data)} entries for {len(values)} values")
-            for f in formats.data:
-                if f.data not in FORMATS:
-                    raise fail(self, f"unknown format '{f.data}' (known: {', '.join(FORMATS)})")
+        _check_formats(self, "in_formats", self.in_formats, self.inputs)
+        _check_formats(self, "out_formats", self.out_formats, self.outputs)
+        _check_schedule(self, self.UNIT, [v.type for v in (*self.inputs, *self.outputs)])
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
             raise fail(self, "body must end with 'ascend.kernel.yield'")
@@ -163,7 +221,196 @@ class YieldOp(IRDLOperation):
         super().__init__(operands=[values])
 
 
-KERNEL_OPS = (CubeKernelOp, VectorKernelOp, AiCpuKernelOp, YieldOp)
+@irdl_op_definition
+class TransDataOp(IRDLOperation):
+    """A format conversion kernel (GE's TransData): the same logical tensor, laid out anew.
+
+    ```
+    %y = ascend.kernel.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"}
+        : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32>
+    ```
+    """
+
+    name = "ascend.kernel.trans_data"
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    src_format = prop_def(StringAttr)
+    dst_format = prop_def(StringAttr)
+    kernel_name = opt_prop_def(StringAttr)
+    block_dim = opt_prop_def(IntegerAttr[I64])
+    tiling = opt_prop_def(DictionaryAttr)
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` functional-type($input, $output)"
+
+    UNIT: ClassVar[str] = "vector"
+
+    def __init__(self, value: SSAValue, src: str, dst: str, kernel_name: str | None = None):
+        props: dict[str, Attribute] = {"src_format": StringAttr(src), "dst_format": StringAttr(dst)}
+        if kernel_name:
+            props["kernel_name"] = StringAttr(kernel_name)
+        super().__init__(operands=[value], result_types=[value.type], properties=props)
+
+    @property
+    def in_formats(self) -> ArrayAttr[StringAttr]:
+        return ArrayAttr([self.src_format])
+
+    @property
+    def out_formats(self) -> ArrayAttr[StringAttr]:
+        return ArrayAttr([self.dst_format])
+
+    def verify_(self) -> None:
+        if self.input.type != self.output.type:
+            raise fail(self, "a format conversion keeps the tensor's type")
+        if self.src_format == self.dst_format:
+            raise fail(self, f"converts {self.src_format.data} to itself")
+        _check_formats(self, "src_format", ArrayAttr([self.src_format]), [self.input])
+        _check_formats(self, "dst_format", ArrayAttr([self.dst_format]), [self.output])
+        _check_schedule(self, "vector", [self.input.type, self.output.type])
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """A reinterpretation of a tensor's bytes with another shape: no kernel, no data moved.
+
+    Reshape, flatten, squeeze and unsqueeze become views of contiguous (ND / NCHW) data. A view
+    may also read NC1HWC0 data as ND when that is the same bytes: H = W = 1 and C a multiple of C0.
+    ```
+    %y = ascend.kernel.view %x {src_format = "NC1HWC0", dst_format = "ND"}
+        : (tensor<1x2048x1x1xf32>) -> tensor<1x2048xf32>
+    ```
+    """
+
+    name = "ascend.kernel.view"
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    src_format = prop_def(StringAttr)
+    dst_format = prop_def(StringAttr)
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` functional-type($input, $output)"
+
+    def __init__(self, value: SSAValue, result_type: TensorType, src: str = "ND", dst: str = "ND"):
+        super().__init__(
+            operands=[value],
+            result_types=[result_type],
+            properties={"src_format": StringAttr(src), "dst_format": StringAttr(dst)},
+        )
+
+    @property
+    def in_formats(self) -> ArrayAttr[StringAttr]:
+        return ArrayAttr([self.src_format])
+
+    @property
+    def out_formats(self) -> ArrayAttr[StringAttr]:
+        return ArrayAttr([self.dst_format])
+
+    def verify_(self) -> None:
+        src, dst = self.input.type, self.output.type
+        assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+        if src.element_type != dst.element_type:
+            raise fail(self, "a view keeps the element type")
+        if dst.get_shape().count(-1) or src.get_shape().count(-1):
+            raise fail(self, "a view needs static shapes")
+        if math.prod(src.get_shape()) != math.prod(dst.get_shape()):
+            raise fail(self, f"a view of {src} cannot be {dst}: the element counts differ")
+        if self.dst_format.data not in FRAMEWORK_FORMATS:
+            raise fail(self, f"a view's result is ND or NCHW, not {self.dst_format.data}")
+        if self.src_format.data in FRAMEWORK_FORMATS:
+            return
+        shape = src.get_shape()
+        c0 = c0_of(src.element_type.bitwidth)  # type: ignore[union-attr]
+        if self.src_format.data != "NC1HWC0" or len(shape) != 4 or shape[2:] != (1, 1) or shape[1] % c0:
+            raise fail(
+                self, f"{self.src_format.data} data of {src} is not the same bytes as {self.dst_format.data}"
+            )
+
+
+@irdl_op_definition
+class ConcatViewOp(IRDLOperation):
+    """A concat that moves no data: each input's producer writes straight into its slice of the
+    result (the stream lowering places the buffers so).
+
+    ```
+    %y = ascend.kernel.concat_view %a, %b {axis = 1 : i64, format = "NC1HWC0"}
+        : (tensor<1x16x8x8xf32>, tensor<1x32x8x8xf32>) -> tensor<1x48x8x8xf32>
+    ```
+    """
+
+    name = "ascend.kernel.concat_view"
+
+    inputs = var_operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    format = prop_def(StringAttr)
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $output)"
+
+    def __init__(self, inputs: Sequence[SSAValue], result_type: TensorType, axis: int, format: str = "ND"):
+        super().__init__(
+            operands=[inputs],
+            result_types=[result_type],
+            properties={"axis": IntegerAttr(axis, i64), "format": StringAttr(format)},
+        )
+
+    @property
+    def in_formats(self) -> ArrayAttr[StringAttr]:
+        return ArrayAttr([self.format] * len(self.inputs))
+
+    @property
+    def out_formats(self) -> ArrayAttr[StringAttr]:
+        return ArrayAttr([self.format])
+
+    def verify_(self) -> None:
+        out = self.output.type
+        assert isinstance(out, TensorType)
+        rank, axis = len(out.get_shape()), self.axis.value.data
+        if not 0 <= axis < rank:
+            raise fail(self, f"axis {axis} is out of range for rank {rank}")
+        total = 0
+        for value in self.inputs:
+            t = value.type
+            assert isinstance(t, TensorType)
+            shape = t.get_shape()
+            if t.element_type != out.element_type or len(shape) != rank:
+                raise fail(self, f"input {t} does not match the result {out}")
+            if any(a != b for i, (a, b) in enumerate(zip(shape, out.get_shape(), strict=True)) if i != axis):
+                raise fail(self, f"input {t} differs from the result {out} off the concat axis")
+            total += shape[axis]
+        if total != out.get_shape()[axis]:
+            raise fail(self, f"the inputs' {total} slices do not fill the result's {out.get_shape()[axis]}")
+        fmt = self.format.data
+        if fmt == "NC1HWC0":
+            c0 = c0_of(out.element_type.bitwidth)  # type: ignore[union-attr]
+            if axis != 1 or any(v.type.get_shape()[1] % c0 for v in self.inputs):  # type: ignore[union-attr]
+                raise fail(self, f"NC1HWC0 slices need axis 1 and channel counts that are multiples of {c0}")
+        elif fmt not in FRAMEWORK_FORMATS:
+            raise fail(self, f"a concat view is ND, NCHW or NC1HWC0, not {fmt}")
+
+
+def physical_slice(view: ConcatViewOp, index: int) -> tuple[int, int, int]:
+    """(axis, start, length) of input `index`'s slice in the stored result, in its device shape."""
+    axis = view.axis.value.data
+    start = sum(v.type.get_shape()[axis] for v in view.inputs[:index])  # type: ignore[union-attr]
+    length = view.inputs[index].type.get_shape()[axis]  # type: ignore[union-attr]
+    if view.format.data == "NC1HWC0":
+        c0 = c0_of(view.output.type.element_type.bitwidth)  # type: ignore[union-attr]
+        return axis, start // c0, length // c0
+    return axis, start, length
+
+
+def stored_shape(t: TensorType, fmt: str, groups: int = 1) -> tuple[int, ...]:
+    """The device shape of a value of type `t` kept in `fmt`."""
+    return device_shape(t.get_shape(), fmt, c0_of(t.element_type.bitwidth), groups)  # type: ignore[union-attr]
+
+
+KERNEL_OPS = (CubeKernelOp, VectorKernelOp, AiCpuKernelOp, YieldOp, TransDataOp, ViewOp, ConcatViewOp)
 KERNEL_BY_UNIT: dict[str, type[KernelOp]] = {
     "cube": CubeKernelOp,
     "vector": VectorKernelOp,

@@ -13,8 +13,10 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    DictionaryAttr,
     FloatAttr,
     FunctionType,
     IntegerAttr,
@@ -30,6 +32,7 @@ from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     irdl_op_definition,
+    operand_def,
     opt_prop_def,
     prop_def,
     region_def,
@@ -48,7 +51,11 @@ from xdsl.traits import (
 )
 
 from .common import fail
-from .kernel import FORMATS, UNITS
+from .formats import FORMATS, c0_of, device_shape
+from .kernel import UNITS
+
+KINDS = ("cube", "vector", "aicpu", "trans_data")
+"""What a kernel is, for counting: the unit it runs on, or a format conversion."""
 
 SPACES = ("arena", "weight")
 
@@ -81,9 +88,18 @@ class KernelFuncOp(IRDLOperation):
     in_formats = prop_def(ArrayAttr[StringAttr])
     out_formats = prop_def(ArrayAttr[StringAttr])
     kernel_name = opt_prop_def(StringAttr)
+    kind = opt_prop_def(StringAttr)
+    """`trans_data` for a format conversion; otherwise the unit."""
+    block_dim = opt_prop_def(IntegerAttr[I64])
+    tiling = opt_prop_def(DictionaryAttr)
     body = region_def("single_block")
 
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove())
+
+    @property
+    def kernel_kind(self) -> str:
+        return self.kind.data if self.kind is not None else self.unit.data
+
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym_name attr-dict `:` $function_type $body"
 
@@ -104,6 +120,8 @@ class KernelFuncOp(IRDLOperation):
         for f in (*self.in_formats.data, *self.out_formats.data):
             if f.data not in FORMATS:
                 raise fail(self, f"unknown format '{f.data}' (known: {', '.join(FORMATS)})")
+        if self.kind is not None and self.kind.data not in KINDS:
+            raise fail(self, f"unknown kind '{self.kind.data}' (known: {', '.join(KINDS)})")
         for op in block.ops:
             if op is not terminator and not op.name.startswith("ascend.graph."):
                 raise fail(self, f"a kernel body holds graph ops only, found '{op.name}'")
@@ -179,8 +197,8 @@ class ModelOp(IRDLOperation):
                     raise fail(op, "'ascend.stream.outputs' must be the model's last op")
                 if len(op.values) != len(self.output_names.data):
                     raise fail(op, f"{len(op.values)} outputs for {len(self.output_names.data)} output names")
-            elif not isinstance(op, WeightOp):
-                raise fail(op, "a model holds buffers, weights, launches, events and outputs only")
+            elif not isinstance(op, WeightOp | ViewOp | SubviewOp):
+                raise fail(op, "a model holds buffers, views, weights, launches, events and outputs only")
         if inputs != set(range(len(self.input_names.data))):
             raise fail(self, f"input buffers {sorted(inputs)} do not cover the model's inputs")
         if not ops or not isinstance(ops[-1], OutputsOp):
@@ -236,30 +254,79 @@ class WeightOp(_PlacedOp):
     name = "ascend.stream.weight"
 
     value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr | FloatAttr | IntegerAttr)
+    format = opt_prop_def(StringAttr)
+    """The device format the value is stored in (converted at compile time); ND when absent."""
+    groups = opt_prop_def(IntegerAttr[I64])
+    """Convolution groups of a FRACTAL_Z weight."""
+    shape = opt_prop_def(DenseArrayBase)
+    """The logical shape of a splat stored in a device format (whose padding must be zeros)."""
 
     traits = traits_def(HasParent(ModelOp))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$value `offset` $offset `size` $size attr-dict `:` type($buffer)"
 
+    @property
+    def stored_format(self) -> str:
+        return self.format.data if self.format is not None else "ND"
+
+    @property
+    def group_count(self) -> int:
+        return self.groups.value.data if self.groups is not None else 1
+
     def verify_(self) -> None:
         super().verify_()
         memref = self.buffer.type
         value = self.value
+        if self.stored_format not in FORMATS:
+            raise fail(self, f"unknown format '{self.stored_format}' (known: {', '.join(FORMATS)})")
         if isinstance(value, FloatAttr | IntegerAttr):
             if value.type != memref.element_type:
                 raise fail(self, f"a splat of {value.type} cannot fill {memref}")
-        elif value.type.get_shape() != memref.get_shape() or value.type.element_type != memref.element_type:
-            raise fail(self, f"a value of type {value.type} cannot fill {memref}")
+            if self.stored_format in ("ND", "NCHW"):
+                return
+            if self.shape is None:
+                raise fail(self, f"a splat stored in {self.stored_format} needs its logical 'shape'")
+        logical = self.logical_type
+        try:
+            c0 = c0_of(logical.element_type.bitwidth)
+            stored = device_shape(logical.get_shape(), self.stored_format, c0, self.group_count)
+        except ValueError as error:
+            raise fail(self, str(error)) from None
+        if stored != memref.get_shape() or logical.element_type != memref.element_type:
+            raise fail(self, f"a value of type {logical} in {self.stored_format} cannot fill {memref}")
 
-    def __init__(self, value: Attribute, offset: int, size: int, type: MemRefType):
-        super().__init__(
-            properties={
-                "value": value,
-                "offset": IntegerAttr(offset, i64),
-                "size": IntegerAttr(size, i64),
-            },
-            result_types=[type],
-        )
+    @property
+    def logical_type(self) -> TensorType:
+        """The type of the constant as the graph has it (before conversion to the stored format)."""
+        value = self.value
+        if isinstance(value, FloatAttr | IntegerAttr):
+            if self.shape is not None:
+                return TensorType(value.type, self.shape.get_values())
+            return TensorType(value.type, self.buffer.type.get_shape())
+        return value.type
+
+    def __init__(
+        self,
+        value: Attribute,
+        offset: int,
+        size: int,
+        type: MemRefType,
+        format: str = "ND",
+        groups: int = 1,
+        shape: Sequence[int] | None = None,
+    ):
+        props: dict[str, Attribute] = {
+            "value": value,
+            "offset": IntegerAttr(offset, i64),
+            "size": IntegerAttr(size, i64),
+        }
+        if format != "ND":
+            props["format"] = StringAttr(format)
+        if groups != 1:
+            props["groups"] = IntegerAttr(groups, i64)
+        if shape is not None and isinstance(value, FloatAttr | IntegerAttr) and format not in ("ND", "NCHW"):
+            props["shape"] = DenseArrayBase.from_list(i64, list(shape))
+        super().__init__(properties=props, result_types=[type])
 
 
 @irdl_op_definition
@@ -311,10 +378,11 @@ class LaunchOp(IRDLOperation):
                 raise fail(self, f"{len(buffers)} {what} buffers for {len(types)} kernel {what}s")
             if what == "output" and any(isinstance(b.owner, WeightOp) for b in buffers):
                 raise fail(self, "a launch cannot write into a weight")
-            for buffer, t in zip(buffers, types, strict=True):
+            formats = kernel.in_formats.data if what == "input" else kernel.out_formats.data
+            for buffer, t, f in zip(buffers, types, formats, strict=True):
                 b = buffer.type
-                if b.get_shape() != t.get_shape() or b.element_type != t.element_type:
-                    raise fail(self, f"{what} buffer {b} does not hold kernel {what} {t}")
+                if b.element_type != t.element_type or not holds(b, t, f.data):
+                    raise fail(self, f"{what} buffer {b} does not hold kernel {what} {t} in {f.data}")
 
 
 class _EventOp(IRDLOperation):
@@ -362,6 +430,95 @@ class OutputsOp(IRDLOperation):
         super().__init__(operands=[values])
 
 
+def holds(buffer: MemRefType, t: TensorType, fmt: str) -> bool:
+    """Whether `buffer` is the stored shape of `t` in `fmt` (FRACTAL_Z: of some group count)."""
+    c0 = c0_of(t.element_type.bitwidth)  # type: ignore[union-attr]
+    shape = buffer.get_shape()
+    if fmt != "FRACTAL_Z":
+        return shape == device_shape(t.get_shape(), fmt, c0)
+    cout, cin, kh, kw = t.get_shape()
+    return len(shape) == 4 and shape[2:] == (16, c0) and shape[0] % (kh * kw) == 0
+
+
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """The same bytes as `source`, seen with another shape: no copy, no task.
+
+    `%v = ascend.stream.view %b : memref<1x128x1x1x16xf32> -> memref<1x2048xf32>`
+    """
+
+    name = "ascend.stream.view"
+
+    source = operand_def(MemRefType)
+    buffer = result_def(MemRefType)
+
+    traits = traits_def(HasParent(ModelOp))
+    assembly_format = "$source attr-dict `:` type($source) `->` type($buffer)"
+
+    def __init__(self, source: SSAValue, type: MemRefType):
+        super().__init__(operands=[source], result_types=[type])
+
+    def verify_(self) -> None:
+        if byte_size(self.source.type) != byte_size(self.buffer.type):
+            raise fail(self, f"{self.source.type} and {self.buffer.type} are not the same bytes")
+        if self.source.type.element_type != self.buffer.type.element_type:
+            raise fail(self, "a view keeps the element type")
+
+
+@irdl_op_definition
+class SubviewOp(IRDLOperation):
+    """A slice of `source` along `axis`, from `start`, `length` long: a producer writes its result
+    straight into its part of a concat.
+
+    `%s = ascend.stream.subview %b axis 1 start 4 length 2 : memref<1x6x8x8x16xf32> -> memref<1x2x8x8x16xf32>`
+    """
+
+    name = "ascend.stream.subview"
+
+    source = operand_def(MemRefType)
+    axis = prop_def(IntegerAttr[I64])
+    start = prop_def(IntegerAttr[I64])
+    length = prop_def(IntegerAttr[I64])
+    buffer = result_def(MemRefType)
+
+    traits = traits_def(HasParent(ModelOp))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$source `axis` $axis `start` $start `length` $length attr-dict `:` type($source) `->` type($buffer)"
+    )
+
+    def __init__(self, source: SSAValue, axis: int, start: int, length: int, type: MemRefType):
+        super().__init__(
+            operands=[source],
+            result_types=[type],
+            properties={
+                "axis": IntegerAttr(axis, i64),
+                "start": IntegerAttr(start, i64),
+                "length": IntegerAttr(length, i64),
+            },
+        )
+
+    def verify_(self) -> None:
+        outer, inner = self.source.type.get_shape(), self.buffer.type.get_shape()
+        axis, start, length = self.axis.value.data, self.start.value.data, self.length.value.data
+        if not 0 <= axis < len(outer) or len(inner) != len(outer):
+            raise fail(self, f"axis {axis} does not fit {self.source.type} -> {self.buffer.type}")
+        expected = tuple(length if i == axis else d for i, d in enumerate(outer))
+        if inner != expected or start < 0 or start + length > outer[axis]:
+            raise fail(
+                self,
+                f"slice [{start}, {start + length}) of axis {axis} of {self.source.type} "
+                f"is not {self.buffer.type}",
+            )
+
+
+def root_buffer(value: SSAValue) -> SSAValue:
+    """The arena buffer (or weight) a view or subview's bytes belong to."""
+    while isinstance(value.owner, ViewOp | SubviewOp):
+        value = value.owner.source
+    return value
+
+
 def model_of(module: Operation) -> ModelOp:
     for op in module.walk():
         if isinstance(op, ModelOp):
@@ -379,8 +536,18 @@ STREAM_OPS = (
     EventRecordOp,
     EventWaitOp,
     OutputsOp,
+    ViewOp,
+    SubviewOp,
 )
 
 Stream = Dialect("ascend.stream", list(STREAM_OPS), [])
 
-__all__ = ["Stream", "byte_size", "model_of", *(op.__name__ for op in STREAM_OPS)]
+__all__ = [
+    "KINDS",
+    "Stream",
+    "byte_size",
+    "holds",
+    "model_of",
+    "root_buffer",
+    *(op.__name__ for op in STREAM_OPS),
+]

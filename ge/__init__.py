@@ -21,7 +21,7 @@ from .errors import (
 )
 from .executor import GraphExecutor
 from .graph import Graph, Node, Tensor
-from .optimizer import GraphOptimizer
+from .optimizer import GraphOptimizer, MemoryOptimizer
 from .parser import GraphParser
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "GraphOptimizer",
     "GraphParser",
     "InvalidModelError",
+    "MemoryOptimizer",
     "Node",
     "RuntimeInputError",
     "Tensor",

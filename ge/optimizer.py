@@ -1,25 +1,38 @@
-"""`GraphOptimizer`: the graph-level passes of the compiler, graph in, new graph out.
+"""`GraphOptimizer`: the graph-level passes of the compiler, graph in, new graph out; and
+`MemoryOptimizer`: the device memory a graph needs once compiled, at a chosen batch size.
 
 ```python
 opt = ge.GraphOptimizer()
 g2 = opt.apply_standard_optimizations(graph)   # fold, simplify, pattern fusion, CSE, DCE
 g3 = opt.apply_mixed_precision_optimization(graph, target_precision="float16")
+before = ge.MemoryOptimizer.calculate_memory_usage(graph, batch_size=32)
+after = ge.MemoryOptimizer.calculate_memory_usage(opt.apply_memory_optimization(graph), batch_size=32)
 ```
-Every method returns a new `Graph` and leaves its argument unchanged.
+Every `GraphOptimizer` method returns a new `Graph` and leaves its argument unchanged.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, StringAttr, TensorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from ge.dialects import graph as ops
+from ge.dialects.common import describe
+from ge.dialects.graph.base import tensor_type
 from ge.passes import get_pass
 from ge.passes.pipelines import FUSION, PREPARE, graph_passes
+from ge.passes.stream.plan_memory import MEMORY_ATTR
 
+from .compiler import GraphCompiler
 from .context import make_context
-from .errors import CompileError
+from .errors import CompileError, GeError
 from .graph import Graph
 
 PRECISION_BY_DTYPE = {"float16": "allow_mix_precision", "bfloat16": "allow_mix_precision_bf16"}
@@ -42,6 +55,12 @@ class GraphOptimizer:
         """Pattern fusion alone (with the folding that computes fused weights)."""
         names = (*PREPARE, *FUSION, "ge-constant-fold", "dce")
         return self._run(graph, [_make(name) for name in names])
+
+    def apply_memory_optimization(self, graph: Graph) -> Graph:
+        """The graph passes that cut device memory, the O2 graph passes: folding (constants computed
+        once, no activation for them), pattern fusion (an epilogue's intermediate tensors never
+        reach memory) and cleanup (CSE and DCE drop duplicate and dead tensors)."""
+        return self._run(graph, graph_passes(2))
 
     def apply_mixed_precision_optimization(
         self,
@@ -81,3 +100,222 @@ def _make(name: str) -> ModulePass:
 
     builtin = {"cse": CommonSubexpressionElimination, "dce": DeadCodeElimination}
     return (builtin.get(name) or get_pass(name))()
+
+
+class MemoryUsage(int):
+    """Bytes of a compiled graph's planned activation arena (the `int` value), with the figures
+    beside it: the total with no reuse, the lower bound (most bytes live at once), the weight
+    blob, the batch size it was computed for, and the memory plan's strategy and in-place count."""
+
+    arena_bytes: int
+    no_reuse_bytes: int
+    lower_bound_bytes: int
+    weight_bytes: int
+    batch_size: int
+    strategy: str | None
+    inplace: int
+
+    def __new__(
+        cls,
+        arena_bytes: int,
+        no_reuse_bytes: int,
+        lower_bound_bytes: int,
+        weight_bytes: int,
+        batch_size: int,
+        strategy: str | None = None,
+        inplace: int = 0,
+    ) -> MemoryUsage:
+        usage = super().__new__(cls, arena_bytes)
+        usage.arena_bytes = arena_bytes
+        usage.no_reuse_bytes = no_reuse_bytes
+        usage.lower_bound_bytes = lower_bound_bytes
+        usage.weight_bytes = weight_bytes
+        usage.batch_size = batch_size
+        usage.strategy = strategy
+        usage.inplace = inplace
+        return usage
+
+    def __repr__(self) -> str:
+        return (
+            f"MemoryUsage(arena_bytes={self.arena_bytes}, lower_bound_bytes={self.lower_bound_bytes}, "
+            f"no_reuse_bytes={self.no_reuse_bytes}, weight_bytes={self.weight_bytes}, "
+            f"batch_size={self.batch_size}, strategy={self.strategy!r}, inplace={self.inplace})"
+        )
+
+
+class MemoryOptimizer:
+    """The device memory a graph needs once compiled, as the memory planner lays it out."""
+
+    @staticmethod
+    def calculate_memory_usage(
+        graph: Graph,
+        batch_size: int = 1,
+        seq_len: int | None = None,
+        optimization_level: int = 3,
+        target: str = "npu",
+    ) -> MemoryUsage:
+        """Compiles `graph` with its inputs re-batched to `batch_size` on their first dimension
+        (and `seq_len` on their second, when given) at `optimization_level`, and returns the
+        planned arena in bytes. Raises GeError when the graph's fixed shapes cannot take the
+        sizes (see `with_batch_size`)."""
+        sized = with_batch_size(graph, batch_size, seq_len)
+        compiled = GraphCompiler().compile(sized, target=target, optimization_level=optimization_level)
+        memory = compiled.memory
+        recorded = compiled.model.attributes.get(MEMORY_ATTR)
+        figures = recorded.data if isinstance(recorded, DictionaryAttr) else {}
+        strategy = figures.get("strategy")
+        inplace = figures.get("inplace")
+        return MemoryUsage(
+            arena_bytes=memory.arena_bytes,
+            no_reuse_bytes=memory.no_reuse_bytes,
+            lower_bound_bytes=memory.lower_bound_bytes,
+            weight_bytes=memory.weight_bytes,
+            batch_size=batch_size,
+            strategy=strategy.data if isinstance(strategy, StringAttr) else None,
+            inplace=inplace.value.data if isinstance(inplace, IntegerAttr) else 0,
+        )
+
+
+def with_batch_size(graph: Graph, batch_size: int, seq_len: int | None = None) -> Graph:
+    """A copy of `graph` whose inputs have `batch_size` as their first dimension (and `seq_len` as
+    their second, when given), every result type inferred again by its op's `infer`.
+
+    A reshape states its result shape, so it is followed by dimension groups (input and result
+    dimensions of equal products): a group whose input changed takes the batch factor on its first
+    result dimension and the sequence factor on its next, as batch-major layouts have them. A
+    reshape that cannot follow, or an op whose fixed operand (a weight, a stated shape) does not
+    fit the new sizes, raises GeError naming the op."""
+    if batch_size < 1 or (seq_len is not None and seq_len < 1):
+        raise GeError(f"batch_size and seq_len must be positive, got {batch_size} and {seq_len}")
+    copy = graph.copy()
+    module = copy.module
+    func = next(op for op in module.body.block.ops if isinstance(op, FuncOp))
+    resizer = _Resizer()
+    for arg in list(func.body.block.args):
+        t = arg.type
+        if not isinstance(t, TensorType) or not t.get_shape():
+            continue
+        shape = list(t.get_shape())
+        resizer.note_factors(shape, batch_size, seq_len)
+        shape[0] = batch_size
+        if seq_len is not None and len(shape) >= 2:
+            shape[1] = seq_len
+        resizer.retype(arg, TensorType(t.element_type, shape))
+    resizer.infer_block(func.body.block)
+    resized = Graph.from_module(module, copy.weights)
+    resized.verify()
+    return resized
+
+
+class _Resizer:
+    """Infers result types again after some values changed type; remembers the old types."""
+
+    def __init__(self) -> None:
+        self.previous: dict[SSAValue, TensorType] = {}
+        self.batch = self.seq = Fraction(1)
+
+    def note_factors(self, shape: list[int], batch_size: int, seq_len: int | None) -> None:
+        if self.batch == 1 and shape[0] > 0:
+            self.batch = Fraction(batch_size, shape[0])
+        if self.seq == 1 and seq_len is not None and len(shape) >= 2 and shape[1] > 0:
+            self.seq = Fraction(seq_len, shape[1])
+
+    def retype(self, value: SSAValue, t: Attribute) -> None:
+        if value.type != t:
+            old = value.type
+            assert isinstance(old, TensorType)
+            self.previous[Rewriter.replace_value_with_new_type(value, t)] = old
+
+    def infer_block(self, block: Block) -> None:
+        """Infers again the result types of the ops of `block` that read a retyped value."""
+        for op in block.ops:
+            if isinstance(op, ops.ConstOp | ReturnOp | ops.YieldOp) or not any(
+                v in self.previous for v in op.operands
+            ):
+                continue
+            try:
+                types = self.inferred(op)
+            except ValueError as error:
+                raise GeError(
+                    f"{describe(op)} cannot take the new input sizes: {error}; the graph's fixed "
+                    "shapes do not allow this batch size or sequence length"
+                ) from None
+            for result, t in zip(list(op.results), types, strict=True):
+                self.retype(result, t)
+
+    def inferred(self, op: Operation) -> list[Attribute]:
+        types = [tensor_type(v.type) for v in op.operands]
+        where = describe(op)
+        if isinstance(op, ops.FusedOp):
+            base = len(op.base_operands)
+            props = {k: v for k, v in op.properties.items() if k != "extras"}
+            accumulator = op.BASE.infer(types[:base], props, where)
+            epilogue = op.epilogue.block
+            for arg, t in zip(list(epilogue.args), [accumulator, *types[base:]], strict=True):
+                self.retype(arg, t)
+            self.infer_block(epilogue)
+            last = epilogue.last_op
+            assert last is not None
+            return [last.operands[0].type]
+        if isinstance(op, ops.CastOp):
+            return [TensorType(op.result.type.element_type, types[0].get_shape())]
+        if isinstance(op, ops.ReshapeOp):
+            old = self.previous[op.input]
+            shape = self.reshaped(old.get_shape(), types[0].get_shape(), op.result.type.get_shape())
+            return [TensorType(op.result.type.element_type, shape)]
+        if isinstance(op, ops.GraphOp):
+            inferred = op.infer(types, op.properties, where)
+            return list(inferred) if isinstance(inferred, list) else [inferred]
+        raise GeError(f"{describe(op)} has no shape inference, so the graph cannot be re-batched")
+
+    def reshaped(self, before: Sequence[int], after: Sequence[int], stated: Sequence[int]) -> list[int]:
+        """The result shape of a reshape of `before` into `stated` whose input is now `after`."""
+        cannot = ValueError(f"a reshape of {list(before)} into {list(stated)} cannot follow {list(after)}")
+        shape = list(stated)
+        for group_in, group_out in _groups(before, stated):
+            old = math.prod(before[k] for k in group_in)
+            new = math.prod(after[k] for k in group_in)
+            if new == old:
+                continue
+            ratio = Fraction(new, old)
+            if len(group_out) == 1 or ratio in (self.batch, self.seq):
+                factors = [ratio]
+            elif ratio == self.batch * self.seq:
+                factors = [self.batch, self.seq]
+            else:
+                raise cannot
+            for index, factor in zip(group_out, factors, strict=False):
+                scaled = shape[index] * factor
+                if scaled.denominator != 1:
+                    raise cannot
+                shape[index] = int(scaled)
+        if math.prod(shape) != math.prod(after):
+            raise cannot
+        return shape
+
+
+def _groups(before: Sequence[int], stated: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    """Input and result dimension indices in runs of equal products: (2, 8, 32) into (16, 32)
+    gives ([0, 1], [0]) and ([2], [1])."""
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(before) and j < len(stated):
+        group_in, group_out = [i], [j]
+        left, right = before[i], stated[j]
+        i, j = i + 1, j + 1
+        while left != right:
+            if left < right and i < len(before):
+                left *= before[i]
+                group_in.append(i)
+                i += 1
+            elif right < left and j < len(stated):
+                right *= stated[j]
+                group_out.append(j)
+                j += 1
+            else:
+                raise ValueError(f"{list(before)} and {list(stated)} do not hold the same elements")
+        groups.append((group_in, group_out))
+    if groups:
+        groups[-1][0].extend(range(i, len(before)))
+        groups[-1][1].extend(range(j, len(stated)))
+    return groups

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
 
+from ge.dialects.formats import c0_of
 from ge.dialects.stream import ModelOp, WeightOp
+from ge.layout import to_device
 from ge.semantics import constant_array
 from ge.weights import WeightStore
 
@@ -15,8 +16,11 @@ def pack_weights(model: ModelOp, weights: WeightStore | None) -> bytes:
     blob = np.zeros(model.weight_size.value.data, np.uint8)
     for op in model.body.block.ops:
         if isinstance(op, WeightOp):
-            memref = op.buffer.type
-            data = constant_array(op.value, TensorType(memref.element_type, memref.get_shape()), weights)
+            data = constant_array(op.value, op.logical_type, weights)
+            if op.stored_format not in ("ND", "NCHW"):
+                data = to_device(
+                    data, op.stored_format, c0_of(op.logical_type.element_type.bitwidth), op.group_count
+                )
             raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
             start = op.offset.value.data
             blob[start : start + raw.size] = raw

@@ -71,6 +71,18 @@ def _fuse_attention() -> type[ModulePass]:
     return FuseAttentionPass
 
 
+def _assign_formats() -> type[ModulePass]:
+    from .kernel.assign_formats import AssignFormatsPass
+
+    return AssignFormatsPass
+
+
+def _tile_kernels() -> type[ModulePass]:
+    from .kernel.tile_kernels import TileKernelsPass
+
+    return TileKernelsPass
+
+
 def _plan_memory() -> type[ModulePass]:
     from .stream.plan_memory import PlanMemoryPass
 
@@ -96,7 +108,15 @@ PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
     ),
     "ge-lower-graph-to-kernel": (
         _lower_graph_to_kernel,
-        "wrap each ascend.graph op in an ascend.kernel (cube for conv2d/matmul/gemm, else vector)",
+        "form kernels: cube ops with epilogues, elementwise trees, views (form-kernels=false: one per op)",
+    ),
+    "ge-assign-formats": (
+        _assign_formats,
+        "pick NC1HWC0 / FRACTAL_Z / FRACTAL_NZ for kernel operands; insert and cancel trans_data",
+    ),
+    "ge-tile-kernels": (
+        _tile_kernels,
+        "give every kernel block_dim and tile sizes that fit the target's L0A/L0B/L0C/UB",
     ),
     "ge-lower-kernel-to-stream": (
         _lower_kernel_to_stream,
@@ -104,7 +124,7 @@ PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
     ),
     "ge-plan-memory": (
         _plan_memory,
-        "place arena buffers by lifetime (greedy by size) so buffers never live together share bytes",
+        "place buffers by lifetime (greedy by size or size-binned, the smaller wins; in-place elementwise)",
     ),
     "ge-mixed-precision": (
         _mixed_precision,

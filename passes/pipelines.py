@@ -1,8 +1,9 @@
 """Pipelines as data: the passes of each optimization level, in order.
 
 O0 lowers only (one kernel per graph op, framework formats, one stream, no memory reuse). O1
-adds folding and cleanup; O2 adds pattern fusion (then cleans up again); O3 adds what the kernel
-and stream levels bring as it lands. A precision mode other than `must_keep_origin_dtype` adds
+adds folding and cleanup; O2 adds pattern fusion (then cleans up again); O3 adds kernel
+formation, device formats and memory reuse. Entries are pass specs, options included
+(`ge-lower-graph-to-kernel{form-kernels=false}`). A precision mode other than `must_keep_origin_dtype` adds
 `ge-mixed-precision` before lowering, at any level. A fusion switch turns named fusion passes
 off. `ge-opt -p ge-O2` runs a level as one pass.
 """
@@ -18,6 +19,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+from xdsl.utils.arg_spec import parse_pipeline
 
 from . import PASSES, get_pass
 
@@ -33,7 +35,10 @@ FUSION: tuple[str, ...] = (
     "ge-fuse-bias-activation",
 )
 """Pattern fusion, in the order it runs: later patterns absorb what earlier ones fused."""
-LOWERING = ("ge-lower-graph-to-kernel", "ge-lower-kernel-to-stream")
+LOWERING = ("ge-lower-graph-to-kernel{form-kernels=false}", "ge-tile-kernels", "ge-lower-kernel-to-stream")
+"""One kernel per graph op, in framework formats, tiled for the target."""
+KERNEL = ("ge-lower-graph-to-kernel", "ge-assign-formats", "ge-tile-kernels", "ge-lower-kernel-to-stream")
+"""Kernel formation and device formats (O3)."""
 STREAM = ("ge-plan-memory",)
 """Stream-level passes of O3: memory reuse."""
 DEFAULT_PRECISION = "must_keep_origin_dtype"
@@ -42,13 +47,24 @@ PIPELINES: dict[int, tuple[str, ...]] = {
     0: LOWERING,
     1: (*CLEANUP, *LOWERING),
     2: (*PREPARE, *FUSION, *CLEANUP, *LOWERING),
-    3: (*PREPARE, *FUSION, *CLEANUP, *LOWERING, *STREAM),
+    3: (*PREPARE, *FUSION, *CLEANUP, *KERNEL, *STREAM),
 }
 
 _XDSL_PASSES: dict[str, type[ModulePass]] = {
     "cse": CommonSubexpressionElimination,
     "dce": DeadCodeElimination,
 }
+
+
+LOWERING_PASS = "ge-lower-graph-to-kernel"
+"""The first pass that leaves the graph level."""
+
+
+def make_pass(spec: str) -> ModulePass:
+    """The pass instance of a spec such as `cse` or `ge-lower-graph-to-kernel{form-kernels=false}`."""
+    (parsed,) = parse_pipeline(spec)
+    cls = _XDSL_PASSES.get(parsed.name) or get_pass(parsed.name)
+    return cls.from_pass_spec(parsed)
 
 
 def pipeline(
@@ -67,13 +83,13 @@ def pipeline(
             f"unknown fusion passes in the switch: {', '.join(sorted(unknown))} (known: {', '.join(FUSION)})"
         )
     names = [n for n in PIPELINES[level] if n not in disabled]
-    passes = [(_XDSL_PASSES.get(name) or get_pass(name))() for name in names]
+    passes = [make_pass(name) for name in names]
     if precision_mode != DEFAULT_PRECISION:
         if "ge-mixed-precision" not in PASSES:
             raise ValueError(
                 f"precision_mode '{precision_mode}' needs the mixed-precision pass, which ge lacks"
             )
-        position = names.index(LOWERING[0])
+        position = next(i for i, p in enumerate(passes) if p.name == LOWERING_PASS)
         precision = get_pass("ge-mixed-precision")(mode=precision_mode)  # type: ignore[call-arg]
         passes[position:position] = [precision, *[_XDSL_PASSES[n]() for n in ("cse", "dce")]]
     return passes
@@ -84,7 +100,7 @@ def graph_passes(
 ) -> list[ModulePass]:
     """The passes of `level` that work on the graph: everything before the lowering."""
     passes = pipeline(level, disabled, precision_mode)
-    lowering = next(i for i, p in enumerate(passes) if p.name == LOWERING[0])
+    lowering = next(i for i, p in enumerate(passes) if p.name == LOWERING_PASS)
     return passes[:lowering]
 
 

@@ -1,12 +1,21 @@
-"""`GraphOptimizer` as ../shared/API.md shows it: new graphs out, the argument untouched."""
+"""`GraphOptimizer` and `MemoryOptimizer` as ../shared/API.md shows them: new graphs out, the
+argument untouched; memory figures of graphs re-batched, checked against graphs built at that size."""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ge
 from ge.interpreter import run_function
+from ge.optimizer import MemoryUsage, with_batch_size
+
+sys.path.insert(0, str(Path(__file__).parent))
+from models import cnn  # noqa: E402
+from oracle import run_onnxruntime  # noqa: E402
 
 
 def _cnn() -> ge.Graph:
@@ -65,3 +74,110 @@ def test_mixed_precision_keeps_the_named_layers() -> None:
     assert any(str(t) == "f16" for t in dtypes.values())
     with pytest.raises(ge.CompileError, match="target_precision must be one of float16, bfloat16"):
         opt.apply_mixed_precision_optimization(_cnn(), target_precision="int8")
+
+
+# --------------------------------------------------------------------------------------------
+# MemoryOptimizer
+# --------------------------------------------------------------------------------------------
+
+
+def _sequence_graph(batch: int, seq: int) -> tuple[ge.Graph, dict[str, np.ndarray]]:
+    """tokens[batch, seq, 32] -> linear 64 -> relu -> reshape [batch * seq, 64] -> linear 16 ->
+    reshape [batch, seq, 16]: reshapes that merge and split the batch and sequence dimensions."""
+    rng = np.random.default_rng(3)
+    w = {
+        "up": (rng.standard_normal((64, 32)) * 0.2).astype(np.float32),
+        "up_b": (rng.standard_normal(64) * 0.1).astype(np.float32),
+        "down": (rng.standard_normal((16, 64)) * 0.2).astype(np.float32),
+        "down_b": (rng.standard_normal(16) * 0.1).astype(np.float32),
+    }
+    g = ge.Graph()
+    x = g.add_input("tokens", shape=[batch, seq, 32])
+    h = g.add_relu(g.add_linear(x, 64, weight=w["up"], bias_value=w["up_b"], name="up"))
+    h = g.add_linear(
+        g.add_reshape(h, [batch * seq, 64]), 16, weight=w["down"], bias_value=w["down_b"], name="down"
+    )
+    g.add_output(g.add_reshape(h, [batch, seq, 16]), "y")
+    return g, w
+
+
+def _figures(memory: object) -> tuple[int, int, int, int]:
+    return (memory.arena_bytes, memory.lower_bound_bytes, memory.no_reuse_bytes, memory.weight_bytes)
+
+
+def test_memory_usage_as_the_api_shows() -> None:
+    graph = cnn().graph
+    text = str(graph)
+    opt = ge.GraphOptimizer()
+    before = ge.MemoryOptimizer.calculate_memory_usage(graph, batch_size=32)
+    after = ge.MemoryOptimizer.calculate_memory_usage(opt.apply_memory_optimization(graph), batch_size=32)
+    assert str(graph) == text, "the argument is left unchanged"
+    for usage in (before, after):
+        assert isinstance(usage, int) and isinstance(usage, MemoryUsage)
+        assert int(usage) == usage.arena_bytes and usage.batch_size == 32
+        assert usage.lower_bound_bytes <= usage.arena_bytes <= usage.no_reuse_bytes
+        assert usage.weight_bytes > 0 and usage.strategy in ("greedy_by_size", "size_binned")
+    assert after <= before
+    # The same figures as the graph built at batch 32 from the start.
+    native = ge.GraphCompiler().compile(cnn(batch=32).graph, optimization_level=3).memory
+    assert _figures(before) == _figures(native)
+
+
+@pytest.mark.parametrize("batch", [1, 8])
+def test_memory_usage_follows_the_batch_size(batch: int) -> None:
+    usage = ge.MemoryOptimizer.calculate_memory_usage(cnn(batch=2).graph, batch_size=batch)
+    native = ge.GraphCompiler().compile(cnn(batch=batch).graph, optimization_level=3).memory
+    assert _figures(usage) == _figures(native)
+    assert usage.batch_size == batch
+
+
+def test_memory_optimization_cuts_memory_at_every_level() -> None:
+    graph = _cnn()  # a batch norm to fold, a relu to fuse
+    optimized = ge.GraphOptimizer().apply_memory_optimization(graph)
+    assert optimized is not graph and len(optimized.nodes) < len(graph.nodes)
+    unoptimized = ge.MemoryOptimizer.calculate_memory_usage(graph, batch_size=16, optimization_level=0)
+    cut = ge.MemoryOptimizer.calculate_memory_usage(optimized, batch_size=16, optimization_level=0)
+    assert cut.no_reuse_bytes < unoptimized.no_reuse_bytes and cut < unoptimized
+
+
+@pytest.mark.parametrize("optimize", [False, True])
+def test_rebatched_graphs_compute_what_onnxruntime_does(optimize: bool, rng) -> None:
+    graph = cnn(batch=2).graph
+    if optimize:  # fused convolutions: their epilogues are re-inferred too
+        graph = ge.GraphOptimizer().apply_memory_optimization(graph)
+    resized = with_batch_size(graph, 5)
+    assert resized.module.body.block.first_op.function_type.inputs.data[0].get_shape() == (5, 3, 16, 16)
+    reference = cnn(batch=5)
+    x = rng.standard_normal(reference.input_shape).astype(np.float32)
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler().compile(resized, optimization_level=3))
+    expected = run_onnxruntime(reference.onnx_model, {reference.input_name: x})[0]
+    np.testing.assert_allclose(executor.run(x)[0], expected, rtol=1e-4, atol=1e-5)
+
+
+def test_seq_len_resizes_the_second_dimension(rng) -> None:
+    graph, w = _sequence_graph(2, 8)
+    resized = with_batch_size(graph, 4, seq_len=10)
+    types = resized.module.body.block.first_op.function_type
+    assert types.inputs.data[0].get_shape() == (4, 10, 32)
+    assert types.outputs.data[0].get_shape() == (4, 10, 16)
+    x = rng.standard_normal((4, 10, 32)).astype(np.float32)
+    h = np.maximum(x @ w["up"].T + w["up_b"], 0).reshape(40, 64)
+    expected = (h @ w["down"].T + w["down_b"]).reshape(4, 10, 16)
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler().compile(resized, optimization_level=3))
+    np.testing.assert_allclose(executor.run(x)[0], expected, rtol=1e-4, atol=1e-4)
+    usage = ge.MemoryOptimizer.calculate_memory_usage(graph, batch_size=4, seq_len=10)
+    native = ge.GraphCompiler().compile(_sequence_graph(4, 10)[0], optimization_level=3).memory
+    assert _figures(usage) == _figures(native)
+
+
+def test_fixed_shapes_refuse_another_batch_size(rng) -> None:
+    g = ge.Graph()
+    x = g.add_input("x", shape=[2, 16])
+    g.add_output(g.add_add(x, g.add_constant(rng.standard_normal((2, 16)).astype(np.float32), name="bias")))
+    with pytest.raises(ge.GeError, match="cannot take the new input sizes.*do not allow this batch size"):
+        ge.MemoryOptimizer.calculate_memory_usage(g, batch_size=3)
+    assert ge.MemoryOptimizer.calculate_memory_usage(g, batch_size=2) > 0
+    with pytest.raises(ge.GeError, match="batch_size and seq_len must be positive"):
+        ge.MemoryOptimizer.calculate_memory_usage(g, batch_size=0)

@@ -1,8 +1,9 @@
 """Emulator v0: executes an `ascend.stream` model over a real byte arena and the weight blob.
 
 Every buffer is a view at its planned offset in one `uint8` arena, so a wrong offset shows up as
-a wrong answer. Each launch reads its input buffers, computes its kernel body with the shared op
-semantics, and writes its output buffers.
+a wrong answer; views and concat slices are numpy views of their buffer. Each launch reads its
+input buffers in their device formats, computes its kernel (`ge.emulator.kernels`: cube work on
+fractal tiles, the rest with the shared op semantics), and writes its output buffers.
 """
 
 from __future__ import annotations
@@ -21,12 +22,15 @@ from ge.dialects.stream import (
     KernelFuncOp,
     LaunchOp,
     OutputsOp,
+    SubviewOp,
+    ViewOp,
     WeightOp,
     model_of,
 )
 from ge.dtypes import numpy_dtype
 from ge.errors import GeError
-from ge.semantics import run_block
+
+from .kernels import run_kernel
 
 
 class Emulator:
@@ -53,6 +57,14 @@ class Emulator:
                 views[op.buffer] = view
             elif isinstance(op, WeightOp):
                 views[op.buffer] = _view(self.blob, op.offset.value.data, op.buffer.type)
+            elif isinstance(op, ViewOp):
+                view = views[op.source].view()
+                view.shape = op.buffer.type.get_shape()  # raises rather than copy
+                views[op.buffer] = view
+            elif isinstance(op, SubviewOp):
+                axis, start = op.axis.value.data, op.start.value.data
+                index = (slice(None),) * axis + (slice(start, start + op.length.value.data),)
+                views[op.buffer] = views[op.source][index]
             elif isinstance(op, LaunchOp):
                 self._launch(op, views)
             elif isinstance(op, EventRecordOp):
@@ -66,7 +78,7 @@ class Emulator:
 
     def _launch(self, op: LaunchOp, views: dict[SSAValue, np.ndarray]) -> None:
         kernel = self.kernels[op.kernel.root_reference.data]
-        results = run_block(kernel.body.block, [views[b] for b in op.inputs])
+        results = run_kernel(kernel, [views[b] for b in op.inputs])
         for buffer, value in zip(op.outputs, results, strict=True):
             np.copyto(views[buffer], value)
         self.launches += 1

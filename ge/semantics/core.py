@@ -108,7 +108,7 @@ def evaluate(
                 f"{describe(op)} computed {_show(value)} for a result of type {result.type} "
                 f"(computing in {compute}): the op's semantics and its shape inference disagree"
             )
-        results.append(value.astype(stored, copy=False))
+        results.append(np.asarray(value.astype(stored, copy=False)))  # numpy scalars become 0-d arrays
     return results
 
 

@@ -7,6 +7,8 @@ graph stores it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ge.dialects import graph as ops
@@ -18,12 +20,19 @@ _NARROW = (np.dtype(np.float16), bfloat16)
 
 
 def _fused(op: ops.FusedOp, *operands: np.ndarray) -> np.ndarray:
-    from .core import IMPLEMENTATIONS, run_block  # core gathers this module's table
+    from .core import IMPLEMENTATIONS  # core gathers this module's table
 
-    block = op.epilogue.block
     split = len(operands) - op.num_extras
     accumulator = IMPLEMENTATIONS[op.BASE](op, *operands[:split])
-    args = [accumulator, *operands[split:]]
+    return epilogue(op, accumulator, operands[split:])
+
+
+def epilogue(op: ops.FusedOp, accumulator: np.ndarray, extras: Sequence[np.ndarray]) -> np.ndarray:
+    """The fused op's result from its base op's `accumulator` and its `extras`."""
+    from .core import run_block
+
+    block = op.epilogue.block
+    args = [accumulator, *extras]
     stored = [
         a.astype(numpy_dtype(arg.type.element_type), copy=False)
         for a, arg in zip(args, block.args, strict=True)

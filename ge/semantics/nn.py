@@ -64,9 +64,13 @@ def _gemm(op: GemmOp, a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None)
         a = a.T
     if get_int(op, "trans_b", 0):
         b = b.T
+    return gemm_scale(op, np.matmul(a, b), c)
+
+
+def gemm_scale(op: GemmOp, product: np.ndarray, c: np.ndarray | None) -> np.ndarray:
+    """`alpha * product + beta * c`: what Gemm adds to the matrix product `op(A) @ op(B)`."""
     alpha, beta = get_float(op, "alpha", 1.0), get_float(op, "beta", 1.0)
     # Scalings by 1.0 are skipped so integer gemms stay integer.
-    product = np.matmul(a, b)
     if alpha != 1.0:
         product = product * product.dtype.type(alpha)
     if c is None:

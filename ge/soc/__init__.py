@@ -43,8 +43,13 @@ class SocProfile:
         return self.figures[key]
 
     def target_attr(self) -> TargetAttr:
-        """The `#ascend.target` of this SoC: the integer figures verifiers may check."""
-        return TargetAttr(self.name, {k: int(self.figures[k]) for k in TARGET_FIGURES})
+        """The `#ascend.target` of this SoC: every numeric figure, for verifiers and the cost model."""
+        numbers = {
+            k: int(v) if isinstance(v, bool) else v
+            for k, v in self.figures.items()
+            if isinstance(v, int | float) and k != "format_version"
+        }
+        return TargetAttr(self.name, numbers)
 
 
 def _search_path() -> list[Path]:

@@ -1,7 +1,8 @@
 // RUN: ge-opt %s -p ge-lower-kernel-to-stream --split-input-file | filecheck %s
 // RUN: ge-opt %s -p 'ge-lower-kernel-to-stream{alignment=64}' --split-input-file | filecheck %s --check-prefix=ALIGN64
 
-// Kernels are outlined into symbols; inputs, results and constants get aligned slots of their own.
+// Kernels are outlined into symbols; inputs and results get aligned slots of their own, and
+// constants a slot in the weight blob where a kernel reads them (an unread constant gets none).
 
 // CHECK:       ascend.stream.kernel @conv1 {unit = "cube", in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"], kernel_name = "conv1"}
 // CHECK-SAME:    : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
@@ -9,10 +10,9 @@
 // CHECK-NEXT:    ascend.graph.conv2d
 // CHECK-NEXT:    ascend.stream.return %{{.*}} : tensor<1x4x6x6xf32>
 // CHECK:       ascend.stream.kernel @relu {unit = "vector"
-// CHECK:       ascend.stream.model @main attributes {arena_size = 3072 : i64, weight_size = 1024 : i64, input_names = ["image"], output_names = ["probs"]} {
+// CHECK:       ascend.stream.model @main attributes {arena_size = 3072 : i64, weight_size = 512 : i64, input_names = ["image"], output_names = ["probs"]} {
 // CHECK-NEXT:    %[[X:.*]] = ascend.stream.buffer offset 0 size 768 {input = 0 : i64} : memref<1x3x8x8xf32>
 // CHECK-NEXT:    %[[W:.*]] = ascend.stream.weight dense_resource<w> : tensor<4x3x3x3xf32> offset 0 size 432 : memref<4x3x3x3xf32>
-// CHECK-NEXT:    %[[B:.*]] = ascend.stream.weight 5.000000e-01 : f32 offset 512 size 16 : memref<4xf32>
 // CHECK-NEXT:    %[[C:.*]] = ascend.stream.buffer offset 1024 size 576 : memref<1x4x6x6xf32>
 // CHECK-NEXT:    ascend.stream.launch @conv1(%[[X]], %[[W]]) -> (%[[C]]) stream 0
 // CHECK-NEXT:    %[[R:.*]] = ascend.stream.buffer offset 2048 size 576 : memref<1x4x6x6xf32>
@@ -21,8 +21,7 @@
 // CHECK-NEXT:  }
 // CHECK-NOT:   func.func
 
-// ALIGN64:     ascend.stream.model @main attributes {arena_size = 1920 : i64, weight_size = 512 : i64
-// ALIGN64:       ascend.stream.weight 5.000000e-01 : f32 offset 448 size 16
+// ALIGN64:     ascend.stream.model @main attributes {arena_size = 1920 : i64, weight_size = 448 : i64
 // ALIGN64:       ascend.stream.buffer offset 768 size 576
 // ALIGN64:       ascend.stream.buffer offset 1344 size 576
 func.func @main(%x: tensor<1x3x8x8xf32> {ascend.name = "image"}) -> (tensor<1x4x6x6xf32> {ascend.name = "probs"}) {

@@ -6,12 +6,14 @@
 // O0 lowers only: the constant product is a kernel. O1 folds it, merges the two relus and drops
 // the dead one before lowering.
 
-// O2 has nothing to fuse here (no cube op), so it launches what O1 does. O3 also plans memory:
-// relu's output reuses the input's bytes once the add has read them (1,024 bytes, not 1,536).
+// O2 has nothing to fuse here (no cube op), so it launches what O1 does. O3 forms one vector
+// kernel of the add and the relu, so the sum never leaves the core: two buffers, not three.
 
 // O2-COUNT-2: ascend.stream.launch
 // O2-NOT:     ascend.memory
-// O3:         ascend.stream.model @main attributes {ascend.memory = {arena_bytes = 1024 : i64, lower_bound_bytes = 1024 : i64, no_reuse_bytes = 1536 : i64}
+// O3:         ascend.stream.model @main attributes {ascend.memory = {arena_bytes = 1024 : i64, lower_bound_bytes = 1024 : i64, no_reuse_bytes = 1024 : i64
+// O3:         ascend.stream.launch @add_relu_0
+// O3-NOT:     ascend.stream.launch
 
 // O0-COUNT-4: ascend.stream.launch
 // O0-NOT:     ascend.stream.launch

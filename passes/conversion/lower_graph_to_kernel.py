@@ -1,42 +1,56 @@
-"""`ge-lower-graph-to-kernel`: one kernel per graph op, placed on the unit that runs it.
+"""`ge-lower-graph-to-kernel`: kernel formation, graph ops grouped into kernels on AI Core units.
 
-Cube ops (conv2d, matmul, gemm) become `ascend.kernel.cube`, ops the AI Core cannot run
-(float64 or int64 arithmetic, value-dependent shapes) `ascend.kernel.aicpu`, the rest
-`ascend.kernel.vector`;
-constants stay graph constants (they become weights at the stream level). Kernel formation
-(fusing several ops into one kernel) builds on this later.
+Groups form in place, as IREE forms dispatch regions, then each group becomes one kernel op
+whose body holds the group's graph ops:
+
+- a cube op (conv, matmul, gemm, attention, a fused cube op) absorbs its elementwise epilogue:
+  the ops that consume its result and nothing else;
+- elementwise and broadcast ops join the group of the ops they consume when those results feed
+  nothing else, so a tree of elementwise ops becomes one vector kernel; a reduction (softmax,
+  layer norm, global pooling, reduce_*) absorbs its elementwise producers and consumers, one
+  reduction per kernel;
+- reshape and flatten become views (`ascend.kernel.view`), no kernel;
+- a concat whose inputs are each produced by a kernel for it alone becomes a concat view: the
+  producers write into their slices of its result;
+- ops the AI Core cannot run (float64 or int64 arithmetic, value-dependent shapes) become
+  `ascend.kernel.aicpu` kernels of their own.
+
+Every merge is the cost model's decision (`ge.cost`): it happens when the fused kernel's modelled
+latency is below the parts' and its tiles fit the target's Unified Buffer. With
+`form-kernels=false` (optimization levels 0 to 2) every graph op gets a kernel of its own.
+Constants stay graph constants (they become weights at the stream level).
 
 ```
-%y = ascend.graph.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+%a = ascend.graph.add %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+%r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
 ```
 becomes
 ```
-%y = ascend.kernel.vector(%x) {in_formats = ["ND"], kernel_name = "relu_0", out_formats = ["ND"]}
-    : (tensor<4xf32>) -> tensor<4xf32> {
-^bb0(%0 : tensor<4xf32>):
-  %1 = ascend.graph.relu %0 : (tensor<4xf32>) -> tensor<4xf32>
-  ascend.kernel.yield %1 : tensor<4xf32>
+%r = ascend.kernel.vector(%x, %y) {in_formats = ["ND", "ND"], kernel_name = "add_relu_0",
+    out_formats = ["ND"]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+^bb0(%0 : tensor<4xf32>, %1 : tensor<4xf32>):
+  %2 = ascend.graph.add %0, %1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %3 = ascend.graph.relu %2 : (tensor<4xf32>) -> tensor<4xf32>
+  ascend.kernel.yield %3 : tensor<4xf32>
 }
 ```
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerType, ModuleOp, NameLoc, Signedness, TensorType, f64, i64
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-)
+from xdsl.rewriter import Rewriter
 
 from ge.dialects import graph
-from ge.dialects.kernel import KERNEL_BY_UNIT, YieldOp
+from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
+from ge.dialects.kernel import KERNEL_BY_UNIT, ConcatViewOp, ViewOp, YieldOp
 
 CUBE_OPS: tuple[type[Operation], ...] = (
     graph.Conv2DOp,
@@ -50,6 +64,19 @@ CUBE_OPS: tuple[type[Operation], ...] = (
     graph.FusedOp,
 )
 
+ELEMENTWISE_OPS: tuple[type[Operation], ...] = (graph.ElementwiseOp, graph.CastOp, graph.BatchNormOp)
+"""Ops that compute each element from the same elements of their (broadcast) operands."""
+
+REDUCTION_OPS: tuple[type[Operation], ...] = (
+    graph.ReduceOp,
+    graph.SoftmaxFamilyOp,
+    graph.LayerNormOp,
+    graph.RMSNormOp,
+    graph.GlobalPoolOp,
+)
+"""Reductions a vector kernel can hold together with elementwise work around them."""
+
+VIEW_OPS: tuple[type[Operation], ...] = (graph.ReshapeOp, graph.FlattenOp)
 
 AICPU_TYPES = (f64, i64, IntegerType(64, Signedness.UNSIGNED))
 """Element types the AI Core has no arithmetic for."""
@@ -71,7 +98,7 @@ def unit_of(op: Operation) -> str:
 
 
 def format_of(t: TensorType) -> str:
-    """Framework formats at this stage: 4-D tensors are NCHW, everything else ND."""
+    """Framework formats: 4-D tensors are NCHW, everything else ND (device formats come later)."""
     return "NCHW" if len(t.get_shape()) == 4 else "ND"
 
 
@@ -79,43 +106,227 @@ def source_name(op: Operation) -> str | None:
     return op.location.desc.data if isinstance(op.location, NameLoc) else None
 
 
-@dataclass
-class WrapOpInKernel(RewritePattern):
-    """Moves a graph op that sits in a function body into a kernel of its own."""
+def _static(value: SSAValue) -> bool:
+    return isinstance(value.type, TensorType) and value.type.has_static_shape()
 
+
+@dataclass
+class _Group:
+    """Ops that will form one kernel, in program order; the last is the root (its result leaves)."""
+
+    ops: list[Operation]
+    unit: str
+
+    @property
+    def root(self) -> Operation:
+        return self.ops[-1]
+
+    @property
+    def reductions(self) -> int:
+        return sum(isinstance(op, REDUCTION_OPS) for op in self.ops)
+
+
+def fusible(op: Operation) -> bool:
+    """Whether `op` may share a kernel with others: one result, and elementwise or a reduction."""
+    return (
+        len(op.results) == 1
+        and isinstance(op, ELEMENTWISE_OPS + REDUCTION_OPS)
+        and unit_of(op) == "vector"
+        and all(_static(v) for v in (*op.operands, *op.results))
+    )
+
+
+MIN_TILE = 256
+"""Elements of the smallest tile worth streaming through the Unified Buffer (8 blocks of 32 bytes)."""
+
+
+def _width(value: SSAValue) -> int:
+    return max(1, value.type.element_type.bitwidth // 8)  # type: ignore[union-attr]
+
+
+def worth_fusing(
+    parts: Sequence[tuple[Sequence[Operation], str]],
+    merged: Sequence[Operation],
+    unit: str,
+    target: TargetAttr | None,
+) -> bool:
+    """The cost model's verdict on merging `parts` into one kernel of `merged` ops on `unit`.
+
+    The merged kernel's operands must fit the Unified Buffer at the smallest double-buffered
+    tile, and its modelled latency must not exceed the parts' together.
+    """
+    from ge.cost.decisions import fused_latency_gain  # the cost model sits above the dialects
+
+    members = set(merged)
+    external = {v for op in merged for v in op.operands if v.owner not in members}
+    leaving = list(merged[-1].results)
+    if target is not None:
+        ub = int(target.figure("ub_bytes"))
+        need = MIN_TILE * 2 * sum(_width(v) for v in (*external, *leaving))
+        if unit == "cube":
+            need = 16 * 16 * 4 * 2 * (1 + len(external))
+        if need > ub:
+            return False
+    return fused_latency_gain(parts, merged, unit, target) >= 0.0
+
+
+@dataclass
+class KernelFormer:
+    """Forms the kernels of one function body."""
+
+    target: TargetAttr | None
+    fuse: bool = True
     counts: dict[str, int] = field(default_factory=dict)
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not op.name.startswith("ascend.graph.") or isinstance(op, graph.ConstOp):
-            return
-        if not isinstance(op.parent_op(), FuncOp):
-            return
-        input_types = [v.type for v in op.operands]
-        block = Block(arg_types=input_types)
-        inner = op.clone()
-        for index, arg in enumerate(block.args):
-            inner.operands[index] = arg
-        block.add_ops([inner, YieldOp(inner.results)])
-        short = op.name.removeprefix("ascend.graph.")
+    def run(self, block: Block) -> None:
+        groups = self._groups(block) if self.fuse else self._singletons(block)
+        for group in groups:
+            self._build(group)
+        if self.fuse:
+            for op in list(block.ops):
+                if isinstance(op, VIEW_OPS) and _static(op.operands[0]) and _static(op.results[0]):
+                    source, result = op.operands[0].type, op.results[0].type
+                    view = ViewOp(op.operands[0], result, format_of(source), format_of(result))
+                    view.location = op.location
+                    Rewriter.replace_op(op, view)
+            for op in list(block.ops):
+                if isinstance(op, graph.ConcatOp) and self._concat_in_place(op):
+                    axis = op.axis.value.data % len(op.result.type.get_shape())
+                    view = ConcatViewOp(op.operands, op.result.type, axis, format_of(op.result.type))
+                    view.location = op.location
+                    Rewriter.replace_op(op, view)
+        for op in list(block.ops):
+            if op.name.startswith("ascend.graph.") and not isinstance(op, graph.ConstOp):
+                self._build(_Group([op], unit_of(op)))
+
+    @staticmethod
+    def _singletons(block: Block) -> list[_Group]:
+        return []
+
+    def _groups(self, block: Block) -> list[_Group]:
+        group_of: dict[Operation, _Group] = {}
+        groups: list[_Group] = []
+        for op in block.ops:
+            if isinstance(op, graph.ConstOp) or not op.name.startswith("ascend.graph."):
+                continue
+            unit = unit_of(op)
+            if (
+                unit == "cube"
+                and len(op.results) == 1
+                and all(_static(v) for v in (*op.operands, *op.results))
+            ):
+                group = _Group([op], "cube")
+            elif fusible(op):
+                group = _Group([op], "vector")
+            else:
+                continue
+            for operand in op.operands:
+                producer = operand.owner
+                other = group_of.get(producer) if isinstance(producer, Operation) else None
+                if other is None or other is group or other.root is not producer:
+                    continue
+                if not operand.has_one_use() or len(producer.results) != 1:
+                    continue
+                merged = self._merge(other, group, op)
+                if merged is not None:
+                    for member in merged.ops:
+                        group_of[member] = merged
+                    groups = [g for g in groups if g is not other]
+                    group = merged
+            group_of[op] = group
+            groups.append(group)
+        return [g for g in groups if len(g.ops) > 1]
+
+    def _merge(self, producer: _Group, consumer: _Group, op: Operation) -> _Group | None:
+        """The group of `producer`'s ops and `consumer`'s (rooted at `op`), if worth forming."""
+        if op.has_trait(graph.MovesData) and not isinstance(op, graph.CastOp):
+            return None
+        cube = [g for g in (producer, consumer) if g.unit == "cube"]
+        if len(cube) == 2:
+            return None
+        reductions = producer.reductions + consumer.reductions
+        if cube and reductions or reductions > 1:
+            return None
+        if cube and consumer.unit == "cube" and consumer.ops[0] is op:
+            return None  # a cube op never takes on producers; it starts its own kernel
+        ops = sorted({*producer.ops, *consumer.ops}, key=lambda o: o.parent_block().get_operation_index(o))
+        merged = _Group(ops, "cube" if cube else "vector")
+        if merged.root is not op:
+            return None
+        if not worth_fusing(
+            [(producer.ops, producer.unit), (consumer.ops, consumer.unit)],
+            merged.ops,
+            merged.unit,
+            self.target,
+        ):
+            return None
+        return merged
+
+    def _concat_in_place(self, op: graph.ConcatOp) -> bool:
+        """Each input must come from a kernel (or another concat) that feeds this concat alone."""
+        if not _static(op.result):
+            return False
+        seen: set[SSAValue] = set()
+        for value in op.operands:
+            owner = value.owner
+            if value in seen or not value.has_one_use() or not _static(value):
+                return False
+            if not isinstance(owner, Operation) or isinstance(owner, (graph.ConstOp, ViewOp, *VIEW_OPS)):
+                return False
+            seen.add(value)
+        return True
+
+    def _build(self, group: _Group) -> None:
+        members = set(group.ops)
+        inputs: list[SSAValue] = []
+        for op in group.ops:
+            for operand in op.operands:
+                if operand.owner not in members and operand not in inputs:
+                    inputs.append(operand)
+        block = Block(arg_types=[v.type for v in inputs])
+        mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args, strict=True))
+        for op in group.ops:
+            inner = op.clone(value_mapper=dict(mapping))
+            block.add_op(inner)
+            for old, new in zip(op.results, inner.results, strict=True):
+                mapping[old] = new
+        root = group.root
+        block.add_op(YieldOp([mapping[r] for r in root.results]))
+        kernel = KERNEL_BY_UNIT[group.unit](
+            inputs=inputs,
+            body=Region(block),
+            result_types=[r.type for r in root.results],
+            in_formats=[format_of(v.type) for v in inputs],
+            out_formats=[format_of(r.type) for r in root.results],
+            kernel_name=self._name(group.ops),
+        )
+        kernel.location = root.location
+        Rewriter.replace_op(root, kernel)
+        for op in reversed(group.ops[:-1]):
+            Rewriter.erase_op(op)
+
+    def _name(self, ops: Sequence[Operation]) -> str:
+        if len(ops) == 1 and (name := source_name(ops[0])):
+            return name
+        short = "_".join(dict.fromkeys(op.name.removeprefix("ascend.graph.") for op in ops))
+        if len(short) > 40:
+            short = f"{ops[0].name.removeprefix('ascend.graph.')}_fused"
         number = self.counts.get(short, 0)
         self.counts[short] = number + 1
-        kernel = KERNEL_BY_UNIT[unit_of(op)](
-            inputs=op.operands,
-            body=Region(block),
-            result_types=[r.type for r in op.results],
-            in_formats=[format_of(t) for t in input_types],
-            out_formats=[format_of(r.type) for r in op.results],
-            kernel_name=source_name(op) or f"{short}_{number}",
-        )
-        kernel.location = op.location
-        rewriter.replace(op, kernel)
+        return f"{short}_{number}"
 
 
 @dataclass(frozen=True)
 class LowerGraphToKernelPass(ModulePass):
-    """Wraps every non-constant `ascend.graph` op in an `ascend.kernel` op."""
+    """Forms kernels of `ascend.graph` ops (or, with `form-kernels=false`, one per op)."""
 
     name = "ge-lower-graph-to-kernel"
 
+    form_kernels: bool = True
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(WrapOpInKernel(), apply_recursively=False).rewrite_module(op)
+        target = op.attributes.get(TARGET_ATTR_NAME)
+        former = KernelFormer(target if isinstance(target, TargetAttr) else None, self.form_kernels)
+        for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
+            if not func.is_declaration:
+                former.run(func.body.block)

@@ -44,14 +44,22 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from ge.dialects import stream
 from ge.dialects.common import describe
 from ge.dialects.graph import ConstOp
-from ge.dialects.kernel import KernelOp, YieldOp
+from ge.dialects.kernel import (
+    ConcatViewOp,
+    KernelOp,
+    TransDataOp,
+    ViewOp,
+    YieldOp,
+    physical_slice,
+    stored_shape,
+)
 from ge.errors import CompileError
 
 NAME_ATTR = "ascend.name"
@@ -79,33 +87,50 @@ class _StreamBuilder:
         self.alignment = alignment
         self.weights = weights
         self.stored: dict[tuple, SSAValue] = {}
-        """Weights by content: identical constants share one slot of the blob."""
+        """Weights by content and stored format: identical constants share one slot of the blob."""
         self.arena = 0
         self.blob = 0
         self.kernels: list[Operation] = []
         self.tasks: list[Operation] = []
         self.buffers: dict[SSAValue, SSAValue] = {}
+        self.formats: dict[SSAValue, str] = {}
+        self.slots: dict[SSAValue, tuple[ConcatViewOp, int]] = {}
+        """Values their producer writes straight into a slice of a concat view's result."""
         self.symbols: set[str] = set()
 
     def lower(self, func: FuncOp) -> None:
         if func.is_declaration:
             raise CompileError(f"function @{func.sym_name.data} has no body to compile")
         block = func.body.block
+        for op in block.ops:
+            if isinstance(op, ConcatViewOp):
+                for index, value in enumerate(op.inputs):
+                    self.slots[value] = (op, index)
         for index, arg in enumerate(block.args):
-            self._place(arg, input=index)
+            self._place(arg, _framework(arg), input=index)
         returned: list[SSAValue] = []
         for op in block.ops:
             if isinstance(op, ConstOp):
-                self._weight(op)
-            elif isinstance(op, KernelOp):
+                continue  # placed in the weight blob where a kernel reads it, in the format it reads
+            elif isinstance(op, KernelOp | TransDataOp):
                 self._launch(op)
+            elif isinstance(op, ViewOp):
+                source = self._read(op.input, op.src_format.data)
+                view = stream.ViewOp(source, _memref(op.output.type, op.dst_format.data))
+                view.buffer.name_hint = op.output.name_hint
+                self.tasks.append(view)
+                self.buffers[op.output] = view.buffer
+                self.formats[op.output] = op.dst_format.data
+            elif isinstance(op, ConcatViewOp):
+                if op.output not in self.buffers:
+                    self._place(op.output, op.format.data)
             elif isinstance(op, ReturnOp):
                 returned = list(op.arguments)
             else:
                 raise CompileError(
                     f"{describe(op)} is not inside a kernel: run ge-lower-graph-to-kernel first"
                 )
-        outputs = [self.buffers[v] for v in returned]
+        outputs = [self._read(v, _framework(v)) for v in returned]
         self.tasks.append(stream.OutputsOp(outputs))
         model = stream.ModelOp.build(
             properties={
@@ -122,28 +147,49 @@ class _StreamBuilder:
     def _align(self, offset: int) -> int:
         return -(-offset // self.alignment) * self.alignment
 
-    def _place(self, value: SSAValue, input: int | None = None) -> None:
+    def _place(self, value: SSAValue, fmt: str, input: int | None = None) -> None:
+        """A buffer for `value` stored in `fmt`: its own, or its slice of a concat view's result."""
         t = _tensor_type(value)
-        size = stream.byte_size(t)
-        buffer = stream.BufferOp(self.arena, size, _memref(t), input=input)
+        memref = _memref(t, fmt)
+        self.formats[value] = fmt
+        if value in self.slots:
+            concat, index = self.slots[value]
+            if concat.output not in self.buffers:
+                self._place(concat.output, concat.format.data)
+            axis, start, length = physical_slice(concat, index)
+            view = stream.SubviewOp(self.buffers[concat.output], axis, start, length, memref)
+            view.buffer.name_hint = value.name_hint
+            self.tasks.append(view)
+            self.buffers[value] = view.buffer
+            return
+        size = stream.byte_size(memref)
+        buffer = stream.BufferOp(self.arena, size, memref, input=input)
         buffer.buffer.name_hint = value.name_hint
         self.arena = self._align(self.arena + max(size, 1))
         self.tasks.append(buffer)
         self.buffers[value] = buffer.buffer
 
-    def _weight(self, op: ConstOp) -> None:
+    def _read(self, value: SSAValue, fmt: str, groups: int = 1) -> SSAValue:
+        """The buffer holding `value` for a reader in `fmt` (constants: a weight in that format)."""
+        owner = value.owner
+        if isinstance(owner, ConstOp):
+            return self._weight(owner, fmt, groups)
+        return self.buffers[value]
+
+    def _weight(self, op: ConstOp, fmt: str, groups: int) -> SSAValue:
         t = op.result.type
-        identity = self._content(op)
+        fmt = "ND" if fmt == "NCHW" else fmt
+        identity = (*self._content(op), fmt, groups)
         if identity in self.stored:
-            self.buffers[op.result] = self.stored[identity]
-            return
-        size = stream.byte_size(t)
-        weight = stream.WeightOp(op.value, self.blob, size, _memref(t))
+            return self.stored[identity]
+        memref = _memref(t, fmt, groups)
+        size = stream.byte_size(memref)
+        weight = stream.WeightOp(op.value, self.blob, size, memref, fmt, groups, t.get_shape())
         weight.buffer.name_hint = op.result.name_hint
         self.blob = self._align(self.blob + max(size, 1))
         self.tasks.append(weight)
-        self.buffers[op.result] = weight.buffer
         self.stored[identity] = weight.buffer
+        return weight.buffer
 
     def _content(self, op: ConstOp) -> tuple:
         """What makes two constants the same bytes: their type and value (a resource's data)."""
@@ -155,50 +201,75 @@ class _StreamBuilder:
                 return (str(op.result.type), "resource", hashlib.sha256(data.tobytes()).hexdigest())
         return (str(op.result.type), str(value))
 
-    def _launch(self, op: KernelOp) -> None:
+    def _launch(self, op: KernelOp | TransDataOp) -> None:
         symbol = self._symbol(op)
-        body = op.body.clone()
-        terminator = body.block.last_op
-        assert isinstance(terminator, YieldOp)
-        Rewriter.replace_op(terminator, stream.ReturnOp(terminator.values))
-        properties = {
+        if isinstance(op, TransDataOp):
+            body = Region(Block(arg_types=[op.input.type]))
+            body.block.add_op(stream.ReturnOp(body.block.args))
+            unit, kind = "vector", "trans_data"
+            inputs, outputs = [op.input], [op.output]
+        else:
+            body = op.body.clone()
+            terminator = body.block.last_op
+            assert isinstance(terminator, YieldOp)
+            Rewriter.replace_op(terminator, stream.ReturnOp(terminator.values))
+            unit = kind = op.UNIT
+            inputs, outputs = list(op.inputs), list(op.outputs)
+        properties: dict[str, Attribute] = {
             "sym_name": StringAttr(symbol),
-            "function_type": FunctionType.from_lists(
-                [v.type for v in op.inputs], [r.type for r in op.outputs]
-            ),
-            "unit": StringAttr(op.UNIT),
+            "function_type": FunctionType.from_lists([v.type for v in inputs], [r.type for r in outputs]),
+            "unit": StringAttr(unit),
             "in_formats": op.in_formats,
             "out_formats": op.out_formats,
         }
-        if op.kernel_name is not None:
-            properties["kernel_name"] = op.kernel_name
+        if kind != unit:
+            properties["kind"] = StringAttr(kind)
+        for name in ("kernel_name", "block_dim", "tiling"):
+            if (value := op.properties.get(name)) is not None:
+                properties[name] = value
         kernel = stream.KernelFuncOp.build(properties=properties, regions=[body])
         kernel.location = op.location
         self.kernels.append(kernel)
-        for result in op.outputs:
-            self._place(result)
-        launch = stream.LaunchOp(
-            symbol,
-            [self.buffers[v] for v in op.inputs],
-            [self.buffers[r] for r in op.outputs],
-            stream=0,
-        )
+        in_formats = [f.data for f in op.in_formats.data]
+        buffers = [
+            self._read(v, f, _groups_of(body.block.args[i]) if f == "FRACTAL_Z" else 1)
+            for i, (v, f) in enumerate(zip(inputs, in_formats, strict=True))
+        ]
+        for result, fmt in zip(outputs, op.out_formats.data, strict=True):
+            self._place(result, fmt.data)
+        launch = stream.LaunchOp(symbol, buffers, [self.buffers[r] for r in outputs], stream=0)
         launch.location = op.location
         self.tasks.append(launch)
 
-    def _symbol(self, op: KernelOp) -> str:
+    def _symbol(self, op: KernelOp | TransDataOp) -> str:
         if op.kernel_name is not None:
             base = op.kernel_name.data
+        elif isinstance(op, TransDataOp):
+            base = "trans_data"
         else:
             first = op.body.block.first_op
             base = first.name.removeprefix("ascend.graph.") if first is not None else op.UNIT
-        base = re.sub(r"[^A-Za-z0-9_]", "_", base) or op.UNIT
+        base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "kernel"
         symbol, counter = base, 0
         while symbol in self.symbols:
             counter += 1
             symbol = f"{base}_{counter}"
         self.symbols.add(symbol)
         return symbol
+
+
+def _framework(value: SSAValue) -> str:
+    t = value.type
+    return "NCHW" if isinstance(t, TensorType) and len(t.get_shape()) == 4 else "ND"
+
+
+def _groups_of(arg: SSAValue) -> int:
+    """The group count of the convolution that reads `arg` as its weights."""
+    for use in arg.uses:
+        groups = use.operation.properties.get("groups")
+        if isinstance(groups, IntegerAttr):
+            return groups.value.data
+    return 1
 
 
 def _tensor_type(value: SSAValue) -> TensorType:
@@ -210,8 +281,11 @@ def _tensor_type(value: SSAValue) -> TensorType:
     return t
 
 
-def _memref(t: TensorType) -> MemRefType:
-    return MemRefType(t.element_type, t.get_shape())
+def _memref(t: TensorType, fmt: str = "ND", groups: int = 1) -> MemRefType:
+    """The buffer type of `t` stored in `fmt`: its device shape."""
+    if fmt in ("ND", "NCHW"):
+        return MemRefType(t.element_type, t.get_shape())
+    return MemRefType(t.element_type, stored_shape(t, fmt, groups))
 
 
 def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, prefix: str) -> ArrayAttr:

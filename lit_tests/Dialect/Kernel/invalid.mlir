@@ -35,8 +35,19 @@ func.func @missing_out_formats(%x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: {{^}}'ascend.kernel.vector': unknown format 'NC1HWC0' (known: ND, NCHW)
+// CHECK: {{^}}'ascend.kernel.vector': unknown format 'NHWC' (known: ND, NCHW, NC1HWC0, FRACTAL_Z, FRACTAL_NZ)
 func.func @unknown_format(%x: tensor<4xf32>) {
+  %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["NHWC"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    ascend.kernel.yield %a : tensor<4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.vector': a rank-1 value cannot be in format NC1HWC0
+func.func @format_rank(%x: tensor<4xf32>) {
   %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["NC1HWC0"]} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     ascend.kernel.yield %a : tensor<4xf32>
@@ -155,5 +166,79 @@ func.func @invalid_op_in_body(%x: tensor<4xf32>) {
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf16>
     ascend.kernel.yield %a : tensor<4xf32>
   }
+  func.return
+}
+
+// -----
+
+// Tiles must fit the target's on-chip buffers.
+// CHECK: {{^}}'ascend.kernel.vector': tiles {'tile': 4096, 'db': 2, 'tiles': 1} need 65536 bytes of UB, the target has 4096
+builtin.module attributes {ascend.target = #ascend.target<"Tiny", {cube_cores = 2 : i64, vector_cores = 2 : i64, ub_bytes = 4096 : i64, l0a_bytes = 1024 : i64, l0b_bytes = 1024 : i64, l0c_bytes = 1024 : i64}>} {
+  func.func @too_big(%x: tensor<4096xf32>) {
+    %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"], block_dim = 1 : i64, tiling = {tile = 4096 : i64, db = 2 : i64, tiles = 1 : i64}} : (tensor<4096xf32>) -> tensor<4096xf32> {
+    ^bb0(%a : tensor<4096xf32>):
+      ascend.kernel.yield %a : tensor<4096xf32>
+    }
+    func.return
+  }
+}
+
+// -----
+
+// A kernel never claims more cores than the target has.
+// CHECK: {{^}}'ascend.kernel.cube': block_dim 3 exceeds the 2 cube cores of the target
+builtin.module attributes {ascend.target = #ascend.target<"Tiny", {cube_cores = 2 : i64, vector_cores = 2 : i64, ub_bytes = 4096 : i64, l0a_bytes = 1024 : i64, l0b_bytes = 1024 : i64, l0c_bytes = 1024 : i64}>} {
+  func.func @too_many_cores(%x: tensor<4xf32>) {
+    %y = ascend.kernel.cube(%x) {in_formats = ["ND"], out_formats = ["ND"], block_dim = 3 : i64} : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a : tensor<4xf32>):
+      ascend.kernel.yield %a : tensor<4xf32>
+    }
+    func.return
+  }
+}
+
+// -----
+
+// Cube tiles are whole fractals.
+// CHECK: {{^}}'ascend.kernel.cube': cube tile sizes m must be multiples of 16 (one fractal)
+builtin.module attributes {ascend.target = #ascend.target<"Tiny", {cube_cores = 2 : i64, vector_cores = 2 : i64, ub_bytes = 4096 : i64, l0a_bytes = 1024 : i64, l0b_bytes = 1024 : i64, l0c_bytes = 1024 : i64}>} {
+  func.func @partial_fractal(%x: tensor<4xf32>) {
+    %y = ascend.kernel.cube(%x) {in_formats = ["ND"], out_formats = ["ND"], tiling = {m = 8 : i64, n = 16 : i64, k = 16 : i64, db = 1 : i64, tiles = 1 : i64}} : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a : tensor<4xf32>):
+      ascend.kernel.yield %a : tensor<4xf32>
+    }
+    func.return
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.trans_data': converts NCHW to itself
+func.func @identity_conversion(%x: tensor<1x2x3x3xf32>) {
+  %y = ascend.kernel.trans_data %x {src_format = "NCHW", dst_format = "NCHW"} : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.view': NC1HWC0 data of tensor<1x20x1x1xf32> is not the same bytes as ND
+func.func @unaligned_format_view(%x: tensor<1x20x1x1xf32>) {
+  %y = ascend.kernel.view %x {src_format = "NC1HWC0", dst_format = "ND"} : (tensor<1x20x1x1xf32>) -> tensor<1x20xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.concat_view': the inputs' 4 slices do not fill the result's 5
+func.func @concat_view_short(%a: tensor<1x2x3x3xf32>, %b: tensor<1x2x3x3xf32>) {
+  %y = ascend.kernel.concat_view %a, %b {axis = 1 : i64, format = "NCHW"} : (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x5x3x3xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.concat_view': NC1HWC0 slices need axis 1 and channel counts that are multiples of 16
+func.func @concat_view_unaligned(%a: tensor<1x8x3x3xf32>, %b: tensor<1x8x3x3xf32>) {
+  %y = ascend.kernel.concat_view %a, %b {axis = 1 : i64, format = "NC1HWC0"} : (tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>) -> tensor<1x16x3x3xf32>
   func.return
 }

@@ -280,7 +280,7 @@ builtin.module {
 
 // -----
 
-// CHECK: {{^}}'ascend.graph.const': a model holds buffers, weights, launches, events and outputs only
+// CHECK: {{^}}'ascend.graph.const': a model holds buffers, views, weights, launches, events and outputs only
 builtin.module {
   ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
@@ -367,7 +367,7 @@ func.func @f(%x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: {{^}}'ascend.stream.weight': a value of type tensor<8xf32> cannot fill memref<4xf32>
+// CHECK: {{^}}'ascend.stream.weight': a value of type tensor<8xf32> in ND cannot fill memref<4xf32>
 builtin.module {
   ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 64 : i64, input_names = [], output_names = ["w"]} {
     %w = ascend.stream.weight dense<1.0> : tensor<8xf32> offset 0 size 32 : memref<4xf32>
@@ -397,7 +397,7 @@ builtin.module {
 
 // -----
 
-// CHECK: {{^}}'ascend.stream.kernel': unknown format 'XYZ' (known: ND, NCHW)
+// CHECK: {{^}}'ascend.stream.kernel': unknown format 'XYZ' (known: ND, NCHW, NC1HWC0, FRACTAL_Z, FRACTAL_NZ)
 builtin.module {
   ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["XYZ"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):

@@ -1,0 +1,94 @@
+// RUN: ge-opt %s -p ge-assign-formats --split-input-file | filecheck %s
+
+// A conv network on device formats: the graph input is converted once (NCHW -> NC1HWC0), conv
+// weights are read as FRACTAL_Z and a gemm's constant weights as FRACTAL_NZ (both converted at
+// compile time, no trans_data), relu and global pooling stay in NC1HWC0, and the flatten reads
+// the pooled NC1HWC0 data as ND through a view (H = W = 1, C a multiple of 16).
+
+// CHECK-LABEL: func.func @convnet
+// CHECK-NEXT:    %[[T:.*]] = ascend.kernel.trans_data %{{.*}} {src_format = "NCHW", dst_format = "NC1HWC0", kernel_name = "trans_data_0"}
+// CHECK:         %[[C:.*]] = ascend.kernel.cube(%[[T]], %{{.*}}) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]}
+// CHECK:         %[[R:.*]] = ascend.kernel.vector(%[[C]]) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"]}
+// CHECK:         %[[G:.*]] = ascend.kernel.vector(%[[R]]) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"]}
+// CHECK:         %[[F:.*]] = ascend.kernel.view %[[G]] {src_format = "NC1HWC0", dst_format = "ND"}
+// CHECK-NEXT:    %[[Y:.*]] = ascend.kernel.cube(%[[F]], %{{.*}}) {in_formats = ["ND", "FRACTAL_NZ"], out_formats = ["ND"]}
+// CHECK-NOT:     ascend.kernel.trans_data
+// CHECK:         func.return %[[Y]]
+func.func @convnet(%x: tensor<1x3x8x8xf32>) -> tensor<1x10xf32> {
+  %w = ascend.graph.const splat<0.5 : f32> : tensor<32x3x3x3xf32>
+  %fw = ascend.graph.const splat<0.5 : f32> : tensor<10x32xf32>
+  %c = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} : (tensor<1x3x8x8xf32>, tensor<32x3x3x3xf32>) -> tensor<1x32x6x6xf32> {
+  ^bb0(%a: tensor<1x3x8x8xf32>, %b: tensor<32x3x3x3xf32>):
+    %0 = ascend.graph.conv2d %a, %b : (tensor<1x3x8x8xf32>, tensor<32x3x3x3xf32>) -> tensor<1x32x6x6xf32>
+    ascend.kernel.yield %0 : tensor<1x32x6x6xf32>
+  }
+  %r = ascend.kernel.vector(%c) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x6x6xf32>) -> tensor<1x32x6x6xf32> {
+  ^bb0(%a: tensor<1x32x6x6xf32>):
+    %0 = ascend.graph.relu %a : (tensor<1x32x6x6xf32>) -> tensor<1x32x6x6xf32>
+    ascend.kernel.yield %0 : tensor<1x32x6x6xf32>
+  }
+  %g = ascend.kernel.vector(%r) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x6x6xf32>) -> tensor<1x32x1x1xf32> {
+  ^bb0(%a: tensor<1x32x6x6xf32>):
+    %0 = ascend.graph.global_avg_pool %a : (tensor<1x32x6x6xf32>) -> tensor<1x32x1x1xf32>
+    ascend.kernel.yield %0 : tensor<1x32x1x1xf32>
+  }
+  %f = ascend.kernel.view %g {src_format = "NCHW", dst_format = "ND"} : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
+  %y = ascend.kernel.cube(%f, %fw) {in_formats = ["ND", "ND"], out_formats = ["ND"]} : (tensor<1x32xf32>, tensor<10x32xf32>) -> tensor<1x10xf32> {
+  ^bb0(%a: tensor<1x32xf32>, %b: tensor<10x32xf32>):
+    %0 = ascend.graph.gemm %a, %b {trans_b = 1 : i64} : (tensor<1x32xf32>, tensor<10x32xf32>) -> tensor<1x10xf32>
+    ascend.kernel.yield %0 : tensor<1x10xf32>
+  }
+  func.return %y : tensor<1x10xf32>
+}
+
+// -----
+
+// Left alone in NCHW: a softmax over the channels cannot work per C0 block, so the conv result is
+// converted back once, and that one conversion also feeds the graph output.
+
+// CHECK-LABEL: func.func @mixed
+// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}}) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]}
+// CHECK:         %[[B:.*]] = ascend.kernel.trans_data %[[C]] {src_format = "NC1HWC0", dst_format = "NCHW", kernel_name = "trans_data_1"}
+// CHECK-NEXT:    %[[S:.*]] = ascend.kernel.vector(%[[B]]) {in_formats = ["NCHW"], out_formats = ["NCHW"]}
+// CHECK:         func.return %[[S]], %[[B]]
+func.func @mixed(%x: tensor<1x16x4x4xf32>) -> (tensor<1x20x4x4xf32>, tensor<1x20x4x4xf32>) {
+  %w = ascend.graph.const splat<0.5 : f32> : tensor<20x16x1x1xf32>
+  %c = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} : (tensor<1x16x4x4xf32>, tensor<20x16x1x1xf32>) -> tensor<1x20x4x4xf32> {
+  ^bb0(%a: tensor<1x16x4x4xf32>, %b: tensor<20x16x1x1xf32>):
+    %0 = ascend.graph.conv2d %a, %b : (tensor<1x16x4x4xf32>, tensor<20x16x1x1xf32>) -> tensor<1x20x4x4xf32>
+    ascend.kernel.yield %0 : tensor<1x20x4x4xf32>
+  }
+  %s = ascend.kernel.vector(%c) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x20x4x4xf32>) -> tensor<1x20x4x4xf32> {
+  ^bb0(%a: tensor<1x20x4x4xf32>):
+    %0 = ascend.graph.softmax %a {axis = 1 : i64} : (tensor<1x20x4x4xf32>) -> tensor<1x20x4x4xf32>
+    ascend.kernel.yield %0 : tensor<1x20x4x4xf32>
+  }
+  func.return %s, %c : tensor<1x20x4x4xf32>, tensor<1x20x4x4xf32>
+}
+
+// -----
+
+// Inverse conversions cancel.
+
+// CHECK-LABEL: func.func @pairs
+// CHECK-NEXT:    func.return %{{.*}} : tensor<1x16x4x4xf32>
+func.func @pairs(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %a = ascend.kernel.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %b = ascend.kernel.trans_data %a {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  func.return %b : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// A chain of conversions collapses: each pair of successive conversions becomes one, and inverse
+// ones cancel, down to nothing when the chain ends where it started.
+
+// CHECK-LABEL: func.func @chain
+// CHECK-NOT:     ascend.kernel.trans_data
+// CHECK:         func.return %{{.*}} : tensor<1x16x4x4xf32>
+func.func @chain(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
+  %a = ascend.kernel.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %b = ascend.kernel.trans_data %a {src_format = "NC1HWC0", dst_format = "FRACTAL_NZ"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %c = ascend.kernel.trans_data %b {src_format = "FRACTAL_NZ", dst_format = "NC1HWC0"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  func.return %c : tensor<1x16x4x4xf32>
+}

@@ -1,0 +1,1 @@
+"""Kernel-level passes: device formats and tiling of `ascend.kernel` ops."""

@@ -1,0 +1,317 @@
+"""`ge-assign-formats`: device data formats for every kernel operand, conversions where needed.
+
+Formats flow forward in program order:
+- a 2-D convolution on the cube reads its input in NC1HWC0 and its weights in FRACTAL_Z, and
+  writes NC1HWC0; a residual or other 4-D epilogue operand is read in NC1HWC0 too;
+- a matrix product reads a constant right-hand side in FRACTAL_NZ (other operands stay ND and
+  are laid out as fractal tiles by the kernel's own load) and writes ND;
+- a vector kernel whose ops all work per channel or per plane (elementwise ops, batch norm,
+  pooling, LRN) takes NC1HWC0 when one of its 4-D inputs arrives in it, so the format
+  propagates through the conv network's vector work;
+- everything else, views and the graph's outputs take the framework formats (NCHW, ND).
+
+Where a value's format differs from what its consumer reads, one `ascend.kernel.trans_data`
+per value and format is inserted after the producer, unless the bytes already agree (NC1HWC0 with
+H = W = 1 and C a multiple of C0 reads as NCHW through a view). Constants take whatever format
+their consumer reads: they are converted once, at compile time, by the stream lowering. Inverse
+conversion pairs cancel.
+
+```
+%y = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} ...
+```
+becomes, with `%x` a graph input,
+```
+%t = ascend.kernel.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"} ...
+%y = ascend.kernel.cube(%t, %w) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]} ...
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from ge.dialects import graph
+from ge.dialects.formats import c0_of
+from ge.dialects.kernel import (
+    FRAMEWORK_FORMATS,
+    AiCpuKernelOp,
+    ConcatViewOp,
+    CubeKernelOp,
+    KernelOp,
+    TransDataOp,
+    VectorKernelOp,
+    ViewOp,
+)
+
+PER_CHANNEL_OPS: tuple[type[Operation], ...] = (
+    graph.ElementwiseOp,
+    graph.CastOp,
+    graph.BatchNormOp,
+    graph.MaxPoolOp,
+    graph.AvgPoolOp,
+    graph.GlobalPoolOp,
+    graph.LRNOp,
+)
+"""Ops a vector kernel can run on NC1HWC0 data: their work stays within a channel or a plane
+(LRN reads neighbouring channels, which the vector unit gathers across C0 blocks)."""
+
+
+def _works_per_channel(op: Operation) -> bool:
+    if isinstance(op, PER_CHANNEL_OPS):
+        return True
+    # A concat of whole C0 blocks along the channels is a copy of blocks.
+    if isinstance(op, graph.ConcatOp) and _rank(op.results[0]) == 4:
+        t = op.results[0].type
+        c0 = c0_of(t.element_type.bitwidth)  # type: ignore[union-attr]
+        return op.axis.value.data % 4 == 1 and all(v.type.get_shape()[1] % c0 == 0 for v in op.operands)  # type: ignore[union-attr]
+    return False
+
+
+def framework_format(t: TensorType) -> str:
+    return "NCHW" if len(t.get_shape()) == 4 else "ND"
+
+
+def same_layout(a: str, b: str) -> bool:
+    """ND and NCHW are the same bytes (row-major); device formats only equal themselves."""
+    return a == b or (a in FRAMEWORK_FORMATS and b in FRAMEWORK_FORMATS)
+
+
+def _rank(value: SSAValue) -> int:
+    return len(value.type.get_shape()) if isinstance(value.type, TensorType) else 0
+
+
+def _is_constant(value: SSAValue) -> bool:
+    return isinstance(value.owner, graph.ConstOp)
+
+
+def cube_op(kernel: KernelOp) -> Operation | None:
+    """The cube op of a cube kernel's body (a conv, matmul, gemm or fused one)."""
+    for op in kernel.body.block.ops:
+        base = op.BASE if isinstance(op, graph.FusedOp) else type(op)
+        if base in (graph.Conv2DOp, graph.MatMulOp, graph.GemmOp, graph.Conv3DOp) or isinstance(
+            op, (graph.AttentionOp, graph.ConvTransposeOp, graph.MatMulIntegerOp)
+        ):
+            return op
+    return None
+
+
+def base_of(op: Operation) -> type[Operation]:
+    return op.BASE if isinstance(op, graph.FusedOp) else type(op)
+
+
+def _view_as_framework(value: SSAValue) -> bool:
+    """NC1HWC0 data that is byte for byte its NCHW form: H = W = 1 and C a multiple of C0."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    shape = t.get_shape()
+    return len(shape) == 4 and shape[2:] == (1, 1) and shape[1] % c0_of(t.element_type.bitwidth) == 0
+
+
+@dataclass
+class FormatAssigner:
+    formats: dict[SSAValue, str] = field(default_factory=dict)
+    converted: dict[tuple[SSAValue, str], SSAValue] = field(default_factory=dict)
+    count: int = 0
+
+    def run(self, block: Block) -> None:
+        for arg in block.args:
+            if isinstance(arg.type, TensorType):
+                self.formats[arg] = framework_format(arg.type)
+        for op in list(block.ops):
+            if isinstance(op, KernelOp):
+                wanted = self._kernel_formats(op)
+                self._feed(op, wanted)
+                op.in_formats = ArrayAttr(StringAttr(f) for f in wanted)
+                outs = self._kernel_outputs(op, wanted)
+                op.out_formats = ArrayAttr(StringAttr(f) for f in outs)
+                self.formats.update(zip(op.outputs, outs, strict=True))
+            elif isinstance(op, ViewOp):
+                value = op.input
+                have = self.formats.get(value, "ND")
+                if have == "NC1HWC0" and _view_as_framework(value):
+                    op.src_format = StringAttr("NC1HWC0")
+                else:
+                    self._feed(op, [framework_format(value.type)])  # type: ignore[arg-type]
+                    op.src_format = StringAttr(framework_format(op.input.type))  # type: ignore[arg-type]
+                self.formats[op.output] = op.dst_format.data
+            elif isinstance(op, ConcatViewOp):
+                fmt = self._concat_format(op)
+                self._feed(op, [fmt] * len(op.inputs))
+                op.format = StringAttr(fmt)
+                self.formats[op.output] = fmt
+            elif isinstance(op, TransDataOp):
+                self.formats[op.output] = op.dst_format.data
+            elif isinstance(op, ReturnOp):
+                self._feed(op, [framework_format(v.type) for v in op.operands])  # type: ignore[arg-type]
+
+    # ---------------------------------------------------------------------------------------
+    # What each kernel reads and writes
+    # ---------------------------------------------------------------------------------------
+
+    def _kernel_formats(self, kernel: KernelOp) -> list[str]:
+        frames = [framework_format(v.type) for v in kernel.inputs]  # type: ignore[arg-type]
+        if isinstance(kernel, AiCpuKernelOp):
+            return frames
+        if isinstance(kernel, CubeKernelOp):
+            return self._cube_formats(kernel, frames)
+        if isinstance(kernel, VectorKernelOp) and self._per_channel(kernel):
+            return [
+                "NC1HWC0" if _rank(v) == 4 and not _is_constant(v) else f
+                for v, f in zip(kernel.inputs, frames, strict=True)
+            ]
+        return frames
+
+    def _cube_formats(self, kernel: CubeKernelOp, frames: list[str]) -> list[str]:
+        op = cube_op(kernel)
+        if op is None:
+            return frames
+        args = kernel.body.block.args
+        index = {arg: i for i, arg in enumerate(args)}
+        wanted = list(frames)
+        base = base_of(op)
+        operands = list(op.operands)
+        if base is graph.Conv2DOp and _rank(kernel.outputs[0]) == 4:
+            for i, arg in enumerate(args):
+                if _rank(arg) == 4:
+                    wanted[i] = "NC1HWC0"
+            if operands[1] in index:
+                # Constant weights are laid out once, at compile time; others as the kernel loads them.
+                weight = index[operands[1]]  # type: ignore[index]
+                wanted[weight] = "FRACTAL_Z" if _is_constant(kernel.inputs[weight]) else frames[weight]
+            if operands[0] in index:
+                wanted[index[operands[0]]] = "NC1HWC0"  # type: ignore[index]
+        elif base in (graph.MatMulOp, graph.GemmOp):
+            rhs = operands[1]
+            if rhs in index and _rank(rhs) >= 2 and _is_constant(kernel.inputs[index[rhs]]):  # type: ignore[index]
+                wanted[index[rhs]] = "FRACTAL_NZ"  # type: ignore[index]
+        return wanted
+
+    def _kernel_outputs(self, kernel: KernelOp, wanted: list[str]) -> list[str]:
+        frames = [framework_format(r.type) for r in kernel.outputs]  # type: ignore[arg-type]
+        if isinstance(kernel, CubeKernelOp):
+            op = cube_op(kernel)
+            if op is not None and base_of(op) is graph.Conv2DOp and "NC1HWC0" in wanted:
+                return [
+                    "NC1HWC0" if _rank(r) == 4 else f for r, f in zip(kernel.outputs, frames, strict=True)
+                ]
+            return frames
+        if isinstance(kernel, VectorKernelOp) and "NC1HWC0" in wanted:
+            return ["NC1HWC0" if _rank(r) == 4 else f for r, f in zip(kernel.outputs, frames, strict=True)]
+        return frames
+
+    def _per_channel(self, kernel: VectorKernelOp) -> bool:
+        """Whether the kernel can work on NC1HWC0 data, and some 4-D input already arrives so."""
+        body = [op for op in kernel.body.block.ops if op is not kernel.body.block.last_op]
+        if not body or not all(_works_per_channel(op) for op in body):
+            return False
+        if not all(_rank(r) == 4 for r in kernel.outputs):
+            return False
+        out_channels = kernel.outputs[0].type.get_shape()[1]  # type: ignore[union-attr]
+        concat = isinstance(body[-1], graph.ConcatOp)
+        for value in kernel.inputs:
+            if _rank(value) == 4 and value.type.get_shape()[1] not in (1, out_channels) and not concat:  # type: ignore[union-attr]
+                return False
+        return any(
+            _rank(v) == 4 and not _is_constant(v) and self.formats.get(v) == "NC1HWC0" for v in kernel.inputs
+        )
+
+    def _concat_format(self, op: ConcatViewOp) -> str:
+        t = op.output.type
+        assert isinstance(t, TensorType)
+        c0 = c0_of(t.element_type.bitwidth)
+        if (
+            op.axis.value.data == 1
+            and _rank(op.output) == 4
+            and all(self.formats.get(v) == "NC1HWC0" for v in op.inputs)
+            and all(v.type.get_shape()[1] % c0 == 0 for v in op.inputs)  # type: ignore[union-attr]
+        ):
+            return "NC1HWC0"
+        return framework_format(t)
+
+    # ---------------------------------------------------------------------------------------
+    # Conversions
+    # ---------------------------------------------------------------------------------------
+
+    def _feed(self, op: Operation, wanted: list[str]) -> None:
+        """Makes every operand of `op` arrive in its wanted format."""
+        for index, (value, fmt) in enumerate(zip(list(op.operands), wanted, strict=True)):
+            if _is_constant(value) or not isinstance(value.type, TensorType):
+                continue
+            have = self.formats.get(value, framework_format(value.type))
+            if same_layout(have, fmt):
+                continue
+            op.operands[index] = self._convert(value, have, fmt)
+
+    def _convert(self, value: SSAValue, have: str, fmt: str) -> SSAValue:
+        key = (value, fmt)
+        if key in self.converted:
+            return self.converted[key]
+        if have == "NC1HWC0" and fmt in FRAMEWORK_FORMATS and _view_as_framework(value):
+            new: Operation = ViewOp(value, value.type, "NC1HWC0", fmt)  # type: ignore[arg-type]
+        else:
+            new = TransDataOp(value, have, fmt, kernel_name=f"trans_data_{self.count}")
+            self.count += 1
+        if isinstance(value, BlockArgument):
+            Rewriter.insert_op(new, InsertPoint.at_start(value.block))
+        else:
+            Rewriter.insert_op(new, InsertPoint.after(value.owner))  # type: ignore[arg-type]
+        new.location = value.owner.location if isinstance(value.owner, Operation) else new.location
+        self.converted[key] = new.results[0]
+        self.formats[new.results[0]] = fmt
+        return new.results[0]
+
+
+class CancelInverseTransData(RewritePattern):
+    """`trans_data(trans_data(x, A -> B), B -> A)` is `x`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransDataOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if isinstance(inner, TransDataOp) and inner.src_format == op.dst_format:
+            rewriter.replace_op(op, [], [inner.input])
+            if inner.output.first_use is None:
+                rewriter.erase_op(inner)
+
+
+class ChainTransData(RewritePattern):
+    """`trans_data(trans_data(x, A -> B), B -> C)` with C != A converts once: `trans_data(x, A -> C)`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransDataOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if isinstance(inner, TransDataOp) and inner.src_format != op.dst_format:
+            direct = TransDataOp(inner.input, inner.src_format.data, op.dst_format.data)
+            if op.kernel_name is not None:
+                direct.properties["kernel_name"] = op.kernel_name
+            rewriter.replace_op(op, direct)
+            if inner.output.first_use is None:
+                rewriter.erase_op(inner)
+
+
+@dataclass(frozen=True)
+class AssignFormatsPass(ModulePass):
+    """Picks device formats for kernel operands and inserts (and cancels) TransData."""
+
+    name = "ge-assign-formats"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
+            if not func.is_declaration:
+                FormatAssigner().run(func.body.block)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([CancelInverseTransData(), ChainTransData()])
+        ).rewrite_module(op)

@@ -1,0 +1,148 @@
+"""`ge-tile-kernels`: tile sizes and core counts (`block_dim`) for every kernel.
+
+A cube kernel is a matrix product of M x K by K x N (a convolution as implicit GEMM: M = output
+pixels, K = input channels per group x window, N = output channels per group, once per group);
+its tiles start at 256 x 256 x 256 (clamped to the problem, in multiples of 16) and the largest
+side halves until L0A, L0B, L0C and the epilogue's UB tile fit twice (double buffering), or
+once if twice never fits. A vector kernel streams the largest power-of-two tile of its
+operands that fits the UB twice. `block_dim` is min(cores of the unit, tiles): a kernel never
+claims cores it cannot feed. AI CPU kernels run on one core, untiled.
+
+```
+%y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]} : ...
+```
+becomes
+```
+%y = ascend.kernel.vector(%x) {block_dim = 1 : i64, in_formats = ["ND"], out_formats = ["ND"],
+    tiling = {db = 2 : i64, tile = 1024 : i64, tiles = 1 : i64}} : ...
+```
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from ge.dialects import graph
+from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
+from ge.dialects.formats import c0_of
+from ge.dialects.kernel import AiCpuKernelOp, CubeKernelOp, KernelOp, TransDataOp
+from ge.dialects.tiling import tiling_error
+from ge.errors import CompileError
+
+from .assign_formats import base_of, cube_op
+
+START = 256
+"""The first tile side tried for a cube kernel (elements)."""
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _round16(n: int) -> int:
+    return max(16, _ceil(n, 16) * 16)
+
+
+def _shape(value) -> tuple[int, ...]:
+    return tuple(value.type.get_shape())
+
+
+def _width(t) -> int:
+    return max(1, t.element_type.bitwidth // 8)
+
+
+def gemm_dims(op: Operation) -> tuple[int, int, int, int]:
+    """(batch, M, K, N) of a cube op's matrix product."""
+    base = base_of(op)
+    if base is graph.Conv2DOp or base is graph.Conv3DOp:
+        x, w, y = _shape(op.operands[0]), _shape(op.operands[1]), _shape(op.results[0])
+        groups_attr = op.properties.get("groups")
+        groups = groups_attr.value.data if isinstance(groups_attr, IntegerAttr) else 1
+        c0 = c0_of(op.operands[0].type.element_type.bitwidth)  # type: ignore[union-attr]
+        window = math.prod(w[2:])
+        return groups, y[0] * math.prod(y[2:]), _ceil(w[1], c0) * c0 * window, w[0] // groups
+    if base in (graph.MatMulOp, graph.GemmOp):
+        y = _shape(op.results[0])
+        a = _shape(op.operands[0])
+        if base is graph.GemmOp:
+            trans_a = op.properties.get("trans_a")
+            k = a[0] if isinstance(trans_a, IntegerAttr) and trans_a.value.data else a[-1]
+        else:
+            k = a[-1]
+        if len(y) < 2:
+            return 1, 1, k, max(1, math.prod(y))
+        return math.prod(y[:-2]), y[-2], k, y[-1]
+    y = _shape(op.results[0])
+    x = _shape(op.operands[0])
+    return max(1, math.prod(y[:-2])), y[-2] if len(y) > 1 else 1, x[-1] if x else 1, y[-1] if y else 1
+
+
+def cube_tiling(
+    batch: int, m: int, k: int, n: int, input_bytes: int, figure: Callable[[str], int | float]
+) -> dict[str, int]:
+    sides = {"m": min(START, _round16(m)), "n": min(START, _round16(n)), "k": min(START, _round16(k))}
+    for db in (2, 1):
+        tiles = dict(sides)
+        while True:
+            candidate = {**tiles, "db": db, "tiles": 1}
+            if tiling_error("cube", candidate, [input_bytes, input_bytes], figure) is None:
+                count = batch * _ceil(m, tiles["m"]) * _ceil(n, tiles["n"])
+                return {**candidate, "tiles": count}
+            largest = max(tiles, key=lambda key: tiles[key])
+            if tiles[largest] == 16:
+                break
+            tiles[largest] = max(16, tiles[largest] // 2 // 16 * 16)
+    raise CompileError(f"no cube tiling of {m}x{k}x{n} fits the target's buffers")
+
+
+def vector_tiling(elements: int, widths: list[int], figure: Callable[[str], int | float]) -> dict[str, int]:
+    ub = int(figure("ub_bytes"))
+    per_element = max(1, sum(widths))
+    for db in (2, 1):
+        tile = 1 << max(0, (ub // (per_element * db)).bit_length() - 1)
+        tile = min(tile, 1 << max(0, (elements - 1).bit_length()))
+        if tile >= 1 and tile * per_element * db <= ub:
+            return {"tile": tile, "db": db, "tiles": _ceil(max(elements, 1), tile)}
+    raise CompileError(f"no vector tile of {per_element} bytes per element fits the {ub}-byte Unified Buffer")
+
+
+@dataclass(frozen=True)
+class TileKernelsPass(ModulePass):
+    """Gives every kernel its `block_dim` and `tiling` for the module's target."""
+
+    name = "ge-tile-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = op.attributes.get(TARGET_ATTR_NAME)
+        if not isinstance(target, TargetAttr):
+            from ge.soc import load_profile
+
+            target = load_profile(None).target_attr()
+        for kernel in op.walk():
+            if isinstance(kernel, KernelOp | TransDataOp):
+                self._tile(kernel, target)
+
+    def _tile(self, kernel: KernelOp | TransDataOp, target: TargetAttr) -> None:
+        figure = target.figure
+        if isinstance(kernel, AiCpuKernelOp):
+            kernel.block_dim = IntegerAttr(1, i64)
+            return
+        if isinstance(kernel, CubeKernelOp) and (op := cube_op(kernel)) is not None:
+            batch, m, k, n = gemm_dims(op)
+            tiles = cube_tiling(batch, m, k, n, _width(op.operands[0].type), figure)
+            cores = int(figure("cube_cores"))
+        else:
+            values = [*kernel.operands, *kernel.results]
+            types = [v.type for v in values if isinstance(v.type, TensorType)]
+            elements = max((math.prod(t.get_shape()) for t in types), default=1)
+            tiles = vector_tiling(elements, [_width(t) for t in types], figure)
+            cores = int(figure("vector_cores"))
+        kernel.tiling = DictionaryAttr({key: IntegerAttr(value, i64) for key, value in tiles.items()})
+        kernel.block_dim = IntegerAttr(max(1, min(cores, tiles["tiles"])), i64)
