@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,8 @@ from pathlib import Path
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
+from ge.cost import KernelCost, kernel_cost
+from ge.cost.stream import launches, soc_figures
 from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.stream import LaunchOp, ModelOp, model_of
 from ge.passes.pipelines import pipeline
@@ -30,6 +33,10 @@ from .weight_blob import pack_weights
 VERIFY_EACH_PASS = "GE_VERIFY_EACH_PASS"
 """Environment variable: when set (the test suite sets it), the IR is verified after every pass,
 not only before the first and after the last, so a pass that breaks an invariant is named."""
+
+COMPILE_OPTIONS = ("sink",)
+"""Keyword options of `GraphCompiler.compile`: `sink` (default: on at O3) sinks the task list to the
+device, so no host launch overhead is paid per kernel."""
 
 PRECISION_MODES = (
     "must_keep_origin_dtype",
@@ -98,8 +105,26 @@ class CompiledModel:
         return model_of(self.module)
 
     @property
+    def sunk(self) -> bool:
+        """Whether the task list is sunk to the device (one call runs it, no host launch per kernel)."""
+        return bool(self.options.get("sink", self.optimization_level >= 3))
+
+    def kernel_costs(self) -> list[tuple[str, KernelCost]]:
+        """Each launch's kernel name and its modelled cost on the target, in task order."""
+        soc = soc_figures(self.module)
+        return [(info.name, kernel_cost(info, soc, sunk=self.sunk)) for _, info in launches(self.module)]
+
+    def modelled_latency_us(self) -> float:
+        """The modelled time of one run on the target: every launch's latency, in task order."""
+        return sum(cost.latency_us for _, cost in self.kernel_costs())
+
+    def kernel_histogram(self) -> dict[str, int]:
+        """Kernels launched per run by kind: `cube`, `vector`, `aicpu`, `trans_data`."""
+        return dict(sorted(Counter(info.kind for _, info in launches(self.module)).items()))
+
+    @property
     def num_operators(self) -> int:
-        """Kernels launched per run."""
+        """Kernels launched per run (views and concat views move no data and launch nothing)."""
         return sum(1 for op in self.model.body.block.ops if isinstance(op, LaunchOp))
 
     @property
@@ -164,8 +189,14 @@ class GraphCompiler:
         if precision_mode not in PRECISION_MODES:
             known = ", ".join(PRECISION_MODES)
             raise CompileError(f"unknown precision_mode '{precision_mode}' (known: {known})")
-        if options:
-            raise CompileError(f"unknown compile options: {', '.join(sorted(options))}")
+        unknown = set(options) - set(COMPILE_OPTIONS)
+        if unknown:
+            raise CompileError(
+                f"unknown compile options: {', '.join(sorted(unknown))} (known: {', '.join(COMPILE_OPTIONS)})"
+            )
+        for name, value in options.items():
+            if not isinstance(value, bool):
+                raise CompileError(f"compile option {name} must be True or False, got {value!r}")
         if optimization_level not in (0, 1, 2, 3):
             raise CompileError(f"optimization_level must be 0, 1, 2 or 3, got {optimization_level}")
         start = time.perf_counter()
@@ -203,7 +234,7 @@ class GraphCompiler:
             target=profile.name,
             optimization_level=optimization_level,
             compilation_time=time.perf_counter() - start,
-            options={"precision_mode": precision_mode},
+            options={"precision_mode": precision_mode, **options},
             fusion_report=report,
         )
 

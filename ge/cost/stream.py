@@ -1,0 +1,60 @@
+"""The kernels of a compiled (`ascend.stream`) model as the cost model sees them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+
+from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
+from ge.dialects.stream import KernelFuncOp, LaunchOp, WeightOp, model_of, root_buffer
+
+from .model import KernelInfo, Operand
+
+
+def soc_figures(module: ModuleOp) -> Mapping[str, Any]:
+    """The figures of the SoC a module is compiled for (its `#ascend.target`)."""
+    target = module.attributes.get(TARGET_ATTR_NAME)
+    if not isinstance(target, TargetAttr):
+        raise ValueError("the module names no target: compile it for a SoC first")
+    return target.as_dict()
+
+
+def launch_info(launch: LaunchOp, kernel: KernelFuncOp) -> KernelInfo:
+    """What the cost model needs of one launch: the kernel's ops, operands, formats and schedule."""
+    signature = kernel.function_type
+    inputs = tuple(
+        Operand(t, f.data, weight=isinstance(root_buffer(b).owner, WeightOp))  # type: ignore[arg-type]
+        for t, f, b in zip(signature.inputs.data, kernel.in_formats.data, launch.inputs, strict=True)
+    )
+    outputs = tuple(
+        Operand(t, f.data)  # type: ignore[arg-type]
+        for t, f in zip(signature.outputs.data, kernel.out_formats.data, strict=True)
+    )
+    block = kernel.body.block
+    ops = tuple(op for op in block.ops if op is not block.last_op)
+    tiling = {}
+    if kernel.tiling is not None:
+        tiling = {k: v.value.data for k, v in kernel.tiling.data.items() if isinstance(v, IntegerAttr)}
+    return KernelInfo(
+        name=kernel.sym_name.data,
+        kind=kernel.kernel_kind,
+        ops=ops,
+        inputs=inputs,
+        outputs=outputs,
+        block_dim=kernel.block_dim.value.data if kernel.block_dim is not None else 1,
+        tiling=tiling,
+    )
+
+
+def launches(module: ModuleOp) -> list[tuple[LaunchOp, KernelInfo]]:
+    """Every launch of the module's model, in task order, with its kernel's cost description."""
+    kernels = {op.sym_name.data: op for op in module.walk() if isinstance(op, KernelFuncOp)}
+    model = model_of(module)
+    return [
+        (op, launch_info(op, kernels[op.kernel.root_reference.data]))
+        for op in model.body.block.ops
+        if isinstance(op, LaunchOp)
+    ]
+
