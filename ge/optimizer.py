@@ -84,6 +84,15 @@ class GraphOptimizer:
         )
         return self._run(graph, [precision, _make("ge-constant-fold"), _make("dce")])
 
+    def estimate_speedup(self, before: Graph, after: Graph, target: str = "npu") -> float:
+        """How many times faster `after` runs than `before` on `target`, by the modelled latency of
+        both compiled the same way: one kernel per graph op (O0), so the ratio is what the graph
+        transformation itself bought."""
+        compiler = GraphCompiler()
+        slow = compiler.compile(before, target=target, optimization_level=0).modelled_latency_us()
+        fast = compiler.compile(after, target=target, optimization_level=0).modelled_latency_us()
+        return slow / fast
+
     def _run(self, graph: Graph, passes: Sequence[ModulePass]) -> Graph:
         result = graph.copy()
         module = result.module

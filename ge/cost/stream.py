@@ -57,4 +57,3 @@ def launches(module: ModuleOp) -> list[tuple[LaunchOp, KernelInfo]]:
         for op in model.body.block.ops
         if isinstance(op, LaunchOp)
     ]
-
