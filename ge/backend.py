@@ -12,6 +12,10 @@ the run's input shapes and on the values of inputs that decide shapes, and cache
 A shape that depends on computed values is planned in segments: the prefix that computes the
 value runs first (itself a compiled, cached program), then the rest is planned with the value
 observed.
+
+Sequence inputs are lists of arrays and optional inputs may be None; sequence and optional outputs
+come back the same way. A program is specialized on the length of each sequence and the shapes of
+its elements, and has one graph input and output per element.
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ import onnx
 from onnx.backend.base import Backend, BackendRep
 
 from .compiler import CompiledModel, GraphCompiler
+from .dtypes import STRING, as_strings
 from .emulator import Emulator
 from .errors import CompileError, GeError, RuntimeInputError
 from .executor import bind_inputs
 from .frontends.onnx import ValueNeeded, check_shapes, load_model, make_importer
 from .frontends.onnx.importer import value_type
+from .frontends.onnx.sequence import RunValue, Structure, assemble, dtypes_of, flatten, run_value, shapes_of
 
 DEVICES = ("CPU", "NPU")
 """`ge` runs on its emulator of the AI Core, which the host CPU executes."""
@@ -49,6 +55,8 @@ class _Step:
     emulator: Emulator
     observes: str | None = None
     specialized: frozenset[str] = frozenset()
+    structure: list[Structure] | None = None
+    """Where each model output is among the program's outputs (None: a prefix, one output)."""
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         arrays = bind_inputs(self.compiled.inputs, {n: feeds[n] for n in self.compiled.input_names})
@@ -76,10 +84,11 @@ class GeBackendRep(BackendRep):
             except ValueNeeded:
                 pass  # an input decides a shape: compile at the first run
 
-    def run(self, inputs: Any, **kwargs: Any) -> list[np.ndarray]:
-        feeds = self._feeds(inputs)
-        shapes = {name: array.shape for name, array in feeds.items()}
-        dtypes = {name: array.dtype.name for name, array in feeds.items()}
+    def run(self, inputs: Any, **kwargs: Any) -> list[RunValue]:
+        values = {name: _fixed_width(value) for name, value in self._feeds(inputs).items()}
+        feeds = {k: v for name, value in values.items() for k, v in flatten(name, value).items()}
+        shapes = {name: shapes_of(value) for name, value in values.items()}
+        dtypes = {name: dtypes_of(value) for name, value in values.items()}
         observed: dict[str, np.ndarray] = {}
         while True:
             step = self.steps.get(self._key(self._signature(shapes, dtypes), feeds, observed))
@@ -87,13 +96,15 @@ class GeBackendRep(BackendRep):
                 step = self._plan(feeds, observed, shapes, dtypes)
             outputs = step.run(feeds)
             if step.observes is None:
-                return outputs
+                # Strings leave as Python strings, as ONNX keeps them.
+                outputs = [o.astype(object) if o.dtype.kind == "U" else o for o in outputs]
+                return outputs if step.structure is None else assemble(step.structure, outputs)
             observed[step.observes] = outputs[0]
 
     # ----------------------------------------------------------------------------------------
 
-    def _signature(self, shapes: Mapping[str, Sequence[int]], dtypes: Mapping[str, str]) -> Key:
-        return tuple((n, tuple(shapes[n]), dtypes[n]) for n in self.input_names)
+    def _signature(self, shapes: Mapping[str, Any], dtypes: Mapping[str, Any]) -> Key:
+        return tuple((n, shapes[n], dtypes[n]) for n in self.input_names)
 
     def _key(
         self,
@@ -124,6 +135,7 @@ class GeBackendRep(BackendRep):
             Emulator(compiled.module, compiled.weight_blob),
             observes,
             frozenset(importer.specialized),
+            importer.output_structure if observes is None else None,
         )
         signature = self._signature(shapes, dtypes)
         if step.specialized:
@@ -131,21 +143,26 @@ class GeBackendRep(BackendRep):
         self.steps[self._key(signature, feeds, importer.used_observations)] = step
         return step
 
-    def _declared_inputs(self) -> tuple[dict[str, list[int]], dict[str, str]] | None:
+    def _declared_inputs(self) -> tuple[dict[str, tuple[int, ...]], dict[str, str]] | None:
         """Shapes and dtypes of the inputs as the model declares them, if all are static."""
         shapes, dtypes = {}, {}
         for value_info in self.model.graph.input:
             if value_info.name not in self.input_names:
                 continue
+            if not value_info.type.HasField("tensor_type"):
+                return None  # a sequence or an optional: its structure is known at the first run
             shape, dtype = value_type(value_info)
             if any(d < 0 for d in shape) or not value_info.type.tensor_type.HasField("shape"):
                 return None
-            shapes[value_info.name], dtypes[value_info.name] = shape, dtype
+            if dtype == STRING:
+                return None  # the width of strings comes with the data
+            shapes[value_info.name], dtypes[value_info.name] = tuple(shape), dtype
         return shapes, dtypes
 
-    def _feeds(self, inputs: Any) -> dict[str, np.ndarray]:
+    def _feeds(self, inputs: Any) -> dict[str, RunValue]:
+        types = {i.name: i.type for i in self.model.graph.input}
         if isinstance(inputs, Mapping):
-            return {k: np.asarray(v) for k, v in inputs.items()}
+            return {k: run_value(types.get(k), v, k) for k, v in inputs.items()}
         if isinstance(inputs, np.ndarray):
             inputs = [inputs]
         arrays = list(inputs)
@@ -153,7 +170,15 @@ class GeBackendRep(BackendRep):
             raise RuntimeInputError(
                 f"the model takes {len(self.input_names)} inputs ({self.input_names}), {len(arrays)} given"
             )
-        return {n: np.asarray(a) for n, a in zip(self.input_names, arrays, strict=True)}
+        return {n: run_value(types[n], a, n) for n, a in zip(self.input_names, arrays, strict=True)}
+
+
+def _fixed_width(value: RunValue) -> RunValue:
+    """Strings given as Python objects (as ONNX keeps them) as fixed-width numpy strings, so the
+    dtype of the run's signature carries their width."""
+    if isinstance(value, list):
+        return [as_strings(v) for v in value]
+    return None if value is None else as_strings(value)
 
 
 def _fingerprint(array: np.ndarray) -> tuple[str, tuple[int, ...], bytes]:

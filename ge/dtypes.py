@@ -1,4 +1,8 @@
-"""Element types: the mapping between xDSL's builtin types and numpy dtypes (bf16 via ml_dtypes)."""
+"""Element types: the mapping between xDSL's builtin types and numpy dtypes (bf16 via ml_dtypes).
+
+Strings are `!ascend.string<N>`, numpy `<UN` (N UTF-32 code points); numpy names that dtype
+`str{32 * N}`, and so do we.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from ge.dialects.graph.strings import StringType
+
 from .errors import GeError, UnsupportedOperatorError
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
@@ -34,16 +40,44 @@ _BY_NAME: dict[str, Attribute] = {
 }
 
 
+STRING = "str"
+"""The name of a string dtype whose width is not known yet (ONNX's STRING)."""
+
+FORMATTED_WIDTH = 32
+"""Characters that hold any number numpy formats (a float64 takes at most 24)."""
+
+
 def element_type(dtype: str | np.dtype | type) -> Attribute:
-    """The xDSL element type for a numpy dtype or its name ("float32", "bfloat16", ...)."""
+    """The xDSL element type for a numpy dtype or its name ("float32", "bfloat16", "str96", ...)."""
     name = dtype if isinstance(dtype, str) else np.dtype(dtype).name
-    try:
+    if name in _BY_NAME:
         return _BY_NAME[name]
-    except KeyError:
-        known = ", ".join(_BY_NAME)
-        raise UnsupportedOperatorError(
-            f"unsupported dtype '{name}' (supported: {known})", category="dtype"
-        ) from None
+    bits = name.removeprefix(STRING)
+    if name.startswith(STRING) and bits.isdigit() and int(bits) % 32 == 0:
+        return StringType(max(1, int(bits) // 32))
+    known = ", ".join(_BY_NAME)
+    raise UnsupportedOperatorError(
+        f"unsupported dtype '{name}' (supported: {known}, and strings of a known width: str32, str64, ...)",
+        category="dtype",
+    )
+
+
+def string_dtype(width: int) -> str:
+    """The name of the dtype of strings of at most `width` characters (at least one)."""
+    return f"{STRING}{32 * max(1, width)}"
+
+
+def is_string(dtype: str) -> bool:
+    """Whether a dtype name names strings (of a known width or not)."""
+    return dtype.startswith(STRING)
+
+
+def as_strings(array: np.ndarray) -> np.ndarray:
+    """An array of Python strings (object dtype, as ONNX keeps them) as fixed-width `<U` strings."""
+    array = np.asarray(array)
+    if array.dtype.kind != "O":
+        return array
+    return np.array(array.tolist(), dtype=np.str_).reshape(array.shape)
 
 
 def numpy_dtype(element: Attribute) -> np.dtype:
@@ -62,6 +96,8 @@ def numpy_dtype(element: Attribute) -> np.dtype:
             return np.dtype(np.bool_)
         unsigned = element.signedness.data == Signedness.UNSIGNED
         return np.dtype(f"{'u' if unsigned else ''}int{width}")
+    if isinstance(element, StringType):
+        return np.dtype(f"<U{element.width.data}")
     raise GeError(f"no numpy dtype for element type {element}")
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .compiler import CompiledModel, GraphCompiler, TensorSpec
-from .dtypes import element_type, numpy_dtype
+from .dtypes import as_strings, element_type, numpy_dtype
 from .emulator import Emulator
 from .errors import GeError, RuntimeInputError
 from .graph import Graph
@@ -59,7 +59,7 @@ def bind_inputs(
         )
     arrays = []
     for spec, value in zip(specs, given, strict=True):
-        array = np.asarray(value)
+        array = as_strings(np.asarray(value))  # strings given as Python objects, as ONNX keeps them
         if tuple(array.shape) != tuple(spec.shape):
             raise RuntimeInputError(
                 f"input '{spec.name}' has shape {list(array.shape)}, the model expects {list(spec.shape)}"

@@ -205,7 +205,7 @@ class Graph:
         data = np.asarray(array, dtype=dtype) if dtype else np.asarray(array)
         name = self._unique(name or "const")
         t = TensorType(element_type(data.dtype), data.shape)
-        if data.size > INLINE_LIMIT:
+        if data.size > INLINE_LIMIT or data.dtype.kind == "U":  # builtin `dense` holds no strings
             value: Attribute = DenseResourceAttr.from_params(self.weights.add(data, name), t)
         else:
             value = DenseIntOrFPElementsAttr(t, _bytes_attr(data))

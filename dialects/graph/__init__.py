@@ -21,6 +21,7 @@ from . import (
     recurrent,
     reduction,
     resize,
+    strings,
     tensor,
     unary,
 )
@@ -150,6 +151,14 @@ from .reduction import (
     TopKOp,
 )
 from .resize import ResizeOp
+from .strings import (
+    LabelEncoderOp,
+    RegexFullMatchOp,
+    StringConcatOp,
+    StringNormalizerOp,
+    StringSplitOp,
+    StringType,
+)
 from .tensor import (
     ConcatOp,
     ExpandOp,
@@ -221,11 +230,12 @@ GRAPH_OPS: tuple[type[Operation], ...] = (
     *resize.OPS,
     *reduction.OPS,
     *normalization.OPS,
+    *strings.OPS,
     *tensor.OPS,
     *unary.OPS,
 )
 
-Graph = Dialect("ascend.graph", list(GRAPH_OPS), [])
+Graph = Dialect("ascend.graph", list(GRAPH_OPS), list(strings.TYPES))
 
 __all__ = [
     "GRAPH_OPS",
@@ -307,6 +317,7 @@ __all__ = [
     "IsInfOp",
     "IsNaNOp",
     "LRNOp",
+    "LabelEncoderOp",
     "LSTMOp",
     "LayerNormOp",
     "LeakyReluOp",
@@ -357,6 +368,7 @@ __all__ = [
     "ReduceProdOp",
     "ReduceSumOp",
     "ReduceSumSquareOp",
+    "RegexFullMatchOp",
     "ReluOp",
     "ReshapeOp",
     "ResizeOp",
@@ -382,6 +394,10 @@ __all__ = [
     "SoftsignOp",
     "SplitOp",
     "SqrtOp",
+    "StringConcatOp",
+    "StringNormalizerOp",
+    "StringSplitOp",
+    "StringType",
     "SubOp",
     "SwishOp",
     "TanOp",

@@ -44,6 +44,7 @@ from .base import (
     same_elements,
     tensor_type,
 )
+from .strings import StringType
 
 # --------------------------------------------------------------------------------------------
 # Element kinds
@@ -55,6 +56,7 @@ NUMERIC = frozenset({"float", "signed", "unsigned"})
 INTEGER = frozenset({"signed", "unsigned"})
 BOOL = frozenset({"bool"})
 ANY = NUMERIC | BOOL
+STRING = frozenset({"string"})
 
 _KIND_NAMES = {
     FLOAT: "floating-point",
@@ -63,17 +65,21 @@ _KIND_NAMES = {
     INTEGER: "integer (not i1)",
     BOOL: "i1",
     ANY: "numeric or i1",
+    ANY | STRING: "numeric, i1 or string",
 }
 
 
 def element_kind(element: Attribute) -> str:
-    """ "float", "signed" (signless integers count as signed), "unsigned", "bool" (i1) or "other"."""
+    """ "float", "signed" (signless integers count as signed), "unsigned", "bool" (i1), "string"
+    or "other"."""
     if isinstance(element, Float16Type | BFloat16Type | Float32Type | Float64Type):
         return "float"
     if isinstance(element, IntegerType):
         if element.width.data == 1:
             return "bool"
         return "unsigned" if element.signedness.data == Signedness.UNSIGNED else "signed"
+    if isinstance(element, StringType):
+        return "string"
     return "other"
 
 
@@ -357,7 +363,7 @@ class EqualOp(ComparisonOp):
 
     name = "ascend.graph.equal"
 
-    ELEMENTS: ClassVar[frozenset[str]] = ANY
+    ELEMENTS: ClassVar[frozenset[str]] = ANY | STRING
 
 
 @irdl_op_definition
@@ -406,7 +412,7 @@ class WhereOp(ElementwiseOp):
     name = "ascend.graph.where"
     traits = traits_def(Pure(), MovesData())
 
-    ELEMENTS: ClassVar[frozenset[str]] = ANY
+    ELEMENTS: ClassVar[frozenset[str]] = ANY | STRING
 
     condition = operand_def(TensorType)
     x = operand_def(TensorType)
@@ -427,7 +433,9 @@ class WhereOp(ElementwiseOp):
 @irdl_op_definition
 class CastOp(IRDLOperation):
     """Converts elements to the result's element type: floats round to nearest even, floats
-    truncate toward zero into integers, integers wrap, and non-zero becomes true in i1.
+    truncate toward zero into integers, integers wrap, and non-zero becomes true in i1. Numbers
+    become strings as numpy formats them (the shortest text that reads back as the same value),
+    strings are parsed as numbers (a non-empty string is true in i1), and strings change width.
 
     `%y = ascend.graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xf16>`
     """

@@ -40,6 +40,7 @@ from . import (
     recurrent,
     reduction,
     resize,
+    strings,
     tensor,
     unary,
 )
@@ -157,6 +158,7 @@ IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
     **resize.IMPLEMENTATIONS,
     **reduction.IMPLEMENTATIONS,
     **normalization.IMPLEMENTATIONS,
+    **strings.IMPLEMENTATIONS,
     **tensor.IMPLEMENTATIONS,
     **unary.IMPLEMENTATIONS,
 }
@@ -172,6 +174,7 @@ _IN_STORED_DTYPE = (
     *resize.IN_STORED_DTYPE,
     *reduction.IN_STORED_DTYPE,
     *normalization.IN_STORED_DTYPE,
+    *strings.IN_STORED_DTYPE,
     *tensor.IN_STORED_DTYPE,
     *unary.IN_STORED_DTYPE,
 )

@@ -15,6 +15,7 @@ from ge.dialects.common import describe, get_int
 from ge.dtypes import numpy_dtype
 from ge.errors import GeError
 
+from . import strings
 from .base import Implementation
 
 
@@ -84,11 +85,14 @@ def _where(op: ops.WhereOp, condition: np.ndarray, x: np.ndarray, y: np.ndarray)
 
 
 def _cast(op: ops.CastOp, x: np.ndarray) -> np.ndarray:
+    target = numpy_dtype(op.result.type.element_type)
+    if "U" in (x.dtype.kind, target.kind):
+        return strings.cast(op, x, target)
     # numpy rounds to nearest even between floats, truncates floats toward zero into integers,
     # wraps integers and maps non-zero to true, as ONNX specifies (out-of-range floats into
     # integers are undefined there).
     with np.errstate(all="ignore"):
-        return x.astype(numpy_dtype(op.result.type.element_type), copy=False)
+        return x.astype(target, copy=False)
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {

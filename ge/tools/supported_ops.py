@@ -27,6 +27,7 @@ GE_TYPES = {
     "tensor(uint32)": "u32",
     "tensor(uint64)": "u64",
     "tensor(bool)": "bool",
+    "tensor(string)": "str",
 }
 
 

@@ -12,8 +12,8 @@ whose body holds the group's graph ops:
 - reshape and flatten become views (`ascend.kernel.view`), no kernel;
 - a concat whose inputs are each produced by a kernel for it alone becomes a concat view: the
   producers write into their slices of its result;
-- ops the AI Core cannot run (float64 or int64 arithmetic, value-dependent shapes) become
-  `ascend.kernel.aicpu` kernels of their own.
+- ops the AI Core cannot run (float64 or int64 arithmetic, value-dependent shapes, anything on
+  strings) become `ascend.kernel.aicpu` kernels of their own.
 
 Every merge is the cost model's decision (`ge.cost`): it happens when the fused kernel's modelled
 latency is below the parts' and its tiles fit the target's Unified Buffer. With
@@ -86,10 +86,12 @@ def unit_of(op: Operation) -> str:
     """Where an op runs: the AI CPU for what the AI Core cannot do, else cube or vector."""
     if op.has_trait(graph.NeedsAiCpu):
         return "aicpu"
-    # 64-bit arithmetic is what the AI Core lacks: 64-bit operands, or a float64 result. An int64
-    # result alone (the indices of arg_max or top_k) is produced as int32 and widened on store.
     operands = [v.type.element_type for v in op.operands if isinstance(v.type, TensorType)]
     results = [v.type.element_type for v in op.results if isinstance(v.type, TensorType)]
+    if any(isinstance(t, graph.StringType) for t in (*operands, *results)):
+        return "aicpu"  # as GE does: the AI Core kernels take no string tensors, not even to move them
+    # 64-bit arithmetic is what the AI Core lacks: 64-bit operands, or a float64 result. An int64
+    # result alone (the indices of arg_max or top_k) is produced as int32 and widened on store.
     if not op.has_trait(graph.MovesData) and (
         any(t in AICPU_TYPES for t in operands) or any(t == f64 for t in results)
     ):

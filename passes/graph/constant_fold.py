@@ -84,12 +84,13 @@ class FoldConstantOperands(RewritePattern):
     def _value(self, value: np.ndarray, t: TensorType, op: Operation) -> Attribute:
         flat = value.reshape(-1)
         is_float = value.dtype.kind == "f" or value.dtype.name == "bfloat16"
-        if flat.size > 1 and _all_equal(flat):
+        strings = value.dtype.kind == "U"  # neither splats nor builtin `dense` hold strings
+        if flat.size > 1 and not strings and _all_equal(flat):
             scalar = flat[0].item()
             if is_float:
                 return FloatAttr(float(scalar), t.element_type)
             return IntegerAttr(int(scalar), t.element_type)
-        if flat.size <= INLINE_LIMIT:
+        if flat.size <= INLINE_LIMIT and not strings:
             data = value.astype(bool).astype(np.uint8) * 255 if value.dtype == np.bool_ else value
             return DenseIntOrFPElementsAttr(t, BytesAttr(np.ascontiguousarray(data).tobytes()))
         key = self.weights.add(value, f"folded_{op.name.removeprefix('ascend.graph.')}")

@@ -27,9 +27,11 @@ from . import (
     recurrent,
     reduction,
     resize,
+    sequence,
+    strings,
     tensor,
 )
-from .importer import Converter, Importer, Node, ValueNeeded
+from .importer import Converter, Importer, Node, ValueNeeded, converter_key
 from .shapes import check_shapes
 
 MIN_OPSET = 6
@@ -46,8 +48,13 @@ CONVERTERS: dict[str, Converter] = {
     **resize.CONVERTERS,
     **reduction.CONVERTERS,
     **normalization.CONVERTERS,
+    **sequence.CONVERTERS,
+    **strings.CONVERTERS,
     **tensor.CONVERTERS,
 }
+
+OTHER_DOMAIN_CONVERTERS: dict[str, Converter] = {**strings.ML_CONVERTERS}
+"""Converters of operators of other domains (`ai.onnx.ml`), keyed `domain::op_type`."""
 
 
 def load_model(source: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
@@ -86,7 +93,7 @@ def make_importer(
 ) -> Importer:
     opset = default_opset(model)
     check_supported(model, opset)
-    return Importer(opset, CONVERTERS, feeds, observed)
+    return Importer(opset, {**CONVERTERS, **OTHER_DOMAIN_CONVERTERS}, feeds, observed)
 
 
 def default_opset(model: onnx.ModelProto) -> int:
@@ -125,7 +132,8 @@ def _find_unsupported(graph: onnx.GraphProto, opset: int, prefix: str, found: li
     """Every node of `graph` and of its subgraphs (If branches, Loop and Scan bodies) without a converter."""
     for index, node in enumerate(graph.node):
         name = prefix + (node.name or f"{node.op_type}_{index}")
-        if node.domain not in DEFAULT_DOMAINS or node.op_type not in CONVERTERS:
+        key = converter_key(node.domain, node.op_type)
+        if key not in CONVERTERS and key not in OTHER_DOMAIN_CONVERTERS:
             found.append(
                 {"op_type": node.op_type, "domain": node.domain or "ai.onnx", "opset": opset, "node": name}
             )
@@ -136,6 +144,7 @@ def _find_unsupported(graph: onnx.GraphProto, opset: int, prefix: str, found: li
 
 __all__ = [
     "CONVERTERS",
+    "OTHER_DOMAIN_CONVERTERS",
     "Converter",
     "Importer",
     "Node",

@@ -7,7 +7,8 @@ A decision on a graph input specializes the program on the run's value; a decisi
 computed value makes the backend run the prefix of the graph that computes it, then import again
 with the value observed. Scan's length is its inputs' static scan dimension.
 
-Sequence- and optional-typed values stay unsupported.
+If's outputs and Loop's carried values may be sequences and optionals (lists of tensors at
+import, see `sequence`); Scan's values, and Loop's scan outputs, are tensors.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ MAX_TRIPS = 1024
 """Loops and scans that would run more iterations than this are refused (they are unrolled)."""
 
 
-def _check_tensors(node: Node, graph: onnx.GraphProto) -> None:
+def _check_tensors(node: Node, graph: onnx.GraphProto, structured: bool = False) -> None:
+    """Refuses subgraph values that are not tensors (or, when `structured`, sequences or optionals)."""
+    allowed = (None, "tensor_type", *(("sequence_type", "optional_type") if structured else ()))
     for value_info in [*graph.input, *graph.output]:
         kind = value_info.type.WhichOneof("value")
-        if kind not in (None, "tensor_type"):
+        if kind not in allowed:
             raise node.fail(f"subgraph value '{value_info.name}' of {kind.removesuffix('_type')} type")
 
 
@@ -83,11 +86,13 @@ def _stack(imp: Importer, node: Node, tensors: Sequence[Tensor], axis: int, name
 
 
 def _if(imp: Importer, node: Node) -> list[Tensor]:
+    """The branch the condition selects, inlined: the condition must be known at import (a constant,
+    or specialized on or observed); the branch outputs may be sequences or optionals."""
     cond = bool(_scalar(node, node.value(0), "the condition"))
     branch = node.attr("then_branch" if cond else "else_branch")
     if not isinstance(branch, onnx.GraphProto):
         raise node.invalid("If needs then_branch and else_branch graphs")
-    _check_tensors(node, branch)
+    _check_tensors(node, branch, structured=True)
     if len(branch.output) != len(node.proto.output):
         raise node.invalid(f"the branch has {len(branch.output)} outputs, the node {len(node.proto.output)}")
     prefix = f"{node.name}/{'then' if cond else 'else'}/"
@@ -101,10 +106,12 @@ def _if(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _loop(imp: Importer, node: Node) -> list[Tensor]:
+    """Unrolled, up to 1024 iterations: the trip count and conditions must be known at import (constants,
+    or specialized on or observed); loop-carried values may be sequences or optionals."""
     body = node.attr("body")
     if not isinstance(body, onnx.GraphProto):
         raise node.invalid("Loop needs a body graph")
-    _check_tensors(node, body)
+    _check_tensors(node, body, structured=True)
     carried = [t for t in node.inputs[2:]]
     if any(t is None for t in carried):
         raise node.fail("an omitted loop-carried value")
@@ -140,6 +147,8 @@ def _loop(imp: Importer, node: Node) -> list[Tensor]:
         cond_tensor = imp.values[outputs[0]]
         carried = [imp.values[n] for n in outputs[1 : 1 + n_carried]]
         for k, name in enumerate(outputs[1 + n_carried :]):
+            if not isinstance(imp.values[name], Tensor):
+                raise node.fail(f"scan output '{body.output[1 + n_carried + k].name}' that is not a tensor")
             scans[k].append(imp.values[name])
         iteration += 1
         if trips is None or iteration < trips:

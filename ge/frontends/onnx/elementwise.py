@@ -12,7 +12,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr
-from ge.dtypes import element_type, numpy_dtype
+from ge.dtypes import FORMATTED_WIDTH, element_type, is_string, numpy_dtype, string_dtype
 from ge.errors import UnsupportedOperatorError
 from ge.graph import Tensor
 
@@ -141,20 +141,24 @@ def _clip(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _cast(imp: Importer, node: Node) -> list[Tensor]:
-    """Types ge has no dtype for (string, float8, int4, int2, ...) are refused as unsupported
-    dtypes; `saturate` and `round_mode` concern only those."""
+    """Numbers become strings as numpy formats them (as ONNX's reference does: "0.1", "1.0",
+    "nan", "True") and strings are read as Python reads numbers. Types ge has no dtype for
+    (float8, int4, int2, ...) are refused as unsupported dtypes; `saturate` and `round_mode`
+    concern only those."""
     target = dtype_name(int(node.attr("to")), f"the target type of Cast at node '{node.name}'")
     return [_add_cast(imp, node, node.inputs[0], target)]
 
 
 def _cast_like(imp: Importer, node: Node) -> list[Tensor]:
-    """Types ge has no dtype for (string, float8, int4, int2, ...) are refused as unsupported
-    dtypes; `saturate` and `round_mode` concern only those."""
+    """Numbers become strings as numpy formats them (as ONNX's reference does: "0.1", "1.0",
+    "nan", "True") and strings are read as Python reads numbers. Types ge has no dtype for
+    (float8, int4, int2, ...) are refused as unsupported dtypes; `saturate` and `round_mode`
+    concern only those."""
     return [_add_cast(imp, node, node.inputs[0], node.inputs[1].dtype)]
 
 
 def _identity(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
-    """Sequences and optionals are refused (as graph inputs that are not tensors)."""
+    """Passes its input on: a tensor, a sequence or an optional."""
     known = node.known[0]
     return [known if known is not None else node.inputs[0]]
 
@@ -213,6 +217,9 @@ def _scalar(imp: Importer, bound: Tensor) -> Tensor:
 
 
 def _add_cast(imp: Importer, node: Node, x: Tensor, dtype: str) -> Tensor:
+    if is_string(dtype):
+        # A string keeps its width; a number takes one that holds any formatted number.
+        dtype = x.dtype if is_string(x.dtype) else string_dtype(FORMATTED_WIDTH)
     if dtype == x.dtype:
         return x
     return imp.g.add_cast(x, dtype, node.name)

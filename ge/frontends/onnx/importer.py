@@ -6,6 +6,10 @@ the model's opset. An input that decides a shape must be known; `Node.value` ask
 graph input asked for this way is specialized on the values given for the run (`feeds`); a value
 computed at run time is looked up in `observed` (values an earlier run of the graph's prefix
 produced), or `ValueNeeded` is raised so that the caller can run that prefix first.
+
+String tensors have a width (the most characters an element holds): a string graph input takes
+the width of the data given for the run, a string constant the width of its longest element,
+and the string inputs of one node are cast to their widest width first.
 """
 
 from __future__ import annotations
@@ -18,12 +22,20 @@ import onnx
 from onnx import numpy_helper
 from xdsl.ir import SSAValue
 
-from ge.dtypes import numpy_dtype
+from ge.dtypes import STRING, as_strings, element_type, is_string, numpy_dtype, string_dtype
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 from ge.semantics import evaluate
 
 from . import legacy
+from .sequence import (
+    STRUCTURED_OPS,
+    OptionalValue,
+    Structure,
+    Value,
+    element_name,
+    structured_input_kind,
+)
 
 KNOWN_LIMIT = 1 << 20
 """Values with more elements than this are not evaluated at import time."""
@@ -47,7 +59,7 @@ class Node:
     proto: onnx.NodeProto
     name: str
     opset: int
-    inputs: list[Tensor | None]
+    inputs: list[Value | None]
     known: list[np.ndarray | None]
     attrs: dict[str, object]
     importer: Importer
@@ -78,12 +90,13 @@ class Node:
 
     def fail(self, what: str) -> UnsupportedOperatorError:
         """An unsupported form of a supported operator: names the node and what is missing."""
+        domain = self.proto.domain or "ai.onnx"
         return UnsupportedOperatorError(
-            f"{self.op_type} (domain ai.onnx, opset {self.opset}) at node '{self.name}': {what}",
+            f"{self.op_type} (domain {domain}, opset {self.opset}) at node '{self.name}': {what}",
             [
                 {
                     "op_type": self.op_type,
-                    "domain": "ai.onnx",
+                    "domain": domain,
                     "opset": self.opset,
                     "node": self.name,
                     "missing": what,
@@ -113,7 +126,8 @@ class Importer:
         self.feeds = feeds
         self.observed = dict(observed or {})
         self.g = Graph()
-        self.values: dict[str, Tensor] = {}
+        self.values: dict[str, Value] = {}
+        """What each name stands for: a tensor, a sequence (a list of tensors) or an optional."""
         self.known: dict[SSAValue, np.ndarray] = {}
         self.graph_inputs: set[str] = set()
         self.specialized: set[str] = set()
@@ -121,34 +135,105 @@ class Importer:
         self.used_observations: dict[str, np.ndarray] = {}
         self.scopes: list[dict[str, str]] = []
         """Name scopes of the subgraphs being imported, innermost last (see `import_subgraph`)."""
+        self.output_structure: list[Structure] = []
+        """Where each graph output's tensors are among the graph's outputs (see `sequence.assemble`)."""
 
-    def run(self, graph: onnx.GraphProto, input_shapes: Mapping[str, Sequence[int]] | None = None) -> Graph:
+    def run(self, graph: onnx.GraphProto, input_shapes: Mapping[str, object] | None = None) -> Graph:
+        """Imports `graph`. `input_shapes` overrides declared input shapes; for a sequence input it
+        lists its elements' shapes, and None there makes an optional input absent."""
         for init in graph.initializer:
             self.add_constant(init.name, numpy_helper.to_array(init))
         for value_info in graph.input:
             if value_info.name in self.values:
                 continue
-            shape, dtype = value_type(value_info)
-            if input_shapes and value_info.name in input_shapes:
-                shape = list(input_shapes[value_info.name])
-            self.values[value_info.name] = self.g.add_input(value_info.name, shape, dtype)
-            self.graph_inputs.add(value_info.name)
+            if value_info.type.WhichOneof("value") in ("sequence_type", "optional_type"):
+                self.values[value_info.name] = self._add_structured_input(value_info, input_shapes)
+            else:
+                self._add_input(value_info, input_shapes)
         for index, node in enumerate(graph.node):
             self.convert(node, node.name or f"{node.op_type}_{index}")
         for output in graph.output:
             if output.name not in self.values:
                 raise InvalidModelError(f"graph output '{output.name}' is produced by no node")
-            self.g.add_output(self.values[output.name], output.name)
+            self.output_structure.append(self._add_output(output.name, self.values[output.name]))
         return self.g
 
+    def _add_input(
+        self, value_info: onnx.ValueInfoProto, input_shapes: Mapping[str, object] | None
+    ) -> Tensor:
+        shape, dtype = value_type(value_info)
+        if input_shapes and value_info.name in input_shapes:
+            shape = list(input_shapes[value_info.name])
+        if dtype == STRING:
+            dtype = self._string_input_dtype(value_info.name)
+        tensor = self.g.add_input(value_info.name, shape, dtype)
+        self.values[value_info.name] = tensor
+        self.graph_inputs.add(value_info.name)
+        return tensor
+
+    def _add_structured_input(
+        self, value_info: onnx.ValueInfoProto, input_shapes: Mapping[str, object] | None
+    ) -> list[Tensor] | OptionalValue:
+        """A sequence input is one graph input per element, of the shapes `input_shapes` gives; an
+        optional input is absent (given None there) or its tensor or sequence."""
+        name, kind = value_info.name, value_info.type.WhichOneof("value")
+        given = input_shapes is not None and name in input_shapes
+        if kind == "optional_type":
+            if given and input_shapes[name] is None:
+                return OptionalValue(None)
+            inner = onnx.helper.make_value_info(name, value_info.type.optional_type.elem_type)
+            if inner.type.HasField("tensor_type"):
+                return OptionalValue(self._add_input(inner, input_shapes))
+            element = self._add_structured_input(inner, input_shapes)
+            if isinstance(element, OptionalValue):
+                raise UnsupportedOperatorError(
+                    f"graph input '{name}' is an optional of an optional", category="input"
+                )
+            return OptionalValue(element)
+        if kind != "sequence_type" or not value_info.type.sequence_type.elem_type.HasField("tensor_type"):
+            what = "a sequence of non-tensors" if kind == "sequence_type" else "not a tensor"
+            raise UnsupportedOperatorError(f"graph input '{name}' is {what}", category="input")
+        if not given:
+            raise UnsupportedOperatorError(
+                f"graph input '{name}' is a sequence: its length and element shapes come from the values "
+                f"of a run (run it through ge.backend, or give them in input_shapes)",
+                category="input",
+            )
+        element_type = value_info.type.sequence_type.elem_type
+        elements = []
+        for index, shape in enumerate(input_shapes[name]):
+            info = onnx.helper.make_value_info(element_name(name, index), element_type)
+            elements.append(self._add_input(info, {info.name: shape}))
+        return elements
+
+    def _add_output(self, name: str, value: Value) -> Structure:
+        """Adds `value` to the graph's outputs, one output per tensor; says where they are."""
+        if isinstance(value, OptionalValue):
+            return None if value.element is None else self._add_output(name, value.element)
+        if isinstance(value, list):
+            return [self._add_output(element_name(name, i), t) for i, t in enumerate(value)]
+        self.g.add_output(value, name)
+        return len(self.g.outputs) - 1
+
+    def _string_input_dtype(self, name: str) -> str:
+        """A string graph input holds strings as wide as the longest one given for the run."""
+        if self.feeds is None or name not in self.feeds:
+            raise UnsupportedOperatorError(
+                f"graph input '{name}' holds strings, whose width only the data gives: run the model "
+                f"through ge.backend, which specializes it on the strings of the run",
+                category="input",
+            )
+        return string_dtype(as_strings(self.feeds[name]).dtype.itemsize // 4)
+
     def add_constant(self, name: str, array: np.ndarray) -> Tensor:
+        array = as_strings(array)
         tensor = self.g.add_constant(array, name)
         self.known[tensor.value] = np.asarray(array)
         self.values[name] = tensor
         return tensor
 
-    def known_value(self, tensor: Tensor | None) -> np.ndarray | None:
-        return None if tensor is None else self.known.get(tensor.value)
+    def known_value(self, tensor: Value | None) -> np.ndarray | None:
+        return self.known.get(tensor.value) if isinstance(tensor, Tensor) else None
 
     def demand(self, name: str) -> np.ndarray:
         """The value of `name` for a shape decision; see the module docstring."""
@@ -224,23 +309,32 @@ class Importer:
         return outputs
 
     def convert(self, proto: onnx.NodeProto, name: str) -> None:
-        inputs: list[Tensor | None] = []
+        inputs: list[Value | None] = []
         for input_name in proto.input:
             if not input_name:
                 inputs.append(None)
             elif input_name in self.values:
                 inputs.append(self.values[input_name])
+                kind = structured_input_kind(inputs[-1])
+                if kind and proto.op_type not in STRUCTURED_OPS:
+                    raise UnsupportedOperatorError(
+                        f"{proto.op_type} at node '{name}' reads '{input_name}', which is {kind}: "
+                        f"only sequence and optional operators, Identity, If and Loop take one"
+                    )
             else:
                 raise InvalidModelError(
                     f"{proto.op_type} at node '{name}' reads '{input_name}', which nothing defines before it"
                 )
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
+        mark = self.g.block.last_op
+        inputs = self._common_string_width(inputs, name)
+        self._evaluate_known(mark)
         known = [self.known_value(t) for t in inputs]
         node = Node(proto, name, self.opset, inputs, known, attrs, self, list(proto.input))
         mark = self.g.block.last_op
         try:
             legacy.upgrade(self, node)
-            results = self.converters[proto.op_type](self, node)
+            results = self.converters[converter_key(proto.domain, proto.op_type)](self, node)
         except (GeError, ValueNeeded):
             raise
         except (ValueError, TypeError, KeyError, IndexError) as error:
@@ -256,6 +350,18 @@ class Importer:
                 self.add_constant(output, np.asarray(result))
             else:
                 self.values[output] = result
+
+    def _common_string_width(self, inputs: list[Value | None], name: str) -> list[Value | None]:
+        """The inputs, the string tensors among them cast to the widest of their widths (an op
+        takes operands of one element type)."""
+        widths = {t.dtype for t in inputs if isinstance(t, Tensor) and is_string(t.dtype)}
+        if len(widths) < 2:
+            return inputs
+        widest = max(widths, key=lambda dtype: numpy_dtype(element_type(dtype)).itemsize)
+        return [
+            self.g.add_cast(t, widest, name) if isinstance(t, Tensor) and t.dtype in widths - {widest} else t
+            for t in inputs
+        ]
 
     def _evaluate_known(self, mark) -> None:
         """Evaluates the ops a converter appended whose operands are all known."""
@@ -274,8 +380,14 @@ class Importer:
             op = op.next_op
 
 
+def converter_key(domain: str, op_type: str) -> str:
+    """The key of an operator's converter: its name in the default domain, `domain::name` in others."""
+    return op_type if domain in ("", "ai.onnx") else f"{domain}::{op_type}"
+
+
 def value_type(value_info: onnx.ValueInfoProto) -> tuple[list[int], str]:
-    """Shape (-1 for a symbolic dimension) and dtype name of a graph input."""
+    """Shape (-1 for a symbolic dimension) and dtype name of a graph input (`STRING`, without a
+    width, for strings)."""
     if not value_info.type.HasField("tensor_type"):
         raise UnsupportedOperatorError(f"graph input '{value_info.name}' is not a tensor", category="input")
     t = value_info.type.tensor_type
@@ -284,9 +396,12 @@ def value_type(value_info: onnx.ValueInfoProto) -> tuple[list[int], str]:
 
 
 def dtype_name(elem_type: int, what: str) -> str:
-    """The numpy dtype name of an ONNX element type that `ge` supports."""
+    """The numpy dtype name of an ONNX element type that `ge` supports (`STRING` for strings,
+    whose width the data decides)."""
     if elem_type == onnx.TensorProto.BFLOAT16:
         return "bfloat16"
+    if elem_type == onnx.TensorProto.STRING:
+        return STRING
     try:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
     except (KeyError, TypeError, ValueError):

@@ -95,7 +95,7 @@ def _non_zero(imp: Importer, node: Node) -> list[Tensor]:
 
 def _unique(imp: Importer, node: Node) -> list[Tensor]:
     x = node.value(0)
-    if x.dtype.kind not in "biu":
+    if x.dtype.kind not in "biuU":
         x = x.astype(np.float64)  # numpy sorts neither bfloat16 elements nor rows of them
     props = {"sorted": int_attr(int(node.attr("sorted", 1)))}
     axis = node.attr("axis")

@@ -261,13 +261,12 @@ def _range(imp: Importer, node: Node) -> list[np.ndarray]:
 def _constant(imp: Importer, node: Node) -> list[np.ndarray]:
     if "sparse_value" in node.attrs:
         raise node.fail("sparse_value (a sparse constant) is not supported")
-    if "value_string" in node.attrs or "value_strings" in node.attrs:
-        raise node.fail("string constants are not supported")
+    if "value_string" in node.attrs:
+        return [np.array(node.attr("value_string"), dtype=np.str_)]
+    if "value_strings" in node.attrs:
+        return [np.array([s.decode() for s in node.attrs["value_strings"]], dtype=np.str_)]
     if "value" in node.attrs:
-        value = numpy_helper.to_array(node.attrs["value"])
-        if value.dtype.kind in "OSU":
-            raise node.fail("string constants are not supported")
-        return [value]
+        return [numpy_helper.to_array(node.attrs["value"])]  # strings come as objects: the importer converts
     for key, dtype in (
         ("value_float", np.float32),
         ("value_floats", np.float32),
