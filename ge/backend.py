@@ -9,9 +9,10 @@ outputs = rep.run([x])
 shape, compiles the model through the whole pipeline at once (O3 by default), so what `ge`
 cannot compute is refused there. Otherwise programs are compiled at the first run, specialized on
 the run's input shapes and on the values of inputs that decide shapes, and cached per signature.
-A shape that depends on computed values is planned in segments: the prefix that computes the
-value runs first (itself a compiled, cached program), then the rest is planned with the value
-observed.
+A shape that depends on computed values is planned in segments, as GE's hybrid executor does:
+the segment that computes the value runs first (itself a compiled, cached program) and hands on
+its results; the next segment is planned with the value observed, starts where the first stopped
+and reads those results as its inputs, so nothing is computed twice.
 
 Sequence inputs are lists of arrays and optional inputs may be None; sequence and optional outputs
 come back the same way. A program is specialized on the length of each sequence and the shapes of
@@ -34,8 +35,9 @@ from .emulator import Emulator
 from .errors import CompileError, GeError, RuntimeInputError
 from .executor import bind_inputs
 from .frontends.onnx import ValueNeeded, check_shapes, load_model, make_importer
-from .frontends.onnx.importer import value_type
+from .frontends.onnx.importer import Importer, Resume, live_names, value_type
 from .frontends.onnx.sequence import RunValue, Structure, assemble, dtypes_of, flatten, run_value, shapes_of
+from .graph import Tensor
 
 DEVICES = ("CPU", "NPU")
 """`ge` runs on its emulator of the AI Core, which the host CPU executes."""
@@ -56,7 +58,10 @@ class _Step:
     observes: str | None = None
     specialized: frozenset[str] = frozenset()
     structure: list[Structure] | None = None
-    """Where each model output is among the program's outputs (None: a prefix, one output)."""
+    """Where each model output is among the program's outputs (None: a segment)."""
+    resume: Resume | None = None
+    """For a segment: where the next one starts, and what of this one's outputs (after the
+    observed value) it reads."""
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         arrays = bind_inputs(self.compiled.inputs, {n: feeds[n] for n in self.compiled.input_names})
@@ -90,16 +95,24 @@ class GeBackendRep(BackendRep):
         shapes = {name: shapes_of(value) for name, value in values.items()}
         dtypes = {name: dtypes_of(value) for name, value in values.items()}
         observed: dict[str, np.ndarray] = {}
+        carried: dict[str, np.ndarray] = {}
+        resume: Resume | None = None
         while True:
-            step = self.steps.get(self._key(self._signature(shapes, dtypes), feeds, observed))
+            signature = self._signature(shapes, dtypes)
+            step = self.steps.get(self._key(signature, feeds, observed, resume))
             if step is None:
-                step = self._plan(feeds, observed, shapes, dtypes)
-            outputs = step.run(feeds)
+                step = self._plan(feeds, observed, shapes, dtypes, resume)
+            outputs = step.run({**feeds, **carried})
             if step.observes is None:
                 # Strings leave as Python strings, as ONNX keeps them.
                 outputs = [o.astype(object) if o.dtype.kind == "U" else o for o in outputs]
                 return outputs if step.structure is None else assemble(step.structure, outputs)
             observed[step.observes] = outputs[0]
+            if step.resume is not None:
+                # The next segment starts where this one stopped and reads what it computed.
+                carried = dict(zip(step.resume.inputs, outputs[1:], strict=True))
+                constants = {**step.resume.constants, step.observes: outputs[0]}
+                resume = Resume(step.resume.start, step.resume.inputs, constants)
 
     # ----------------------------------------------------------------------------------------
 
@@ -111,23 +124,32 @@ class GeBackendRep(BackendRep):
         signature: Key,
         feeds: Mapping[str, np.ndarray] | None,
         observed: Mapping[str, np.ndarray],
+        resume: Resume | None = None,
     ) -> Key:
         names = sorted(self.specialized.get(signature, frozenset()))
         values = tuple((n, _fingerprint(feeds[n])) for n in names) if feeds is not None else ()
         seen = tuple(sorted((n, _fingerprint(v)) for n, v in observed.items()))
-        return (signature, values, seen)
+        if resume is None:
+            return (signature, values, seen)
+        segment = (resume.start, tuple(sorted((n, s, d) for n, (s, d) in resume.inputs.items())))
+        return (signature, values, seen, segment)
 
-    def _plan(self, feeds, observed, shapes, dtypes) -> _Step:
+    def _plan(self, feeds, observed, shapes, dtypes, resume: Resume | None = None) -> _Step:
         importer = make_importer(self.model, feeds, observed)
+        following: Resume | None = None
         try:
-            graph = importer.run(self.model.graph, shapes)
+            graph = importer.run(self.model.graph, shapes, resume)
             check_shapes(self.model, importer, shapes)
             observes = None
         except ValueNeeded as needed:
             if feeds is None:
                 raise
             graph = needed.graph
-            graph.set_outputs([(needed.tensor, needed.name)])
+            following = self._segment_end(importer, needed)
+            outputs = [(needed.tensor, needed.name)]
+            if following is not None:
+                outputs += [(importer.values[n], n) for n in following.inputs]  # type: ignore[misc]
+            graph.set_outputs(outputs)
             observes = needed.name
         compiled = GraphCompiler().compile(graph, **self.options)
         step = _Step(
@@ -136,12 +158,36 @@ class GeBackendRep(BackendRep):
             observes,
             frozenset(importer.specialized),
             importer.output_structure if observes is None else None,
+            following,
         )
         signature = self._signature(shapes, dtypes)
         if step.specialized:
             self.specialized[signature] = self.specialized.get(signature, frozenset()) | step.specialized
-        self.steps[self._key(signature, feeds, importer.used_observations)] = step
+        if resume is None:
+            self.steps[self._key(signature, feeds, importer.used_observations)] = step
+        else:
+            self.steps[self._key(signature, feeds, observed, resume)] = step
         return step
+
+    def _segment_end(self, importer: Importer, needed: ValueNeeded) -> Resume | None:
+        """How the next segment resumes after this one computes `needed`: from the node that asked,
+        reading the values of earlier nodes that later ones need. None when a sequence or optional
+        is among them (the next program then computes everything again)."""
+        graph_inputs = {i.name for i in self.model.graph.input}
+        inputs: dict[str, tuple[tuple[int, ...], str]] = {}
+        constants: dict[str, np.ndarray] = {}
+        for name in sorted(live_names(self.model.graph, needed.position)):
+            value = importer.values.get(name)
+            if value is None or name in graph_inputs or name == needed.name:
+                continue
+            if not isinstance(value, Tensor):
+                return None
+            known = importer.known_value(value)
+            if known is not None:
+                constants[name] = known
+            else:
+                inputs[name] = (tuple(value.shape), value.dtype)
+        return Resume(needed.position, inputs, constants)
 
     def _declared_inputs(self) -> tuple[dict[str, tuple[int, ...]], dict[str, str]] | None:
         """Shapes and dtypes of the inputs as the model declares them, if all are static."""

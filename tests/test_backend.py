@@ -83,6 +83,38 @@ def test_shape_from_a_computed_value_runs_its_prefix_first() -> None:
     assert kinds == ["computed", "final"]
 
 
+def test_segments_hand_on_their_results_instead_of_computing_them_again() -> None:
+    threshold = numpy_helper.from_array(np.array(1.5, np.float32), "t")
+    model = _model(
+        [
+            helper.make_node("Exp", ["x"], ["e"]),
+            helper.make_node("Greater", ["e", "t"], ["mask"]),
+            helper.make_node("NonZero", ["mask"], ["idx"]),
+            helper.make_node("Transpose", ["idx"], ["idx_t"], perm=[1, 0]),
+            helper.make_node("GatherND", ["e", "idx_t"], ["g"]),
+            helper.make_node("ReduceSum", ["e"], ["s"], keepdims=0),
+        ],
+        [_io("x", F, [3, 4])],
+        [_io("g", F, None), _io("s", F, None)],
+        [threshold],
+    )
+    rep = ge.backend.prepare(model)
+    for scale in (1.0, 2.0):
+        x = np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32) * scale
+        e = np.exp(x)
+        g, s = rep.run([x])
+        np.testing.assert_allclose(g, e[e > 1.5], rtol=1e-6)
+        np.testing.assert_allclose(s, e.sum(), rtol=1e-5)
+    first = next(step for step in rep.steps.values() if step.observes == "mask")
+    assert first.resume is not None and list(first.resume.inputs) == ["e"]
+    finals = [step for step in rep.steps.values() if step.observes is None]
+    assert len(finals) == 2  # one per observed mask
+    for step in finals:
+        assert "e" in step.compiled.input_names
+        bodies = [op.name for op in step.compiled.module.walk() if op.name.startswith("ascend.graph.")]
+        assert "ascend.graph.exp" not in bodies  # the first segment's result is read, not recomputed
+
+
 def test_input_signature_selects_the_program() -> None:
     model = _model([helper.make_node("Relu", ["x"], ["y"])], [_io("x", F, ["n", 3])], [_io("y", F, ["n", 3])])
     rep = ge.backend.prepare(model)

@@ -50,6 +50,30 @@ class ValueNeeded(Exception):
         self.name = name
         self.graph = graph
         self.tensor = tensor
+        self.position = 0
+        """The index of the top-level node whose import asked for the value."""
+
+
+@dataclass(frozen=True)
+class Resume:
+    """Where an import picks up after a segment ran: the first node to import, the values earlier
+    nodes produced that later ones read, as graph inputs (`inputs`: shape and dtype, fed from the
+    segment's outputs) or as constants known at import time."""
+
+    start: int
+    inputs: Mapping[str, tuple[tuple[int, ...], str]]
+    constants: Mapping[str, np.ndarray]
+
+
+def live_names(graph: onnx.GraphProto, start: int) -> set[str]:
+    """Names the nodes from `start` on (their subgraphs included) and the graph outputs read."""
+    names = {o.name for o in graph.output}
+    for node in graph.node[start:]:
+        names.update(n for n in node.input if n)
+        for attr in node.attribute:
+            for sub in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                names |= live_names(sub, 0)
+    return names
 
 
 @dataclass
@@ -138,9 +162,16 @@ class Importer:
         self.output_structure: list[Structure] = []
         """Where each graph output's tensors are among the graph's outputs (see `sequence.assemble`)."""
 
-    def run(self, graph: onnx.GraphProto, input_shapes: Mapping[str, object] | None = None) -> Graph:
+    def run(
+        self,
+        graph: onnx.GraphProto,
+        input_shapes: Mapping[str, object] | None = None,
+        resume: Resume | None = None,
+    ) -> Graph:
         """Imports `graph`. `input_shapes` overrides declared input shapes; for a sequence input it
-        lists its elements' shapes, and None there makes an optional input absent."""
+        lists its elements' shapes, and None there makes an optional input absent. With `resume`,
+        the nodes before `resume.start` are not imported again: the values they produced that
+        later nodes read come in as graph inputs (computed by an earlier segment) or constants."""
         for init in graph.initializer:
             self.add_constant(init.name, numpy_helper.to_array(init))
         for value_info in graph.input:
@@ -150,8 +181,21 @@ class Importer:
                 self.values[value_info.name] = self._add_structured_input(value_info, input_shapes)
             else:
                 self._add_input(value_info, input_shapes)
+        start = 0
+        if resume is not None:
+            start = resume.start
+            for name, array in resume.constants.items():
+                self.add_constant(name, array)
+            for name, (shape, dtype) in resume.inputs.items():
+                self.values[name] = self.g.add_input(name, list(shape), dtype)
         for index, node in enumerate(graph.node):
-            self.convert(node, node.name or f"{node.op_type}_{index}")
+            if index < start:
+                continue
+            try:
+                self.convert(node, node.name or f"{node.op_type}_{index}")
+            except ValueNeeded as needed:
+                needed.position = index
+                raise
         for output in graph.output:
             if output.name not in self.values:
                 raise InvalidModelError(f"graph output '{output.name}' is produced by no node")
