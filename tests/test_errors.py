@@ -34,14 +34,17 @@ def test_missing_onnx_file(tmp_path) -> None:
 def test_unsupported_operators_listed_in_one_error() -> None:
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
-        helper.make_node("StringNormalizer", ["a"], ["b"], name="normalize_1"),
-        helper.make_node("RegexFullMatch", ["b"], ["c"], name="match_1"),
-        helper.make_node("StringNormalizer", ["c"], ["y"], name="normalize_2"),
+        helper.make_node("TfIdfVectorizer", ["a"], ["b"], name="tfidf_1"),
+        helper.make_node("MaxUnpool", ["b", "i"], ["c"], name="unpool_1"),
+        helper.make_node("TfIdfVectorizer", ["c"], ["y"], name="tfidf_2"),
     ]
     graph = helper.make_graph(
         nodes,
         "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("i", TensorProto.INT64, [2]),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -50,14 +53,14 @@ def test_unsupported_operators_listed_in_one_error() -> None:
     message = str(info.value)
     assert "3 node(s)" in message
     for text in (
-        "StringNormalizer (domain ai.onnx, opset 17) at node 'normalize_1'",
-        "'normalize_2'",
-        "RegexFullMatch",
-        "'match_1'",
+        "TfIdfVectorizer (domain ai.onnx, opset 17) at node 'tfidf_1'",
+        "'tfidf_2'",
+        "MaxUnpool",
+        "'unpool_1'",
     ):
         assert text in message
     assert "'ok'" not in message
-    assert [u["node"] for u in info.value.unsupported] == ["normalize_1", "match_1", "normalize_2"]
+    assert [u["node"] for u in info.value.unsupported] == ["tfidf_1", "unpool_1", "tfidf_2"]
 
 
 def test_unsupported_attribute_value_names_node() -> None:
