@@ -21,7 +21,7 @@ from ge.cost import KernelCost, kernel_cost
 from ge.cost.stream import launches, soc_figures
 from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.stream import LaunchOp, ModelOp, model_of
-from ge.passes.pipelines import pipeline
+from ge.passes.pipelines import DEFAULT_STREAMS, pipeline
 
 from .context import make_context
 from .dtypes import numpy_dtype
@@ -34,9 +34,11 @@ VERIFY_EACH_PASS = "GE_VERIFY_EACH_PASS"
 """Environment variable: when set (the test suite sets it), the IR is verified after every pass,
 not only before the first and after the last, so a pass that breaks an invariant is named."""
 
-COMPILE_OPTIONS = ("sink",)
+COMPILE_OPTIONS = ("sink", "max_streams")
 """Keyword options of `GraphCompiler.compile`: `sink` (default: on at O3) sinks the task list to the
-device, so no host launch overhead is paid per kernel."""
+device, so no host launch overhead is paid per kernel; `max_streams` (an integer of at least 1;
+default 4 at O3, 1 below) bounds the streams independent kernels are spread over (above 1, the
+lower levels spread theirs too)."""
 
 PRECISION_MODES = (
     "must_keep_origin_dtype",
@@ -115,8 +117,12 @@ class CompiledModel:
         return [(info.name, kernel_cost(info, soc, sunk=self.sunk)) for _, info in launches(self.module)]
 
     def modelled_latency_us(self) -> float:
-        """The modelled time of one run on the target: every launch's latency, in task order."""
-        return sum(cost.latency_us for _, cost in self.kernel_costs())
+        """The modelled time of one run on the target: the end of the last task of the timeline
+        (`ge.emulator.timeline`), where streams overlap as their events and the cores allow. On one
+        stream, every launch's latency added up."""
+        from .emulator.timeline import simulate
+
+        return simulate(self.module, sunk=self.sunk).latency_us
 
     def kernel_histogram(self) -> dict[str, int]:
         """Kernels launched per run by kind: `cube`, `vector`, `aicpu`, `trans_data`."""
@@ -194,9 +200,16 @@ class GraphCompiler:
             raise CompileError(
                 f"unknown compile options: {', '.join(sorted(unknown))} (known: {', '.join(COMPILE_OPTIONS)})"
             )
-        for name, value in options.items():
-            if not isinstance(value, bool):
-                raise CompileError(f"compile option {name} must be True or False, got {value!r}")
+        if "sink" in options and not isinstance(options["sink"], bool):
+            raise CompileError(f"compile option sink must be True or False, got {options['sink']!r}")
+        max_streams = options.get("max_streams")
+        if max_streams is None:
+            max_streams = DEFAULT_STREAMS.get(optimization_level, 1)
+        if isinstance(max_streams, bool) or not isinstance(max_streams, int) or max_streams < 1:
+            raise CompileError(
+                f"compile option max_streams must be an integer of at least 1 (1: one stream), "
+                f"got {max_streams!r}"
+            )
         if optimization_level not in (0, 1, 2, 3):
             raise CompileError(f"optimization_level must be 0, 1, 2 or 3, got {optimization_level}")
         start = time.perf_counter()
@@ -207,7 +220,7 @@ class GraphCompiler:
         ctx = make_context(graph.weights.copy())
         disabled = read_fusion_switch(fusion_switch_file)
         try:
-            passes = pipeline(optimization_level, disabled, precision_mode)
+            passes = pipeline(optimization_level, disabled, precision_mode, max_streams)
         except ValueError as error:
             raise CompileError(str(error)) from None
         verify_each = os.environ.get(VERIFY_EACH_PASS, "") not in ("", "0")
@@ -234,7 +247,7 @@ class GraphCompiler:
             target=profile.name,
             optimization_level=optimization_level,
             compilation_time=time.perf_counter() - start,
-            options={"precision_mode": precision_mode, **options},
+            options={"precision_mode": precision_mode, **options, "max_streams": max_streams},
             fusion_report=report,
         )
 

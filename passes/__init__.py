@@ -83,6 +83,12 @@ def _tile_kernels() -> type[ModulePass]:
     return TileKernelsPass
 
 
+def _assign_streams() -> type[ModulePass]:
+    from .stream.assign_streams import AssignStreamsPass
+
+    return AssignStreamsPass
+
+
 def _plan_memory() -> type[ModulePass]:
     from .stream.plan_memory import PlanMemoryPass
 
@@ -121,6 +127,10 @@ PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
     "ge-lower-kernel-to-stream": (
         _lower_kernel_to_stream,
         "outline kernels and place every tensor and weight at an offset in one ascend.stream.model",
+    ),
+    "ge-assign-streams": (
+        _assign_streams,
+        "spread independent launches over streams (max-streams=4); events on cross-stream dependencies",
     ),
     "ge-plan-memory": (
         _plan_memory,

@@ -2,10 +2,12 @@
 
 O0 lowers only (one kernel per graph op, framework formats, one stream, no memory reuse). O1
 adds folding and cleanup; O2 adds pattern fusion (then cleans up again); O3 adds kernel
-formation, device formats and memory reuse. Entries are pass specs, options included
-(`ge-lower-graph-to-kernel{form-kernels=false}`). A precision mode other than `must_keep_origin_dtype` adds
-`ge-mixed-precision` before lowering, at any level. A fusion switch turns named fusion passes
-off. `ge-opt -p ge-O2` runs a level as one pass.
+formation, device formats, multi-stream and memory reuse (planned over the streams' schedule).
+Entries are pass specs, options included (`ge-lower-graph-to-kernel{form-kernels=false}`). A
+precision mode other than `must_keep_origin_dtype` adds `ge-mixed-precision` before lowering, at
+any level. A fusion switch turns named fusion passes off. `max_streams` sets the streams of O3
+(default 4) and, above 1, spreads the launches of the lower levels too. `ge-opt -p ge-O2` runs a
+level as one pass.
 """
 
 from __future__ import annotations
@@ -39,8 +41,11 @@ LOWERING = ("ge-lower-graph-to-kernel{form-kernels=false}", "ge-tile-kernels", "
 """One kernel per graph op, in framework formats, tiled for the target."""
 KERNEL = ("ge-lower-graph-to-kernel", "ge-assign-formats", "ge-tile-kernels", "ge-lower-kernel-to-stream")
 """Kernel formation and device formats (O3)."""
-STREAM = ("ge-plan-memory",)
-"""Stream-level passes of O3: memory reuse."""
+STREAM = ("ge-assign-streams", "ge-plan-memory")
+"""Stream-level passes of O3: multi-stream, then memory reuse that respects the streams' order."""
+ASSIGN_STREAMS = "ge-assign-streams"
+DEFAULT_STREAMS = {0: 1, 1: 1, 2: 1, 3: 4}
+"""Streams per optimization level when `max_streams` is not given."""
 DEFAULT_PRECISION = "must_keep_origin_dtype"
 
 PIPELINES: dict[int, tuple[str, ...]] = {
@@ -58,6 +63,7 @@ _XDSL_PASSES: dict[str, type[ModulePass]] = {
 
 LOWERING_PASS = "ge-lower-graph-to-kernel"
 """The first pass that leaves the graph level."""
+STREAM_LOWERING_PASS = "ge-lower-kernel-to-stream"
 
 
 def make_pass(spec: str) -> ModulePass:
@@ -68,21 +74,34 @@ def make_pass(spec: str) -> ModulePass:
 
 
 def pipeline(
-    level: int, disabled: Collection[str] = (), precision_mode: str = DEFAULT_PRECISION
+    level: int,
+    disabled: Collection[str] = (),
+    precision_mode: str = DEFAULT_PRECISION,
+    max_streams: int | None = None,
 ) -> list[ModulePass]:
     """The pass instances of optimization level `level` (0 to 3).
 
     `disabled` names fusion passes switched off; `precision_mode` other than the default adds
-    the mixed-precision pass before lowering.
+    the mixed-precision pass before lowering; `max_streams` (default: `DEFAULT_STREAMS` of the
+    level) bounds the streams `ge-assign-streams` may use, and above 1 adds that pass to the
+    levels that lack it, right after the lowering to the stream level.
     """
     if level not in PIPELINES:
         raise ValueError(f"optimization level {level} is not one of {sorted(PIPELINES)}")
+    if max_streams is not None and (
+        isinstance(max_streams, bool) or not isinstance(max_streams, int) or max_streams < 1
+    ):
+        raise ValueError(f"max_streams must be an integer of at least 1, got {max_streams!r}")
     unknown = set(disabled) - set(FUSION)
     if unknown:
         raise ValueError(
             f"unknown fusion passes in the switch: {', '.join(sorted(unknown))} (known: {', '.join(FUSION)})"
         )
     names = [n for n in PIPELINES[level] if n not in disabled]
+    streams = DEFAULT_STREAMS[level] if max_streams is None else max_streams
+    if ASSIGN_STREAMS not in names and streams > 1:
+        names.insert(names.index(STREAM_LOWERING_PASS) + 1, ASSIGN_STREAMS)
+    names = [f"{n}{{max-streams={streams}}}" if n == ASSIGN_STREAMS else n for n in names]
     passes = [make_pass(name) for name in names]
     if precision_mode != DEFAULT_PRECISION:
         if "ge-mixed-precision" not in PASSES:

@@ -3,7 +3,11 @@
 Every buffer is a view at its planned offset in one `uint8` arena, so a wrong offset shows up as
 a wrong answer; views and concat slices are numpy views of their buffer. Each launch reads its
 input buffers in their device formats, computes its kernel (`ge.emulator.kernels`: cube work on
-fractal tiles, the rest with the shared op semantics), and writes its output buffers.
+fractal tiles, the rest with the shared op semantics), and writes its output buffers. Launches
+run in task order, which respects every event (a wait follows its record). Before the first run
+the race detector (`ge.emulator.timeline.find_races`) checks the bytes each launch really touches
+against the streams' happens-before order, so a missing event or a memory plan that reuses bytes
+too early is an error, not a silently right answer.
 """
 
 from __future__ import annotations
@@ -21,22 +25,26 @@ from ge.dialects.stream import (
     EventWaitOp,
     KernelFuncOp,
     LaunchOp,
+    ModelOp,
     OutputsOp,
     SubviewOp,
     ViewOp,
     WeightOp,
     model_of,
+    root_buffer,
 )
 from ge.dtypes import numpy_dtype
 from ge.errors import GeError
 
 from .kernels import run_kernel
+from .timeline import Access, find_races
 
 
 class Emulator:
-    """Runs one compiled model; `run` may be called many times."""
+    """Runs one compiled model; `run` may be called many times. `check_races` (on by default: it
+    costs milliseconds, once per emulator) runs the race detector before the first run."""
 
-    def __init__(self, module: ModuleOp, weight_blob: bytes):
+    def __init__(self, module: ModuleOp, weight_blob: bytes, check_races: bool = True):
         self.model = model_of(module)
         self.kernels = {op.sym_name.data: op for op in module.walk() if isinstance(op, KernelFuncOp)}
         size = self.model.weight_size.value.data
@@ -44,28 +52,21 @@ class Emulator:
             raise GeError(f"the weight blob has {len(weight_blob)} bytes, the model expects {size}")
         self.blob = np.frombuffer(weight_blob, np.uint8)
         self.launches = 0
+        self.check_races = check_races
+        self._race_free = False
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         arena = np.zeros(self.model.arena_size.value.data, np.uint8)
-        views: dict[SSAValue, np.ndarray] = {}
+        views = bind(self.model, arena, self.blob)
+        if self.check_races and not self._race_free:
+            find_races(self.model, accesses(self.model, views, arena))
+            self._race_free = True
+        for op in self.model.body.block.ops:
+            if isinstance(op, BufferOp) and op.input is not None:
+                np.copyto(views[op.buffer], inputs[op.input.value.data])
         recorded: set[int] = set()
         for op in self.model.body.block.ops:
-            if isinstance(op, BufferOp):
-                view = _view(arena, op.offset.value.data, op.buffer.type)
-                if op.input is not None:
-                    np.copyto(view, inputs[op.input.value.data])
-                views[op.buffer] = view
-            elif isinstance(op, WeightOp):
-                views[op.buffer] = _view(self.blob, op.offset.value.data, op.buffer.type)
-            elif isinstance(op, ViewOp):
-                view = views[op.source].view()
-                view.shape = op.buffer.type.get_shape()  # raises rather than copy
-                views[op.buffer] = view
-            elif isinstance(op, SubviewOp):
-                axis, start = op.axis.value.data, op.start.value.data
-                index = (slice(None),) * axis + (slice(start, start + op.length.value.data),)
-                views[op.buffer] = views[op.source][index]
-            elif isinstance(op, LaunchOp):
+            if isinstance(op, LaunchOp):
                 self._launch(op, views)
             elif isinstance(op, EventRecordOp):
                 recorded.add(op.event.value.data)
@@ -82,6 +83,55 @@ class Emulator:
         for buffer, value in zip(op.outputs, results, strict=True):
             np.copyto(views[buffer], value)
         self.launches += 1
+
+
+def bind(model: ModelOp, arena: np.ndarray, blob: np.ndarray) -> dict[SSAValue, np.ndarray]:
+    """Every buffer, weight, view and subview of `model` as a numpy view of `arena` or `blob`."""
+    views: dict[SSAValue, np.ndarray] = {}
+    for op in model.body.block.ops:
+        if isinstance(op, BufferOp):
+            views[op.buffer] = _view(arena, op.offset.value.data, op.buffer.type)
+        elif isinstance(op, WeightOp):
+            views[op.buffer] = _view(blob, op.offset.value.data, op.buffer.type)
+        elif isinstance(op, ViewOp):
+            view = views[op.source].view()
+            view.shape = op.buffer.type.get_shape()  # raises rather than copy
+            views[op.buffer] = view
+        elif isinstance(op, SubviewOp):
+            axis, start = op.axis.value.data, op.start.value.data
+            index = (slice(None),) * axis + (slice(start, start + op.length.value.data),)
+            views[op.buffer] = views[op.source][index]
+    return views
+
+
+def accesses(model: ModelOp, views: dict[SSAValue, np.ndarray], arena: np.ndarray) -> list[Access]:
+    """The arena bytes each launch reads and writes, from the views it is given (weights are
+    read-only and left out)."""
+    base = arena.__array_interface__["data"][0]
+    found = []
+    launches = (op for op in model.body.block.ops if isinstance(op, LaunchOp))
+    for index, op in enumerate(launches):
+        for values, write in ((op.inputs, False), (op.outputs, True)):
+            for value in values:
+                root = root_buffer(value)
+                if isinstance(root.owner, BufferOp):
+                    name = root.name_hint or "?"
+                    found.append(Access(index, byte_runs(views[value], base), write, name))
+    return found
+
+
+def byte_runs(array: np.ndarray, base: int) -> np.ndarray:
+    """The `[start, end)` rows of contiguous bytes a strided view covers, relative to `base`."""
+    if array.size == 0:
+        return np.zeros((0, 2), np.int64)
+    run = array.itemsize
+    dims = [(n, s) for n, s in zip(array.shape, array.strides, strict=True) if n != 1]
+    while dims and dims[-1][1] == run:
+        run *= dims.pop()[0]
+    starts = np.array([array.__array_interface__["data"][0] - base], np.int64)
+    for n, stride in dims:
+        starts = (starts[:, None] + np.arange(n, dtype=np.int64) * stride).ravel()
+    return np.stack([starts, starts + run], axis=1)
 
 
 def _view(memory: np.ndarray, offset: int, t: MemRefType) -> np.ndarray:

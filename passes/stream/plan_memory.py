@@ -1,20 +1,26 @@
 """`ge-plan-memory`: places the arena's buffers by lifetime, so buffers that are never live at
 the same time share bytes.
 
-A buffer is live from the task that writes it (graph inputs: from the start) to the last task
-that reads it (graph outputs: to the end); a launch's inputs and outputs are live together, so
-a kernel never writes over what it reads, except in place: an elementwise kernel may write an
-output over an input of the same type that dies at that launch (neither is a graph input or
-output), and the pair then takes one slot of bytes. Two strategies place the slots, and the
-smaller arena wins (`strategy=best`, the default; `greedy_by_size` or `size_binned` forces one):
+Lifetimes follow the schedule's partial order: stream order plus events (`ge-assign-streams`).
+Two buffers may share bytes only if every access of one happens before every write of the other
+(graph inputs are written at the start, graph outputs read at the end); on one stream that is
+the familiar rule that one buffer's last reader comes before the other's first writer. A
+launch's inputs and outputs are live together, so a kernel never writes over what it reads,
+except in place: an elementwise kernel may write an output over an input of the same type whose
+every other access happens before that launch (neither is a graph input or output), and the pair
+then takes one slot of bytes. Two strategies place the slots, and the smaller arena wins
+(`strategy=best`, the default; `greedy_by_size` or `size_binned` forces one):
 - greedy by size (TFLite's and GE's planners): largest first, each at the lowest offset that
-  overlaps no live-together slot already placed;
-- size-binned block reuse (GE's block memory assigner): in schedule order, each slot takes a
-  freed block of its size bin (powers of two times the alignment), else the smallest freed block
-  that holds it, else a new block at the end of the arena.
+  overlaps no slot it is not ordered with;
+- size-binned block reuse (GE's block memory assigner): in task order, each slot takes a freed
+  block of its size bin (powers of two times the alignment), else the smallest freed block that
+  holds it, else a new block at the end of the arena; a block is freed for a slot when the
+  block's last slot happens before it.
 The model records the planned arena (`arena_size`) and, in `ascend.memory`, the arena, the lower
-bound (the most bytes live at once), the no-reuse total, the winning strategy and the in-place
-count; every plan is checked: no two live-together buffers overlap unless declared in place.
+bound, the no-reuse total, the winning strategy and the in-place count. The lower bound is the
+most bytes live at once along the task list (one stream's order): streams only add constraints,
+so no plan can go below it. Every plan is checked: no two buffers share a byte unless ordered or
+declared in place.
 
 ```
 %a = ascend.stream.buffer offset 0 size 64 ...      // dead after launch 1
@@ -26,8 +32,9 @@ becomes `%b = ascend.stream.buffer offset 0 size 64 ...` when `%a` is dead befor
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import OpResult, SSAValue
@@ -36,6 +43,8 @@ from xdsl.passes import ModulePass
 from ge.dialects.graph import ElementwiseOp
 from ge.dialects.stream import BufferOp, KernelFuncOp, LaunchOp, ModelOp, OutputsOp, ViewOp, root_buffer
 from ge.errors import CompileError
+
+from .assign_streams import START, bit, happens_before
 
 MEMORY_ATTR = "ascend.memory"
 """Model attribute: `{arena_bytes, lower_bound_bytes, no_reuse_bytes, strategy, inplace}`."""
@@ -46,7 +55,9 @@ STRATEGIES = ("greedy_by_size", "size_binned")
 
 @dataclass(frozen=True)
 class Interval:
-    """A buffer's lifetime in task positions (inclusive) and its aligned byte size."""
+    """A buffer's lifetime in task positions (inclusive) and its aligned byte size; with its
+    accesses and what happens before its writes in the schedule's partial order when known
+    (masks of `assign_streams.bit`s), else taken from the positions (one stream)."""
 
     buffer: BufferOp
     start: int
@@ -54,6 +65,23 @@ class Interval:
     size: int
     inplace_of: BufferOp | None = None
     """The launch input whose bytes this buffer takes over: it dies where this buffer is born."""
+    accesses: int | None = None
+    before_writes: int | None = None
+
+    @property
+    def access_mask(self) -> int:
+        """The schedule points that read or write the buffer (the start for a graph input, the end
+        for a graph output)."""
+        if self.accesses is not None:
+            return self.accesses
+        return ((1 << (self.end - self.start + 1)) - 1) << (self.start + 1)
+
+    @property
+    def before_mask(self) -> int:
+        """The schedule points that happen before every write of the buffer."""
+        if self.before_writes is not None:
+            return self.before_writes
+        return (1 << (self.start + 1)) - 1
 
 
 @dataclass(frozen=True)
@@ -64,6 +92,8 @@ class Slot:
     start: int
     end: int
     size: int
+    access_mask: int = 0
+    before_mask: int = 0
 
 
 def lifetimes(model: ModelOp, alignment: int) -> list[Interval]:
@@ -82,8 +112,9 @@ def lifetimes(model: ModelOp, alignment: int) -> list[Interval]:
 def inplace_pairs(model: ModelOp, intervals: list[Interval]) -> dict[BufferOp, BufferOp]:
     """Output buffer -> the input buffer it may overwrite: the launch's kernel is elementwise (only
     `ElementwiseOp`s, every result computed by one), the two buffers have one type, format and
-    aligned size, the input dies at the launch, and neither is a graph input or output. Each input
-    is taken over by one output at most."""
+    aligned size, every other access of the input happens before the launch (on one stream: the
+    input dies there), and neither is a graph input or output. Each input is taken over by one
+    output at most."""
     pairs: dict[BufferOp, BufferOp] = {}
     taken: set[BufferOp] = set()
     for output, inputs in _inplace_candidates(model, intervals).items():
@@ -110,19 +141,46 @@ def slots(intervals: list[Interval]) -> list[Slot]:
     members: dict[BufferOp, list[Interval]] = {}
     for interval in intervals:
         members.setdefault(find(interval.buffer), []).append(interval)
-    return [
-        Slot(
-            tuple(i.buffer for i in group),
-            min(i.start for i in group),
-            max(i.end for i in group),
-            max(i.size for i in group),
+    merged = []
+    for group in members.values():
+        accesses, before = 0, -1
+        for i in group:
+            accesses |= i.access_mask
+            before &= i.before_mask
+        merged.append(
+            Slot(
+                tuple(i.buffer for i in group),
+                min(i.start for i in group),
+                max(i.end for i in group),
+                max(i.size for i in group),
+                accesses,
+                before,
+            )
         )
-        for group in members.values()
-    ]
+    return merged
+
+
+def precedence(items: Sequence[Interval | Slot]) -> np.ndarray:
+    """`result[x, y]`: every access of item x happens before every write of item y, so y may take
+    x's bytes. One matrix product over the schedule points that access anything."""
+    accesses = [i.access_mask for i in items]
+    width = max((m.bit_length() for m in accesses), default=0)
+    access_bits = _bits(accesses, width)
+    columns = access_bits.any(axis=0)
+    outside = ~_bits([i.before_mask & ((1 << width) - 1) for i in items], width)[:, columns]
+    return (access_bits[:, columns].astype(np.float32) @ outside.astype(np.float32).T) == 0
+
+
+def _bits(masks: Sequence[int], width: int) -> np.ndarray:
+    """Bit `b` of each mask as a boolean matrix (masks x width)."""
+    size = max(1, (width + 7) // 8)
+    packed = np.frombuffer(b"".join(m.to_bytes(size, "little") for m in masks), np.uint8)
+    return np.unpackbits(packed.reshape(len(masks), size), axis=1, bitorder="little")[:, :width].astype(bool)
 
 
 def lower_bound(intervals: list[Interval]) -> int:
-    """The most bytes live at any one time, an in-place chain counting once."""
+    """The most bytes live at any one time along the task list, an in-place chain counting once.
+    Streams only forbid more sharing than one list does, so no plan goes below it."""
     merged = slots(intervals)
     # A slot ending at t frees its bytes before one starting at t + 1 takes any: -size sorts first.
     events = sorted([(s.start, s.size) for s in merged] + [(s.end + 1, -s.size) for s in merged])
@@ -139,31 +197,35 @@ def arena_bytes(intervals: list[Interval], offsets: dict[BufferOp, int]) -> int:
 
 
 def greedy_by_size(intervals: list[Interval]) -> dict[BufferOp, int]:
-    """Offsets: largest slots first, each at the lowest offset free over its lifetime. Slots of
-    equal size go in order of birth (optimal when all sizes are equal) and, in a second plan,
-    longest-lived first (the hardest to fit); the smaller arena is kept."""
+    """Offsets: largest slots first, each at the lowest offset free of the slots it is not
+    ordered with. Slots of equal size go in order of birth (optimal when all sizes are equal)
+    and, in a second plan, longest-lived first (the hardest to fit); the smaller arena is kept."""
     merged = slots(intervals)
-    by_birth = _first_fit(sorted(merged, key=lambda s: (-s.size, s.start)))
-    by_length = _first_fit(sorted(merged, key=lambda s: (-s.size, s.start - s.end, s.start)))
+    ordered = precedence(merged)
+    apart = ~(ordered | ordered.T)
+    indices = range(len(merged))
+    by_birth = _first_fit(merged, sorted(indices, key=lambda k: (-merged[k].size, merged[k].start)), apart)
+    by_length = _first_fit(
+        merged,
+        sorted(indices, key=lambda k: (-merged[k].size, merged[k].start - merged[k].end, merged[k].start)),
+        apart,
+    )
     return min(by_birth, by_length, key=lambda offsets: arena_bytes(intervals, offsets))
 
 
-def _first_fit(ordered: list[Slot]) -> dict[BufferOp, int]:
-    placed: list[tuple[Slot, int]] = []
+def _first_fit(merged: list[Slot], order: list[int], apart: np.ndarray) -> dict[BufferOp, int]:
+    placed: list[tuple[int, int]] = []
     offsets: dict[BufferOp, int] = {}
-    for slot in ordered:
-        busy = sorted(
-            (offset, offset + other.size)
-            for other, offset in placed
-            if other.start <= slot.end and slot.start <= other.end
-        )
+    for k in order:
+        slot = merged[k]
+        busy = sorted((offset, offset + merged[other].size) for other, offset in placed if apart[k, other])
         candidate = 0
         for begin, end in busy:
             if candidate + slot.size <= begin:
                 break
             candidate = max(candidate, end)
         offsets.update(dict.fromkeys(slot.buffers, candidate))
-        placed.append((slot, candidate))
+        placed.append((k, candidate))
     return offsets
 
 
@@ -177,26 +239,30 @@ def size_bin(size: int, alignment: int) -> int:
 class _Block:
     offset: int
     capacity: int
-    busy_until: int = field(default=-2)
+    last: int
+    """The slot placed in the block last: the block is free for the slots it happens before."""
 
 
 def size_binned(intervals: list[Interval], alignment: int = 512) -> dict[BufferOp, int]:
     """Offsets: slots in schedule order, each in a freed block of its size bin, else in the
     smallest freed block that holds it, else in a new block appended to the arena."""
+    merged = slots(intervals)
+    ordered = precedence(merged)
     blocks: list[_Block] = []
     offsets: dict[BufferOp, int] = {}
     end = 0
-    for slot in sorted(slots(intervals), key=lambda s: (s.start, -s.size)):
+    for k in sorted(range(len(merged)), key=lambda k: (merged[k].start, -merged[k].size)):
+        slot = merged[k]
         capacity = size_bin(slot.size, alignment)
-        free = [b for b in blocks if b.busy_until < slot.start]
+        free = [b for b in blocks if ordered[b.last, k]]
         fitting = [b for b in free if b.capacity == capacity] or [b for b in free if b.capacity >= slot.size]
         if fitting:
             block = min(fitting, key=lambda b: (b.capacity, b.offset))
+            block.last = k
         else:
-            block = _Block(end, capacity)
+            block = _Block(end, capacity, k)
             blocks.append(block)
             end += capacity
-        block.busy_until = slot.end
         offsets.update(dict.fromkeys(slot.buffers, block.offset))
     return offsets
 
@@ -224,32 +290,44 @@ def plan(
 
 
 def validate(intervals: list[Interval], offsets: dict[BufferOp, int]) -> None:
-    """Raises CompileError if two buffers live at the same time share a byte, unless one is
-    declared in place of the other (same offset and size, born where the other dies)."""
+    """Raises CompileError if two buffers share a byte while neither's accesses all happen before
+    the other's writes, unless one is declared in place of the other (same offset and size, born
+    at a launch that reads the other after all its other accesses)."""
     by_buffer = {i.buffer: i for i in intervals}
     for b in intervals:
         if b.inplace_of is None:
             continue
         a = by_buffer.get(b.inplace_of)
-        if a is None or a.end != b.start or a.size != b.size or offsets[a.buffer] != offsets[b.buffer]:
+        if (
+            a is None
+            or a.size != b.size
+            or offsets[a.buffer] != offsets[b.buffer]
+            or not a.access_mask & bit(b.start)
+            or a.access_mask & ~bit(b.start) & ~b.before_mask
+        ):
             raise CompileError(
                 f"memory plan: buffer %{_name(b.buffer)} is declared in place of "
                 f"%{_name(b.inplace_of)} but they do not share one slot born where the other dies"
             )
-    by_start = sorted(intervals, key=lambda i: i.start)
-    for index, a in enumerate(by_start):
-        for b in by_start[index + 1 :]:
-            if b.start > a.end:
-                break
-            if a.buffer is b.inplace_of or b.buffer is a.inplace_of:
-                continue
-            lo_a, lo_b = offsets[a.buffer], offsets[b.buffer]
-            if lo_a < lo_b + b.size and lo_b < lo_a + a.size:
-                raise CompileError(
-                    f"memory plan: buffers %{_name(a.buffer)} and %{_name(b.buffer)} "
-                    f"are live together (tasks {a.start}-{a.end} and {b.start}-{b.end}) but overlap at "
-                    f"[{lo_a}, {lo_a + a.size}) and [{lo_b}, {lo_b + b.size})"
-                )
+    low = np.array([offsets[i.buffer] for i in intervals], np.int64)
+    high = low + np.array([i.size for i in intervals], np.int64)
+    ordered = precedence(intervals)
+    clash = (low[:, None] < high[None, :]) & (low[None, :] < high[:, None]) & ~ordered & ~ordered.T
+    index = {i.buffer: k for k, i in enumerate(intervals)}
+    for b in intervals:
+        if b.inplace_of in index:
+            clash[index[b.buffer], index[b.inplace_of]] = clash[index[b.inplace_of], index[b.buffer]] = False
+    np.fill_diagonal(clash, False)
+    pairs = np.argwhere(np.triu(clash))
+    if len(pairs):
+        x, y = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))][0]
+        a, b = intervals[x], intervals[y]
+        lo_a, lo_b = offsets[a.buffer], offsets[b.buffer]
+        raise CompileError(
+            f"memory plan: buffers %{_name(a.buffer)} and %{_name(b.buffer)} "
+            f"are live together (tasks {a.start}-{a.end} and {b.start}-{b.end}, not ordered by the "
+            f"streams) but overlap at [{lo_a}, {lo_a + a.size}) and [{lo_b}, {lo_b + b.size})"
+        )
 
 
 @dataclass(frozen=True)
@@ -295,28 +373,41 @@ class PlanMemoryPass(ModulePass):
 def _lifetimes(model: ModelOp, alignment: int) -> list[Interval]:
     ops = list(model.body.block.ops)
     end_of_program = len(ops)
+    before = happens_before(model)
     first: dict[BufferOp, int] = {}
     last: dict[BufferOp, int] = {}
+    accesses: dict[BufferOp, int] = {}
+    before_writes: dict[BufferOp, int] = {}
     for position, op in enumerate(ops):
         if isinstance(op, BufferOp):
             if op.input is not None:
                 first[op] = -1
+                accesses[op] = START
+                before_writes[op] = 0
         elif isinstance(op, LaunchOp):
             for buffer in _buffers(op.inputs):
                 last[buffer] = position
+                accesses[buffer] = accesses.get(buffer, 0) | bit(position)
             for buffer in _buffers(op.outputs):
                 first.setdefault(buffer, position)
                 last[buffer] = max(last.get(buffer, position), position)
+                accesses[buffer] = accesses.get(buffer, 0) | bit(position)
+                before_writes[buffer] = before_writes.get(buffer, before[position]) & before[position]
         elif isinstance(op, OutputsOp):
             for buffer in _buffers(op.values):
                 last[buffer] = end_of_program
+                accesses[buffer] = accesses.get(buffer, 0) | bit(end_of_program)
     intervals = []
     for op in ops:
         if isinstance(op, BufferOp):
             start = first.get(op, -1)
             end = last.get(op, start)
             size = -(-max(op.size.value.data, 1) // alignment) * alignment
-            intervals.append(Interval(op, start, end, size))
+            if op not in before_writes:  # never written: there from the start, as an input
+                accesses[op] = accesses.get(op, 0) | START
+            intervals.append(
+                Interval(op, start, end, size, accesses=accesses[op], before_writes=before_writes.get(op, 0))
+            )
     return intervals
 
 
@@ -346,6 +437,7 @@ def _inplace_candidates(model: ModelOp, intervals: list[Interval]) -> dict[Buffe
     for op in model.body.block.ops:
         if isinstance(op, OutputsOp):
             graph_io.update(_buffers(op.values))
+    before = happens_before(model)
     candidates: dict[BufferOp, list[BufferOp]] = {}
     for position, op in enumerate(model.body.block.ops):
         if not isinstance(op, LaunchOp):
@@ -363,7 +455,7 @@ def _inplace_candidates(model: ModelOp, intervals: list[Interval]) -> dict[Buffe
                     source is not None
                     and source not in graph_io
                     and source is not output
-                    and by_buffer[source].end == position
+                    and not by_buffer[source].access_mask & ~bit(position) & ~before[position]
                     and by_buffer[source].size == by_buffer[output].size
                     and read.type == written.type
                     and kernel.in_formats.data[i] == kernel.out_formats.data[j]

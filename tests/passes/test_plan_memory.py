@@ -1,5 +1,6 @@
 """`ge-plan-memory`: both strategies and in-place reuse give valid plans near the lower bound, the
-validator rejects overlaps that are not declared in place, and the emulator agrees with onnxruntime."""
+validator rejects overlaps that are not declared in place, plans respect the streams' order (and
+are exactly the one-list plans on one stream), and the emulator agrees with onnxruntime."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from xdsl.dialects.builtin import MemRefType, f32
 
 import ge
 from ge.context import make_context
+from ge.dialects.graph import NegOp
 from ge.dialects.stream import BufferOp, LaunchOp, OutputsOp, SubviewOp, ViewOp
 from ge.errors import CompileError
 from ge.passes.stream.plan_memory import (
@@ -26,6 +28,7 @@ from ge.passes.stream.plan_memory import (
     lifetimes,
     lower_bound,
     plan,
+    precedence,
     size_bin,
     size_binned,
     validate,
@@ -339,3 +342,66 @@ def test_strategies_give_valid_plans_on_random_lifetimes() -> None:
         for strategy in ("greedy_by_size", "size_binned"):
             _, offsets = plan(intervals, strategy)  # validates
             assert arena_bytes(intervals, offsets) >= _sweep(intervals)
+
+
+# --------------------------------------------------------------------------------------------
+# Streams: buffers share bytes only when the schedule orders them
+# --------------------------------------------------------------------------------------------
+
+
+def _blind(intervals: list[Interval]) -> list[Interval]:
+    """The intervals as one stream's task list sees them: by position only."""
+    return [dataclasses.replace(i, accesses=None, before_writes=None) for i in intervals]
+
+
+def test_positions_order_buffers_as_closed_intervals() -> None:
+    rng = np.random.default_rng(3)
+    starts = rng.integers(-1, 30, 60)
+    intervals = _intervals([(int(s), int(s + rng.integers(0, 8)), 512) for s in starts])
+    ends = np.array([i.end for i in intervals])
+    begins = np.array([i.start for i in intervals])
+    np.testing.assert_array_equal(precedence(intervals), ends[:, None] < begins[None, :])
+
+
+@pytest.mark.parametrize("name", ["inception_v1", "resnet50", "squeezenet", "shufflenet"])
+def test_one_stream_plans_as_one_task_list(name: str) -> None:
+    graph = ge.GraphParser().parse_onnx(str(LIGHT / f"light_{name}.onnx"))
+    compiled = ge.GraphCompiler().compile(graph, optimization_level=3, max_streams=1)
+    scheduled = lifetimes(compiled.model, 512)
+    np.testing.assert_array_equal(precedence(scheduled), precedence(_blind(scheduled)))
+    for strategy in ("greedy_by_size", "size_binned"):
+        assert plan(scheduled, strategy)[1] == plan(_blind(scheduled), strategy)[1]
+    offsets = {i.buffer: i.buffer.offset.value.data for i in scheduled}
+    assert plan(_blind(scheduled))[1] == offsets
+    assert _memory(compiled)["arena_bytes"] == arena_bytes(scheduled, offsets)
+
+
+def test_validator_refuses_reuse_between_unordered_streams() -> None:
+    graph = ge.GraphParser().parse_onnx(str(LIGHT / "light_inception_v1.onnx"))
+    compiled = ge.GraphCompiler().compile(graph, optimization_level=3)
+    scheduled = lifetimes(compiled.model, 512)
+    validate(scheduled, {i.buffer: i.buffer.offset.value.data for i in scheduled})
+    _, blind_offsets = plan(_blind(scheduled))  # valid for one stream only
+    with pytest.raises(CompileError, match="are live together .* not ordered by the streams"):
+        validate(scheduled, blind_offsets)
+
+
+def test_in_place_waits_for_readers_on_other_streams(rng: np.random.Generator) -> None:
+    # h is read by neg and then by relu; on one stream relu is h's last reader and may write over
+    # it. On two streams neg continues h's stream and relu opens another: neither is ordered
+    # before the other, so relu may not overwrite what neg may still be reading.
+    w = rng.standard_normal((32, 256)).astype(np.float32)
+    g = ge.Graph()
+    x = g.add_input("x", shape=[4, 32])
+    h = g.add_matmul(x, g.add_constant(w, name="w"), name="h")
+    s = g.add_op(NegOp, [h], name="s")
+    r = g.add_relu(h, name="r")
+    g.add_output(g.add_add(s, r, name="y"), "y")
+    xs = rng.standard_normal((4, 32)).astype(np.float32)
+    expected = -(xs @ w) + np.maximum(xs @ w, 0)
+    for streams, inplace in ((1, 1), (2, 0)):
+        compiled = _replanned(ge.GraphCompiler().compile(g, optimization_level=0, max_streams=streams))
+        by_name = {i.buffer.buffer.name_hint: i for i in lifetimes(compiled.model, 512)}
+        assert _memory(compiled)["inplace"] == inplace
+        assert (by_name["r"].inplace_of is by_name["h"].buffer) == (inplace == 1)
+        np.testing.assert_allclose(_run(compiled, xs)[0], expected, rtol=1e-4, atol=1e-4)
