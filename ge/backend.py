@@ -42,7 +42,7 @@ from .graph import Tensor
 DEVICES = ("CPU", "NPU")
 """`ge` runs on its emulator of the AI Core, which the host CPU executes."""
 
-OPTIONS = ("optimization_level", "target", "precision_mode")
+OPTIONS = ("optimization_level", "target", "precision_mode", "max_streams", "sink")
 IGNORED_OPTIONS = ("rtol", "atol")
 """Keyword arguments the ONNX backend test runner passes to `prepare` for its own use."""
 

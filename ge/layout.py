@@ -69,3 +69,17 @@ def from_device(array: np.ndarray, fmt: str, shape: tuple[int, ...], groups: int
     tiles = np.moveaxis(array, -4, -2)  # (..., m1, m0, n1, n0)
     padded = tiles.reshape(*batch, tiles.shape[-4] * FRACTAL, tiles.shape[-2] * FRACTAL)
     return np.ascontiguousarray(padded[..., :m, :n])
+
+
+def byte_runs(array: np.ndarray, base: int) -> np.ndarray:
+    """The `[start, end)` rows of contiguous bytes a strided view covers, relative to `base`."""
+    if array.size == 0:
+        return np.zeros((0, 2), np.int64)
+    run = array.itemsize
+    dims = [(n, s) for n, s in zip(array.shape, array.strides, strict=True) if n != 1]
+    while dims and dims[-1][1] == run:
+        run *= dims.pop()[0]
+    starts = np.array([array.__array_interface__["data"][0] - base], np.int64)
+    for n, stride in dims:
+        starts = (starts[:, None] + np.arange(n, dtype=np.int64) * stride).ravel()
+    return np.stack([starts, starts + run], axis=1)

@@ -35,6 +35,7 @@ from ge.dialects.stream import (
 )
 from ge.dtypes import numpy_dtype
 from ge.errors import GeError
+from ge.layout import byte_runs
 
 from .kernels import run_kernel
 from .timeline import Access, find_races
@@ -118,20 +119,6 @@ def accesses(model: ModelOp, views: dict[SSAValue, np.ndarray], arena: np.ndarra
                     name = root.name_hint or "?"
                     found.append(Access(index, byte_runs(views[value], base), write, name))
     return found
-
-
-def byte_runs(array: np.ndarray, base: int) -> np.ndarray:
-    """The `[start, end)` rows of contiguous bytes a strided view covers, relative to `base`."""
-    if array.size == 0:
-        return np.zeros((0, 2), np.int64)
-    run = array.itemsize
-    dims = [(n, s) for n, s in zip(array.shape, array.strides, strict=True) if n != 1]
-    while dims and dims[-1][1] == run:
-        run *= dims.pop()[0]
-    starts = np.array([array.__array_interface__["data"][0] - base], np.int64)
-    for n, stride in dims:
-        starts = (starts[:, None] + np.arange(n, dtype=np.int64) * stride).ravel()
-    return np.stack([starts, starts + run], axis=1)
 
 
 def _view(memory: np.ndarray, offset: int, t: MemRefType) -> np.ndarray:

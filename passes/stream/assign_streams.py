@@ -50,6 +50,7 @@ from ge.dialects.stream import (
 )
 from ge.dtypes import numpy_dtype
 from ge.errors import CompileError
+from ge.layout import byte_runs
 
 STREAMS_ATTR = "ascend.streams"
 """Model attribute: `{streams, events}`: the streams used and the events that order them."""
@@ -168,7 +169,7 @@ def arena_regions(model: ModelOp) -> dict[SSAValue, np.ndarray]:
             axis, start = op.axis.value.data, op.start.value.data
             index = (slice(None),) * axis + (slice(start, start + op.length.value.data),)
             arrays[op.buffer] = arrays[op.source][index]
-    return {value: _runs(array, base) for value, array in arrays.items()}
+    return {value: byte_runs(array, base) for value, array in arrays.items()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -250,17 +251,3 @@ def _typed(arena: np.ndarray, offset: int, t: MemRefType) -> np.ndarray:
     shape = t.get_shape()
     count = int(np.prod(shape))
     return arena[offset : offset + count * dtype.itemsize].view(dtype).reshape(shape)
-
-
-def _runs(array: np.ndarray, base: int) -> np.ndarray:
-    """The `[start, end)` byte runs of a strided view, relative to `base`."""
-    if array.size == 0:
-        return np.zeros((0, 2), np.int64)
-    run = array.itemsize
-    dims = [(n, s) for n, s in zip(array.shape, array.strides, strict=True) if n != 1]
-    while dims and dims[-1][1] == run:
-        run *= dims.pop()[0]
-    starts = np.array([array.__array_interface__["data"][0] - base], np.int64)
-    for n, stride in dims:
-        starts = (starts[:, None] + np.arange(n, dtype=np.int64) * stride).ravel()
-    return np.stack([starts, starts + run], axis=1)
