@@ -101,7 +101,10 @@ def pipeline(
     streams = DEFAULT_STREAMS[level] if max_streams is None else max_streams
     if ASSIGN_STREAMS not in names and streams > 1:
         names.insert(names.index(STREAM_LOWERING_PASS) + 1, ASSIGN_STREAMS)
-    names = [f"{n}{{max-streams={streams}}}" if n == ASSIGN_STREAMS else n for n in names]
+    # O3 keeps the stream count the cost model finds fastest; a lower level asked for streams
+    # uses them as asked.
+    fastest = "true" if level == 3 else "false"
+    names = [f"{n}{{max-streams={streams} fastest={fastest}}}" if n == ASSIGN_STREAMS else n for n in names]
     passes = [make_pass(name) for name in names]
     if precision_mode != DEFAULT_PRECISION:
         if "ge-mixed-precision" not in PASSES:

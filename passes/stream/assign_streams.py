@@ -8,7 +8,10 @@ dependency between launches on different streams -- a read of bytes another laun
 write over bytes another launch reads or writes (reused memory), through views and subviews
 alike -- becomes an `event_record` after the producer and an `event_wait` before the consumer,
 unless the consumer's stream already waits, through other events, for that point of the
-producer's stream or a later one. The model records `ascend.streams = {streams, events}`.
+producer's stream or a later one. The model records `ascend.streams = {streams, events}`. With
+`fastest=true` (the default) and a target, the pass keeps the stream count, up to `max-streams`,
+whose schedule the modelled timeline (`ge.cost.timeline`) finds fastest: events cost time, and
+launches that fill every core of their unit gain nothing from a second stream.
 
 ```
 %y = ascend.stream.buffer ...   ascend.stream.launch @a(%x) -> (%y) stream 0
@@ -27,6 +30,7 @@ ascend.stream.launch @add(%y, %z) -> (%s) stream 0
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -38,6 +42,7 @@ from xdsl.passes import ModulePass
 
 from ge.cost import kernel_cost
 from ge.cost.stream import launch_info, soc_figures
+from ge.cost.timeline import simulate
 from ge.dialects.stream import (
     BufferOp,
     EventRecordOp,
@@ -92,12 +97,30 @@ class AssignStreamsPass(ModulePass):
 
     max_streams: int = 4
 
+    fastest: bool = True
+    """Keep the stream count, up to `max_streams`, whose modelled schedule is fastest (needs a
+    target); otherwise spread launches over as many streams as independence allows."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not isinstance(self.max_streams, int) or self.max_streams < 1:
             raise CompileError(f"ge-assign-streams: max-streams must be at least 1, got {self.max_streams}")
         costs = _costs(op)
-        for model in [o for o in op.walk() if isinstance(o, ModelOp)]:
-            assign_streams(model, self.max_streams, costs)
+        models = [o for o in op.walk() if isinstance(o, ModelOp)]
+        if not self.fastest or not costs or len(models) != 1 or self.max_streams == 1:
+            for model in models:
+                assign_streams(model, self.max_streams, costs)
+            return
+        # The cost model decides how many of the allowed streams pay: spreading launches costs
+        # events, and launches that fill every core cannot overlap anyway.
+        (model,) = models
+        candidates = range(1, self.max_streams + 1) if self.max_streams <= 8 else (1, self.max_streams)
+        best, best_latency = 1, math.inf
+        for count in candidates:
+            assign_streams(model, count, costs)
+            latency = simulate(op, sunk=True).latency_us
+            if latency < best_latency - 1e-9:
+                best, best_latency = count, latency
+        assign_streams(model, best, costs)
 
 
 def assign_streams(model: ModelOp, max_streams: int, costs: dict[str, float] | None = None) -> None:
