@@ -173,9 +173,10 @@ class ModelOp(IRDLOperation):
         arena, weights = self.arena_size.value.data, self.weight_size.value.data
         recorded: set[int] = set()
         inputs: set[int] = set()
+        outputs: set[int] = set()
         ops = list(self.body.block.ops)
         for position, op in enumerate(ops):
-            if isinstance(op, BufferOp | WeightOp):
+            if isinstance(op, BufferOp | WeightOp) and not (isinstance(op, BufferOp) and op.bound):
                 limit = arena if isinstance(op, BufferOp) else weights
                 end = op.offset.value.data + op.size.value.data
                 if op.offset.value.data < 0 or end > limit:
@@ -185,6 +186,10 @@ class ModelOp(IRDLOperation):
                     if op.input.value.data in inputs:
                         raise fail(op, f"input {op.input.value.data} is bound twice")
                     inputs.add(op.input.value.data)
+                if op.output is not None:
+                    if op.output.value.data in outputs:
+                        raise fail(op, f"output {op.output.value.data} is bound twice")
+                    outputs.add(op.output.value.data)
             elif isinstance(op, EventRecordOp):
                 recorded.add(op.event.value.data)
             elif isinstance(op, EventWaitOp):
@@ -203,6 +208,12 @@ class ModelOp(IRDLOperation):
             raise fail(self, f"input buffers {sorted(inputs)} do not cover the model's inputs")
         if not ops or not isinstance(ops[-1], OutputsOp):
             raise fail(self, "a model ends with 'ascend.stream.outputs'")
+        returned = ops[-1].values
+        for op in ops:
+            if isinstance(op, BufferOp) and op.output is not None:
+                index = op.output.value.data
+                if index >= len(returned) or root_buffer(returned[index]).owner is not op:
+                    raise fail(op, f"a buffer bound to output {index} must hold that output")
 
 
 class _PlacedOp(IRDLOperation):
@@ -220,7 +231,9 @@ class _PlacedOp(IRDLOperation):
 
 @irdl_op_definition
 class BufferOp(_PlacedOp):
-    """An activation buffer at `offset` in the arena; `input = i` binds it to the model's input i.
+    """An activation buffer at `offset` in the arena. `input = i` binds it to the model's input i
+    and `output = j` to its output j: such a buffer is the caller's memory, not arena bytes (its
+    offset is 0), so inputs are read and outputs written where the caller has them, no copy.
 
     `%b = ascend.stream.buffer offset 512 size 64 : memref<16xf32>`
     """
@@ -228,19 +241,36 @@ class BufferOp(_PlacedOp):
     name = "ascend.stream.buffer"
 
     input = opt_prop_def(IntegerAttr[I64])
+    output = opt_prop_def(IntegerAttr[I64])
 
     traits = traits_def(HasParent(ModelOp))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`offset` $offset `size` $size attr-dict `:` type($buffer)"
 
-    def __init__(self, offset: int, size: int, type: MemRefType, input: int | None = None):
+    def __init__(
+        self, offset: int, size: int, type: MemRefType, input: int | None = None, output: int | None = None
+    ):
         props: dict[str, Attribute] = {
             "offset": IntegerAttr(offset, i64),
             "size": IntegerAttr(size, i64),
         }
         if input is not None:
             props["input"] = IntegerAttr(input, i64)
+        if output is not None:
+            props["output"] = IntegerAttr(output, i64)
         super().__init__(properties=props, result_types=[type])
+
+    @property
+    def bound(self) -> bool:
+        """Whether the buffer is the caller's memory (a model input or output), not arena bytes."""
+        return self.input is not None or self.output is not None
+
+    def verify_(self) -> None:
+        super().verify_()
+        if self.input is not None and self.output is not None:
+            raise fail(self, "a buffer is bound to an input or to an output, not both")
+        if self.bound and self.offset.value.data != 0:
+            raise fail(self, "a buffer bound to the caller's memory has offset 0")
 
 
 @irdl_op_definition

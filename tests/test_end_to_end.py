@@ -8,6 +8,7 @@ from models import cnn, mlp
 from oracle import run_onnxruntime
 
 import ge
+from ge.dialects import graph as ops
 from ge.interpreter import run_function
 
 TWINS = {"mlp": mlp, "cnn": cnn}
@@ -48,18 +49,38 @@ def test_emulator_reads_the_planned_arena(rng: np.random.Generator) -> None:
 
     g = ge.Graph()
     x = g.add_input("x", shape=[4, 8])
-    g.add_output(g.add_add(g.add_relu(x), x))
+    e = g.add_op(ops.NegOp, [x])
+    g.add_output(g.add_add(g.add_relu(e), e))
     compiled = ge.GraphCompiler().compile(g, optimization_level=0)
     data = rng.standard_normal((4, 8)).astype(np.float32)
     good = Emulator(compiled.module, compiled.weight_blob).run([data])[0]
-    np.testing.assert_allclose(good, np.maximum(data, 0) + data)
+    np.testing.assert_allclose(good, np.maximum(-data, 0) - data)
 
-    ops = list(compiled.model.body.block.ops)
-    input_buffer = next(op for op in ops if isinstance(op, BufferOp) and op.input is not None)
-    relu_out = next(op for op in ops if isinstance(op, LaunchOp)).outputs[0].owner
-    relu_out.offset = input_buffer.offset  # relu now overwrites x, which add still reads
+    launches = [op for op in compiled.model.body.block.ops if isinstance(op, LaunchOp)]
+    neg_out, relu_out = launches[0].outputs[0].owner, launches[1].outputs[0].owner
+    assert isinstance(neg_out, BufferOp) and isinstance(relu_out, BufferOp)
+    relu_out.offset = neg_out.offset  # relu now overwrites -x, which add still reads
     bad = Emulator(compiled.module, compiled.weight_blob).run([data])[0]
-    np.testing.assert_allclose(bad, 2 * np.maximum(data, 0))
+    np.testing.assert_allclose(bad, 2 * np.maximum(-data, 0))
+
+
+def test_inputs_and_outputs_are_the_callers_memory(rng: np.random.Generator) -> None:
+    """Graph inputs are read where the caller has them and outputs are handed over, not copied."""
+    from ge.dialects.stream import BufferOp
+    from ge.emulator import Emulator
+
+    twin = mlp()
+    compiled = ge.GraphCompiler().compile(twin.graph, optimization_level=3)
+    bound = [op for op in compiled.model.body.block.ops if isinstance(op, BufferOp) and op.bound]
+    assert sorted((op.input is not None, op.offset.value.data) for op in bound) == [(False, 0), (True, 0)]
+    x = rng.standard_normal(twin.input_shape).astype(np.float32)
+    emulator = Emulator(compiled.module, compiled.weight_blob)
+    first, second = emulator.run([x])[0], emulator.run([x])[0]
+    np.testing.assert_array_equal(first, second)
+    assert not np.shares_memory(first, second)  # each run hands over fresh memory
+    assert (
+        compiled.memory.arena_bytes < sum(op.size.value.data for op in bound) + compiled.memory.no_reuse_bytes
+    )
 
 
 def test_emulator_reads_weights_at_their_offsets(rng: np.random.Generator) -> None:

@@ -58,13 +58,11 @@ class Emulator:
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
         arena = np.zeros(self.model.arena_size.value.data, np.uint8)
-        views = bind(self.model, arena, self.blob)
+        user = self._user_memory(inputs)
+        views = bind(self.model, arena, self.blob, user)
         if self.check_races and not self._race_free:
             find_races(self.model, accesses(self.model, views, arena))
             self._race_free = True
-        for op in self.model.body.block.ops:
-            if isinstance(op, BufferOp) and op.input is not None:
-                np.copyto(views[op.buffer], inputs[op.input.value.data])
         recorded: set[int] = set()
         for op in self.model.body.block.ops:
             if isinstance(op, LaunchOp):
@@ -75,8 +73,36 @@ class Emulator:
                 if op.event.value.data not in recorded:
                     raise GeError(f"{describe(op)}: event {op.event.value.data} was never recorded")
             elif isinstance(op, OutputsOp):
-                return [views[v].copy() for v in op.values]
+                # Outputs bound to the caller's memory are handed over as they are; others
+                # (an input, a weight, a value returned twice) are copied out of the device.
+                handed = {root_buffer(op.values[b.output.value.data]) for b in user if b.output is not None}
+                results = []
+                for v in op.values:
+                    keep = root_buffer(v) in handed
+                    handed.discard(root_buffer(v))
+                    results.append(views[v] if keep else views[v].copy())
+                return results
         raise GeError("the model has no 'ascend.stream.outputs'")
+
+    def _user_memory(self, inputs: Sequence[np.ndarray]) -> dict[BufferOp, np.ndarray]:
+        """The caller's arrays for the buffers bound to inputs (read in place: a kernel never
+        writes an input) and fresh arrays for those bound to outputs."""
+        memory: dict[BufferOp, np.ndarray] = {}
+        for op in self.model.body.block.ops:
+            if isinstance(op, BufferOp) and op.bound:
+                t = op.buffer.type
+                dtype, shape = numpy_dtype(t.element_type), tuple(t.get_shape())
+                if op.input is not None:
+                    given = np.asarray(inputs[op.input.value.data])
+                    if given.dtype != dtype or given.shape != shape:
+                        raise GeError(
+                            f"input {op.input.value.data} must be {dtype} {list(shape)}, "
+                            f"got {given.dtype} {list(given.shape)}"
+                        )
+                    memory[op] = np.require(given, requirements="C")  # keeps 0-d arrays 0-d
+                else:
+                    memory[op] = np.zeros(shape, dtype)
+        return memory
 
     def _launch(self, op: LaunchOp, views: dict[SSAValue, np.ndarray]) -> None:
         kernel = self.kernels[op.kernel.root_reference.data]
@@ -86,11 +112,23 @@ class Emulator:
         self.launches += 1
 
 
-def bind(model: ModelOp, arena: np.ndarray, blob: np.ndarray) -> dict[SSAValue, np.ndarray]:
-    """Every buffer, weight, view and subview of `model` as a numpy view of `arena` or `blob`."""
+def bind(
+    model: ModelOp,
+    arena: np.ndarray,
+    blob: np.ndarray,
+    user: dict[BufferOp, np.ndarray] | None = None,
+) -> dict[SSAValue, np.ndarray]:
+    """Every buffer, weight, view and subview of `model` as a numpy view of `arena` or `blob`, or
+    of the caller's array (`user`) for a buffer bound to an input or output."""
     views: dict[SSAValue, np.ndarray] = {}
     for op in model.body.block.ops:
-        if isinstance(op, BufferOp):
+        if isinstance(op, BufferOp) and op.bound:
+            if user is None or op not in user:
+                t = op.buffer.type
+                views[op.buffer] = np.zeros(tuple(t.get_shape()), numpy_dtype(t.element_type))
+            else:
+                views[op.buffer] = user[op]
+        elif isinstance(op, BufferOp):
             views[op.buffer] = _view(arena, op.offset.value.data, op.buffer.type)
         elif isinstance(op, WeightOp):
             views[op.buffer] = _view(blob, op.offset.value.data, op.buffer.type)

@@ -102,5 +102,3 @@ def _ordered(before: list[int], count: int) -> np.ndarray:
     packed = np.frombuffer(b"".join(m.to_bytes(width, "little") for m in before), np.uint8)
     bits = np.unpackbits(packed.reshape(count, width), axis=1, bitorder="little")[:, :count]
     return bits.T.astype(bool)
-
-

@@ -1,8 +1,9 @@
 // RUN: ge-opt %s -p ge-lower-kernel-to-stream --split-input-file | filecheck %s
 // RUN: ge-opt %s -p 'ge-lower-kernel-to-stream{alignment=64}' --split-input-file | filecheck %s --check-prefix=ALIGN64
 
-// Kernels are outlined into symbols; inputs and results get aligned slots of their own, and
-// constants a slot in the weight blob where a kernel reads them (an unread constant gets none).
+// Kernels are outlined into symbols; the model's inputs and outputs are the caller's memory
+// (bound, offset 0, no arena bytes), every other result gets an aligned arena slot of its own,
+// and constants a slot in the weight blob where a kernel reads them (an unread one gets none).
 
 // CHECK:       ascend.stream.kernel @conv1 {unit = "cube", in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"], kernel_name = "conv1"}
 // CHECK-SAME:    : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
@@ -10,20 +11,20 @@
 // CHECK-NEXT:    ascend.graph.conv2d
 // CHECK-NEXT:    ascend.stream.return %{{.*}} : tensor<1x4x6x6xf32>
 // CHECK:       ascend.stream.kernel @relu {unit = "vector"
-// CHECK:       ascend.stream.model @main attributes {arena_size = 3072 : i64, weight_size = 512 : i64, input_names = ["image"], output_names = ["probs"]} {
+// CHECK:       ascend.stream.model @main attributes {arena_size = 1024 : i64, weight_size = 512 : i64, input_names = ["image"], output_names = ["probs"]} {
 // CHECK-NEXT:    %[[X:.*]] = ascend.stream.buffer offset 0 size 768 {input = 0 : i64} : memref<1x3x8x8xf32>
 // CHECK-NEXT:    %[[W:.*]] = ascend.stream.weight dense_resource<w> : tensor<4x3x3x3xf32> offset 0 size 432 : memref<4x3x3x3xf32>
-// CHECK-NEXT:    %[[C:.*]] = ascend.stream.buffer offset 1024 size 576 : memref<1x4x6x6xf32>
+// CHECK-NEXT:    %[[C:.*]] = ascend.stream.buffer offset 0 size 576 : memref<1x4x6x6xf32>
 // CHECK-NEXT:    ascend.stream.launch @conv1(%[[X]], %[[W]]) -> (%[[C]]) stream 0
-// CHECK-NEXT:    %[[R:.*]] = ascend.stream.buffer offset 2048 size 576 : memref<1x4x6x6xf32>
+// CHECK-NEXT:    %[[R:.*]] = ascend.stream.buffer offset 0 size 576 {output = 0 : i64} : memref<1x4x6x6xf32>
 // CHECK-NEXT:    ascend.stream.launch @relu(%[[C]]) -> (%[[R]]) stream 0
 // CHECK-NEXT:    ascend.stream.outputs %[[R]] : memref<1x4x6x6xf32>
 // CHECK-NEXT:  }
 // CHECK-NOT:   func.func
 
-// ALIGN64:     ascend.stream.model @main attributes {arena_size = 1920 : i64, weight_size = 448 : i64
-// ALIGN64:       ascend.stream.buffer offset 768 size 576
-// ALIGN64:       ascend.stream.buffer offset 1344 size 576
+// ALIGN64:     ascend.stream.model @main attributes {arena_size = 576 : i64, weight_size = 448 : i64
+// ALIGN64:       ascend.stream.buffer offset 0 size 576 :
+// ALIGN64:       ascend.stream.buffer offset 0 size 576 {output = 0 : i64}
 func.func @main(%x: tensor<1x3x8x8xf32> {ascend.name = "image"}) -> (tensor<1x4x6x6xf32> {ascend.name = "probs"}) {
   %w = ascend.graph.const dense_resource<w> : tensor<4x3x3x3xf32>
   %b = ascend.graph.const splat<0.5 : f32> : tensor<4xf32>
@@ -42,17 +43,18 @@ func.func @main(%x: tensor<1x3x8x8xf32> {ascend.name = "image"}) -> (tensor<1x4x
 
 // -----
 
-// Unnamed inputs and outputs get positional names; a returned input is an output buffer too;
-// two kernels of one source name get distinct symbols.
+// Unnamed inputs and outputs get positional names; a returned input is returned as it is (copied
+// out, not bound to the output); two kernels of one source name get distinct symbols.
 
 // CHECK:       ascend.stream.kernel @k {
 // CHECK:       ascend.stream.kernel @k_1 {
 // CHECK:       ascend.stream.model @f attributes {{.*}}input_names = ["input_0", "input_1"], output_names = ["output_0", "output_1"]}
 // CHECK-NEXT:    %[[A:.*]] = ascend.stream.buffer offset 0 size 8 {input = 0 : i64} : memref<2xf32>
-// CHECK-NEXT:    %[[B:.*]] = ascend.stream.buffer offset 512 size 8 {input = 1 : i64} : memref<2xf32>
+// CHECK-NEXT:    %[[B:.*]] = ascend.stream.buffer offset 0 size 8 {input = 1 : i64} : memref<2xf32>
 // CHECK:         ascend.stream.launch @k(
+// CHECK:         %[[O:.*]] = ascend.stream.buffer offset 0 size 8 {output = 0 : i64} : memref<2xf32>
 // CHECK:         ascend.stream.launch @k_1(
-// CHECK:         ascend.stream.outputs %{{.*}}, %[[B]] : memref<2xf32>, memref<2xf32>
+// CHECK:         ascend.stream.outputs %[[O]], %[[B]] : memref<2xf32>, memref<2xf32>
 func.func @f(%a: tensor<2xf32>, %b: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
   %0 = ascend.kernel.vector(%a, %b) {in_formats = ["ND", "ND"], out_formats = ["ND"], kernel_name = "k"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> {
   ^bb0(%x: tensor<2xf32>, %y: tensor<2xf32>):

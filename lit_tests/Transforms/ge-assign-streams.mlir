@@ -79,12 +79,12 @@ func.func @chain(%x: tensor<16xf32>) -> tensor<16xf32> {
 // bytes that another stream still reads is a dependency like any other.
 
 // REUSED-LABEL: ascend.stream.model @reused attributes {ascend.memory = {{.*}}, ascend.streams = {streams = 2 : i64, events = 1 : i64}
-// REUSED:         %[[A:.*]] = ascend.stream.buffer offset 512 size 64
+// REUSED:         %[[A:.*]] = ascend.stream.buffer offset 0 size 64 : memref
 // REUSED-NEXT:    ascend.stream.launch @relu_0(%{{.*}}) -> (%[[A]]) stream 0
 // REUSED-NEXT:    %[[B:.*]] = ascend.stream.buffer
 // REUSED-NEXT:    ascend.stream.launch @neg_0(%[[A]]) -> (%[[B]]) stream 0
 // REUSED-NEXT:    ascend.stream.event_record event 0 stream 0
-// REUSED-NEXT:    %[[C:.*]] = ascend.stream.buffer offset 512 size 64
+// REUSED-NEXT:    %[[C:.*]] = ascend.stream.buffer offset 0 size 64
 // REUSED-NEXT:    ascend.stream.event_wait event 0 stream 1
 // REUSED-NEXT:    ascend.stream.launch @abs_0(%{{.*}}) -> (%[[C]]) stream 1
 

@@ -7,12 +7,13 @@
 // the dead one before lowering.
 
 // O2 has nothing to fuse here (no cube op), so it launches what O1 does. O3 forms one vector
-// kernel of the add and the relu, so the sum never leaves the core: two buffers, not three; with
-// one launch there is nothing to run in parallel: one stream, no events.
+// kernel of the add and the relu, so the sum never leaves the core: it reads the caller's input
+// and writes the caller's output, no arena bytes at all; with one launch there is nothing to run
+// in parallel: one stream, no events.
 
 // O2-COUNT-2: ascend.stream.launch
 // O2-NOT:     ascend.memory
-// O3:         ascend.stream.model @main attributes {ascend.streams = {streams = 1 : i64, events = 0 : i64}, ascend.memory = {arena_bytes = 1024 : i64, lower_bound_bytes = 1024 : i64, no_reuse_bytes = 1024 : i64
+// O3:         ascend.stream.model @main attributes {ascend.streams = {streams = 1 : i64, events = 0 : i64}, ascend.memory = {arena_bytes = 0 : i64, lower_bound_bytes = 0 : i64, no_reuse_bytes = 0 : i64
 // O3:         ascend.stream.launch @add_relu_0
 // O3-NOT:     ascend.stream.launch
 

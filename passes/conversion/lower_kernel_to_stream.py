@@ -131,6 +131,7 @@ class _StreamBuilder:
                     f"{describe(op)} is not inside a kernel: run ge-lower-graph-to-kernel first"
                 )
         outputs = [self._read(v, _framework(v)) for v in returned]
+        self._bind_outputs(outputs)
         self.tasks.append(stream.OutputsOp(outputs))
         model = stream.ModelOp.build(
             properties={
@@ -163,11 +164,35 @@ class _StreamBuilder:
             self.buffers[value] = view.buffer
             return
         size = stream.byte_size(memref)
-        buffer = stream.BufferOp(self.arena, size, memref, input=input)
+        if input is not None:  # the caller's memory: read where it is, no arena bytes
+            buffer = stream.BufferOp(0, size, memref, input=input)
+        else:
+            buffer = stream.BufferOp(self.arena, size, memref)
+            self.arena = self._align(self.arena + max(size, 1))
         buffer.buffer.name_hint = value.name_hint
-        self.arena = self._align(self.arena + max(size, 1))
         self.tasks.append(buffer)
         self.buffers[value] = buffer.buffer
+
+    def _bind_outputs(self, outputs: list[SSAValue]) -> None:
+        """Each output a kernel writes (its whole buffer, or a view of it) goes straight to the
+        caller's memory; an output that is an input, a weight, or returned twice is copied out."""
+        bound: set[Operation] = set()
+        for index, value in enumerate(outputs):
+            source = value
+            while isinstance(source.owner, stream.ViewOp):
+                source = source.owner.source
+            owner = source.owner
+            if not isinstance(owner, stream.BufferOp) or owner.bound or owner in bound:
+                continue
+            owner.output = IntegerAttr(index, i64)
+            owner.offset = IntegerAttr(0, i64)
+            bound.add(owner)
+        # The arena keeps a slot per remaining tensor, packed in order.
+        self.arena = 0
+        for task in self.tasks:
+            if isinstance(task, stream.BufferOp) and not task.bound:
+                task.offset = IntegerAttr(self.arena, i64)
+                self.arena = self._align(self.arena + max(task.size.value.data, 1))
 
     def _read(self, value: SSAValue, fmt: str, groups: int = 1) -> SSAValue:
         """The buffer holding `value` for a reader in `fmt` (constants: a weight in that format)."""

@@ -178,12 +178,20 @@ def dependencies(model: ModelOp, launches: Sequence[LaunchOp]) -> tuple[list[lis
 def arena_regions(model: ModelOp) -> dict[SSAValue, np.ndarray]:
     """Each arena buffer, view and subview -> the arena bytes it covers, as `[start, end)` rows
     (one per contiguous run). numpy lays the views out over an unread arena, as the emulator does."""
-    arena = np.empty(model.arena_size.value.data, np.uint8)
+    bound = [op for op in model.body.block.ops if isinstance(op, BufferOp) and op.bound]
+    # Buffers in the caller's memory get addresses of their own past the arena's end.
+    extra = {op: 0 for op in bound}
+    end = model.arena_size.value.data
+    for op in bound:
+        extra[op] = end
+        end += max(op.size.value.data, 1)
+    arena = np.empty(end, np.uint8)
     base = arena.__array_interface__["data"][0]
     arrays: dict[SSAValue, np.ndarray] = {}
     for op in model.body.block.ops:
         if isinstance(op, BufferOp):
-            arrays[op.buffer] = _typed(arena, op.offset.value.data, op.buffer.type)
+            offset = extra[op] if op.bound else op.offset.value.data
+            arrays[op.buffer] = _typed(arena, offset, op.buffer.type)
         elif isinstance(op, ViewOp) and op.source in arrays:
             view = arrays[op.source].view()
             view.shape = op.buffer.type.get_shape()  # raises rather than copy, as the emulator's

@@ -418,7 +418,7 @@ def _lifetimes(model: ModelOp, alignment: int) -> list[Interval]:
                 accesses[buffer] = accesses.get(buffer, 0) | bit(end_of_program)
     intervals = []
     for op in ops:
-        if isinstance(op, BufferOp):
+        if isinstance(op, BufferOp) and not op.bound:  # bound ones are the caller's memory
             start = first.get(op, -1)
             end = last.get(op, start)
             size = -(-max(op.size.value.data, 1) // alignment) * alignment
@@ -452,7 +452,7 @@ def _inplace_candidates(model: ModelOp, intervals: list[Interval]) -> dict[Buffe
         if isinstance(k, KernelFuncOp)
     }
     by_buffer = {i.buffer: i for i in intervals}
-    graph_io = {i.buffer for i in intervals if i.buffer.input is not None}
+    graph_io = {op for op in model.body.block.ops if isinstance(op, BufferOp) and op.bound}
     for op in model.body.block.ops:
         if isinstance(op, OutputsOp):
             graph_io.update(_buffers(op.values))

@@ -82,6 +82,11 @@ def _span(value) -> tuple[int, int]:
     """Arena bytes of a buffer, view or subview, by hand: a subview of a batch-1 tensor along an
     axis is one contiguous run."""
     owner = value.owner
+    if isinstance(owner, BufferOp) and owner.bound:
+        # The caller's memory: a region of its own, apart from the arena and from the others.
+        index = owner.input.value.data if owner.input is not None else 1000 + owner.output.value.data
+        begin = (1 << 40) * (index + 1)
+        return begin, begin + byte_size(owner.buffer.type)
     if isinstance(owner, BufferOp):
         return owner.offset.value.data, owner.offset.value.data + byte_size(owner.buffer.type)
     if isinstance(owner, ViewOp):

@@ -205,7 +205,7 @@ builtin.module {
   }
   ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
     %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
-    %y = ascend.stream.buffer offset 16 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
     ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
     ascend.stream.outputs %y : memref<4xf32>
   }
@@ -430,5 +430,40 @@ builtin.module {
     %w = ascend.stream.weight dense<1.0> : tensor<4xf32> offset 0 size 16 : memref<4xf32>
     ascend.stream.launch @relu_0 (%x) -> (%w) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
     ascend.stream.outputs %w : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.buffer': a buffer bound to the caller's memory has offset 0
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 0 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 16 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.buffer': a buffer bound to output 0 must hold that output
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 0 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %t = ascend.stream.buffer offset 0 size 16 {output = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 32 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
   }
 }
