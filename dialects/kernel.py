@@ -394,6 +394,16 @@ class ConcatViewOp(IRDLOperation):
             raise fail(self, f"a concat view is ND, NCHW or NC1HWC0, not {fmt}")
 
 
+def weight_groups(arg: SSAValue) -> int:
+    """The group count of the convolution in a kernel body that reads `arg` (its weights): what
+    the FRACTAL_Z layout of those weights depends on. 1 when no grouped op reads it."""
+    for use in arg.uses:
+        groups = use.operation.properties.get("groups")
+        if isinstance(groups, IntegerAttr):
+            return groups.value.data
+    return 1
+
+
 def physical_slice(view: ConcatViewOp, index: int) -> tuple[int, int, int]:
     """(axis, start, length) of input `index`'s slice in the stored result, in its device shape."""
     axis = view.axis.value.data

@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerAttr, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from ge.dialects import graph
 from ge.dialects.common import get_int, get_ints
 from ge.dialects.formats import c0_of
+from ge.dialects.kernel import weight_groups
 from ge.dialects.stream import KernelFuncOp
 from ge.dtypes import bfloat16, numpy_dtype
 from ge.layout import from_device, to_device
@@ -62,7 +63,7 @@ def run_kernel(kernel: KernelFuncOp, buffers: Sequence[np.ndarray]) -> list[np.n
     env: dict[SSAValue, _Stored] = {}
     values: dict[SSAValue, np.ndarray] = {}
     for arg, array, fmt in zip(block.args, buffers, formats, strict=True):
-        env[arg] = _Stored(array, fmt, arg.type, _groups(arg))  # type: ignore[arg-type]
+        env[arg] = _Stored(array, fmt, arg.type, weight_groups(arg))  # type: ignore[arg-type]
     ops = list(block.ops)
     for op in ops[:-1]:
         result = _on_cube(op, env) if _cube_ready(op, env) else None
@@ -78,14 +79,6 @@ def run_kernel(kernel: KernelFuncOp, buffers: Sequence[np.ndarray]) -> list[np.n
             array = to_device(array, fmt.data, c0_of(value.type.element_type.bitwidth))  # type: ignore[union-attr]
         outputs.append(array)
     return outputs
-
-
-def _groups(arg: SSAValue) -> int:
-    for use in arg.uses:
-        groups = use.operation.properties.get("groups")
-        if isinstance(groups, IntegerAttr):
-            return groups.value.data
-    return 1
 
 
 def _base(op: Operation) -> type[Operation]:

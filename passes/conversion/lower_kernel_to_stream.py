@@ -59,6 +59,7 @@ from ge.dialects.kernel import (
     YieldOp,
     physical_slice,
     stored_shape,
+    weight_groups,
 )
 from ge.errors import CompileError
 
@@ -257,7 +258,7 @@ class _StreamBuilder:
         self.kernels.append(kernel)
         in_formats = [f.data for f in op.in_formats.data]
         buffers = [
-            self._read(v, f, _groups_of(body.block.args[i]) if f == "FRACTAL_Z" else 1)
+            self._read(v, f, weight_groups(body.block.args[i]) if f == "FRACTAL_Z" else 1)
             for i, (v, f) in enumerate(zip(inputs, in_formats, strict=True))
         ]
         for result, fmt in zip(outputs, op.out_formats.data, strict=True):
@@ -286,15 +287,6 @@ class _StreamBuilder:
 def _framework(value: SSAValue) -> str:
     t = value.type
     return "NCHW" if isinstance(t, TensorType) and len(t.get_shape()) == 4 else "ND"
-
-
-def _groups_of(arg: SSAValue) -> int:
-    """The group count of the convolution that reads `arg` as its weights."""
-    for use in arg.uses:
-        groups = use.operation.properties.get("groups")
-        if isinstance(groups, IntegerAttr):
-            return groups.value.data
-    return 1
 
 
 def _tensor_type(value: SSAValue) -> TensorType:
