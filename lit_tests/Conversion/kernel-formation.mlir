@@ -115,3 +115,22 @@ func.func @aicpu(%x: tensor<4xf64>) -> tensor<4xf64> {
   %b = ascend.graph.neg %a : (tensor<4xf64>) -> tensor<4xf64>
   func.return %b : tensor<4xf64>
 }
+
+// -----
+
+// A transpose with the reshapes around it (a channel shuffle) is one data-movement kernel.
+
+// CHECK-LABEL: func.func @shuffle
+// CHECK:         %[[K:.*]] = ascend.kernel.vector(%{{.*}}) {{.*}}kernel_name = "reshape_transpose_0"
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      ascend.graph.reshape
+// CHECK-NEXT:      ascend.graph.transpose
+// CHECK-NEXT:      ascend.graph.reshape
+// CHECK-NEXT:      ascend.kernel.yield
+// CHECK:         func.return %[[K]]
+func.func @shuffle(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
+  %r = ascend.graph.reshape %x : (tensor<1x32x4x4xf32>) -> tensor<1x2x16x4x4xf32>
+  %t = ascend.graph.transpose %r {perm = array<i64: 0, 2, 1, 3, 4>} : (tensor<1x2x16x4x4xf32>) -> tensor<1x16x2x4x4xf32>
+  %y = ascend.graph.reshape %t : (tensor<1x16x2x4x4xf32>) -> tensor<1x32x4x4xf32>
+  func.return %y : tensor<1x32x4x4xf32>
+}

@@ -92,3 +92,34 @@ func.func @chain(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
   %c = ascend.kernel.trans_data %b {src_format = "FRACTAL_NZ", dst_format = "NC1HWC0"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
   func.return %c : tensor<1x16x4x4xf32>
 }
+
+// -----
+
+// A channel shuffle between convs gathers NC1HWC0 data directly: no conversion around it.
+
+// CHECK-LABEL: func.func @shuffle
+// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}}) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]}
+// CHECK:         %[[S:.*]] = ascend.kernel.vector(%[[C]]) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"]}
+// CHECK:         ascend.kernel.cube(%[[S]], %{{.*}}) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]}
+// CHECK-NOT:     ascend.kernel.trans_data %[[C]]
+func.func @shuffle(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
+  %w = ascend.graph.const splat<0.5 : f32> : tensor<32x32x1x1xf32>
+  %c = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
+  ^bb0(%a: tensor<1x32x4x4xf32>, %b: tensor<32x32x1x1xf32>):
+    %0 = ascend.graph.conv2d %a, %b : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32>
+    ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
+  }
+  %s = ascend.kernel.vector(%c) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
+  ^bb0(%a: tensor<1x32x4x4xf32>):
+    %0 = ascend.graph.reshape %a : (tensor<1x32x4x4xf32>) -> tensor<1x2x16x4x4xf32>
+    %1 = ascend.graph.transpose %0 {perm = array<i64: 0, 2, 1, 3, 4>} : (tensor<1x2x16x4x4xf32>) -> tensor<1x16x2x4x4xf32>
+    %2 = ascend.graph.reshape %1 : (tensor<1x16x2x4x4xf32>) -> tensor<1x32x4x4xf32>
+    ascend.kernel.yield %2 : tensor<1x32x4x4xf32>
+  }
+  %y = ascend.kernel.cube(%s, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
+  ^bb0(%a: tensor<1x32x4x4xf32>, %b: tensor<32x32x1x1xf32>):
+    %0 = ascend.graph.conv2d %a, %b : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32>
+    ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
+  }
+  func.return %y : tensor<1x32x4x4xf32>
+}

@@ -9,11 +9,13 @@ whose body holds the group's graph ops:
   nothing else, so a tree of elementwise ops becomes one vector kernel; a reduction (softmax,
   layer norm, global pooling, reduce_*) absorbs its elementwise producers and consumers, one
   reduction per kernel;
-- reshape and flatten become views (`ascend.kernel.view`), no kernel;
+- reshape and flatten become views (`ascend.kernel.view`), no kernel, except right around a
+  transpose, whose kernel they join (a channel shuffle is one data-movement kernel);
 - a concat whose inputs are each produced by a kernel for it alone becomes a concat view: the
   producers write into their slices of its result;
 - ops the AI Core cannot run (float64 or int64 arithmetic, value-dependent shapes, anything on
-  strings) become `ascend.kernel.aicpu` kernels of their own.
+  strings, conversions of float8, float4, int4 and int2) become `ascend.kernel.aicpu` kernels of
+  their own.
 
 Every merge is the cost model's decision (`ge.cost`): it happens when the fused kernel's modelled
 latency is below the parts' and its tiles fit the target's Unified Buffer. With
@@ -90,6 +92,10 @@ def unit_of(op: Operation) -> str:
     results = [v.type.element_type for v in op.results if isinstance(v.type, TensorType)]
     if any(isinstance(t, graph.StringType) for t in (*operands, *results)):
         return "aicpu"  # as GE does: the AI Core kernels take no string tensors, not even to move them
+    # Nor can it convert float8, float4, int4 or int2 elements; moving their bytes it can.
+    narrow = any(graph.elementwise.element_kind(t) == "narrow" for t in (*operands, *results))
+    if narrow and (isinstance(op, graph.CastOp) or not op.has_trait(graph.MovesData)):
+        return "aicpu"
     # 64-bit arithmetic is what the AI Core lacks: 64-bit operands, or a float64 result. An int64
     # result alone (the indices of arg_max or top_k) is produced as int32 and widened on store.
     if not op.has_trait(graph.MovesData) and (
@@ -185,6 +191,8 @@ class KernelFormer:
         for group in groups:
             self._build(group)
         if self.fuse:
+            for group in self._movement_groups(block):
+                self._build(group)
             for op in list(block.ops):
                 if isinstance(op, VIEW_OPS) and _static(op.operands[0]) and _static(op.results[0]):
                     source, result = op.operands[0].type, op.results[0].type
@@ -238,6 +246,33 @@ class KernelFormer:
             group_of[op] = group
             groups.append(group)
         return [g for g in groups if len(g.ops) > 1]
+
+    @staticmethod
+    def _movement_groups(block: Block) -> list[_Group]:
+        """A transpose with the reshapes right around it (a channel shuffle) is one data-movement
+        kernel: the reshapes alone would be views, but around a transpose they are its indexing."""
+        groups = []
+        for op in list(block.ops):
+            if not isinstance(op, graph.TransposeOp) or unit_of(op) != "vector":
+                continue
+            if not all(_static(v) for v in (*op.operands, *op.results)):
+                continue
+            members: list[Operation] = [op]
+            producer = op.operands[0].owner
+            if (
+                isinstance(producer, VIEW_OPS)
+                and op.operands[0].has_one_use()
+                and _static(producer.operands[0])
+            ):
+                members.insert(0, producer)
+            use = op.results[0].first_use
+            if use is not None and op.results[0].has_one_use():
+                consumer = use.operation
+                if isinstance(consumer, VIEW_OPS) and _static(consumer.results[0]):
+                    members.append(consumer)
+            if len(members) > 1:
+                groups.append(_Group(members, "vector"))
+        return groups
 
     def _merge(self, producer: _Group, consumer: _Group, op: Operation) -> _Group | None:
         """The group of `producer`'s ops and `consumer`'s (rooted at `op`), if worth forming."""

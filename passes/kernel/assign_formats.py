@@ -6,8 +6,9 @@ Formats flow forward in program order:
 - a matrix product reads a constant right-hand side in FRACTAL_NZ (other operands stay ND and
   are laid out as fractal tiles by the kernel's own load) and writes ND;
 - a vector kernel whose ops all work per channel or per plane (elementwise ops, batch norm,
-  pooling, LRN) takes NC1HWC0 when one of its 4-D inputs arrives in it, so the format
-  propagates through the conv network's vector work;
+  pooling, LRN, a concat of whole C0 blocks) takes NC1HWC0 when one of its 4-D inputs arrives in
+  it, so the format propagates through the conv network's vector work; so does a channel
+  shuffle (reshape, transpose, reshape between 4-D tensors of whole C0 blocks), a gather;
 - everything else, views and the graph's outputs take the framework formats (NCHW, ND).
 
 Where a value's format differs from what its consumer reads, one `ascend.kernel.trans_data`
@@ -68,6 +69,23 @@ PER_CHANNEL_OPS: tuple[type[Operation], ...] = (
 )
 """Ops a vector kernel can run on NC1HWC0 data: their work stays within a channel or a plane
 (LRN reads neighbouring channels, which the vector unit gathers across C0 blocks)."""
+
+
+def _shuffles_channels(kernel: VectorKernelOp) -> bool:
+    """A data-movement kernel from 4-D to 4-D (reshape, transpose, reshape: a channel shuffle)
+    whose channels are whole C0 blocks on both sides: it gathers NC1HWC0 data as well as NCHW."""
+    body = [op for op in kernel.body.block.ops if op is not kernel.body.block.last_op]
+    if not body or not all(
+        isinstance(op, graph.ReshapeOp | graph.FlattenOp | graph.TransposeOp) for op in body
+    ):
+        return False
+    if len(kernel.inputs) != 1 or len(kernel.outputs) != 1:
+        return False
+    values = [kernel.inputs[0], kernel.outputs[0]]
+    if not all(_rank(v) == 4 for v in values):
+        return False
+    c0 = c0_of(values[0].type.element_type.bitwidth)  # type: ignore[union-attr]
+    return all(v.type.get_shape()[1] % c0 == 0 for v in values)  # type: ignore[union-attr]
 
 
 def _works_per_channel(op: Operation) -> bool:
@@ -215,6 +233,8 @@ class FormatAssigner:
 
     def _per_channel(self, kernel: VectorKernelOp) -> bool:
         """Whether the kernel can work on NC1HWC0 data, and some 4-D input already arrives so."""
+        if _shuffles_channels(kernel):
+            return self.formats.get(kernel.inputs[0]) == "NC1HWC0"
         body = [op for op in kernel.body.block.ops if op is not kernel.body.block.last_op]
         if not body or not all(_works_per_channel(op) for op in body):
             return False
