@@ -16,11 +16,13 @@ FRACTAL = 16
 
 
 def c0_of(bitwidth: int) -> int:
-    """The channel block C0 for an element type of `bitwidth` bits: 32 for 8-bit types, else 16.
+    """The channel block C0 for an element type of `bitwidth` bits: 32 for 8-bit types and the
+    narrower ones stored a byte each (float4, int4, int2), else 16.
 
-    A fractal row is 32 bytes: 16 fp16/bf16 or 32 int8 elements; fp32 keeps C0 = 16, as GE does.
+    A fractal row is 32 bytes: 16 fp16/bf16 or 32 int8 elements; fp32 keeps C0 = 16, as GE does
+    (and so does i1, as before).
     """
-    return 32 if bitwidth == 8 else 16
+    return 32 if 1 < bitwidth <= 8 else 16
 
 
 def device_shape(shape: tuple[int, ...], fmt: str, c0: int, groups: int = 1) -> tuple[int, ...]:

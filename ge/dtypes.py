@@ -1,5 +1,8 @@
 """Element types: the mapping between xDSL's builtin types and numpy dtypes (bf16 via ml_dtypes).
 
+The narrow types of ONNX (float8 and float4 formats, 4-bit and 2-bit integers) are ml_dtypes
+dtypes too, stored one element per byte as ml_dtypes stores them: buffers are byte-addressed.
+
 Strings are `!ascend.string<N>`, numpy `<UN` (N UTF-32 code points); numpy names that dtype
 `str{32 * N}`, and so do we.
 """
@@ -16,6 +19,12 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     bf16,
+    f4E2M1FN,
+    f8E4M3FN,
+    f8E4M3FNUZ,
+    f8E5M2,
+    f8E5M2FNUZ,
+    f8E8M0FNU,
     f16,
     f32,
     f64,
@@ -29,6 +38,39 @@ from .errors import GeError, UnsupportedOperatorError
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 
+NARROW: dict[str, Attribute] = {
+    "float8_e4m3fn": f8E4M3FN,
+    "float8_e4m3fnuz": f8E4M3FNUZ,
+    "float8_e5m2": f8E5M2,
+    "float8_e5m2fnuz": f8E5M2FNUZ,
+    "float8_e8m0fnu": f8E8M0FNU,
+    "float4_e2m1fn": f4E2M1FN,
+    **{f"int{w}": IntegerType(w) for w in (2, 4)},
+    **{f"uint{w}": IntegerType(w, Signedness.UNSIGNED) for w in (2, 4)},
+}
+"""The narrow element types (numpy names as ml_dtypes gives them): casts and data movement only."""
+
+ONNX_NAMES: dict[str, str] = {
+    "float8_e4m3fn": "FLOAT8E4M3FN",
+    "float8_e4m3fnuz": "FLOAT8E4M3FNUZ",
+    "float8_e5m2": "FLOAT8E5M2",
+    "float8_e5m2fnuz": "FLOAT8E5M2FNUZ",
+    "float8_e8m0fnu": "FLOAT8E8M0",
+    "float4_e2m1fn": "FLOAT4E2M1",
+    "int4": "INT4",
+    "uint4": "UINT4",
+    "int2": "INT2",
+    "uint2": "UINT2",
+}
+"""The ONNX TensorProto name of each narrow dtype."""
+
+SATURABLE = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu")
+"""The narrow float types where out-of-range values become infinity or NaN unless a cast saturates."""
+
+_NARROW_DTYPES: dict[Attribute, np.dtype] = {
+    element: np.dtype(getattr(ml_dtypes, name)) for name, element in NARROW.items()
+}
+
 _BY_NAME: dict[str, Attribute] = {
     "float32": f32,
     "float16": f16,
@@ -37,6 +79,7 @@ _BY_NAME: dict[str, Attribute] = {
     "bool": i1,
     **{f"int{w}": IntegerType(w) for w in (8, 16, 32, 64)},
     **{f"uint{w}": IntegerType(w, Signedness.UNSIGNED) for w in (8, 16, 32, 64)},
+    **NARROW,
 }
 
 
@@ -82,6 +125,8 @@ def as_strings(array: np.ndarray) -> np.ndarray:
 
 def numpy_dtype(element: Attribute) -> np.dtype:
     """The numpy dtype that stores one element of this xDSL type."""
+    if element in _NARROW_DTYPES:
+        return _NARROW_DTYPES[element]
     if isinstance(element, Float32Type):
         return np.dtype(np.float32)
     if isinstance(element, Float16Type):

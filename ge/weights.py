@@ -65,7 +65,7 @@ class WeightStore:
         return other
 
     def save(self, path: str | Path) -> None:
-        """Writes every weight to an `.npz`; 16-bit float kinds numpy lacks are stored as bytes."""
+        """Writes every weight to an `.npz`; float and integer kinds numpy lacks are stored as bytes."""
         arrays = {key: _portable(a) for key, a in self._arrays.items()}
         np.savez(path, **arrays)
 
@@ -82,6 +82,7 @@ class WeightStore:
 
 
 def _portable(array: np.ndarray) -> np.ndarray:
-    if array.dtype.kind == "V" or array.dtype.name == "bfloat16":
+    # ml_dtypes' kinds (bfloat16, the float8 family, int4...) do not survive an .npz: raw bytes do.
+    if array.dtype.kind == "V" or array.dtype.type.__module__.startswith("ml_dtypes"):
         return array.view(np.uint8)
     return array

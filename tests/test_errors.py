@@ -34,9 +34,9 @@ def test_missing_onnx_file(tmp_path) -> None:
 def test_unsupported_operators_listed_in_one_error() -> None:
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
-        helper.make_node("TfIdfVectorizer", ["a"], ["b"], name="tfidf_1"),
-        helper.make_node("MaxUnpool", ["b", "i"], ["c"], name="unpool_1"),
-        helper.make_node("TfIdfVectorizer", ["c"], ["y"], name="tfidf_2"),
+        helper.make_node("Bernoulli", ["a"], ["b"], name="coin_1"),
+        helper.make_node("ImageDecoder", ["b"], ["c"], name="decode_1"),
+        helper.make_node("Bernoulli", ["c"], ["y"], name="coin_2"),
     ]
     graph = helper.make_graph(
         nodes,
@@ -47,20 +47,20 @@ def test_unsupported_operators_listed_in_one_error() -> None:
         ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
     with pytest.raises(ge.UnsupportedOperatorError) as info:
         ge.GraphParser().parse_onnx(model)
     message = str(info.value)
     assert "3 node(s)" in message
     for text in (
-        "TfIdfVectorizer (domain ai.onnx, opset 17) at node 'tfidf_1'",
-        "'tfidf_2'",
-        "MaxUnpool",
-        "'unpool_1'",
+        "Bernoulli (domain ai.onnx, opset 20) at node 'coin_1'",
+        "'coin_2'",
+        "ImageDecoder",
+        "'decode_1'",
     ):
         assert text in message
     assert "'ok'" not in message
-    assert [u["node"] for u in info.value.unsupported] == ["tfidf_1", "unpool_1", "tfidf_2"]
+    assert [u["node"] for u in info.value.unsupported] == ["coin_1", "decode_1", "coin_2"]
 
 
 def test_unsupported_attribute_value_names_node() -> None:

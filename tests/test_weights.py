@@ -38,6 +38,24 @@ def test_npz_round_trip_keeps_bfloat16_bytes(tmp_path) -> None:
     np.testing.assert_array_equal(restored.astype(np.float32), data.astype(np.float32))
 
 
+@pytest.mark.parametrize("name", ["float8_e5m2", "float8_e4m3fn", "int4"])
+def test_npz_round_trip_keeps_narrow_dtype_bytes(tmp_path, name: str) -> None:
+    import ml_dtypes
+    from xdsl.dialects.builtin import DenseResourceAttr, TensorType
+
+    from ge.dtypes import element_type
+
+    dtype = np.dtype(getattr(ml_dtypes, name))
+    data = np.array([1.0, -2.0, 3.0, 0.0], np.float32).astype(dtype)
+    store = WeightStore()
+    key = store.add(data, "w")
+    store.save(tmp_path / "w.npz")
+    t = TensorType(element_type(dtype.name), [4])
+    restored = constant_array(DenseResourceAttr.from_params(key, t), t, WeightStore.load(tmp_path / "w.npz"))
+    assert restored.dtype == dtype
+    np.testing.assert_array_equal(restored.astype(np.float32), data.astype(np.float32))
+
+
 def test_missing_weight_is_a_clear_error() -> None:
     with pytest.raises(
         ge.InvalidModelError, match=r"weight 'dense_resource<nope>' is not in the weight store"

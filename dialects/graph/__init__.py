@@ -12,6 +12,7 @@ from ..common import get_float, get_int, get_ints, int_attr, ints_attr
 from . import (
     attention,
     const,
+    detection,
     elementwise,
     fused,
     indexing,
@@ -21,6 +22,7 @@ from . import (
     recurrent,
     reduction,
     resize,
+    sampling,
     strings,
     tensor,
     unary,
@@ -28,6 +30,7 @@ from . import (
 from .attention import AttentionOp
 from .base import GraphOp, MovesData, NeedsAiCpu, broadcast_shapes, float_attr
 from .const import ConstOp
+from .detection import NonMaxSuppressionOp
 from .elementwise import (
     AddOp,
     AndOp,
@@ -151,6 +154,7 @@ from .reduction import (
     TopKOp,
 )
 from .resize import ResizeOp
+from .sampling import GridSampleOp, RoiAlignOp
 from .strings import (
     LabelEncoderOp,
     RegexFullMatchOp,
@@ -221,6 +225,7 @@ from .unary import (
 GRAPH_OPS: tuple[type[Operation], ...] = (
     *attention.OPS,
     *const.OPS,
+    *detection.OPS,
     *elementwise.OPS,
     *fused.OPS,
     *indexing.OPS,
@@ -228,6 +233,7 @@ GRAPH_OPS: tuple[type[Operation], ...] = (
     *pool.OPS,
     *recurrent.OPS,
     *resize.OPS,
+    *sampling.OPS,
     *reduction.OPS,
     *normalization.OPS,
     *strings.OPS,
@@ -310,6 +316,7 @@ __all__ = [
     "GraphOp",
     "GreaterEqualOp",
     "GreaterOp",
+    "GridSampleOp",
     "GroupNormOp",
     "HardSigmoidOp",
     "HardSwishOp",
@@ -343,6 +350,7 @@ __all__ = [
     "MulOp",
     "NeedsAiCpu",
     "NegOp",
+    "NonMaxSuppressionOp",
     "NonZeroOp",
     "NotOp",
     "OneHotOp",
@@ -373,6 +381,7 @@ __all__ = [
     "ReshapeOp",
     "ResizeOp",
     "ReverseSequenceOp",
+    "RoiAlignOp",
     "RoundOp",
     "ScanOp",
     "ScatterElementsOp",

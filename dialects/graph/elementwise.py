@@ -13,12 +13,19 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     BFloat16Type,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
+    Float8E8M0FNUType,
     Float16Type,
     Float32Type,
     Float64Type,
     IntegerAttr,
     IntegerType,
     Signedness,
+    StringAttr,
     TensorType,
     i1,
 )
@@ -31,6 +38,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
+from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import Pure
 
 from ..common import fail
@@ -57,6 +65,15 @@ INTEGER = frozenset({"signed", "unsigned"})
 BOOL = frozenset({"bool"})
 ANY = NUMERIC | BOOL
 STRING = frozenset({"string"})
+NARROW_FLOATS = (
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2Type,
+    Float8E5M2FNUZType,
+    Float8E8M0FNUType,
+    Float4E2M1FNType,
+)
+"""The float8 and float4 types: "narrow" elements, which only casts (and data movement) take."""
 
 _KIND_NAMES = {
     FLOAT: "floating-point",
@@ -70,13 +87,17 @@ _KIND_NAMES = {
 
 
 def element_kind(element: Attribute) -> str:
-    """ "float", "signed" (signless integers count as signed), "unsigned", "bool" (i1), "string"
-    or "other"."""
+    """ "float", "signed" (signless integers count as signed), "unsigned", "bool" (i1), "string",
+    "narrow" (float8, float4, 4-bit and 2-bit integers) or "other"."""
     if isinstance(element, Float16Type | BFloat16Type | Float32Type | Float64Type):
         return "float"
+    if isinstance(element, NARROW_FLOATS):
+        return "narrow"
     if isinstance(element, IntegerType):
         if element.width.data == 1:
             return "bool"
+        if element.width.data < 8:
+            return "narrow"
         return "unsigned" if element.signedness.data == Signedness.UNSIGNED else "signed"
     if isinstance(element, StringType):
         return "string"
@@ -433,24 +454,45 @@ class WhereOp(ElementwiseOp):
 @irdl_op_definition
 class CastOp(IRDLOperation):
     """Converts elements to the result's element type: floats round to nearest even, floats
-    truncate toward zero into integers, integers wrap, and non-zero becomes true in i1. Numbers
-    become strings as numpy formats them (the shortest text that reads back as the same value),
-    strings are parsed as numbers (a non-empty string is true in i1), and strings change width.
+    truncate toward zero into integers, integers wrap (4-bit and 2-bit ones too), and non-zero
+    becomes true in i1. Numbers become strings as numpy formats them (the shortest text that
+    reads back as the same value), strings are parsed as numbers (a non-empty string is true in
+    i1), and strings change width.
 
-    `%y = ascend.graph.cast %x : (tensor<2x3xf32>) -> tensor<2x3xf16>`
+    Into a float8 type, `saturate = 1` makes infinities and values beyond the largest finite one
+    that largest value (of their sign; NaN stays NaN); without it they become infinity where the
+    type has one, else NaN. Into float8e8m0 (powers of two), `round_mode` is "up" (the default),
+    "down" or "nearest", and a result out of its range becomes the nearer end with `saturate = 1`,
+    else NaN.
+
+    `%y = ascend.graph.cast %x {saturate = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf8E4M3FN>`
     """
 
     name = "ascend.graph.cast"
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
+    saturate = opt_prop_def(IntegerAttr)
+    round_mode = opt_prop_def(StringAttr)
 
     traits = traits_def(Pure(), MovesData())
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
-    def __init__(self, input: SSAValue, element_type: Attribute):
+    ROUND_MODES: ClassVar[tuple[str, ...]] = ("up", "down", "nearest")
+
+    def __init__(
+        self, input: SSAValue, element_type: Attribute, saturate: bool = False, round_mode: str | None = None
+    ):
         shape = tensor_type(input.type).get_shape()
-        super().__init__(operands=[input], result_types=[TensorType(element_type, shape)])
+        properties: dict[str, Attribute] = {}
+        if saturate:
+            properties["saturate"] = IntegerAttr(1, 64)
+        if round_mode is not None:
+            properties["round_mode"] = StringAttr(round_mode)
+        super().__init__(
+            operands=[input], result_types=[TensorType(element_type, shape)], properties=properties
+        )
 
     def verify_(self) -> None:
         if not compatible(
@@ -460,6 +502,10 @@ class CastOp(IRDLOperation):
         for t in (self.input.type, self.result.type):
             if element_kind(t.element_type) == "other":
                 raise fail(self, f"cannot cast from or to {t.element_type}")
+        if self.saturate is not None and self.saturate.value.data not in (0, 1):
+            raise fail(self, "'saturate' must be 0 or 1")
+        if self.round_mode is not None and self.round_mode.data not in self.ROUND_MODES:
+            raise fail(self, f"'round_mode' must be one of {', '.join(self.ROUND_MODES)}")
 
 
 OPS = (

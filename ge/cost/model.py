@@ -141,7 +141,8 @@ def physical_bytes(operand: Operand, soc: Mapping[str, Any], info: KernelInfo | 
     """Bytes `operand` takes in its format, padding included (C0 from the profile)."""
     element = operand.type.element_type
     width = element_bytes(element)
-    c0 = int(soc["c0_int8"] if getattr(element, "bitwidth", 0) == 8 else soc["c0_fp16"])
+    # 8-bit types, and the narrower ones stored a byte each, fill a 32-byte row with 32 elements.
+    c0 = int(soc["c0_int8"] if 1 < getattr(element, "bitwidth", 0) <= 8 else soc["c0_fp16"])
     groups = _weight_groups(info, operand) if info is not None and operand.format == "FRACTAL_Z" else 1
     try:
         shape = device_shape(operand.type.get_shape(), operand.format, c0, groups)

@@ -32,6 +32,7 @@ from ge.weights import WeightStore
 
 from . import (
     attention,
+    detection,
     elementwise,
     fused,
     indexing,
@@ -40,6 +41,7 @@ from . import (
     recurrent,
     reduction,
     resize,
+    sampling,
     strings,
     tensor,
     unary,
@@ -150,12 +152,14 @@ def _const(op: ConstOp, weights: WeightStore | None) -> np.ndarray:
 IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
     ConstOp: _const,
     **attention.IMPLEMENTATIONS,
+    **detection.IMPLEMENTATIONS,
     **elementwise.IMPLEMENTATIONS,
     **fused.IMPLEMENTATIONS,
     **indexing.IMPLEMENTATIONS,
     **nn.IMPLEMENTATIONS,
     **recurrent.IMPLEMENTATIONS,
     **resize.IMPLEMENTATIONS,
+    **sampling.IMPLEMENTATIONS,
     **reduction.IMPLEMENTATIONS,
     **normalization.IMPLEMENTATIONS,
     **strings.IMPLEMENTATIONS,
@@ -167,11 +171,13 @@ IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
 # Ops that only move or convert elements: widening their operands would change nothing but cost.
 _IN_STORED_DTYPE = (
     *attention.IN_STORED_DTYPE,
+    *detection.IN_STORED_DTYPE,
     *elementwise.IN_STORED_DTYPE,
     *indexing.IN_STORED_DTYPE,
     *nn.IN_STORED_DTYPE,
     *recurrent.IN_STORED_DTYPE,
     *resize.IN_STORED_DTYPE,
+    *sampling.IN_STORED_DTYPE,
     *reduction.IN_STORED_DTYPE,
     *normalization.IN_STORED_DTYPE,
     *strings.IN_STORED_DTYPE,

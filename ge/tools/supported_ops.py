@@ -28,6 +28,16 @@ GE_TYPES = {
     "tensor(uint64)": "u64",
     "tensor(bool)": "bool",
     "tensor(string)": "str",
+    "tensor(float8e4m3fn)": "f8E4M3FN",
+    "tensor(float8e4m3fnuz)": "f8E4M3FNUZ",
+    "tensor(float8e5m2)": "f8E5M2",
+    "tensor(float8e5m2fnuz)": "f8E5M2FNUZ",
+    "tensor(float8e8m0)": "f8E8M0FNU",
+    "tensor(float4e2m1)": "f4E2M1FN",
+    "tensor(int4)": "i4",
+    "tensor(uint4)": "u4",
+    "tensor(int2)": "i2",
+    "tensor(uint2)": "u2",
 }
 
 

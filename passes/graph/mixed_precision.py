@@ -122,7 +122,7 @@ overflow; they keep their type. Every other op is gray: it runs in the low-preci
 every operand it computes on comes from an op that does (data movement, batch_norm at inference,
 activations, division, ...)."""
 
-KEPT_BY_FORCE_FP16: tuple[type[Operation], ...] = (graph.NonZeroOp, graph.UniqueOp)
+KEPT_BY_FORCE_FP16: tuple[type[Operation], ...] = (graph.NonZeroOp, graph.UniqueOp, graph.NonMaxSuppressionOp)
 """AI CPU ops: no cube or vector time to save, so `force_fp16` leaves them alone."""
 
 NOT_COMPUTING: tuple[type[Operation], ...] = (graph.ConstOp, graph.CastOp, graph.ShapeOp)

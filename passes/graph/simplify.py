@@ -109,6 +109,7 @@ class CollapseWideningCast(RewritePattern):
             rewriter.replace(op, [], [inner.input])
             return
         new = graph.CastOp(inner.input, op.result.type.element_type)
+        new.properties.update(op.properties)  # the outer cast's saturate and round_mode
         new.location = op.location
         rewriter.replace(op, new)
 

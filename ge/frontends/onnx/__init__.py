@@ -20,16 +20,23 @@ from ge.graph import Graph
 from . import (
     attention,
     control,
+    detection,
     elementwise,
     indexing,
+    losses,
+    ml,
     nn,
     normalization,
+    quantize,
     recurrent,
     reduction,
     resize,
+    sampling,
     sequence,
+    signal,
     strings,
     tensor,
+    transformer,
 )
 from .importer import Converter, Importer, Node, ValueNeeded, converter_key
 from .shapes import check_shapes
@@ -41,19 +48,26 @@ DEFAULT_DOMAINS = ("", "ai.onnx")
 CONVERTERS: dict[str, Converter] = {
     **attention.CONVERTERS,
     **control.CONVERTERS,
+    **detection.CONVERTERS,
     **elementwise.CONVERTERS,
     **indexing.CONVERTERS,
+    **losses.CONVERTERS,
+    **ml.CONVERTERS,
     **nn.CONVERTERS,
     **recurrent.CONVERTERS,
     **resize.CONVERTERS,
+    **sampling.CONVERTERS,
     **reduction.CONVERTERS,
     **normalization.CONVERTERS,
+    **quantize.CONVERTERS,
     **sequence.CONVERTERS,
+    **signal.CONVERTERS,
     **strings.CONVERTERS,
     **tensor.CONVERTERS,
+    **transformer.CONVERTERS,
 }
 
-OTHER_DOMAIN_CONVERTERS: dict[str, Converter] = {**strings.ML_CONVERTERS}
+OTHER_DOMAIN_CONVERTERS: dict[str, Converter] = {**strings.ML_CONVERTERS, **ml.ML_CONVERTERS}
 """Converters of operators of other domains (`ai.onnx.ml`), keyed `domain::op_type`."""
 
 

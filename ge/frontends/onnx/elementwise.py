@@ -12,7 +12,15 @@ from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr
-from ge.dtypes import FORMATTED_WIDTH, element_type, is_string, numpy_dtype, string_dtype
+from ge.dtypes import (
+    FORMATTED_WIDTH,
+    NARROW,
+    SATURABLE,
+    element_type,
+    is_string,
+    numpy_dtype,
+    string_dtype,
+)
 from ge.errors import UnsupportedOperatorError
 from ge.graph import Tensor
 
@@ -43,12 +51,20 @@ def _binary(op_class: type[ops.ElementwiseOp]) -> Converter:
     return convert
 
 
+def _is_nan(imp: Importer, node: Node) -> list[Tensor]:
+    """float8 inputs are tested widened to float32 (exactly)."""
+    x = _accepted(node, ops.IsNaNOp, _widened_float8(imp, node, node.inputs[0]))
+    return [imp.g.add_op(ops.IsNaNOp, [x], None, node.name)]
+
+
 def _is_inf(imp: Importer, node: Node) -> list[Tensor]:
+    """float8 inputs are tested widened to float32 (exactly)."""
     props = {
         "detect_positive": int_attr(int(node.attr("detect_positive", 1))),
         "detect_negative": int_attr(int(node.attr("detect_negative", 1))),
     }
-    return [imp.g.add_op(ops.IsInfOp, [_accepted(node, ops.IsInfOp, node.inputs[0])], props, node.name)]
+    x = _accepted(node, ops.IsInfOp, _widened_float8(imp, node, node.inputs[0]))
+    return [imp.g.add_op(ops.IsInfOp, [x], props, node.name)]
 
 
 def _gelu(imp: Importer, node: Node) -> list[Tensor]:
@@ -142,18 +158,18 @@ def _clip(imp: Importer, node: Node) -> list[Tensor]:
 
 def _cast(imp: Importer, node: Node) -> list[Tensor]:
     """Numbers become strings as numpy formats them (as ONNX's reference does: "0.1", "1.0",
-    "nan", "True") and strings are read as Python reads numbers. Types ge has no dtype for
-    (float8, int4, int2, ...) are refused as unsupported dtypes; `saturate` and `round_mode`
-    concern only those."""
+    "nan", "True") and strings are read as Python reads numbers. Into float8 types, `saturate`
+    (1 by default) clamps to the largest finite value; into float8e8m0, `round_mode` is honoured;
+    int4, uint4, int2 and uint2 wrap. Casts between strings and those narrow types are refused."""
     target = dtype_name(int(node.attr("to")), f"the target type of Cast at node '{node.name}'")
     return [_add_cast(imp, node, node.inputs[0], target)]
 
 
 def _cast_like(imp: Importer, node: Node) -> list[Tensor]:
     """Numbers become strings as numpy formats them (as ONNX's reference does: "0.1", "1.0",
-    "nan", "True") and strings are read as Python reads numbers. Types ge has no dtype for
-    (float8, int4, int2, ...) are refused as unsupported dtypes; `saturate` and `round_mode`
-    concern only those."""
+    "nan", "True") and strings are read as Python reads numbers. Into float8 types, `saturate`
+    (1 by default) clamps to the largest finite value; into float8e8m0, `round_mode` is honoured;
+    int4, uint4, int2 and uint2 wrap. Casts between strings and those narrow types are refused."""
     return [_add_cast(imp, node, node.inputs[0], node.inputs[1].dtype)]
 
 
@@ -204,6 +220,13 @@ def _dtype_error(node: Node, what: str) -> UnsupportedOperatorError:
     return error
 
 
+def _widened_float8(imp: Importer, node: Node, x: Tensor | None) -> Tensor | None:
+    """A float8 tensor as float32 (which holds every float8 value); anything else as given."""
+    if x is not None and x.dtype in NARROW and x.dtype.startswith("float8"):
+        return imp.g.add_cast(x, "float32", node.name)
+    return x
+
+
 def _scalar_constant(imp: Importer, value: float, dtype: str, name: str) -> Tensor:
     """A known scalar of `dtype` (a constant rather than a splat, which bfloat16 lacks)."""
     array = np.array(value).astype(numpy_dtype(element_type(dtype)))
@@ -217,12 +240,26 @@ def _scalar(imp: Importer, bound: Tensor) -> Tensor:
 
 
 def _add_cast(imp: Importer, node: Node, x: Tensor, dtype: str) -> Tensor:
+    """`x` cast to `dtype`, with the node's `saturate` (default 1) and `round_mode` (default
+    "up") where the target takes them (float8 types, float8e8m0)."""
     if is_string(dtype):
         # A string keeps its width; a number takes one that holds any formatted number.
         dtype = x.dtype if is_string(x.dtype) else string_dtype(FORMATTED_WIDTH)
     if dtype == x.dtype:
         return x
-    return imp.g.add_cast(x, dtype, node.name)
+    if (is_string(x.dtype) or is_string(dtype)) and {x.dtype, dtype} & NARROW.keys():
+        raise _dtype_error(node, f"casts from {x.dtype} to {dtype} are not supported")
+    result = imp.g.add_cast(x, dtype, node.name)
+    cast = result.value.owner
+    if dtype in SATURABLE and node.attr("saturate", 1):
+        cast.properties["saturate"] = int_attr(1)
+    if dtype == "float8_e8m0fnu":
+        round_mode = node.attr("round_mode", "up")
+        if round_mode not in ops.CastOp.ROUND_MODES:
+            modes = ", ".join(ops.CastOp.ROUND_MODES)
+            raise node.invalid(f"round_mode must be one of {modes}, got '{round_mode}'")
+        cast.properties["round_mode"] = StringAttr(round_mode)
+    return result
 
 
 _UNARY = (
@@ -232,7 +269,6 @@ _UNARY = (
     ("Relu", ops.ReluOp),
     ("Not", ops.NotOp),
     ("BitwiseNot", ops.BitwiseNotOp),
-    ("IsNaN", ops.IsNaNOp),
     ("Exp", ops.ExpOp),
     ("Log", ops.LogOp),
     ("Sqrt", ops.SqrtOp),
@@ -291,6 +327,7 @@ _BINARY = (
 CONVERTERS: dict[str, Converter] = {
     **{onnx_name: _unary(op_class) for onnx_name, op_class in _UNARY},
     **{onnx_name: _binary(op_class) for onnx_name, op_class in _BINARY},
+    "IsNaN": _is_nan,
     "IsInf": _is_inf,
     "Gelu": _gelu,
     "Mod": _mod,

@@ -22,7 +22,7 @@ import onnx
 from onnx import numpy_helper
 from xdsl.ir import SSAValue
 
-from ge.dtypes import STRING, as_strings, element_type, is_string, numpy_dtype, string_dtype
+from ge.dtypes import ONNX_NAMES, STRING, as_strings, element_type, is_string, numpy_dtype, string_dtype
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 from ge.semantics import evaluate
@@ -439,6 +439,10 @@ def value_type(value_info: onnx.ValueInfoProto) -> tuple[list[int], str]:
     return shape, dtype_name(t.elem_type, f"graph input '{value_info.name}'")
 
 
+_NARROW_BY_ONNX_TYPE = {onnx.TensorProto.DataType.Value(proto): name for name, proto in ONNX_NAMES.items()}
+"""ONNX element type -> numpy name, for the narrow types (float8, float4, int4, int2, ...)."""
+
+
 def dtype_name(elem_type: int, what: str) -> str:
     """The numpy dtype name of an ONNX element type that `ge` supports (`STRING` for strings,
     whose width the data decides)."""
@@ -446,6 +450,8 @@ def dtype_name(elem_type: int, what: str) -> str:
         return "bfloat16"
     if elem_type == onnx.TensorProto.STRING:
         return STRING
+    if elem_type in _NARROW_BY_ONNX_TYPE:
+        return _NARROW_BY_ONNX_TYPE[elem_type]
     try:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
     except (KeyError, TypeError, ValueError):
