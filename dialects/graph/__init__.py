@@ -16,11 +16,13 @@ from . import (
     elementwise,
     fused,
     indexing,
+    linalg,
     nn,
     normalization,
     pool,
     recurrent,
     reduction,
+    reinterpret,
     resize,
     sampling,
     strings,
@@ -86,6 +88,7 @@ from .indexing import (
     TriluOp,
     UniqueOp,
 )
+from .linalg import DetOp
 from .nn import (
     BatchNormOp,
     Conv2DOp,
@@ -153,6 +156,7 @@ from .reduction import (
     SoftmaxOp,
     TopKOp,
 )
+from .reinterpret import BitCastOp
 from .resize import ResizeOp
 from .sampling import GridSampleOp, RoiAlignOp
 from .strings import (
@@ -229,12 +233,14 @@ GRAPH_OPS: tuple[type[Operation], ...] = (
     *elementwise.OPS,
     *fused.OPS,
     *indexing.OPS,
+    *linalg.OPS,
     *nn.OPS,
     *pool.OPS,
     *recurrent.OPS,
     *resize.OPS,
     *sampling.OPS,
     *reduction.OPS,
+    *reinterpret.OPS,
     *normalization.OPS,
     *strings.OPS,
     *tensor.OPS,
@@ -270,6 +276,7 @@ __all__ = [
     "AvgPoolOp",
     "BatchNormOp",
     "BinaryElementwiseOp",
+    "BitCastOp",
     "BitwiseAndOp",
     "BitwiseNotOp",
     "BitwiseOp",
@@ -291,6 +298,7 @@ __all__ = [
     "CoshOp",
     "CumProdOp",
     "CumSumOp",
+    "DetOp",
     "DivOp",
     "EinsumOp",
     "ElementwiseOp",

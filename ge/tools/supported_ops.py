@@ -11,7 +11,7 @@ import inspect
 
 import onnx
 
-from ge.frontends.onnx import CONVERTERS, MAX_OPSET, MIN_OPSET
+from ge.frontends.onnx import CONVERTERS, MAX_OPSET, MIN_OPSET, OTHER_DOMAIN_CONVERTERS
 
 GE_TYPES = {
     "tensor(float)": "f32",
@@ -87,6 +87,18 @@ def render() -> str:
         "|---|---|---|---|",
     ]
     lines += [f"| {op} | {opsets} | {dtypes} | {limits} |" for op, opsets, dtypes, limits in rows()]
+    lines += [
+        "",
+        f"{len(OTHER_DOMAIN_CONVERTERS)} operators of other domains.",
+        "",
+        "| domain | operator | limits |",
+        "|---|---|---|",
+    ]
+    for key in sorted(OTHER_DOMAIN_CONVERTERS):
+        domain, op_type = key.split("::", 1)
+        doc = inspect.getdoc(OTHER_DOMAIN_CONVERTERS[key]) or ""
+        limits = " ".join(doc.split("\n\n")[0].split()) if doc else ""
+        lines.append(f"| {domain} | {op_type} | {limits} |")
     return "\n".join(lines) + "\n"
 
 

@@ -374,11 +374,6 @@ def test_batch_norm(opset, shape, rng) -> None:
     check("BatchNormalization", [normal(rng, *shape), *params], opset=opset, epsilon=1e-3)
 
 
-def test_batch_norm_training_is_refused(rng) -> None:
-    inputs = [normal(rng, 2, 3, 4), *(normal(rng, 3) for _ in range(4))]
-    refused("BatchNormalization", inputs, "training_mode=1", opset=15, training_mode=1)
-
-
 # --------------------------------------------------------------------------------------------
 # Resize
 # --------------------------------------------------------------------------------------------

@@ -22,20 +22,26 @@ from . import (
     control,
     detection,
     elementwise,
+    flex_attention,
     indexing,
+    linalg,
+    linear_attention,
     losses,
     ml,
     nn,
     normalization,
     quantize,
+    quantized_conv,
     recurrent,
     reduction,
+    reinterpret,
     resize,
     sampling,
     sequence,
     signal,
     strings,
     tensor,
+    training,
     transformer,
 )
 from .importer import Converter, Importer, Node, ValueNeeded, converter_key
@@ -51,24 +57,35 @@ CONVERTERS: dict[str, Converter] = {
     **detection.CONVERTERS,
     **elementwise.CONVERTERS,
     **indexing.CONVERTERS,
+    **linalg.CONVERTERS,
+    **linear_attention.CONVERTERS,
     **losses.CONVERTERS,
     **ml.CONVERTERS,
     **nn.CONVERTERS,
     **recurrent.CONVERTERS,
+    **reinterpret.CONVERTERS,
     **resize.CONVERTERS,
     **sampling.CONVERTERS,
     **reduction.CONVERTERS,
     **normalization.CONVERTERS,
     **quantize.CONVERTERS,
+    **quantized_conv.CONVERTERS,
     **sequence.CONVERTERS,
     **signal.CONVERTERS,
     **strings.CONVERTERS,
     **tensor.CONVERTERS,
     **transformer.CONVERTERS,
+    **training.CONVERTERS,  # after nn: its BatchNormalization adds the training mode
 }
 
-OTHER_DOMAIN_CONVERTERS: dict[str, Converter] = {**strings.ML_CONVERTERS, **ml.ML_CONVERTERS}
-"""Converters of operators of other domains (`ai.onnx.ml`), keyed `domain::op_type`."""
+OTHER_DOMAIN_CONVERTERS: dict[str, Converter] = {
+    **strings.ML_CONVERTERS,
+    **ml.ML_CONVERTERS,
+    **flex_attention.CONVERTERS,
+    **training.TRAINING_CONVERTERS,
+}
+"""Converters of operators of other domains (`ai.onnx.ml`, `ai.onnx.preview`, `ai.onnx.preview.training`),
+keyed `domain::op_type`."""
 
 
 def load_model(source: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:

@@ -1,0 +1,25 @@
+"""bitcast: the stored bytes read as another element type (a numpy view; the AI Core and every
+host numpy runs on are little endian, as ONNX's BitCast asks)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ge.dialects import graph as ops
+from ge.dtypes import numpy_dtype
+
+from .base import Implementation
+
+
+def _bitcast(op: ops.BitCastOp, x: np.ndarray) -> np.ndarray:
+    target = numpy_dtype(op.result.type.element_type)
+    data = np.ascontiguousarray(x)  # 0-d arrays come back 1-d: the reshapes restore them
+    if target == np.bool_:
+        return (data.view(np.uint8) != 0).reshape(x.shape)  # a byte other than 0 or 1 is still true
+    return data.view(target).reshape(x.shape)
+
+
+IMPLEMENTATIONS: dict[type, Implementation] = {ops.BitCastOp: _bitcast}
+
+# bitcast reads the stored bytes: 16-bit floats must not be widened first.
+IN_STORED_DTYPE: tuple[type, ...] = (ops.BitCastOp,)
