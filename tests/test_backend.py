@@ -40,10 +40,11 @@ def test_static_model_compiles_at_prepare_with_options() -> None:
 
 
 def test_unsupported_attribute_is_refused_at_prepare() -> None:
-    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], storage_order=1, name="pool")
-    model = _model([node], [_io("x", F, [1, 1, 4, 4])], [_io("y", F, None)])
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2, 2], name="pool")
+    model = _model([node], [_io("x", F, [1, 1, 4, 4, 4])], [_io("y", F, None), _io("i", I64, None)])
     with pytest.raises(
-        ge.UnsupportedOperatorError, match="MaxPool .* at node 'pool': storage_order=1"
+        ge.UnsupportedOperatorError,
+        match="MaxPool .* at node 'pool': the 'Indices' output is supported for 1-D and 2-D pools only",
     ) as info:
         ge.backend.prepare(model)
     assert info.value.category == "attribute"

@@ -155,6 +155,53 @@ def test_opset_out_of_range() -> None:
         ge.GraphParser().parse_onnx(model)
 
 
+@pytest.mark.parametrize("opset", [1, 5])
+def test_operators_unchanged_since_opset_1_import_at_old_opsets(opset: int, rng) -> None:
+    """Not, Greater (with its opset-1 broadcast at an axis) and Transpose are as opset 6 has them."""
+    nodes = [
+        helper.make_node("Greater", ["x", "t"], ["above"], broadcast=1, axis=1),
+        helper.make_node("Not", ["above"], ["below"]),
+        helper.make_node("Transpose", ["below"], ["y"], perm=[2, 0, 1]),
+    ]
+    model = _model(nodes, [_io("x", [2, 3, 4]), _io("t", [3])], [_io("y", None)], opset)
+    x, t = _x(rng, 2, 3, 4), _x(rng, 3)
+    graph = ge.GraphParser().parse_onnx(model)
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler().compile(graph, optimization_level=0))
+    (y,) = executor.run({"x": x, "t": t})
+    np.testing.assert_array_equal(y, np.transpose(~(x > t[:, None]), (2, 0, 1)))
+
+
+def test_operators_changed_since_an_old_opset_are_refused() -> None:
+    """Relu lost `consumed_inputs` in opset 6 and Reshape took its shape as an input in opset 5."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="relu"),
+        helper.make_node("Not", ["b"], ["n"], name="not"),
+        helper.make_node("Reshape", ["r"], ["y"], name="reshape", shape=[6]),
+    ]
+    model = _model(
+        nodes, [_io("x", [2, 3]), _io("b", [2], TensorProto.BOOL)], [_io("y", None), _io("n", None)], 4
+    )
+    with pytest.raises(
+        ge.UnsupportedOperatorError, match="opset 4 is outside the supported range 6 to 28"
+    ) as info:
+        ge.GraphParser().parse_onnx(model)
+    assert info.value.category == "operator"
+    assert [(u["op_type"], u["node"], u["opset"]) for u in info.value.unsupported] == [
+        ("Relu", "relu", 4),
+        ("Reshape", "reshape", 4),
+    ]
+    assert "its opset-4 form (version 1) is not its opset-6 form (version 5)" in str(info.value)
+
+
+def test_opset_zero_is_refused() -> None:
+    model = _model(
+        [helper.make_node("Not", ["b"], ["y"])], [_io("b", [2], TensorProto.BOOL)], [_io("y", None)], 0
+    )
+    with pytest.raises(ge.UnsupportedOperatorError, match="opset 0 is outside the supported range 1 to 28"):
+        ge.GraphParser().parse_onnx(model)
+
+
 def test_reshape_with_computed_shape_is_refused_clearly() -> None:
     node = helper.make_node("Reshape", ["x", "s"], ["y"], name="r")
     model = _model([node], [_io("x", [2, 3]), _io("s", [2], TensorProto.INT64)], [_io("y", None)], 17)

@@ -52,7 +52,13 @@ def rows() -> list[tuple[str, str, str, str]]:
                 if _has_schema(op_type, v)
             }
         )
-        first = max(MIN_OPSET, versions[0])
+        # Opsets before 6 are accepted for an operator unchanged since (its form at 6 is older).
+        first = (
+            onnx.defs.get_schema(op_type, MIN_OPSET).since_version
+            if _has_schema(op_type, MIN_OPSET)
+            else versions[0]
+        )
+        first = max(first, versions[0])
         types: set[str] = set()
         for constraint in schema.type_constraints:
             types |= {GE_TYPES[t] for t in constraint.allowed_type_strs if t in GE_TYPES}
@@ -81,7 +87,8 @@ def render() -> str:
         "dtypes: the element types ONNX allows that `ge` supports; limits: what the converter refuses",
         "(with an `UnsupportedOperatorError` naming the node) or handles specially.",
         "",
-        f"{len(CONVERTERS)} operators of the default domain (`ai.onnx`), opsets {MIN_OPSET} to {MAX_OPSET}.",
+        f"{len(CONVERTERS)} operators of the default domain (`ai.onnx`), opsets {MIN_OPSET} to {MAX_OPSET}; "
+        f"a model of opset 1 to {MIN_OPSET - 1} is accepted when none of its operators changed since.",
         "",
         "| operator | opsets | dtypes | limits |",
         "|---|---|---|---|",

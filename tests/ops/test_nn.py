@@ -350,6 +350,29 @@ def test_max_pool_indices_prefer_the_first_maximum() -> None:
     assert indices.tolist() == [[[[0, 1], [3, 4]]]]
 
 
+@pytest.mark.parametrize(
+    ("x", "attrs"),
+    [
+        ((2, 3, 5, 7), {"kernel_shape": [2, 3], "strides": [2, 2], "pads": [1, 1, 0, 1]}),
+        ((1, 2, 4, 6), {"kernel_shape": [3, 3], "strides": [1, 2]}),
+        ((2, 2, 9), {"kernel_shape": [3], "strides": [2]}),
+    ],
+    ids=["2d", "2d-wide", "1d"],
+)
+def test_max_pool_indices_in_column_major_order(x, attrs, rng) -> None:
+    """storage_order=1 counts the cells of each (H, W) plane column by column."""
+    check("MaxPool", [normal(rng, *x)], opset=12, outputs=2, storage_order=1, **attrs)
+
+
+def test_max_pool_column_major_indices_by_hand() -> None:
+    """A 5x5 plane counting up, 2x2 windows at stride 2: the largest cell of each window is its
+    bottom-right one, (1, 1), (1, 3), (3, 1) and (3, 3), at column-major index row + column * 5."""
+    plane = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
+    attrs = {"kernel_shape": [2, 2], "strides": [2, 2], "storage_order": 1}
+    (_, indices) = run_ge("MaxPool", [plane], opset=12, outputs=2, **attrs)
+    assert indices.tolist() == [[[[6, 16], [8, 18]]]]
+
+
 @pytest.mark.parametrize("op_type", ["GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"])
 @pytest.mark.parametrize("shape", [(2, 3, 5), (1, 4, 5, 6), (1, 2, 3, 4, 5)], ids=["1d", "2d", "3d"])
 def test_global_pool(op_type, shape, rng) -> None:

@@ -20,10 +20,12 @@ from ge.graph import Graph
 from . import (
     attention,
     control,
+    deform,
     detection,
     elementwise,
     flex_attention,
     indexing,
+    legacy,
     linalg,
     linear_attention,
     losses,
@@ -48,12 +50,16 @@ from .importer import Converter, Importer, Node, ValueNeeded, converter_key
 from .shapes import check_shapes
 
 MIN_OPSET = 6
+OLDEST_OPSET = 1
+"""Models of opsets OLDEST_OPSET to MIN_OPSET - 1 import when each operator they use is as opset
+MIN_OPSET defines it (`legacy.changed_since`)."""
 MAX_OPSET = onnx.defs.onnx_opset_version()
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
 CONVERTERS: dict[str, Converter] = {
     **attention.CONVERTERS,
     **control.CONVERTERS,
+    **deform.CONVERTERS,
     **detection.CONVERTERS,
     **elementwise.CONVERTERS,
     **indexing.CONVERTERS,
@@ -133,16 +139,17 @@ def default_opset(model: onnx.ModelProto) -> int:
     if not versions:
         return MAX_OPSET
     opset = versions[0]
-    if not MIN_OPSET <= opset <= MAX_OPSET:
+    if not OLDEST_OPSET <= opset <= MAX_OPSET:
         raise UnsupportedOperatorError(
-            f"opset {opset} is outside the supported range {MIN_OPSET} to {MAX_OPSET}",
+            f"opset {opset} is outside the supported range {OLDEST_OPSET} to {MAX_OPSET}",
             category="operator",
         )
     return opset
 
 
 def check_supported(model: onnx.ModelProto, opset: int) -> None:
-    """Raises one error listing every node whose operator has no converter."""
+    """Raises one error listing every node whose operator has no converter, or (for a model older
+    than MIN_OPSET) one listing every node whose operator has changed since its opset."""
     unsupported = []
     _find_unsupported(model.graph, opset, "", unsupported)
     if unsupported:
@@ -155,6 +162,16 @@ def check_supported(model: onnx.ModelProto, opset: int) -> None:
             f"{len(unsupported)} node(s) use operators ge does not support "
             f"({', '.join(kinds)}):\n" + "\n".join(lines),
             unsupported,
+            category="operator",
+        )
+    changed = legacy.changed_since(model.graph, opset, MIN_OPSET) if opset < MIN_OPSET else []
+    if changed:
+        lines = [f"  {c['op_type']} at node '{c['node']}': {c['missing']}" for c in changed]
+        raise UnsupportedOperatorError(
+            f"opset {opset} is outside the supported range {MIN_OPSET} to {MAX_OPSET} for {len(changed)} "
+            f"node(s) whose operator has changed since (convert the model to opset {MIN_OPSET} or "
+            f"newer):\n" + "\n".join(lines),
+            changed,
             category="operator",
         )
 

@@ -1,14 +1,18 @@
-"""Attribute forms of opsets 6 to 8 that later opsets dropped, mapped onto today's forms.
+"""Attribute forms of opsets 6 to 8 that later opsets dropped, mapped onto today's forms, and the
+operators of opsets 1 to 5 that are already their opset-6 selves.
 
 Converters implement each operator for opset 9 and later; `upgrade` runs first for an older
 node and either rewrites its legacy form (the `broadcast`/`axis` attributes of binary ops before
 opset 7) or refuses it (training-mode batch normalization, `spatial=0`), and gives PRelu's per-channel
-slope of opset 6 its axis.
+slope of opset 6 its axis. A model of opset 1 to 5 imports when every operator it uses has the
+schema it has in opset 6 (`changed_since`; opset 6 changed most, dropping `consumed_inputs`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+import onnx
 
 if TYPE_CHECKING:
     from .importer import Importer, Node
@@ -34,6 +38,42 @@ def upgrade(imp: Importer, node: Node) -> None:
             raise node.fail("is_test=0 (training) is not supported")
         if not node.attrs.pop("spatial", 1):
             raise node.fail("spatial=0 (per-activation statistics) is not supported")
+
+
+def changed_since(graph: onnx.GraphProto, opset: int, newer: int, prefix: str = "") -> list[dict]:
+    """The default-domain nodes of `graph` and its subgraphs whose operator at `opset` is not the
+    one of opset `newer` (another schema version, or none yet)."""
+    found = []
+    for index, node in enumerate(graph.node):
+        name = prefix + (node.name or f"{node.op_type}_{index}")
+        if node.domain in ("", "ai.onnx"):
+            old, new = _schema_version(node.op_type, opset), _schema_version(node.op_type, newer)
+            if old is None or old != new:
+                what = (
+                    f"its opset-{opset} form (version {old}) is not its opset-{newer} form (version {new})"
+                    if old
+                    else f"it is not defined at opset {opset}"
+                )
+                found.append(
+                    {
+                        "op_type": node.op_type,
+                        "domain": "ai.onnx",
+                        "opset": opset,
+                        "node": name,
+                        "missing": what,
+                    }
+                )
+        for attribute in node.attribute:
+            for subgraph in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                found += changed_since(subgraph, opset, newer, f"{name}/")
+    return found
+
+
+def _schema_version(op_type: str, opset: int) -> int | None:
+    try:
+        return onnx.defs.get_schema(op_type, opset).since_version
+    except onnx.defs.SchemaError:
+        return None
 
 
 def _legacy_broadcast(imp: Importer, node: Node) -> None:

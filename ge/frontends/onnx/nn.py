@@ -155,8 +155,8 @@ POOLS = {
 
 
 def _max_pool(imp: Importer, node: Node) -> list[Tensor]:
-    """1-D, 2-D and 3-D windows; storage_order=1 is refused; the Indices output is supported for
-    1-D and 2-D pools.
+    """1-D, 2-D and 3-D windows; the Indices output is supported for 1-D and 2-D pools, in row-major
+    or (storage_order=1) column-major order.
     """
     return _pool(imp, node)
 
@@ -173,8 +173,6 @@ def _lp_pool(imp: Importer, node: Node) -> list[Tensor]:
 
 def _pool(imp: Importer, node: Node) -> list[Tensor]:
     x = node.inputs[0]
-    if node.attr("storage_order", 0):
-        raise node.fail("storage_order=1 is not supported")
     kernel = tuple(node.attr("kernel_shape", ()))
     if not kernel:
         raise node.invalid("a pool needs 'kernel_shape'")
@@ -199,11 +197,35 @@ def _max_pool_with_indices(imp: Importer, node: Node, props: dict) -> list[Tenso
     if len(x.shape) not in (3, 4):
         raise node.fail("the 'Indices' output is supported for 1-D and 2-D pools only")
     if len(x.shape) == 4:
-        return imp.g.add_op_results(ops.MaxPoolWithArgmaxOp, [x], props, node.name)
-    # A unit height leaves every flat index of the input as it was.
+        values, indices = imp.g.add_op_results(ops.MaxPoolWithArgmaxOp, [x], props, node.name)
+        if node.attr("storage_order", 0):
+            indices = _column_major(imp, node, indices, x.shape[2], x.shape[3])
+        return [values, indices]
+    # A unit height leaves every flat index of the input as it was (in either storage order).
     flat = imp.g.add_reshape(x, _unit_height(node, x.shape), f"{node.name}.as_2d")
     values, indices = imp.g.add_op_results(ops.MaxPoolWithArgmaxOp, [flat], _props_2d(props), node.name)
     return [_drop_height(imp, node, values, "values"), _drop_height(imp, node, indices, "indices")]
+
+
+def _column_major(imp: Importer, node: Node, indices: Tensor, height: int, width: int) -> Tensor:
+    """Row-major flat indices `i` of (N, C, H, W) as column-major ones: the plane's offset
+    `i - r`, then `(r mod W) * H + r div W`, where `r = i mod (H * W)` is the index in the plane."""
+    if height < 0 or width < 0:
+        raise node.fail("storage_order=1 needs static spatial dimensions")
+
+    def scalar(value: int, what: str) -> Tensor:
+        return imp.g.add_splat(value, [], "int64", f"{node.name}.{what}")
+
+    def binary(op_class: type, a: Tensor, b: Tensor, what: str) -> Tensor:
+        return imp.g.add_op(op_class, [a, b], None, f"{node.name}.{what}")
+
+    in_plane = binary(ops.ModOp, indices, scalar(height * width, "plane_size"), "in_plane")
+    plane = binary(ops.SubOp, indices, in_plane, "plane")
+    width_tensor = scalar(width, "width")
+    column = binary(ops.ModOp, in_plane, width_tensor, "column")
+    row = binary(ops.DivOp, in_plane, width_tensor, "row")
+    columns_before = binary(ops.MulOp, column, scalar(height, "height"), "columns_before")
+    return binary(ops.AddOp, binary(ops.AddOp, plane, columns_before, "column_start"), row, "indices")
 
 
 def _global_pool(op_class: type) -> Converter:
