@@ -41,9 +41,9 @@ def _deform_conv(imp: Importer, node: Node) -> list[Tensor]:
         raise node.invalid(f"a weight {list(w.shape)} (kernel_shape {kernel}) does not fit X {list(x.shape)}")
     if rank > 3:
         raise node.fail(f"{rank}-D deformable convolutions are not supported")
-    strides = _ints(node, "strides", rank, 1)
-    dilations = _ints(node, "dilations", rank, 1)
-    pads = _ints(node, "pads", 2 * rank, 0)
+    strides = node.ints("strides", rank, 1)
+    dilations = node.ints("dilations", rank, 1)
+    pads = node.ints("pads", 2 * rank, 0)
     groups, offset_groups = int(node.attr("group", 1)), int(node.attr("offset_group", 1))
     out_channels, taps = w.shape[0], math.prod(kernel)
     outputs = [
@@ -117,13 +117,6 @@ def _sampling_grid(
     normalized = c.op(ops.AddOp, [normalized, c.constant(shift.astype(dtype), "shift")], "normalized")
     grid = [taps, points, *([1] * (rank - 2))] if rank >= 2 else [taps * points]
     return c.reshape(normalized, [batch * offset_groups, *grid, rank], "grid")
-
-
-def _ints(node: Node, name: str, count: int, default: int) -> list[int]:
-    values = [int(v) for v in node.attr(name, [default] * count)]
-    if len(values) != count:
-        raise node.invalid(f"'{name}' needs {count} values, got {values}")
-    return values
 
 
 CONVERTERS: dict[str, Converter] = {"DeformConv": _deform_conv}

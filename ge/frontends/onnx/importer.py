@@ -97,6 +97,13 @@ class Node:
         value = self.attrs.get(key, default)
         return value.decode() if isinstance(value, bytes) else value
 
+    def ints(self, key: str, count: int, default: int) -> tuple[int, ...]:
+        """An integer-list attribute of exactly `count` values (`default` repeated when absent)."""
+        values = tuple(int(v) for v in self.attr(key, [default] * count))  # type: ignore[union-attr]
+        if len(values) != count:
+            raise self.invalid(f"'{key}' needs {count} values, got {list(values)}")
+        return values
+
     def has_input(self, index: int) -> bool:
         return index < len(self.inputs) and self.inputs[index] is not None
 

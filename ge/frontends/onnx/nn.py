@@ -88,9 +88,9 @@ def _conv_transpose(imp: Importer, node: Node) -> list[Tensor]:
     x, w = node.inputs[0], node.inputs[1]
     kernel = _kernel(node, w)
     n = len(kernel)
-    strides = _ints(node, "strides", n, 1)
-    dilations = _ints(node, "dilations", n, 1)
-    extra = list(_ints(node, "output_padding", n, 0))
+    strides = node.ints("strides", n, 1)
+    dilations = node.ints("dilations", n, 1)
+    extra = list(node.ints("output_padding", n, 0))
     auto_pad = node.attr("auto_pad", "NOTSET")
     output_shape = node.attr("output_shape")
     sizes = x.shape[2:]
@@ -114,7 +114,7 @@ def _conv_transpose(imp: Importer, node: Node) -> list[Tensor]:
             end.append(total - first)
         pads = (*begin, *end)
     elif auto_pad in ("NOTSET", "VALID"):
-        pads = (0,) * 2 * n if auto_pad == "VALID" else _ints(node, "pads", 2 * n, 0)
+        pads = (0,) * 2 * n if auto_pad == "VALID" else node.ints("pads", 2 * n, 0)
     else:
         raise node.invalid(f"unknown auto_pad '{auto_pad}'")
     props = {
@@ -250,13 +250,6 @@ def _kernel(node: Node, w: Tensor) -> tuple[int, ...]:
     return kernel
 
 
-def _ints(node: Node, name: str, count: int, default: int) -> tuple[int, ...]:
-    values = tuple(int(v) for v in node.attr(name, [default] * count))
-    if len(values) != count:
-        raise node.invalid(f"'{name}' needs {count} values, got {list(values)}")
-    return values
-
-
 def _spatial(node: Node, x: Tensor, kernel: Sequence[int], dilated: bool) -> dict:
     """strides, dilations and explicit pads (all leading, then all trailing), auto_pad resolved.
 
@@ -264,8 +257,8 @@ def _spatial(node: Node, x: Tensor, kernel: Sequence[int], dilated: bool) -> dic
     (as ONNX Runtime and the ONNX reference) do not.
     """
     n = len(kernel)
-    strides = _ints(node, "strides", n, 1)
-    dilations = _ints(node, "dilations", n, 1)
+    strides = node.ints("strides", n, 1)
+    dilations = node.ints("dilations", n, 1)
     auto_pad = node.attr("auto_pad", "NOTSET")
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         begin, end = [], []
@@ -283,7 +276,7 @@ def _spatial(node: Node, x: Tensor, kernel: Sequence[int], dilated: bool) -> dic
     elif auto_pad == "VALID":
         pads = (0,) * 2 * n
     elif auto_pad == "NOTSET":
-        pads = _ints(node, "pads", 2 * n, 0)
+        pads = node.ints("pads", 2 * n, 0)
     else:
         raise node.invalid(f"unknown auto_pad '{auto_pad}'")
     return {"strides": ints_attr(strides), "pads": ints_attr(pads), "dilations": ints_attr(dilations)}

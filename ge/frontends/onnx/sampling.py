@@ -90,9 +90,9 @@ def _col2im(imp: Importer, node: Node) -> list[Tensor]:
     rank = len(image)
     if len(block) != rank or len(x.shape) != 3:
         raise node.invalid(f"image_shape {image} and block_shape {block} do not fit an input {list(x.shape)}")
-    strides = _ints(node, "strides", rank, 1)
-    dilations = _ints(node, "dilations", rank, 1)
-    pads = _ints(node, "pads", 2 * rank, 0)
+    strides = node.ints("strides", rank, 1)
+    dilations = node.ints("dilations", rank, 1)
+    pads = node.ints("pads", 2 * rank, 0)
     padded = [image[i] + pads[i] + pads[rank + i] for i in range(rank)]
     counts = [(padded[i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(rank)]
     batch, columns, length = x.shape
@@ -134,8 +134,8 @@ def _max_unpool(imp: Importer, node: Node) -> list[Tensor]:
         raise node.invalid(
             f"kernel_shape {kernel} and indices {list(indices.shape)} do not fit X {list(x.shape)}"
         )
-    strides = _ints(node, "strides", rank, 1)
-    pads = _ints(node, "pads", 2 * rank, 0)
+    strides = node.ints("strides", rank, 1)
+    pads = node.ints("pads", 2 * rank, 0)
     inferred = [
         *x.shape[:2],
         *((x.shape[2 + i] - 1) * strides[i] - pads[i] - pads[rank + i] + kernel[i] for i in range(rank)),
@@ -162,13 +162,6 @@ def _normalized_centres(count: int, align: bool) -> np.ndarray:
     if align:
         return np.linspace(-1.0, 1.0, count)
     return (2.0 * np.arange(count) + 1.0) / count - 1.0
-
-
-def _ints(node: Node, name: str, count: int, default: int) -> list[int]:
-    values = [int(v) for v in node.attr(name, [default] * count)]
-    if len(values) != count:
-        raise node.invalid(f"'{name}' needs {count} values, got {values}")
-    return values
 
 
 CONVERTERS: dict[str, Converter] = {
