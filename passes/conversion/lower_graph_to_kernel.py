@@ -187,7 +187,7 @@ class KernelFormer:
     counts: dict[str, int] = field(default_factory=dict)
 
     def run(self, block: Block) -> None:
-        groups = self._groups(block) if self.fuse else self._singletons(block)
+        groups = self._groups(block) if self.fuse else []
         for group in groups:
             self._build(group)
         if self.fuse:
@@ -208,10 +208,6 @@ class KernelFormer:
         for op in list(block.ops):
             if op.name.startswith("ascend.graph.") and not isinstance(op, graph.ConstOp):
                 self._build(_Group([op], unit_of(op)))
-
-    @staticmethod
-    def _singletons(block: Block) -> list[_Group]:
-        return []
 
     def _groups(self, block: Block) -> list[_Group]:
         group_of: dict[Operation, _Group] = {}
