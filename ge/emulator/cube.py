@@ -37,7 +37,8 @@ def conv2d(
     weights (out_channels, in_channels // groups, kh, kw) with the same c0; `pads` are (top, left, bottom,
     right); `bias`, logical (out_channels,), is added to the accumulator. Returns NC1HWC0
     (N, ceil(out_channels / c0), Ho, Wo, c0) in float32 (int32 for 8-bit integer inputs), padded channels
-    zero. Groups (depthwise included) are a batch of independent products.
+    zero. Groups are a batch of independent products; narrow groups (depthwise convolutions) sum over
+    their real channels only, which gives the same sums without the fractals' zero padding.
     """
     compute, accumulator = _accumulation_dtypes(x.dtype, w.dtype)
     if x.ndim != 5:
@@ -66,14 +67,29 @@ def conv2d(
     if ho <= 0 or wo <= 0:
         raise ValueError(f"conv2d: a {kh}x{kw} kernel (dilations {dilations}) does not fit the padded input")
 
-    left_tiles = _im2col_tiles(x, in_channels, groups, kernel, strides, pads, dilations, (ho, wo), compute)
-    m, m1, k1 = n * ho * wo, left_tiles.shape[1], left_tiles.shape[2]
-    n1 = w.shape[1]
-    right_tiles = w.reshape(groups, k1, n1, FRACTAL, c0).swapaxes(3, 4).astype(compute)  # (g, K1, N1, c0, 16)
-
-    out_tiles = _cube(left_tiles, right_tiles, accumulator)  # (g, M1, N1, 16, 16)
-    out = out_tiles.swapaxes(2, 3).reshape(groups, m1 * FRACTAL, n1 * FRACTAL)[:, :m, :cout_group]
-    out = out.reshape(groups, n, ho, wo, cout_group).transpose(1, 2, 3, 0, 4).reshape(n, ho, wo, out_channels)
+    if groups > 1 and cin_group * cout_group < c0 * FRACTAL:
+        # Narrow groups (depthwise convolutions above all): the padded fractals would be mostly
+        # zeros, so the products are summed over the real channels only; the sums are the same.
+        out = _narrow_groups(
+            x, w, in_channels, out_channels, groups, kernel, strides, pads, dilations, (ho, wo)
+        )
+        out = out.astype(accumulator) if accumulator == np.float32 else out.astype(np.int64).astype(np.int32)
+    else:
+        left_tiles = _im2col_tiles(
+            x, in_channels, groups, kernel, strides, pads, dilations, (ho, wo), compute
+        )
+        m, m1, k1 = n * ho * wo, left_tiles.shape[1], left_tiles.shape[2]
+        n1 = w.shape[1]
+        right_tiles = (
+            w.reshape(groups, k1, n1, FRACTAL, c0).swapaxes(3, 4).astype(compute)
+        )  # (g, K1, N1, c0, 16)
+        out_tiles = _cube(left_tiles, right_tiles, accumulator)  # (g, M1, N1, 16, 16)
+        out = out_tiles.swapaxes(2, 3).reshape(groups, m1 * FRACTAL, n1 * FRACTAL)[:, :m, :cout_group]
+        out = (
+            out.reshape(groups, n, ho, wo, cout_group)
+            .transpose(1, 2, 3, 0, 4)
+            .reshape(n, ho, wo, out_channels)
+        )
     result = np.zeros((n, ho, wo, -(-out_channels // c0) * c0), accumulator)
     result[..., :out_channels] = out
     if bias is not None:
@@ -175,6 +191,35 @@ def _im2col_tiles(
         3, 0, 1, 2, 4, 6, 7, 5
     )
     return rows.reshape(groups, m1, FRACTAL, k1, c0).swapaxes(2, 3)
+
+
+def _narrow_groups(
+    x: np.ndarray,
+    w: np.ndarray,
+    in_channels: int,
+    out_channels: int,
+    groups: int,
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    dilations: tuple[int, int],
+    out_size: tuple[int, int],
+) -> np.ndarray:
+    """The grouped products (N, Ho, Wo, out_channels) in float64, over each group's real channels."""
+    n, _, h, width, _ = x.shape
+    kh, kw = kernel
+    cin_group, cout_group = in_channels // groups, out_channels // groups
+    (sh, sw), (dh, dw), (top, left, bottom, right), (ho, wo) = strides, dilations, pads, out_size
+    data = from_device(x, "NC1HWC0", (n, in_channels, h, width)).astype(np.float64)
+    weights = from_device(w, "FRACTAL_Z", (out_channels, cin_group, kh, kw), groups).astype(np.float64)
+    padded = np.zeros((n, in_channels, h + top + bottom, width + left + right))
+    padded[:, :, top : top + h, left : left + width] = data
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, span, axis=(2, 3))
+    windows = windows[:, :, : sh * ho : sh, : sw * wo : sw, ::dh, ::dw]  # (N, C, Ho, Wo, kh, kw)
+    taps = windows.reshape(n, groups, cin_group, ho, wo, kh, kw)
+    out = np.einsum("ngchwij,gocij->nhwgo", taps, weights.reshape(groups, cout_group, cin_group, kh, kw))
+    return out.reshape(n, ho, wo, out_channels)
 
 
 def _accumulation_dtypes(a: np.dtype, b: np.dtype) -> tuple[np.dtype, np.dtype]:
