@@ -124,6 +124,8 @@ def matmul(
     if trans_b:
         right = right.swapaxes(-1, -2)
     m1, k1, n1 = -(-m // FRACTAL), -(-k // c0), -(-n // FRACTAL)
+    if accumulator == np.float32:
+        compute = np.dtype(np.float64)  # widened once, as `_cube` sums floats (see there)
     # Laying ND data out as fractals while loading, as MTE2 does; the widening happens on the way.
     left_rows = np.zeros((*left.shape[:-2], m1 * FRACTAL, k1 * c0), compute)
     left_rows[..., :m, :k] = left
@@ -149,7 +151,9 @@ def _cube(left: np.ndarray, right: np.ndarray, accumulator: np.dtype) -> np.ndar
     rows = left.swapaxes(-3, -2).reshape(*left.shape[:-4], m1 * FRACTAL, k1 * c0)
     columns = right.swapaxes(-3, -2).reshape(*right.shape[:-4], k1 * c0, n1 * FRACTAL)
     if accumulator == np.float32:
-        product = np.matmul(rows.astype(np.float64), columns.astype(np.float64)).astype(np.float32)
+        wide = np.dtype(np.float64)
+        product = np.matmul(rows.astype(wide, copy=False), columns.astype(wide, copy=False))
+        product = product.astype(np.float32)
     else:
         product = np.matmul(rows, columns)
     if accumulator == np.int32:
