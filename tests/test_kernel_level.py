@@ -102,3 +102,46 @@ def test_device_formats_match_onnxruntime_on_every_soc(level: int, target: str, 
     executor = ge.GraphExecutor()
     executor.load_graph(model)
     np.testing.assert_allclose(executor.run(x)[0], expected[0], rtol=1e-5, atol=1e-6)
+
+
+def test_chained_transposes_and_spatial_means_match_onnxruntime(rng) -> None:
+    """Head splitting (reshape, transpose, reshape, transpose) and a global pooling written as
+    ReduceMean over H and W, as torch.export writes them, at O3."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(rng.standard_normal((32, 3, 3, 3)).astype(np.float32), "w")
+    fc = numpy_helper.from_array(rng.standard_normal((32, 10)).astype(np.float32), "fc")
+    shapes = {
+        "s1": np.array([1, 4, 8, 16], np.int64),
+        "s2": np.array([1, 32, 16], np.int64),
+        "s3": np.array([1, 512], np.int64),
+    }
+    inits = [w, fc, *(numpy_helper.from_array(v, k) for k, v in shapes.items())]
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("ReduceMean", ["r"], ["m"], axes=[2, 3], keepdims=1),
+        helper.make_node("Flatten", ["m"], ["f"]),
+        helper.make_node("MatMul", ["f", "fc"], ["y"]),
+        helper.make_node("Reshape", ["r", "s1"], ["h1"]),
+        helper.make_node("Transpose", ["h1"], ["t1"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["t1", "s2"], ["h2"]),
+        helper.make_node("Transpose", ["h2"], ["t2"], perm=[0, 2, 1]),
+        helper.make_node("Reshape", ["t2", "s3"], ["z"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("y", "z")],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    x = rng.standard_normal((1, 3, 4, 4)).astype(np.float32)
+    expected = run_onnxruntime(model, {"x": x})
+    compiled = ge.GraphCompiler().compile(ge.GraphParser().parse_onnx(model), optimization_level=3)
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    for got, want in zip(executor.run(x), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert compiled.kernel_histogram()["trans_data"] == 2  # the input, and the head split's NCHW read

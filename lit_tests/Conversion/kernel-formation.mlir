@@ -134,3 +134,29 @@ func.func @shuffle(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
   %y = ascend.graph.reshape %t : (tensor<1x16x2x4x4xf32>) -> tensor<1x32x4x4xf32>
   func.return %y : tensor<1x32x4x4xf32>
 }
+
+// -----
+
+// A reshape between two transposes joins the first one's kernel only.
+
+// CHECK-LABEL: func.func @two_transposes
+// CHECK:         %[[A:.*]] = ascend.kernel.vector(%{{.*}}) {{.*}}kernel_name = "reshape_transpose_0"
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      ascend.graph.reshape
+// CHECK-NEXT:      ascend.graph.transpose
+// CHECK-NEXT:      ascend.graph.reshape
+// CHECK-NEXT:      ascend.kernel.yield
+// CHECK:         %[[B:.*]] = ascend.kernel.vector(%[[A]]) {{.*}}kernel_name = "transpose_reshape_0"
+// CHECK-NEXT:    ^bb0(
+// CHECK-NEXT:      ascend.graph.transpose
+// CHECK-NEXT:      ascend.graph.reshape
+// CHECK-NEXT:      ascend.kernel.yield
+// CHECK:         func.return %[[B]]
+func.func @two_transposes(%x: tensor<2x12xf32>) -> tensor<24xf32> {
+  %r = ascend.graph.reshape %x : (tensor<2x12xf32>) -> tensor<2x3x4xf32>
+  %t = ascend.graph.transpose %r {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  %m = ascend.graph.reshape %t : (tensor<2x4x3xf32>) -> tensor<8x3xf32>
+  %u = ascend.graph.transpose %m {perm = array<i64: 1, 0>} : (tensor<8x3xf32>) -> tensor<3x8xf32>
+  %y = ascend.graph.reshape %u : (tensor<3x8xf32>) -> tensor<24xf32>
+  func.return %y : tensor<24xf32>
+}

@@ -123,3 +123,28 @@ func.func @shuffle(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
   }
   func.return %y : tensor<1x32x4x4xf32>
 }
+
+// -----
+
+// A mean over H and W (a global pooling as torch exports it) works per channel: it stays in
+// NC1HWC0, and its 1x1 result is read as ND through a view.
+
+// CHECK-LABEL: func.func @spatial_mean
+// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}}) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]}
+// CHECK:         %[[M:.*]] = ascend.kernel.vector(%[[C]]) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"]}
+// CHECK:         ascend.kernel.view %[[M]] {src_format = "NC1HWC0", dst_format = "ND"}
+func.func @spatial_mean(%x: tensor<1x32x4x4xf32>) -> tensor<1x32xf32> {
+  %w = ascend.graph.const splat<0.5 : f32> : tensor<32x32x1x1xf32>
+  %c = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
+  ^bb0(%a: tensor<1x32x4x4xf32>, %b: tensor<32x32x1x1xf32>):
+    %0 = ascend.graph.conv2d %a, %b : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32>
+    ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
+  }
+  %m = ascend.kernel.vector(%c) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x4x4xf32>) -> tensor<1x32x1x1xf32> {
+  ^bb0(%a: tensor<1x32x4x4xf32>):
+    %0 = ascend.graph.reduce_mean %a {axes = array<i64: 2, 3>} : (tensor<1x32x4x4xf32>) -> tensor<1x32x1x1xf32>
+    ascend.kernel.yield %0 : tensor<1x32x1x1xf32>
+  }
+  %f = ascend.kernel.view %m {src_format = "NCHW", dst_format = "ND"} : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
+  func.return %f : tensor<1x32xf32>
+}

@@ -246,8 +246,10 @@ class KernelFormer:
     @staticmethod
     def _movement_groups(block: Block) -> list[_Group]:
         """A transpose with the reshapes right around it (a channel shuffle) is one data-movement
-        kernel: the reshapes alone would be views, but around a transpose they are its indexing."""
+        kernel: the reshapes alone would be views, but around a transpose they are its indexing.
+        A reshape between two transposes joins the first one's kernel only."""
         groups = []
+        claimed: set[Operation] = set()
         for op in list(block.ops):
             if not isinstance(op, graph.TransposeOp) or unit_of(op) != "vector":
                 continue
@@ -257,6 +259,7 @@ class KernelFormer:
             producer = op.operands[0].owner
             if (
                 isinstance(producer, VIEW_OPS)
+                and producer not in claimed
                 and op.operands[0].has_one_use()
                 and _static(producer.operands[0])
             ):
@@ -268,6 +271,7 @@ class KernelFormer:
                     members.append(consumer)
             if len(members) > 1:
                 groups.append(_Group(members, "vector"))
+                claimed.update(members)
         return groups
 
     def _merge(self, producer: _Group, consumer: _Group, op: Operation) -> _Group | None:

@@ -6,9 +6,10 @@ Formats flow forward in program order:
 - a matrix product reads a constant right-hand side in FRACTAL_NZ (other operands stay ND and
   are laid out as fractal tiles by the kernel's own load) and writes ND;
 - a vector kernel whose ops all work per channel or per plane (elementwise ops, batch norm,
-  pooling, LRN, a concat of whole C0 blocks) takes NC1HWC0 when one of its 4-D inputs arrives in
-  it, so the format propagates through the conv network's vector work; so does a channel
-  shuffle (reshape, transpose, reshape between 4-D tensors of whole C0 blocks), a gather;
+  pooling, reductions over H and W, LRN, a concat of whole C0 blocks) takes NC1HWC0 when one
+  of its 4-D inputs arrives in it, so the format propagates through the conv network's vector
+  work; so does a channel shuffle (reshape, transpose, reshape between 4-D tensors of whole C0
+  blocks), a gather;
 - everything else, views and the graph's outputs take the framework formats (NCHW, ND).
 
 Where a value's format differs from what its consumer reads, one `ascend.kernel.trans_data`
@@ -91,6 +92,10 @@ def _shuffles_channels(kernel: VectorKernelOp) -> bool:
 def _works_per_channel(op: Operation) -> bool:
     if isinstance(op, PER_CHANNEL_OPS):
         return True
+    # A reduction over the plane (a global pooling written as reduce_mean) keeps every channel.
+    if isinstance(op, graph.ReduceOp) and _rank(op.operands[0]) == 4 and _rank(op.results[0]) == 4:
+        axes = {a % 4 for a in op.axes.get_values()}  # type: ignore[union-attr]
+        return bool(axes) and axes <= {2, 3}
     # A concat of whole C0 blocks along the channels is a copy of blocks.
     if isinstance(op, graph.ConcatOp) and _rank(op.results[0]) == 4:
         t = op.results[0].type
