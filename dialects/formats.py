@@ -15,6 +15,11 @@ FRACTAL = 16
 """Rows of an L0A fractal and columns of an L0B fractal, whatever the element type."""
 
 
+def framework_format(shape: tuple[int, ...]) -> str:
+    """The format a framework gives a tensor of `shape`: NCHW for 4-D, ND otherwise (the same bytes)."""
+    return "NCHW" if len(shape) == 4 else "ND"
+
+
 def c0_of(bitwidth: int) -> int:
     """The channel block C0 for an element type of `bitwidth` bits: 32 for 8-bit types and the
     narrower ones stored a byte each (float4, int4, int2), else 16.

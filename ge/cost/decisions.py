@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
 from ge.dialects.common import TargetAttr
+from ge.dialects.formats import framework_format
 from ge.dialects.graph import ConstOp
 
 from .model import KernelInfo, Operand, default_block_dim, kernel_cost
-
-
-def _framework_format(t: TensorType) -> str:
-    return "NCHW" if len(t.get_shape()) == 4 else "ND"
 
 
 def group_info(ops: Sequence[Operation], unit: str) -> KernelInfo:
@@ -29,10 +27,11 @@ def group_info(ops: Sequence[Operation], unit: str) -> KernelInfo:
             seen.add(value)
             t = value.type
             assert isinstance(t, TensorType)
-            inputs.append(Operand(t, _framework_format(t), weight=isinstance(value.owner, ConstOp)))
-    outputs = [Operand(r.type, _framework_format(r.type)) for r in ops[-1].results]  # type: ignore[arg-type]
-    info = KernelInfo(name="group", kind=unit, ops=tuple(ops), inputs=tuple(inputs), outputs=tuple(outputs))
-    return info
+            inputs.append(
+                Operand(t, framework_format(t.get_shape()), weight=isinstance(value.owner, ConstOp))
+            )
+    outputs = [Operand(r.type, framework_format(r.type.get_shape())) for r in ops[-1].results]  # type: ignore[arg-type]
+    return KernelInfo(name="group", kind=unit, ops=tuple(ops), inputs=tuple(inputs), outputs=tuple(outputs))
 
 
 def fused_latency_gain(
@@ -50,14 +49,7 @@ def fused_latency_gain(
 
     def latency(ops: Sequence[Operation], kind: str) -> float:
         info = group_info(ops, kind)
-        info = KernelInfo(
-            name=info.name,
-            kind=kind,
-            ops=info.ops,
-            inputs=info.inputs,
-            outputs=info.outputs,
-            block_dim=default_block_dim(info, soc),
-        )
+        info = replace(info, block_dim=default_block_dim(info, soc))
         return kernel_cost(info, soc, sunk=True).latency_us
 
     return sum(latency(ops, kind) for ops, kind in parts) - latency(merged, unit)

@@ -23,7 +23,7 @@ from ge.dialects.kernel import weight_groups
 from ge.dialects.stream import KernelFuncOp
 from ge.dtypes import bfloat16, numpy_dtype
 from ge.layout import from_device, to_device
-from ge.semantics import evaluate
+from ge.semantics import evaluate, widen
 from ge.semantics.fused import epilogue
 from ge.semantics.nn import gemm_scale
 
@@ -116,17 +116,13 @@ def _on_cube(op: Operation, env: dict[SSAValue, _Stored]) -> np.ndarray | None:
         a, b = env[operands[0]], env[operands[1]]
         product = _matmul(op, a, b, bool(get_int(op, "trans_a", 0)), bool(get_int(op, "trans_b", 0)))
         c = env[operands[2]].logical() if len(operands) > 2 else None
-        accumulator = gemm_scale(op, product, None if c is None else _widen(c))  # type: ignore[arg-type]
+        accumulator = gemm_scale(op, product, None if c is None else widen(c))  # type: ignore[arg-type]
     if accumulator is None:
         return None
     if isinstance(op, graph.FusedOp):
         rest = [env[v].logical() for v in extras]
         return epilogue(op, accumulator, rest).astype(numpy_dtype(result_type.element_type))
     return accumulator.astype(numpy_dtype(result_type.element_type))
-
-
-def _widen(array: np.ndarray) -> np.ndarray:
-    return array.astype(np.float32) if array.dtype in (np.dtype(np.float16), bfloat16) else array
 
 
 def _conv2d(
@@ -152,7 +148,7 @@ def _conv2d(
         pads=tuple(get_ints(op, "pads", (0, 0, 0, 0))),  # type: ignore[arg-type]
         dilations=tuple(get_ints(op, "dilations", (1, 1))),  # type: ignore[arg-type]
         groups=groups,
-        bias=_widen(env[bias[0]].logical()) if bias else None,
+        bias=widen(env[bias[0]].logical()) if bias else None,
     )
     return from_device(accumulator, "NC1HWC0", result_type.get_shape())
 

@@ -75,7 +75,7 @@ class Emulator:
             elif isinstance(op, OutputsOp):
                 # Outputs bound to the caller's memory are handed over as they are; others
                 # (an input, a weight, a value returned twice) are copied out of the device.
-                handed = {root_buffer(op.values[b.output.value.data]) for b in user if b.output is not None}
+                handed = {b.buffer for b in user if b.output is not None}
                 results = []
                 for v in op.values:
                     keep = root_buffer(v) in handed

@@ -98,7 +98,7 @@ def evaluate(
     elif isinstance(op, _IN_STORED_DTYPE):
         values = implementation(op, *operands)
     else:
-        values = implementation(op, *(_widen(a) for a in operands))
+        values = implementation(op, *(widen(a) for a in operands))
     # An op with several results returns a tuple of arrays, one per result.
     values = list(values) if isinstance(values, tuple | list) else [values]
     if len(values) != len(op.results):
@@ -215,7 +215,8 @@ def _resource_array(
     return raw.view(dtype).reshape(shape)
 
 
-def _widen(array: np.ndarray) -> np.ndarray:
+def widen(array: np.ndarray) -> np.ndarray:
+    """float16 and bfloat16 as float32, which ops compute in; other arrays as they are."""
     return array.astype(np.float32) if array.dtype in _NARROW_FLOATS else array
 
 

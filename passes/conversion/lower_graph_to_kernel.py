@@ -52,6 +52,7 @@ from xdsl.rewriter import Rewriter
 
 from ge.dialects import graph
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
+from ge.dialects.formats import framework_format
 from ge.dialects.kernel import KERNEL_BY_UNIT, ConcatViewOp, ViewOp, YieldOp
 
 CUBE_OPS: tuple[type[Operation], ...] = (
@@ -103,11 +104,6 @@ def unit_of(op: Operation) -> str:
     ):
         return "aicpu"
     return "cube" if isinstance(op, CUBE_OPS) else "vector"
-
-
-def format_of(t: TensorType) -> str:
-    """Framework formats: 4-D tensors are NCHW, everything else ND (device formats come later)."""
-    return "NCHW" if len(t.get_shape()) == 4 else "ND"
 
 
 def source_name(op: Operation) -> str | None:
@@ -169,11 +165,11 @@ def worth_fusing(
     external = {v for op in merged for v in op.operands if v.owner not in members}
     leaving = list(merged[-1].results)
     if target is not None:
-        ub = int(target.figure("ub_bytes"))
-        need = MIN_TILE * 2 * sum(_width(v) for v in (*external, *leaving))
-        if unit == "cube":
+        if unit == "cube":  # the fp32 accumulator tile and one tile of each epilogue operand
             need = 16 * 16 * 4 * 2 * (1 + len(external))
-        if need > ub:
+        else:
+            need = MIN_TILE * 2 * sum(_width(v) for v in (*external, *leaving))
+        if need > int(target.figure("ub_bytes")):
             return False
     return fused_latency_gain(parts, merged, unit, target) >= 0.0
 
@@ -196,13 +192,20 @@ class KernelFormer:
             for op in list(block.ops):
                 if isinstance(op, VIEW_OPS) and _static(op.operands[0]) and _static(op.results[0]):
                     source, result = op.operands[0].type, op.results[0].type
-                    view = ViewOp(op.operands[0], result, format_of(source), format_of(result))
+                    view = ViewOp(
+                        op.operands[0],
+                        result,
+                        framework_format(source.get_shape()),
+                        framework_format(result.get_shape()),
+                    )
                     view.location = op.location
                     Rewriter.replace_op(op, view)
             for op in list(block.ops):
                 if isinstance(op, graph.ConcatOp) and self._concat_in_place(op):
                     axis = op.axis.value.data % len(op.result.type.get_shape())
-                    view = ConcatViewOp(op.operands, op.result.type, axis, format_of(op.result.type))
+                    view = ConcatViewOp(
+                        op.operands, op.result.type, axis, framework_format(op.result.type.get_shape())
+                    )
                     view.location = op.location
                     Rewriter.replace_op(op, view)
         for op in list(block.ops):
@@ -333,8 +336,8 @@ class KernelFormer:
             inputs=inputs,
             body=Region(block),
             result_types=[r.type for r in root.results],
-            in_formats=[format_of(v.type) for v in inputs],
-            out_formats=[format_of(r.type) for r in root.results],
+            in_formats=[framework_format(v.type.get_shape()) for v in inputs],
+            out_formats=[framework_format(r.type.get_shape()) for r in root.results],
             kernel_name=self._name(group.ops),
         )
         kernel.location = root.location

@@ -50,6 +50,7 @@ from xdsl.rewriter import Rewriter
 
 from ge.dialects import stream
 from ge.dialects.common import describe
+from ge.dialects.formats import framework_format
 from ge.dialects.graph import ConstOp
 from ge.dialects.kernel import (
     ConcatViewOp,
@@ -108,7 +109,7 @@ class _StreamBuilder:
                 for index, value in enumerate(op.inputs):
                     self.slots[value] = (op, index)
         for index, arg in enumerate(block.args):
-            self._place(arg, _framework(arg), input=index)
+            self._place(arg, framework_format(_tensor_type(arg).get_shape()), input=index)
         returned: list[SSAValue] = []
         for op in block.ops:
             if isinstance(op, ConstOp):
@@ -131,7 +132,7 @@ class _StreamBuilder:
                 raise CompileError(
                     f"{describe(op)} is not inside a kernel: run ge-lower-graph-to-kernel first"
                 )
-        outputs = [self._read(v, _framework(v)) for v in returned]
+        outputs = [self._read(v, framework_format(_tensor_type(v).get_shape())) for v in returned]
         self._bind_outputs(outputs)
         self.tasks.append(stream.OutputsOp(outputs))
         model = stream.ModelOp.build(
@@ -282,11 +283,6 @@ class _StreamBuilder:
             symbol = f"{base}_{counter}"
         self.symbols.add(symbol)
         return symbol
-
-
-def _framework(value: SSAValue) -> str:
-    t = value.type
-    return "NCHW" if isinstance(t, TensorType) and len(t.get_shape()) == 4 else "ND"
 
 
 def _tensor_type(value: SSAValue) -> TensorType:

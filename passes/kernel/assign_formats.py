@@ -47,7 +47,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from ge.dialects import graph
-from ge.dialects.formats import c0_of
+from ge.dialects.formats import c0_of, framework_format
 from ge.dialects.kernel import (
     FRAMEWORK_FORMATS,
     AiCpuKernelOp,
@@ -104,10 +104,6 @@ def _works_per_channel(op: Operation) -> bool:
     return False
 
 
-def framework_format(t: TensorType) -> str:
-    return "NCHW" if len(t.get_shape()) == 4 else "ND"
-
-
 def same_layout(a: str, b: str) -> bool:
     """ND and NCHW are the same bytes (row-major); device formats only equal themselves."""
     return a == b or (a in FRAMEWORK_FORMATS and b in FRAMEWORK_FORMATS)
@@ -153,7 +149,7 @@ class FormatAssigner:
     def run(self, block: Block) -> None:
         for arg in block.args:
             if isinstance(arg.type, TensorType):
-                self.formats[arg] = framework_format(arg.type)
+                self.formats[arg] = framework_format(arg.type.get_shape())
         for op in list(block.ops):
             if isinstance(op, KernelOp):
                 wanted = self._kernel_formats(op)
@@ -168,8 +164,8 @@ class FormatAssigner:
                 if have == "NC1HWC0" and _view_as_framework(value):
                     op.src_format = StringAttr("NC1HWC0")
                 else:
-                    self._feed(op, [framework_format(value.type)])  # type: ignore[arg-type]
-                    op.src_format = StringAttr(framework_format(op.input.type))  # type: ignore[arg-type]
+                    self._feed(op, [framework_format(value.type.get_shape())])  # type: ignore[arg-type]
+                    op.src_format = StringAttr(framework_format(op.input.type.get_shape()))  # type: ignore[arg-type]
                 self.formats[op.output] = op.dst_format.data
             elif isinstance(op, ConcatViewOp):
                 fmt = self._concat_format(op)
@@ -179,14 +175,14 @@ class FormatAssigner:
             elif isinstance(op, TransDataOp):
                 self.formats[op.output] = op.dst_format.data
             elif isinstance(op, ReturnOp):
-                self._feed(op, [framework_format(v.type) for v in op.operands])  # type: ignore[arg-type]
+                self._feed(op, [framework_format(v.type.get_shape()) for v in op.operands])  # type: ignore[arg-type]
 
     # ---------------------------------------------------------------------------------------
     # What each kernel reads and writes
     # ---------------------------------------------------------------------------------------
 
     def _kernel_formats(self, kernel: KernelOp) -> list[str]:
-        frames = [framework_format(v.type) for v in kernel.inputs]  # type: ignore[arg-type]
+        frames = [framework_format(v.type.get_shape()) for v in kernel.inputs]  # type: ignore[arg-type]
         if isinstance(kernel, AiCpuKernelOp):
             return frames
         if isinstance(kernel, CubeKernelOp):
@@ -224,7 +220,7 @@ class FormatAssigner:
         return wanted
 
     def _kernel_outputs(self, kernel: KernelOp, wanted: list[str]) -> list[str]:
-        frames = [framework_format(r.type) for r in kernel.outputs]  # type: ignore[arg-type]
+        frames = [framework_format(r.type.get_shape()) for r in kernel.outputs]  # type: ignore[arg-type]
         if isinstance(kernel, CubeKernelOp):
             op = cube_op(kernel)
             if op is not None and base_of(op) is graph.Conv2DOp and "NC1HWC0" in wanted:
@@ -265,7 +261,7 @@ class FormatAssigner:
             and all(v.type.get_shape()[1] % c0 == 0 for v in op.inputs)  # type: ignore[union-attr]
         ):
             return "NC1HWC0"
-        return framework_format(t)
+        return framework_format(t.get_shape())
 
     # ---------------------------------------------------------------------------------------
     # Conversions
@@ -276,7 +272,7 @@ class FormatAssigner:
         for index, (value, fmt) in enumerate(zip(list(op.operands), wanted, strict=True)):
             if _is_constant(value) or not isinstance(value.type, TensorType):
                 continue
-            have = self.formats.get(value, framework_format(value.type))
+            have = self.formats.get(value, framework_format(value.type.get_shape()))
             if same_layout(have, fmt):
                 continue
             op.operands[index] = self._convert(value, have, fmt)

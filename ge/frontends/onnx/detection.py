@@ -11,8 +11,8 @@ import numpy as np
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr
-from ge.dtypes import bfloat16
 from ge.graph import Tensor
+from ge.semantics import widen
 from ge.semantics.detection import select_boxes
 
 from .composite import Composer
@@ -30,8 +30,8 @@ def _non_max_suppression(imp: Importer, node: Node) -> list[Tensor]:
     if center not in (0, 1):
         raise node.invalid(f"center_point_box must be 0 or 1, got {center}")
     selected = select_boxes(
-        _widened(node.value(0)),
-        _widened(node.value(1)),
+        widen(node.value(0)),
+        widen(node.value(1)),
         0 if max_per_class is None else max(int(max_per_class), 0),
         0.0 if iou is None else float(iou),
         None if score is None else float(score),
@@ -56,11 +56,6 @@ def _scalar(node: Node, index: int) -> np.generic | None:
     if value.size > 1:
         raise node.invalid(f"input #{index} must hold one value, got {value.size}")
     return value[0] if value.size else None
-
-
-def _widened(array: np.ndarray) -> np.ndarray:
-    """16-bit floats in float32, as the op's semantics computes them."""
-    return array.astype(np.float32) if array.dtype in (np.dtype(np.float16), bfloat16) else array
 
 
 CONVERTERS: dict[str, Converter] = {"NonMaxSuppression": _non_max_suppression}
