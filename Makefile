@@ -1,21 +1,28 @@
 # Two commands set everything up from a fresh clone: `make demo` and `make test`.
+# Both install the exact versions of requirements/*.txt (pip-compile's locks); `make lock`
+# refreshes the locks, `make test-latest` runs the suite on the newest releases pyproject allows.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip --quiet
+# The project installs with the locked setuptools, not whatever a build environment would fetch.
+INSTALL_GE := $(PIP) install --no-deps --no-build-isolation -e .
+LATEST := .venv-latest
 
-.PHONY: demo test lint format docs clean
+.PHONY: demo test lint format docs lock test-latest clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Reinstall only when the packaging changes (the install is editable).
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+# Reinstall only when the lock or the packaging changes (the install is editable).
+$(VENV)/.installed: requirements/run.txt pyproject.toml | $(BIN)/python
+	$(PIP) install -r requirements/run.txt
+	$(INSTALL_GE)
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+$(VENV)/.installed-dev: requirements/dev.txt pyproject.toml | $(BIN)/python
+	$(PIP) install -r requirements/dev.txt
+	$(INSTALL_GE)
 	touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed
@@ -36,5 +43,23 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# The dev lock is resolved first and constrains the runtime lock, so the two agree on every
+# package they share; build dependencies (setuptools) and pip itself are pinned too.
+COMPILE := $(BIN)/pip-compile --quiet --upgrade --allow-unsafe --strip-extras --all-build-deps \
+	--no-emit-index-url --no-emit-find-links
+lock: $(VENV)/.installed-dev
+	$(COMPILE) --extra dev -o requirements/dev.txt pyproject.toml
+	$(COMPILE) -c requirements/dev.txt -o requirements/run.txt pyproject.toml
+
+# Not part of CI: finds a breaking release before a lock refresh does.
+test-latest:
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST)/bin/python -m pip install --quiet --upgrade -e '.[dev]'
+	$(LATEST)/bin/python -m pip list --format=freeze
+	$(LATEST)/bin/lit -s lit_tests
+	$(LATEST)/bin/python -m pytest -n auto -q
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(LATEST) build *.egg-info .pytest_cache .ruff_cache
