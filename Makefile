@@ -5,8 +5,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip --quiet
-# The project installs with the locked setuptools, not whatever a build environment would fetch.
-INSTALL_GE := $(PIP) install --no-deps --no-build-isolation -e .
+# The project installs with the locked setuptools, not whatever a build environment would fetch;
+# setuptools' notice that an editable install imports from the work tree is what we want.
+INSTALL_GE := PYTHONWARNINGS="ignore:Editable installation" $(PIP) install --no-deps --no-build-isolation -e .
 LATEST := .venv-latest
 
 .PHONY: demo test lint format docs lock test-latest clean

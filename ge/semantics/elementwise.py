@@ -1,4 +1,5 @@
-"""Elementwise ops on several tensors: arithmetic, bitwise, logic, comparisons, selection, casts.
+"""Elementwise ops on several tensors: arithmetic, bitwise, logic, comparisons, selection; casts
+are in `casts`.
 
 Integer arithmetic wraps as the hardware's does; IEEE special values follow numpy, which agrees
 with ONNX (including the sign rules of `mod`).
@@ -8,15 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import ml_dtypes
 import numpy as np
 
 from ge.dialects import graph as ops
 from ge.dialects.common import describe, get_int
-from ge.dtypes import NARROW, SATURABLE, numpy_dtype
 from ge.errors import GeError
 
-from . import strings
+from . import casts
 from .base import Implementation
 
 
@@ -85,56 +84,6 @@ def _where(op: ops.WhereOp, condition: np.ndarray, x: np.ndarray, y: np.ndarray)
     return np.where(condition, x, y)
 
 
-def _cast(op: ops.CastOp, x: np.ndarray) -> np.ndarray:
-    target = numpy_dtype(op.result.type.element_type)
-    if "U" in (x.dtype.kind, target.kind):
-        return strings.cast(op, x, target)
-    saturate = bool(get_int(op, "saturate", 0))
-    if x.dtype.name in NARROW and target.name in NARROW:
-        # ml_dtypes converts between some narrow types only through a wide one. Every narrow
-        # value is exact in int64 (integers) or float64, so the only rounding is the last cast's.
-        integers = all(d.name.startswith(("int", "uint")) for d in (x.dtype, target))
-        x = x.astype(np.int64 if integers else np.float64)
-    if target == _E8M0:
-        return _to_e8m0(x, saturate, op.round_mode.data if op.round_mode is not None else "up")
-    # numpy and ml_dtypes round to nearest even between floats, truncate floats toward zero into
-    # integers, wrap integers (4-bit and 2-bit ones too) and map non-zero to true, as ONNX
-    # specifies (out-of-range floats into integers are undefined there).
-    with np.errstate(all="ignore"):
-        if saturate and target.name in SATURABLE:
-            # Clamping before rounding gives what rounding then clamping would. float64 holds every
-            # source value exactly (an int64 past 2**53 rounds, but saturates anyway); NaN stays.
-            limit = float(ml_dtypes.finfo(target).max)
-            x = np.clip(x.astype(np.float64), -limit, limit)
-        return x.astype(target, copy=False)
-
-
-_E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
-_E8M0_BIAS = 127
-"""float8e8m0 stores 2**e as the byte e + 127, for e from -127 to 127; 0xFF is NaN."""
-
-
-def _to_e8m0(x: np.ndarray, saturate: bool, round_mode: str) -> np.ndarray:
-    """float8e8m0 holds the powers of two 2**-127 to 2**127 (and NaN): the magnitude is rounded
-    to one of them, up (away from zero), down, or to the nearest (ties up); out of range gives
-    the nearest end when saturating, else NaN. The sign is ignored (ONNX leaves it unspecified)."""
-    magnitude = np.abs(x.astype(np.float64))
-    with np.errstate(all="ignore"):
-        fraction, exponent = np.frexp(magnitude)  # magnitude = fraction * 2**exponent, 0.5 <= fraction < 1
-    lower = exponent.astype(np.int64) - 1  # 2**lower <= magnitude < 2**(lower + 1)
-    rounds_up = {"up": fraction > 0.5, "down": np.zeros_like(lower, bool), "nearest": fraction >= 0.75}
-    power = lower + rounds_up[round_mode]
-    nan = np.isnan(magnitude)
-    infinite = np.isinf(magnitude)
-    too_large = infinite | (power > _E8M0_BIAS)
-    too_small = (magnitude == 0) | (power < -_E8M0_BIAS)
-    # frexp gives infinity and zero no exponent: they take the ends.
-    power = np.where(infinite, _E8M0_BIAS, np.where(magnitude == 0, -_E8M0_BIAS, power))
-    bits = (np.clip(power, -_E8M0_BIAS, _E8M0_BIAS) + _E8M0_BIAS).astype(np.uint8)
-    invalid = nan if saturate else nan | too_large | too_small
-    return np.where(invalid, np.uint8(0xFF), bits).view(_E8M0)
-
-
 IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.AddOp: _binary(np.add),
     ops.SubOp: _binary(np.subtract),
@@ -159,7 +108,7 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.GreaterOp: _binary(np.greater),
     ops.GreaterEqualOp: _binary(np.greater_equal),
     ops.WhereOp: _where,
-    ops.CastOp: _cast,
+    ops.CastOp: casts.cast,
 }
 
 # Selections and comparisons are exact in any float type: widening 16-bit floats would only cost.

@@ -434,6 +434,8 @@ def test_cast_between_every_pair(source, rng):
         x = np.array([[0.0, -0.0, 1.5, -2.5, 100.7], [7.0, -3.9, 0.25, 42.0, -100.2], [1, 2, 3, -4, 5]])
         x = x.astype(np.float32).astype(source)
     for target in CAST_TYPES:
+        if np.dtype(source).kind == "f" and np.dtype(target).kind == "u":
+            continue  # negative floats into unsigned integers: undefined in ONNX (see test_casts.py)
         to = (
             TensorProto.BFLOAT16
             if np.dtype(target) == BF16
@@ -446,8 +448,6 @@ def test_cast_between_every_pair(source, rng):
                 got, x.astype(np.float32).astype(target) if np.dtype(target) != BF16 else x.astype(target)
             )
             continue
-        if np.dtype(source).kind == "f" and np.dtype(target).kind == "u":
-            continue  # negative floats into unsigned integers are undefined
         check("Cast", [x], 21, via={}, to=to)
         check("CastLike", [x, np.zeros(1, target)], 21, via={})
 
