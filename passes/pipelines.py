@@ -12,6 +12,7 @@ level as one pass.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import ClassVar
@@ -66,6 +67,12 @@ LOWERING_PASS = "ge-lower-graph-to-kernel"
 STREAM_LOWERING_PASS = "ge-lower-kernel-to-stream"
 
 
+def _keeps_rounding(name: str) -> bool:
+    """Whether the pass has a `keep-rounding` option: a fusion that leaves float16 and bfloat16
+    patterns alone unless a precision mode is given (see `passes/graph/match.py`)."""
+    return "keep_rounding" in {f.name for f in dataclasses.fields(make_pass(name))}
+
+
 def make_pass(spec: str) -> ModulePass:
     """The pass instance of a spec such as `cse` or `ge-lower-graph-to-kernel{form-kernels=false}`."""
     (parsed,) = parse_pipeline(spec)
@@ -98,6 +105,9 @@ def pipeline(
             f"unknown fusion passes in the switch: {', '.join(sorted(unknown))} (known: {', '.join(FUSION)})"
         )
     names = [n for n in PIPELINES[level] if n not in disabled]
+    if precision_mode != DEFAULT_PRECISION:
+        # The mode allows fused ops to skip the roundings of 16-bit intermediates.
+        names = [f"{n}{{keep-rounding=false}}" if _keeps_rounding(n) else n for n in names]
     streams = DEFAULT_STREAMS[level] if max_streams is None else max_streams
     if ASSIGN_STREAMS not in names and streams > 1:
         names.insert(names.index(STREAM_LOWERING_PASS) + 1, ASSIGN_STREAMS)

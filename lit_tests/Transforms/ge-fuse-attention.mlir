@@ -1,4 +1,5 @@
 // RUN: ge-opt %s -p ge-fuse-attention,dce --split-input-file | filecheck %s
+// RUN: ge-opt %s -p 'ge-fuse-attention{keep-rounding=false},dce' --split-input-file | filecheck %s --check-prefix=MIXED
 
 // torch's form: K transposed, the product divided by sqrt(dim), an additive mask.
 
@@ -89,4 +90,26 @@ func.func @near_misses(%q: tensor<1x2x4x8xf32>, %kt: tensor<1x2x8x4xf32>, %v: te
   %p3 = ascend.graph.softmax %m3 {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   %y3 = ascend.graph.matmul %p3, %v : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
   func.return %y1, %y2, %s2, %y3 : tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// In float16 the scores, their scaled and softmaxed values are each rounded, which attention
+// would not do: fused only when a precision mode allows.
+
+// CHECK-LABEL: func.func @half
+// CHECK-NOT:     ascend.graph.attention
+// CHECK:         func.return %y
+
+// MIXED-LABEL: func.func @half
+// MIXED-NEXT:    %y = ascend.graph.attention %q, %k, %v {sources = ["transpose", "matmul", "div", "softmax", "matmul"], scale = 2.500000e-01 : f32}
+// MIXED-NEXT:    func.return %y
+func.func @half(%q: tensor<1x2x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
+  %c = ascend.graph.const dense<4.0> : tensor<f16>
+  %kt = ascend.graph.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x8x16xf16>) -> tensor<1x2x16x8xf16>
+  %s = ascend.graph.matmul %q, %kt : (tensor<1x2x8x16xf16>, tensor<1x2x16x8xf16>) -> tensor<1x2x8x8xf16>
+  %d = ascend.graph.div %s, %c : (tensor<1x2x8x8xf16>, tensor<f16>) -> tensor<1x2x8x8xf16>
+  %p = ascend.graph.softmax %d {axis = -1 : i64} : (tensor<1x2x8x8xf16>) -> tensor<1x2x8x8xf16>
+  %y = ascend.graph.matmul %p, %v : (tensor<1x2x8x8xf16>, tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16>
+  func.return %y : tensor<1x2x8x16xf16>
 }

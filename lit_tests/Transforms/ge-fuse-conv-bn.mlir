@@ -1,4 +1,5 @@
 // RUN: ge-opt %s -p ge-fuse-conv-bn,ge-constant-fold,dce --split-input-file | filecheck %s
+// RUN: ge-opt %s -p 'ge-fuse-conv-bn{keep-rounding=false},dce' --split-input-file | filecheck %s --check-prefix=MIXED
 
 // Batch norm folds into the conv's weights and bias: s = scale / sqrt(var + eps) = [1, 0.5],
 // w' = w * s per output channel, b' = (0 - mean) * s + beta.
@@ -62,4 +63,27 @@ func.func @leave_alone(%x: tensor<1x2x2x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<
   %c3 = ascend.graph.conv2d %bn2, %w : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
   %a = ascend.graph.add %c3, %x : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
   func.return %c, %bn, %bn2, %m, %a : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// In bfloat16 the graph rounds the conv's result and then the batch norm's; the folded conv
+// would round once: folded only when a precision mode allows.
+
+// CHECK-LABEL: func.func @bfloat16
+// CHECK:         ascend.graph.conv2d %x, %w
+// CHECK-NEXT:    ascend.graph.batch_norm
+
+// MIXED-LABEL: func.func @bfloat16
+// MIXED-NOT:     ascend.graph.batch_norm
+// MIXED:         ascend.graph.conv2d %x, %{{.*}}, %{{.*}} {sources = ["conv1", "bn1"]}
+func.func @bfloat16(%x: tensor<1x2x4x4xbf16>) -> tensor<1x2x4x4xbf16> {
+  %w = ascend.graph.const dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]]]> : tensor<2x2x1x1xbf16>
+  %s = ascend.graph.const dense<[2.0, 0.5]> : tensor<2xbf16>
+  %b = ascend.graph.const dense<[1.0, -1.0]> : tensor<2xbf16>
+  %m = ascend.graph.const dense<[0.5, 0.25]> : tensor<2xbf16>
+  %v = ascend.graph.const dense<[4.0, 1.0]> : tensor<2xbf16>
+  %c = ascend.graph.conv2d %x, %w : (tensor<1x2x4x4xbf16>, tensor<2x2x1x1xbf16>) -> tensor<1x2x4x4xbf16> loc("conv1")
+  %y = ascend.graph.batch_norm %c, %s, %b, %m, %v {epsilon = 0.0 : f32} : (tensor<1x2x4x4xbf16>, tensor<2xbf16>, tensor<2xbf16>, tensor<2xbf16>, tensor<2xbf16>) -> tensor<1x2x4x4xbf16> loc("bn1")
+  func.return %y : tensor<1x2x4x4xbf16>
 }

@@ -45,7 +45,14 @@ from ge.dtypes import numpy_dtype
 from ge.weights import WeightStore
 
 from ..fusion import record
-from .match import constant_values, intermediates_private, other_operand, replace_pattern, scalar
+from .match import (
+    constant_values,
+    drops_rounding,
+    intermediates_private,
+    other_operand,
+    replace_pattern,
+    scalar,
+)
 
 BLOCKING = -1e9
 """A mask value at or below this (or the dtype's lowest) blocks a key as -inf does."""
@@ -77,6 +84,7 @@ class FuseScaledDotProductAttention(RewritePattern):
 
     ctx: Context
     weights: WeightStore | None
+    keep_rounding: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, graph.MatMulOp) or not isinstance(op.operands[0].owner, graph.SoftmaxOp):
@@ -98,6 +106,7 @@ class FuseScaledDotProductAttention(RewritePattern):
             and _shapes_fit(scores.query, scores.key_t, value)
             and (mask is None or _mask_fits(mask, softmax.operands[0]))
             and intermediates_private(pattern, op)
+            and not drops_rounding(softmax.operands[0].type.element_type, self.keep_rounding)
             and _inferred(scores, value, mask if "is_causal" not in props else None, props)
             == op.results[0].type
         )
@@ -124,8 +133,11 @@ class FuseAttentionPass(ModulePass):
 
     name = "ge-fuse-attention"
 
+    keep_rounding: bool = True
+    """Leave float16 and bfloat16 formulas alone (see `match.drops_rounding`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        pattern = FuseScaledDotProductAttention(ctx, getattr(ctx, "weights", None))
+        pattern = FuseScaledDotProductAttention(ctx, getattr(ctx, "weights", None), self.keep_rounding)
         PatternRewriteWalker(pattern, apply_recursively=True).rewrite_module(op)
 
 

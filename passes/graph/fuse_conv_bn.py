@@ -39,7 +39,7 @@ from ge.dialects import graph
 from ge.dialects.common import get_float
 
 from ..fusion import record, source_names
-from .match import computed_from_constants
+from .match import computed_from_constants, drops_rounding
 
 CONVS = (graph.Conv2DOp, graph.Conv3DOp)
 
@@ -131,6 +131,7 @@ class FoldBatchNormIntoConv(RewritePattern):
     """`batch_norm(conv(x, w, b))` is `conv(x, w * s, (b - mean) * s + beta)`."""
 
     ctx: Context
+    keep_rounding: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, graph.BatchNormOp):
@@ -139,7 +140,11 @@ class FoldBatchNormIntoConv(RewritePattern):
         if conv is None:
             return
         params = [op.scale, op.bias, op.mean, op.var]
-        applied = all(computed_from_constants(p) for p in params) and op.result.type == conv.result.type
+        applied = (
+            all(computed_from_constants(p) for p in params)
+            and op.result.type == conv.result.type
+            and not drops_rounding(conv.result.type.element_type, self.keep_rounding)
+        )
         record(self.ctx, "FoldBatchNormIntoConv", applied, op)
         if not applied:
             return
@@ -163,6 +168,7 @@ class FoldChannelScaleIntoConv(RewritePattern):
     """`conv(x, w, b) * c`, c per output channel, is `conv(x, w * c, b * c)`."""
 
     ctx: Context
+    keep_rounding: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, graph.MulOp):
@@ -174,7 +180,11 @@ class FoldChannelScaleIntoConv(RewritePattern):
             if not computed_from_constants(factor):
                 continue
             rank = len(conv.result.type.get_shape())
-            applied = _channel_vector(factor, conv, rank) and op.result.type == conv.result.type
+            applied = (
+                _channel_vector(factor, conv, rank)
+                and op.result.type == conv.result.type
+                and not drops_rounding(conv.result.type.element_type, self.keep_rounding)
+            )
             record(self.ctx, "FoldChannelScaleIntoConv", applied, op)
             if not applied:
                 return
@@ -194,6 +204,7 @@ class FoldChannelShiftIntoConv(RewritePattern):
     """`conv(x, w, b) + d`, d per output channel, is `conv(x, w, b + d)`."""
 
     ctx: Context
+    keep_rounding: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, graph.AddOp):
@@ -205,7 +216,11 @@ class FoldChannelShiftIntoConv(RewritePattern):
             if not computed_from_constants(shift):
                 continue  # a residual add, not a shift
             rank = len(conv.result.type.get_shape())
-            applied = _channel_vector(shift, conv, rank) and op.result.type == conv.result.type
+            applied = (
+                _channel_vector(shift, conv, rank)
+                and op.result.type == conv.result.type
+                and not drops_rounding(conv.result.type.element_type, self.keep_rounding)
+            )
             record(self.ctx, "FoldChannelShiftIntoConv", applied, op)
             if not applied:
                 return
@@ -222,6 +237,15 @@ class FuseConvBatchNormPass(ModulePass):
 
     name = "ge-fuse-conv-bn"
 
+    keep_rounding: bool = True
+    """Leave float16 and bfloat16 convolutions alone (see `match.drops_rounding`): the folded
+    convolution rounds once where the graph rounded its result and then the normalization's."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [FoldBatchNormIntoConv(ctx), FoldChannelScaleIntoConv(ctx), FoldChannelShiftIntoConv(ctx)]
+        keep = self.keep_rounding
+        patterns = [
+            FoldBatchNormIntoConv(ctx, keep),
+            FoldChannelScaleIntoConv(ctx, keep),
+            FoldChannelShiftIntoConv(ctx, keep),
+        ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_module(op)

@@ -42,7 +42,15 @@ from ge.dialects import graph
 from ge.weights import WeightStore
 
 from ..fusion import record
-from .match import close, intermediates_private, other_operand, replace_pattern, scalar, tolerance
+from .match import (
+    close,
+    drops_rounding,
+    intermediates_private,
+    other_operand,
+    replace_pattern,
+    scalar,
+    tolerance,
+)
 
 Polynomial = dict[int, float]
 """Coefficient of each power of `x`."""
@@ -60,6 +68,7 @@ class FuseGelu(RewritePattern):
 
     ctx: Context
     weights: WeightStore | None
+    keep_rounding: bool = True
 
     FUNCTION: ClassVar[type[Operation]]
     ARGUMENT: ClassVar[Polynomial]
@@ -76,7 +85,11 @@ class FuseGelu(RewritePattern):
                 pattern = self._match(op, one_plus, function, x)
                 if pattern is None:
                     continue
-                applied = intermediates_private(pattern, op) and op.results[0].type == x.type
+                applied = (
+                    intermediates_private(pattern, op)
+                    and op.results[0].type == x.type
+                    and not drops_rounding(x.type.element_type, self.keep_rounding)
+                )
                 record(self.ctx, type(self).__name__, applied, op)
                 if applied:
                     props = (
@@ -129,9 +142,15 @@ class FuseGeluPass(ModulePass):
 
     name = "ge-fuse-gelu"
 
+    keep_rounding: bool = True
+    """Leave float16 and bfloat16 formulas alone (see `match.drops_rounding`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         weights = getattr(ctx, "weights", None)
-        patterns = [FuseErfGelu(ctx, weights), FuseTanhGelu(ctx, weights)]
+        patterns = [
+            FuseErfGelu(ctx, weights, self.keep_rounding),
+            FuseTanhGelu(ctx, weights, self.keep_rounding),
+        ]
         PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_module(op)
 
 

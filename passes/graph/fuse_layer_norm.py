@@ -42,7 +42,7 @@ from ge.dialects.common import get_int, get_ints, int_attr
 from ge.weights import WeightStore
 
 from ..fusion import record
-from .match import intermediates_private, other_operand, replace_pattern, scalar
+from .match import drops_rounding, intermediates_private, other_operand, replace_pattern, scalar
 
 
 @dataclass
@@ -66,6 +66,7 @@ class FuseNormalization(RewritePattern):
 
     ctx: Context
     weights: WeightStore | None
+    keep_rounding: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         norm = _match_norm(op, self.weights)
@@ -86,6 +87,7 @@ class FuseNormalization(RewritePattern):
             and intermediates_private(pattern, root)
             and root.results[0].type == norm.x.type
             and (gamma is not None or norm.x.type.has_static_shape())
+            and not drops_rounding(norm.x.type.element_type, self.keep_rounding)
         )
         record(self.ctx, name, applied, op)
         if not applied:
@@ -113,8 +115,11 @@ class FuseLayerNormPass(ModulePass):
 
     name = "ge-fuse-layer-norm"
 
+    keep_rounding: bool = True
+    """Leave float16 and bfloat16 formulas alone (see `match.drops_rounding`)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        pattern = FuseNormalization(ctx, getattr(ctx, "weights", None))
+        pattern = FuseNormalization(ctx, getattr(ctx, "weights", None), self.keep_rounding)
         PatternRewriteWalker(pattern, apply_recursively=True).rewrite_module(op)
 
 

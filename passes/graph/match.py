@@ -2,7 +2,10 @@
 (within a tolerance suited to their dtype), the uses a fusion may remove, and its rewrite.
 
 A fusion replaces the last op of a pattern by the fused op and erases the rest, so every
-intermediate value must be used inside the pattern only (`used_only_by`).
+intermediate value must be used inside the pattern only (`used_only_by`). A fused op computes in
+float32 and rounds once, where a float16 or bfloat16 pattern rounded every intermediate it stored:
+such a fusion changes the numbers, so it applies only when the precision mode allows it
+(`keep-rounding=false`, which the pipelines set for any mode but `must_keep_origin_dtype`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import ml_dtypes
 import numpy as np
+from xdsl.dialects.builtin import BFloat16Type, Float16Type
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
@@ -25,6 +29,11 @@ from ..fusion import SOURCES, source_names
 
 READ_LIMIT = 1 << 16
 """Constants with more elements than this are not read while matching."""
+
+
+def drops_rounding(element: Attribute, keep_rounding: bool) -> bool:
+    """Whether fusing a pattern of `element`s would skip roundings the graph does (see above)."""
+    return keep_rounding and isinstance(element, Float16Type | BFloat16Type)
 
 
 def is_constant(value: SSAValue | None) -> bool:

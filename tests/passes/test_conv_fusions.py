@@ -10,13 +10,11 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
 import ge
 from ge.context import make_context
 from ge.interpreter import run_function
-from ge.passes import get_pass
-from ge.passes.pipelines import graph_passes
+from ge.passes.pipelines import graph_passes, make_pass
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
@@ -25,7 +23,7 @@ def _run_passes(g: ge.Graph, names: list[str]):
     module = g.module.clone()
     ctx = make_context(g.weights.copy())
     for name in names:
-        (DeadCodeElimination if name == "dce" else get_pass(name))().apply(ctx, module)
+        make_pass(name).apply(ctx, module)
     module.verify()
     return module, ctx
 
@@ -55,7 +53,8 @@ def _residual_block(dtype: str = "float32") -> ge.Graph:
 @pytest.mark.parametrize(("dtype", "tolerance"), [("float32", 1e-5), ("float16", 2e-2)])
 def test_residual_block_keeps_its_results(dtype: str, tolerance: float, rng: np.random.Generator) -> None:
     g = _residual_block(dtype)
-    module, ctx = _run_passes(g, ["ge-fuse-conv-bn", "ge-constant-fold", "ge-fuse-bias-activation", "dce"])
+    fold = "ge-fuse-conv-bn" if dtype == "float32" else "ge-fuse-conv-bn{keep-rounding=false}"
+    module, ctx = _run_passes(g, [fold, "ge-constant-fold", "ge-fuse-bias-activation", "dce"])
     counts = _top_level(module)
     assert "batch_norm" not in counts and "mul" not in counts and "relu" not in counts
     assert counts["fused_conv2d"] == 2 and counts["fused_gemm"] + counts["gemm"] == 1
@@ -64,6 +63,27 @@ def test_residual_block_keeps_its_results(dtype: str, tolerance: float, rng: np.
     before = run_function(g.module, [x], g.weights)[0].astype(np.float32)
     after = run_function(module, [x], ctx.weights)[0].astype(np.float32)
     np.testing.assert_allclose(after, before, rtol=tolerance, atol=tolerance * np.abs(before).max())
+
+
+def test_float16_convolutions_keep_their_rounding_unless_a_precision_mode_allows(
+    rng: np.random.Generator,
+) -> None:
+    """Folding a float16 batch norm into its conv rounds once where the graph rounds twice: at
+    the default precision the fold is left alone (matched, not applied) and the numbers stay the
+    graph's, bit for bit; a precision mode lets it apply."""
+    g = _residual_block("float16")
+    module, ctx = _run_passes(g, ["ge-fuse-conv-bn", "ge-constant-fold", "dce"])
+    assert _top_level(module)["batch_norm"] == 2
+    assert ctx.fusion_counts["FoldBatchNormIntoConv"] == {"matched": 2, "applied": 0}
+    x = rng.standard_normal((2, 8, 10, 10)).astype(np.float16)
+    before = run_function(g.module, [x], g.weights)[0]
+    np.testing.assert_array_equal(run_function(module, [x], ctx.weights)[0], before)
+    for mode in ("must_keep_origin_dtype", "allow_mix_precision"):
+        compiled = ge.GraphCompiler().compile(
+            _residual_block("float16"), optimization_level=2, precision_mode=mode
+        )
+        folded = compiled.fusion_report["patterns"]["FoldBatchNormIntoConv"]["applied"]
+        assert folded == (0 if mode == "must_keep_origin_dtype" else 2), mode
 
 
 def test_switch_file_turns_fusions_off_and_the_report_counts(tmp_path: Path) -> None:
