@@ -170,15 +170,11 @@ def _cast(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _cast_like(imp: Importer, node: Node) -> list[Tensor]:
-    """Numbers become strings as numpy formats them (as ONNX's reference does: "0.1", "1.0",
-    "nan", "True") and strings are read as Python reads numbers. Into float8 types, `saturate`
-    (1 by default) clamps to the largest finite value; into float8e8m0, `round_mode` is honoured.
-    Integers wrap into narrower ones (int4, uint4, int2, uint2 too) and floats truncate toward zero;
-    out-of-range floats, undefined in ONNX, convert as onnxruntime's do on x86-64: through a 32-bit
-    integer (64-bit for 64-bit targets) whose most negative value stands for NaN, infinities and
-    overflow, of which the target keeps the low bits. Casts between strings and those narrow types
-    are refused."""
+    # The same rules as Cast (its docstring is shared below).
     return [_add_cast(imp, node, node.inputs[0], node.inputs[1].dtype)]
+
+
+_cast_like.__doc__ = _cast.__doc__
 
 
 def _identity(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
