@@ -28,8 +28,9 @@ PROTO = {
     "bfloat16": TensorProto.BFLOAT16,
     "float32": TensorProto.FLOAT,
     "float64": TensorProto.DOUBLE,
+    "bool": TensorProto.BOOL,
     **{name: getattr(TensorProto, name.upper()) for name in INTEGERS},
-    **{name: getattr(TensorProto, n) for name, n in [("float8_e4m3fn", "FLOAT8E4M3FN")]},
+    "float8_e4m3fn": TensorProto.FLOAT8E4M3FN,
     "float8_e4m3fnuz": TensorProto.FLOAT8E4M3FNUZ,
     "float8_e5m2": TensorProto.FLOAT8E5M2,
     "float8_e5m2fnuz": TensorProto.FLOAT8E5M2FNUZ,
@@ -245,3 +246,14 @@ def test_out_of_range_floats_match_onnxruntime(target, source):
     assert [g for g, c in zip(got, compared, strict=True) if c] == [
         w for w, c in zip(want, compared, strict=True) if c
     ]
+
+
+@pytest.mark.parametrize("target", sorted(INTEGERS))
+def test_booleans_are_one_and_zero(target):
+    assert whole(ge_cast(np.array([True, False, True]), target)) == [1, 0, 1]
+
+
+@pytest.mark.parametrize("source", FLOATS)
+def test_floats_are_true_unless_zero(source):
+    x = np.array([1.5, -2.5, 0.0, -0.0, 1e-3, math.inf, math.nan], np.float32).astype(dtype(source))
+    assert ge_cast(x, "bool").tolist() == [True, True, False, False, True, True, True]
