@@ -463,7 +463,10 @@ class CastOp(IRDLOperation):
     that largest value (of their sign; NaN stays NaN); without it they become infinity where the
     type has one, else NaN. Into float8e8m0 (powers of two), `round_mode` is "up" (the default),
     "down" or "nearest", and a result out of its range becomes the nearer end with `saturate = 1`,
-    else NaN.
+    else NaN. Into float4e2m1, values past 6 saturate.
+
+    A float out of an integer type's range (undefined in ONNX) converts as onnxruntime's casts do
+    on x86-64 (`ge.semantics.casts` has the rule).
 
     `%y = ascend.graph.cast %x {saturate = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf8E4M3FN>`
     """

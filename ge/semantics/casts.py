@@ -7,11 +7,17 @@ asked for conversions that are exact or rounded to nearest even within range:
   undefined, `ge` does what onnxruntime does on x86-64, whose truncating conversion writes a
   32-bit integer (64-bit for int64 and uint64): NaN, infinities and values beyond that integer
   give its most negative value, and the target keeps the low bits. Unsigned 32- and 64-bit
-  targets convert values from 2**31 (2**63) on after subtracting it, so their whole range is exact.
-  (onnxruntime rounds fractions into int4 and int2 to nearest; `ge` truncates them, as ONNX says.)
+  targets convert values from 2**31 (2**63) on after subtracting it, and add it back, so their
+  whole range is exact. (onnxruntime rounds fractions into int4 and int2 to nearest, where `ge`
+  truncates them as ONNX says; what its NaN and -inf become in uint32 depends on where they fall
+  in its vector loop, 0 or 2**31: `ge` always gives 2**31.)
 - integer to integer wraps: the low bits, two's complement for signed targets (ONNX).
 - into float8 with `saturate` (the default), infinities and values past the largest finite one
-  become it; without, they become infinity where the type has one, else NaN (ONNX's tables).
+  become it; without, they become infinity where the type has one, else NaN, keeping the sign
+  (ONNX's tables).
+- into float4e2m1, which has neither infinities nor NaN: round to nearest even, values past 6
+  (infinities too) saturate to 6 with their sign, and NaN, which ONNX leaves undefined, becomes
+  the sign-only pattern (-0), as ONNX's reference gives.
 - into float8e8m0, `round_mode` decides the power of two.
 """
 
@@ -34,6 +40,7 @@ _INTEGER_BITS: dict[str, tuple[int, bool]] = {
 
 
 def cast(op: ops.CastOp, x: np.ndarray) -> np.ndarray:
+    """`x` converted to the element type of the cast's result, by the rules above."""
     target = numpy_dtype(op.result.type.element_type)
     if "U" in (x.dtype.kind, target.kind):
         return strings.cast(op, x, target)
@@ -43,19 +50,21 @@ def cast(op: ops.CastOp, x: np.ndarray) -> np.ndarray:
         if x.dtype.kind == "b":
             return x.astype(target)
         if x.dtype.name in _INTEGER_BITS:
-            return wrap_integers(x.astype(np.int64) if x.dtype != np.uint64 else x, target)
-        return float_to_integer(x, target)
+            return _wrap_integers(x.astype(np.int64) if x.dtype != np.uint64 else x, target)
+        return _float_to_integer(x, target)
     if x.dtype.name in NARROW:
         # Every narrow value is exact in float64: the only rounding is the conversion below.
         x = x.astype(np.float64)
     if target.name in SATURABLE:
         return _to_float8(x, target, bool(get_int(op, "saturate", 0)))
+    if target == _E2M1:
+        return _to_float4(x)
     # Between floats numpy and ml_dtypes round to nearest even; non-zero is true.
     with np.errstate(all="ignore"):
         return x.astype(target)
 
 
-def float_to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:
+def _float_to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:
     """Floats into an integer type: truncation toward zero, and onnxruntime's x86-64 rule out of
     range (see the module's docstring)."""
     bits, signed = _INTEGER_BITS[target.name]
@@ -63,17 +72,17 @@ def float_to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:
         whole = np.trunc(x.astype(np.float64))  # exact for every float type
     width = 64 if bits == 64 else 32
     if signed or bits < 32:
-        return wrap_integers(_truncating_conversion(whole, width), target)
+        return _wrap_integers(_truncating_conversion(whole, width), target)
     # Unsigned: the upper half of the range converts after subtracting 2**(width - 1).
     half = 2.0 ** (width - 1)
     upper = whole >= half
     lower_part = _truncating_conversion(np.where(upper, 0.0, whole), width).astype(np.uint64)
     upper_part = _truncating_conversion(np.where(upper, whole - half, 0.0), width).astype(np.uint64)
     converted = np.where(upper, upper_part + np.uint64(half), lower_part)  # wraps modulo 2**64
-    return wrap_integers(converted, target)
+    return _wrap_integers(converted, target)
 
 
-def wrap_integers(x: np.ndarray, target: np.dtype) -> np.ndarray:
+def _wrap_integers(x: np.ndarray, target: np.dtype) -> np.ndarray:
     """Integers (int64 or uint64) reduced to the low bits of `target`, two's complement if signed."""
     bits, signed = _INTEGER_BITS[target.name]
     if bits < 64:
@@ -94,7 +103,8 @@ def _truncating_conversion(whole: np.ndarray, width: int) -> np.ndarray:
 def _to_float8(x: np.ndarray, target: np.dtype, saturate: bool) -> np.ndarray:
     """Round to nearest even within range; past it, ONNX's saturation table."""
     largest = float(ml_dtypes.finfo(target).max)
-    x = x.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        x = x.astype(np.float64)
     magnitude = np.abs(x)
     # A value rounds past the largest one from half an ulp above it, or at exactly half an ulp
     # when the largest value's last mantissa bit is odd (ties go to even).
@@ -105,9 +115,30 @@ def _to_float8(x: np.ndarray, target: np.dtype, saturate: bool) -> np.ndarray:
         rounded = np.clip(x, -largest, largest).astype(target)  # NaN stays NaN
     if saturate:
         return rounded
-    # Of these types only float8e5m2 has infinities; the others take NaN.
-    past = np.where(x > 0, np.inf, -np.inf) if target.name == "float8_e5m2" else np.full(x.shape, np.nan)
+    # Of these types only float8e5m2 has infinities; the others take NaN (with x's sign, where
+    # the type has a negative NaN).
+    past = np.copysign(np.inf if target.name == "float8_e5m2" else np.nan, x)
     return np.where(overflows, past.astype(target), rounded)
+
+
+_E2M1 = np.dtype(ml_dtypes.float4_e2m1fn)
+_E2M1_VALUES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+"""The magnitudes of float4e2m1, by code (the sign is the fourth bit): even codes end in a 0 bit."""
+
+
+def _to_float4(x: np.ndarray) -> np.ndarray:
+    """Round to nearest even, saturating at 6; NaN becomes -0 (see the module's docstring)."""
+    with np.errstate(invalid="ignore"):
+        x = x.astype(np.float64)
+    magnitude = np.minimum(np.abs(x), _E2M1_VALUES[-1])  # infinities saturate; NaN stays NaN
+    upper = np.clip(np.searchsorted(_E2M1_VALUES, magnitude), 1, len(_E2M1_VALUES) - 1)
+    lower = upper - 1
+    below, above = magnitude - _E2M1_VALUES[lower], _E2M1_VALUES[upper] - magnitude
+    code = np.where(
+        below < above, lower, np.where(above < below, upper, np.where(lower % 2 == 0, lower, upper))
+    )
+    bits = code.astype(np.uint8) | (np.signbit(x).astype(np.uint8) << 3)
+    return np.where(np.isnan(x), np.uint8(0x8), bits).astype(np.uint8).view(_E2M1)
 
 
 _E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)

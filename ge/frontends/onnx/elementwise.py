@@ -161,10 +161,11 @@ def _cast(imp: Importer, node: Node) -> list[Tensor]:
     "nan", "True") and strings are read as Python reads numbers. Into float8 types, `saturate`
     (1 by default) clamps to the largest finite value; into float8e8m0, `round_mode` is honoured.
     Integers wrap into narrower ones (int4, uint4, int2, uint2 too) and floats truncate toward zero;
-    out-of-range floats, undefined in ONNX, convert as onnxruntime's do on x86-64: through a 32-bit
-    integer (64-bit for 64-bit targets) whose most negative value stands for NaN, infinities and
-    overflow, of which the target keeps the low bits. Casts between strings and those narrow types
-    are refused."""
+    out-of-range floats, undefined in ONNX, convert as onnxruntime's do on x86-64: through a signed
+    32-bit integer (64-bit for 64-bit targets) whose most negative value stands for NaN,
+    infinities and overflow, of which the target keeps the low bits; uint32 and uint64 take values
+    from 2^31 (2^63) on exactly, so 3e9 is 3000000000 in uint32 and 5e9 is 0. Casts between
+    strings and those narrow types are refused."""
     target = dtype_name(int(node.attr("to")), f"the target type of Cast at node '{node.name}'")
     return [_add_cast(imp, node, node.inputs[0], target)]
 
