@@ -21,8 +21,10 @@ $(VENV)/.installed: requirements/run.txt pyproject.toml | $(BIN)/python
 	$(INSTALL_GE)
 	touch $@
 
+# pip-sync (pip-tools, in the dev lock) also removes what a refreshed lock no longer lists.
 $(VENV)/.installed-dev: requirements/dev.txt pyproject.toml | $(BIN)/python
 	$(PIP) install -r requirements/dev.txt
+	$(BIN)/pip-sync --quiet requirements/dev.txt
 	$(INSTALL_GE)
 	touch $(VENV)/.installed $@
 

@@ -15,7 +15,6 @@ from suite import (  # noqa: E402
     EXPECTED_FAILURES,
     OVERRIDES_FILE,
     RUN,
-    CaseRun,
     expected_failures,
     predicted_outcomes,
     suite_of,
@@ -34,7 +33,7 @@ def _is_suite_case(item: pytest.Item) -> bool:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if _is_suite_case(item):
-        vars(RUN).update(vars(CaseRun(name=item.name.removesuffix(DEVICE_SUFFIX))))
+        RUN.reset(item.name.removesuffix(DEVICE_SUFFIX))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -60,8 +59,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.outcome = "skipped"
             report.wasxfail = f"refused ({category}): {str(error).splitlines()[0]}"
     elif error is not None:
+        if report.skipped:  # the runner's SkipTest: every case must run
+            report.longrepr = f"{item.name} was skipped: {error}"
+        report.outcome = "failed"
         report.conformance = f"{suite}|{level}|wrong"
-        return  # pytest reports the failure itself
+        return
     elif RUN.compared == 0:
         problem = f"{item.name} compared no output"
     elif RUN.outcome() != predicted:

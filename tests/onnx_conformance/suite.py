@@ -45,13 +45,13 @@ LEVELS = {"O0": 0, "O3": 3}
 """The optimization levels the suite runs at: no optimization, and the backend's default."""
 
 SUITES = {
-    "Node": "node",
-    "Real": "light models",
-    "Simple": "simple",
-    "PyTorchConverted": "pytorch-converted",
-    "PyTorchOperator": "pytorch-operator",
+    "node": ("Node", "node"),
+    "real": ("Real", "light models"),
+    "simple": ("Simple", "simple"),
+    "pytorch-converted": ("PyTorchConverted", "pytorch-converted"),
+    "pytorch-operator": ("PyTorchOperator", "pytorch-operator"),
 }
-"""onnx's name of each suite (`OnnxBackend<name>ModelTest`) and ours."""
+"""Each suite: onnx's loader kind -> its class name (`OnnxBackend<name>ModelTest`), and ours."""
 
 OUTCOMES = ("passed", "passed with an override", "spec-undefined", "refused", "wrong")
 
@@ -162,6 +162,10 @@ class CaseRun:
     undefined: int = 0
     compared: int = 0
 
+    def reset(self, name: str) -> None:
+        """Forgets the last case: `name` (without the device suffix) runs next."""
+        vars(self).update(vars(CaseRun(name=name)))
+
     def outcome(self) -> str:
         if self.undefined:
             return "spec-undefined"
@@ -210,6 +214,8 @@ class _BackendTest(onnx.backend.test.BackendTest):
                 ref, out = np.asarray(ref_outputs[i]), np.asarray(outputs[i])
                 np.testing.assert_array_equal(out.shape, ref.shape, err_msg=f"Output {i} has incorrect shape")
                 defined = ~np.broadcast_to(mask, ref.shape)
+                if not defined.any():
+                    raise AssertionError(f"output {i}: every element is undefined, nothing is compared")
                 ref_outputs[i], outputs[i] = ref[defined], out[defined]
                 RUN.undefined += int(mask.sum())
         RUN.compared += 1
@@ -245,7 +251,8 @@ def backend_test_classes(module: str, level: str = "O3") -> dict[str, type[unitt
 def suite_of(class_name: str) -> tuple[str, str]:
     """(our suite name, level) of a class that `backend_test_classes` made."""
     base, level = class_name.rsplit("_", 1)
-    return SUITES[base.removeprefix("OnnxBackend").removesuffix("ModelTest")], level
+    onnx_name = base.removeprefix("OnnxBackend").removesuffix("ModelTest")
+    return next(ours for name, ours in SUITES.values() if name == onnx_name), level
 
 
 # --------------------------------------------------------------------------------------------
@@ -261,6 +268,8 @@ def load_cases(kind: str) -> list[Any]:
         return _load_model_tests(kind=kind)
 
 
+# The runner loads every suite each time a BackendTest is made, once per level, and the
+# predictions load them again: the runner's reference is pointed at the cached loader.
 _load_model_tests = onnx.backend.test.runner.load_model_tests
 onnx.backend.test.runner.load_model_tests = load_cases
 
@@ -271,8 +280,8 @@ def predicted_outcomes() -> dict[str, dict[str, str]]:
     from the cases' own data."""
     refused = expected_failures()
     table: dict[str, dict[str, str]] = {}
-    for kind, onnx_name in _KINDS.items():
-        cases = table.setdefault(SUITES[onnx_name], {})
+    for kind, (_, suite) in SUITES.items():
+        cases = table.setdefault(suite, {})
         for case in load_cases(kind):
             name = case.name + DEVICE_SUFFIX
             if name in refused:
@@ -286,15 +295,6 @@ def predicted_outcomes() -> dict[str, dict[str, str]]:
             else:
                 cases[name] = "passed"
     return table
-
-
-_KINDS = {
-    "node": "Node",
-    "real": "Real",
-    "simple": "Simple",
-    "pytorch-converted": "PyTorchConverted",
-    "pytorch-operator": "PyTorchOperator",
-}
 
 
 def _data_sets(case: Any) -> list[tuple[onnx.ModelProto, list[Any]]]:

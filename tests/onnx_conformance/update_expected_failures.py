@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from suite import DEVICE_SUFFIX, EXPECTED_FAILURES, RUN, CaseRun, backend_test_classes  # noqa: E402
+from suite import DEVICE_SUFFIX, EXPECTED_FAILURES, RUN, backend_test_classes  # noqa: E402
 
 from ge.errors import UnsupportedOperatorError  # noqa: E402
 
@@ -34,7 +34,7 @@ def _cases() -> list[tuple[str, str]]:
 def _run(item: tuple[str, str]) -> tuple[str, str, str, str]:
     class_name, name = item
     case = backend_test_classes("suite")[class_name](name)
-    vars(RUN).update(vars(CaseRun(name=name.removesuffix(DEVICE_SUFFIX))))
+    RUN.reset(name.removesuffix(DEVICE_SUFFIX))
     try:
         getattr(case, name)()
     except UnsupportedOperatorError as error:
