@@ -60,10 +60,7 @@ def load(path: str | Path) -> CompiledModel:
         manifest = json.loads(data[start : start + length])
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise InvalidModelError(f"'{path}': the manifest is damaged") from None
-    if manifest.get("format_version") != FORMAT_VERSION:
-        raise InvalidModelError(
-            f"'{path}' has format version {manifest.get('format_version')}; this ge reads {FORMAT_VERSION}"
-        )
+    _check_manifest(manifest, path)
     ir_start = start + length
     blob_start = ir_start + manifest["ir_bytes"]
     ir, blob = data[ir_start:blob_start], data[blob_start:]
@@ -87,3 +84,38 @@ def load(path: str | Path) -> CompiledModel:
         compilation_time=0.0,
         options=manifest["options"],
     )
+
+
+MANIFEST: dict[str, type | tuple[type, ...]] = {
+    "format_version": int,
+    "target": str,
+    "optimization_level": int,
+    "options": dict,
+    "ir_bytes": int,
+    "ir_sha256": str,
+    "weight_bytes": int,
+    "weight_sha256": str,
+}
+"""The manifest's keys and the JSON type of each."""
+
+
+def _check_manifest(manifest: object, path: str | Path) -> None:
+    if not isinstance(manifest, dict):
+        raise InvalidModelError(f"'{path}': the manifest is a JSON {type(manifest).__name__}, not an object")
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise InvalidModelError(
+            f"'{path}': manifest format_version is {version!r} ({type(version).__name__}); this ge reads "
+            f"version {FORMAT_VERSION} (the integer), so recompile the model with this ge"
+        )
+    for key, kind in MANIFEST.items():
+        if key not in manifest:
+            raise InvalidModelError(f"'{path}': the manifest lacks '{key}' (the file is damaged)")
+        value = manifest[key]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise InvalidModelError(
+                f"'{path}': manifest '{key}' is {value!r} ({type(value).__name__}), "
+                f"it must be {getattr(kind, '__name__', kind)}"
+            )
+        if key.endswith("_bytes") and value < 0:
+            raise InvalidModelError(f"'{path}': manifest '{key}' is negative ({value})")

@@ -8,6 +8,7 @@ without pickle.
 from __future__ import annotations
 
 import re
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,10 +74,15 @@ class WeightStore:
     def load(cls, path: str | Path) -> WeightStore:
         store = cls()
         try:
-            with np.load(path, allow_pickle=False) as data:
+            data = np.load(path, allow_pickle=False)
+            if not isinstance(data, np.lib.npyio.NpzFile):
+                raise InvalidModelError(
+                    f"weights file '{path}' holds one array: weights are an .npz archive (numpy.savez)"
+                )
+            with data:
                 for key in data.files:
                     store.put(key, data[key])
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as error:
             raise InvalidModelError(f"cannot read weights file '{path}': {error}") from None
         return store
 

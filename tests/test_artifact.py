@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -43,8 +45,41 @@ def test_tampering_and_versions_are_detected(tmp_path: Path) -> None:
     (tmp_path / "old.ge").write_bytes(
         path.read_bytes().replace(b'"format_version": 1', b'"format_version": 9')
     )
-    with pytest.raises(ge.InvalidModelError, match="format version 9"):
+    with pytest.raises(ge.InvalidModelError, match="format_version is 9 .int.; this ge reads version 1"):
         ge.GraphCompiler.load(tmp_path / "old.ge")
     (tmp_path / "junk.ge").write_bytes(b"not a model")
     with pytest.raises(ge.InvalidModelError, match="is not a .ge model file"):
         ge.GraphCompiler.load(tmp_path / "junk.ge")
+
+
+def _with_manifest(path: Path, edit) -> bytes:
+    """The .ge file at `path` with its manifest changed by `edit` (lengths kept consistent)."""
+    data = path.read_bytes()
+    (length,) = struct.unpack_from("<I", data, 8)
+    manifest = json.loads(data[12 : 12 + length])
+    header = json.dumps(edit(manifest)).encode()
+    return data[:8] + struct.pack("<I", len(header)) + header + data[12 + length :]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda m: {**m, "format_version": "1"},
+            "format_version is '1' (str); this ge reads version 1 (the integer)",
+        ),
+        (lambda m: {k: v for k, v in m.items() if k != "ir_bytes"}, "the manifest lacks 'ir_bytes'"),
+        (lambda m: {**m, "weight_bytes": "12"}, "manifest 'weight_bytes' is '12' (str), it must be int"),
+        (lambda m: {**m, "options": []}, "manifest 'options' is [] (list), it must be dict"),
+        (lambda m: {**m, "ir_bytes": -4}, "manifest 'ir_bytes' is negative"),
+        (lambda m: [m], "the manifest is a JSON list, not an object"),
+    ],
+    ids=["version-as-text", "missing-key", "mistyped-key", "options-list", "negative-length", "a-list"],
+)
+def test_a_damaged_manifest_is_named(tmp_path: Path, edit, message: str) -> None:
+    path = tmp_path / "m.ge"
+    ge.GraphCompiler().compile(cnn().graph).save(path)
+    (tmp_path / "bad.ge").write_bytes(_with_manifest(path, edit))
+    with pytest.raises(ge.InvalidModelError) as error:
+        ge.GraphCompiler.load(tmp_path / "bad.ge")
+    assert message in str(error.value)

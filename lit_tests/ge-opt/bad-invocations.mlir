@@ -1,0 +1,23 @@
+// RUN: not ge-opt %s -p 'ge-lower-graph-to-kernel{' 2>&1 | filecheck %s --check-prefix=PIPELINE
+// RUN: not ge-opt %s.missing.mlir 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: not ge-opt %S/Inputs/not-mlir.txt 2>&1 | filecheck %s --check-prefix=SUFFIX
+// RUN: not ge-opt %S/Inputs/not-utf8.mlir 2>&1 | filecheck %s --check-prefix=UTF8
+// RUN: not ge-opt %s --weights %S/Inputs/one-array.npy 2>&1 | filecheck %s --check-prefix=NPY
+// RUN: not ge-opt %s --weights %S/Inputs/truncated.npz 2>&1 | filecheck %s --check-prefix=TRUNCATED
+// RUN: not ge-opt %s --weights %S/Inputs/other-key.npz 2>&1 | filecheck %s --check-prefix=KEY
+
+// Each bad invocation is one line on stderr and a nonzero exit, never a traceback.
+
+// PIPELINE:      ge-opt: error: Error parsing pass pipeline specification: {{.*}} Expected argument name here
+// PIPELINE-NOT:  Traceback
+// MISSING:       ge-opt: error: input file '{{.*}}.missing.mlir' does not exist
+// SUFFIX:        ge-opt: error: '{{.*}}not-mlir.txt' is not an .mlir file
+// UTF8:          ge-opt: error: '{{.*}}not-utf8.mlir' is not UTF-8 text (byte 19): not MLIR
+// NPY:           ge-opt: error: weights file '{{.*}}one-array.npy' holds one array: weights are an .npz archive
+// TRUNCATED:     ge-opt: error: cannot read weights file '{{.*}}truncated.npz': File is not a zip file
+// KEY:           ge-opt: error: 'ascend.graph.const' reads dense_resource<w>, which {{.*}}other-key.npz does not hold
+func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %w = ascend.graph.const dense_resource<w> : tensor<2x4xf32>
+  %y = ascend.graph.add %x, %w : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
+}
