@@ -32,17 +32,18 @@ from onnx.backend.base import Backend, BackendRep
 from .compiler import CompiledModel, GraphCompiler
 from .dtypes import STRING, as_strings
 from .emulator import Emulator
-from .errors import CompileError, GeError, RuntimeInputError
+from .errors import CompileError, GeError, InvalidModelError, RuntimeInputError
 from .executor import bind_inputs
 from .frontends.onnx import ValueNeeded, check_shapes, load_model, make_importer
 from .frontends.onnx.importer import Importer, Resume, live_names, value_type
 from .frontends.onnx.sequence import RunValue, Structure, assemble, dtypes_of, flatten, run_value, shapes_of
 from .graph import Tensor
+from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 
 DEVICES = ("CPU", "NPU")
 """`ge` runs on its emulator of the AI Core, which the host CPU executes."""
 
-OPTIONS = ("optimization_level", "target", "precision_mode", "max_streams", "sink")
+OPTIONS = ("optimization_level", "target", "precision_mode", "max_streams", "sink", "max_tensor_bytes")
 IGNORED_OPTIONS = ("rtol", "atol")
 """Keyword arguments the ONNX backend test runner passes to `prepare` for its own use."""
 
@@ -139,6 +140,8 @@ class GeBackendRep(BackendRep):
         following: Resume | None = None
         try:
             graph = importer.run(self.model.graph, shapes, resume)
+            limit = self.options.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
+            check_max_tensor_bytes(graph.module, limit, InvalidModelError)
             check_shapes(self.model, importer, shapes)
             observes = None
         except ValueNeeded as needed:
@@ -208,15 +211,47 @@ class GeBackendRep(BackendRep):
     def _feeds(self, inputs: Any) -> dict[str, RunValue]:
         types = {i.name: i.type for i in self.model.graph.input}
         if isinstance(inputs, Mapping):
-            return {k: run_value(types.get(k), v, k) for k, v in inputs.items()}
-        if isinstance(inputs, np.ndarray):
-            inputs = [inputs]
-        arrays = list(inputs)
-        if len(arrays) != len(self.input_names):
+            unknown = sorted(set(inputs) - set(self.input_names))
+            if unknown:
+                raise RuntimeInputError(f"the model has no inputs {unknown}; it takes {self.input_names}")
+            feeds = {k: run_value(types.get(k), v, k) for k, v in inputs.items()}
+        else:
+            if isinstance(inputs, np.ndarray):
+                inputs = [inputs]
+            if not isinstance(inputs, Sequence) or isinstance(inputs, str | bytes):
+                raise RuntimeInputError(
+                    f"inputs are an array, a list of them or a dict of them by name, got "
+                    f"{type(inputs).__name__}; the model takes {self.input_names}"
+                )
+            arrays = list(inputs)
+            if len(arrays) != len(self.input_names):
+                raise RuntimeInputError(
+                    f"the model takes {len(self.input_names)} inputs ({self.input_names}), "
+                    f"{len(arrays)} given"
+                )
+            feeds = {n: run_value(types[n], a, n) for n, a in zip(self.input_names, arrays, strict=True)}
+        for name, value in feeds.items():
+            if isinstance(value, np.ndarray):
+                _check_declared_shape(name, types[name], value.shape)
+        return feeds
+
+
+def _check_declared_shape(name: str, type_proto: onnx.TypeProto, shape: tuple[int, ...]) -> None:
+    """Refuses a tensor whose shape contradicts the model's declaration (its rank, or a dimension
+    given as a number), as onnxruntime does."""
+    if type_proto.WhichOneof("value") != "tensor_type" or not type_proto.tensor_type.HasField("shape"):
+        return
+    dims = type_proto.tensor_type.shape.dim
+    if len(dims) != len(shape):
+        raise RuntimeInputError(
+            f"input '{name}' has rank {len(shape)} (shape {list(shape)}), the model declares rank {len(dims)}"
+        )
+    for axis, (dim, given) in enumerate(zip(dims, shape, strict=True)):
+        if dim.HasField("dim_value") and dim.dim_value != given:
             raise RuntimeInputError(
-                f"the model takes {len(self.input_names)} inputs ({self.input_names}), {len(arrays)} given"
+                f"input '{name}' axis {axis}: the model declares {dim.dim_value}, {given} given "
+                f"(shape {list(shape)})"
             )
-        return {n: run_value(types[n], a, n) for n, a in zip(self.input_names, arrays, strict=True)}
 
 
 def _fixed_width(value: RunValue) -> RunValue:

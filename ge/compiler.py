@@ -27,6 +27,7 @@ from .context import make_context
 from .dtypes import numpy_dtype
 from .errors import CompileError, GeError, VerificationError
 from .graph import Graph
+from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 from .soc import load_profile
 from .weight_blob import pack_weights
 
@@ -34,11 +35,12 @@ VERIFY_EACH_PASS = "GE_VERIFY_EACH_PASS"
 """Environment variable: when set (the test suite sets it), the IR is verified after every pass,
 not only before the first and after the last, so a pass that breaks an invariant is named."""
 
-COMPILE_OPTIONS = ("sink", "max_streams")
+COMPILE_OPTIONS = ("sink", "max_streams", "max_tensor_bytes")
 """Keyword options of `GraphCompiler.compile`: `sink` (default: on at O3) sinks the task list to the
 device, so no host launch overhead is paid per kernel; `max_streams` (an integer of at least 1;
 default 4 at O3, 1 below) bounds the streams independent kernels are spread over (above 1, the
-lower levels spread theirs too)."""
+lower levels spread theirs too); `max_tensor_bytes` (default 4 GiB) refuses a graph with a larger
+tensor before anything is allocated."""
 
 PRECISION_MODES = (
     "must_keep_origin_dtype",
@@ -192,6 +194,11 @@ class GraphCompiler:
         `{"Switch": {"GraphFusion": {"ge-fuse-conv-bn": "off"}}}`; `fusion_report` names a JSON
         file to write the per-pattern counts to (they are also in `CompiledModel.fusion_report`).
         """
+        if not isinstance(graph, Graph):
+            raise CompileError(
+                f"GraphCompiler.compile takes a ge.Graph, got {type(graph).__name__} {graph!r:.40} "
+                "(an ONNX model is read by ge.GraphParser().parse_onnx)"
+            )
         if precision_mode not in PRECISION_MODES:
             known = ", ".join(PRECISION_MODES)
             raise CompileError(f"unknown precision_mode '{precision_mode}' (known: {known})")
@@ -217,6 +224,8 @@ class GraphCompiler:
         module = graph.module.clone()
         module.attributes[TARGET_ATTR_NAME] = profile.target_attr()
         _verify(module, "the input graph")
+        limit = options.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
+        check_max_tensor_bytes(module, limit, CompileError)
         ctx = make_context(graph.weights.copy())
         disabled = read_fusion_switch(fusion_switch_file)
         try:

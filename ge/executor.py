@@ -51,8 +51,13 @@ def bind_inputs(
         given = [inputs[s.name] for s in specs]
     elif isinstance(inputs, np.ndarray | np.generic):
         given = [inputs]
-    else:
+    elif isinstance(inputs, Sequence) and not isinstance(inputs, str | bytes):
         given = list(inputs)
+    else:
+        raise RuntimeInputError(
+            f"inputs are an array, a list of arrays or a dict of them by name, got "
+            f"{type(inputs).__name__}; the model takes {[s.name for s in specs]}"
+        )
     if len(given) != len(specs):
         raise RuntimeInputError(
             f"the model takes {len(specs)} inputs ({[s.name for s in specs]}), {len(given)} given"

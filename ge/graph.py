@@ -184,7 +184,7 @@ class Graph:
     def add_input(self, name: str, shape: Sequence[int], dtype: str = "float32") -> Tensor:
         if name in self._input_names:
             raise GeError(f"graph input '{name}' is declared twice")
-        t = TensorType(element_type(dtype), [int(d) if d >= 0 else DYNAMIC_INDEX for d in shape])
+        t = TensorType(element_type(dtype), _input_dims(name, shape))
         arg = self._block.insert_arg(t, len(self._block.args))
         arg.name_hint = _hint(name)
         self._input_names.append(name)
@@ -195,6 +195,10 @@ class Graph:
         self._outputs = [(t.value, name) for t, name in outputs]
 
     def add_output(self, tensor: Tensor, name: str | None = None) -> None:
+        if not isinstance(tensor, Tensor):
+            raise GeError(
+                f"add_output takes a Tensor of this graph, got {type(tensor).__name__} {tensor!r:.40}"
+            )
         if self._outputs is None:
             self._outputs = []
         self._outputs.append((tensor.value, name or tensor.name))
@@ -540,3 +544,21 @@ def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, prefix: str) -> 
         name = attrs.data[index].data.get(NAME_ATTR) if attrs and index < len(attrs.data) else None
         names.append(name.data if isinstance(name, StringAttr) else f"{prefix}_{index}")
     return names
+
+
+def _input_dims(name: str, shape: Sequence[int | None]) -> list[int]:
+    """A graph input's dimensions: whole numbers, -1 or None for one known at run time."""
+    if isinstance(shape, str | bytes) or not isinstance(shape, Sequence):
+        raise GeError(f"graph input '{name}': the shape must be a list of dimensions, got {shape!r:.40}")
+    dims = []
+    for axis, d in enumerate(shape):
+        if d is None or (isinstance(d, int | np.integer) and not isinstance(d, bool) and d == -1):
+            dims.append(DYNAMIC_INDEX)
+        elif isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 0:
+            dims.append(int(d))
+        else:
+            raise GeError(
+                f"graph input '{name}': dimension {axis} is {d!r}; a dimension is a whole number >= 0, "
+                "or -1 or None when only the run knows it"
+            )
+    return dims

@@ -83,3 +83,10 @@ def byte_runs(array: np.ndarray, base: int) -> np.ndarray:
     for n, stride in dims:
         starts = (starts[:, None] + np.arange(n, dtype=np.int64) * stride).ravel()
     return np.stack([starts, starts + run], axis=1)
+
+
+def address_space(size: int) -> np.ndarray:
+    """An array that claims `size` bytes over one real byte: views of it give addresses, strides
+    and shapes for layout questions (which bytes a view covers) without allocating an arena.
+    Its data must never be read or written."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(max(size, 0),), strides=(1,))

@@ -7,10 +7,18 @@ from pathlib import Path
 import onnx
 
 from .graph import Graph
+from .limits import DEFAULT_MAX_TENSOR_BYTES
 
 
 class GraphParser:
-    """`GraphParser().parse_onnx("model.onnx")` -> `Graph`."""
+    """`GraphParser().parse_onnx("model.onnx")` -> `Graph`.
+
+    `max_tensor_bytes` (default 4 GiB) refuses a model with a larger tensor, before ONNX's shape
+    inference or anything else would allocate it.
+    """
+
+    def __init__(self, max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES):
+        self.max_tensor_bytes = max_tensor_bytes
 
     def parse_onnx(self, model: str | Path | bytes | onnx.ModelProto) -> Graph:
         """Imports an ONNX model (a path, serialized bytes or a `ModelProto`), opset 6 and up.
@@ -22,7 +30,7 @@ class GraphParser:
         from .frontends.onnx import ValueNeeded, import_onnx
 
         try:
-            return import_onnx(model)
+            return import_onnx(model, max_tensor_bytes=self.max_tensor_bytes)
         except ValueNeeded as needed:
             raise UnsupportedOperatorError(
                 f"{needed.consumer}: input '{needed.name}' decides a shape, so its value must be "

@@ -252,6 +252,8 @@ def _spatial_operands(cls: type[GraphOp], operand_types) -> tuple[tuple[int, ...
         raise ValueError(
             f"{cls.name.split('.')[-1]} needs a {rank}-D input and weight, got ranks {len(x)} and {len(w)}"
         )
+    if 0 in w[2:]:
+        raise ValueError(f"the kernel's spatial sizes must be positive, got {list(w[2:])}")
     return x, w
 
 

@@ -207,7 +207,7 @@ def _core_cost(
             else:
                 k0, macs_per_cycle = rate
                 # A core computes whole output tiles: more cores than tiles would idle.
-                sharing = min(cube_cores, product.output_tiles())
+                sharing = max(1, min(cube_cores, product.output_tiles()))  # an empty product: none
                 cube_cycles += product.tiles(k0) * FRACTAL * k0 * FRACTAL / macs_per_cycle / sharing
                 cube_roof_us += product.macs / (macs_per_cycle * int(soc["cube_cores"])) / clock
         for sweep in work.sweeps:

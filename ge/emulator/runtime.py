@@ -57,7 +57,13 @@ class Emulator:
         self._race_free = False
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        arena = np.zeros(self.model.arena_size.value.data, np.uint8)
+        size = self.model.arena_size.value.data
+        try:
+            arena = np.zeros(size, np.uint8)
+        except MemoryError:
+            raise GeError(
+                f"the model's arena of {size:,} bytes does not fit in this machine's memory"
+            ) from None
         user = self._user_memory(inputs)
         views = bind(self.model, arena, self.blob, user)
         if self.check_races and not self._race_free:

@@ -93,7 +93,8 @@ def cube_tiling(
         while True:
             candidate = {**tiles, "db": db, "tiles": 1}
             if tiling_error("cube", candidate, [input_bytes, input_bytes], figure) is None:
-                count = batch * _ceil(m, tiles["m"]) * _ceil(n, tiles["n"])
+                # An empty product (a zero dimension) still launches: one tile of nothing.
+                count = max(1, batch * _ceil(m, tiles["m"]) * _ceil(n, tiles["n"]))
                 return {**candidate, "tiles": count}
             largest = max(tiles, key=lambda key: tiles[key])
             if tiles[largest] == 16:

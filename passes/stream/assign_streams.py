@@ -55,7 +55,7 @@ from ge.dialects.stream import (
 )
 from ge.dtypes import numpy_dtype
 from ge.errors import CompileError
-from ge.layout import byte_runs
+from ge.layout import address_space, byte_runs
 
 STREAMS_ATTR = "ascend.streams"
 """Model attribute: `{streams, events}`: the streams used and the events that order them."""
@@ -185,7 +185,7 @@ def arena_regions(model: ModelOp) -> dict[SSAValue, np.ndarray]:
     for op in bound:
         extra[op] = end
         end += max(op.size.value.data, 1)
-    arena = np.empty(end, np.uint8)
+    arena = address_space(end)
     base = arena.__array_interface__["data"][0]
     arrays: dict[SSAValue, np.ndarray] = {}
     for op in model.body.block.ops:

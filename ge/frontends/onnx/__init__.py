@@ -16,6 +16,7 @@ from google.protobuf.message import DecodeError
 
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph
+from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 
 from . import (
     attention,
@@ -98,14 +99,32 @@ def load_model(source: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
     """Reads a model from a path, serialized bytes or a `ModelProto`."""
     if isinstance(source, onnx.ModelProto):
         return source
+    if not isinstance(source, str | Path | bytes | bytearray):
+        raise InvalidModelError(
+            "an ONNX model is a path, bytes or an onnx.ModelProto, "
+            f"got {type(source).__name__} {source!r:.40}"
+        )
+    what = "the given bytes" if isinstance(source, bytes | bytearray) else f"'{source}'"
     try:
         if isinstance(source, bytes | bytearray):
-            return onnx.load_from_string(bytes(source))
-        return onnx.load(str(source))
+            data = bytes(source)
+        else:
+            data = Path(source).read_bytes()
+        if not data:
+            raise InvalidModelError(f"{what} is empty (0 bytes): not an ONNX model")
+        model = onnx.load_from_string(data)
+        if not isinstance(source, bytes | bytearray):
+            # External tensor data lives in files beside the model, which onnx checks stay inside
+            # its folder.
+            onnx.load_external_data_for_model(model, str(Path(source).resolve().parent))
+        return model
     except FileNotFoundError:
-        raise InvalidModelError(f"ONNX model '{source}' does not exist") from None
-    except (DecodeError, ValueError, RuntimeError, OSError) as error:
-        what = "the given bytes" if isinstance(source, bytes | bytearray) else f"'{source}'"
+        raise InvalidModelError(f"ONNX model file '{source}' does not exist") from None
+    except IsADirectoryError:
+        raise InvalidModelError(f"ONNX model '{source}' is a directory, not a file") from None
+    except onnx.checker.ValidationError as error:
+        raise InvalidModelError(f"{what}: {error}") from None
+    except (DecodeError, ValueError, RuntimeError, OSError, UnicodeDecodeError) as error:
         raise InvalidModelError(f"{what} is not a valid ONNX model: {error}") from None
 
 
@@ -114,11 +133,13 @@ def import_onnx(
     feeds: Mapping[str, np.ndarray] | None = None,
     observed: Mapping[str, np.ndarray] | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
 ) -> Graph:
     """Imports a model; see `Importer` for `feeds` (specialization) and `observed` values."""
     model = load_model(source)
     importer = make_importer(model, feeds, observed)
     graph = importer.run(model.graph, input_shapes)
+    check_max_tensor_bytes(graph.module, max_tensor_bytes, InvalidModelError)
     check_shapes(model, importer, input_shapes)
     return graph
 
@@ -130,7 +151,9 @@ def make_importer(
 ) -> Importer:
     opset = default_opset(model)
     check_supported(model, opset)
-    return Importer(opset, {**CONVERTERS, **OTHER_DOMAIN_CONVERTERS}, feeds, observed)
+    versions = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    versions[""] = opset
+    return Importer(opset, {**CONVERTERS, **OTHER_DOMAIN_CONVERTERS}, feeds, observed, versions)
 
 
 def default_opset(model: onnx.ModelProto) -> int:

@@ -22,7 +22,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
 from ge.graph import Tensor
 
-from .importer import Converter, Importer, Node, ValueNeeded
+from .importer import MAX_UNROLLED_NODES, Converter, Importer, Node, ValueNeeded
 
 MAX_TRIPS = 1024
 """Loops and scans that would run more iterations than this are refused (they are unrolled)."""
@@ -135,6 +135,7 @@ def _loop(imp: Importer, node: Node) -> list[Tensor]:
 
     scans: list[list[Tensor]] = [[] for _ in range(n_scan)]
     iteration = 0
+    before = imp.unrolled
     while cond and iteration < limit:
         prefix = f"{node.name}/{iteration}/"
         number = _body_input_value(body, 0, np.array(iteration, np.int64))
@@ -151,6 +152,14 @@ def _loop(imp: Importer, node: Node) -> list[Tensor]:
                 raise node.fail(f"scan output '{body.output[1 + n_carried + k].name}' that is not a tensor")
             scans[k].append(imp.values[name])
         iteration += 1
+        if iteration == 1:
+            # One iteration's nodes, nested loops included, tell what unrolling them all would import.
+            projected = before + (imp.unrolled - before) * limit
+            if projected > MAX_UNROLLED_NODES:
+                raise node.fail(
+                    f"unrolling {limit} iterations of {imp.unrolled - before} nodes each would import "
+                    f"about {projected:,} nodes, above {MAX_UNROLLED_NODES:,} (loops are unrolled)"
+                )
         if trips is None or iteration < trips:
             cond = bool(_scalar(node, _demand(imp, node, outputs[0]), "the condition"))
     if trips is None and cond:

@@ -36,9 +36,13 @@ from .sequence import (
     element_name,
     structured_input_kind,
 )
+from .validate import check_graph, check_node, schema_of
 
 KNOWN_LIMIT = 1 << 20
 """Values with more elements than this are not evaluated at import time."""
+MAX_UNROLLED_NODES = 100_000
+"""Nodes that inlining subgraphs (every iteration of an unrolled loop, nested ones included) may
+import in all: a per-loop trip cap alone lets nested loops multiply into millions."""
 
 
 class ValueNeeded(Exception):
@@ -151,8 +155,11 @@ class Importer:
         converters: Mapping[str, Converter],
         feeds: Mapping[str, np.ndarray] | None = None,
         observed: Mapping[str, np.ndarray] | None = None,
+        versions: Mapping[str, int] | None = None,
     ):
         self.opset = opset
+        self.versions = {"": opset, **(versions or {})}
+        """The model's version of each operator domain ("" is the default one)."""
         self.converters = converters
         self.feeds = feeds
         self.observed = dict(observed or {})
@@ -166,6 +173,8 @@ class Importer:
         self.used_observations: dict[str, np.ndarray] = {}
         self.scopes: list[dict[str, str]] = []
         """Name scopes of the subgraphs being imported, innermost last (see `import_subgraph`)."""
+        self.unrolled = 0
+        """Nodes imported from subgraphs so far (see MAX_UNROLLED_NODES)."""
         self.output_structure: list[Structure] = []
         """Where each graph output's tensors are among the graph's outputs (see `sequence.assemble`)."""
 
@@ -179,8 +188,9 @@ class Importer:
         lists its elements' shapes, and None there makes an optional input absent. With `resume`,
         the nodes before `resume.start` are not imported again: the values they produced that
         later nodes read come in as graph inputs (computed by an earlier segment) or constants."""
+        check_graph(graph)
         for init in graph.initializer:
-            self.add_constant(init.name, numpy_helper.to_array(init))
+            self.add_constant(init.name, tensor_array(init, "initializer"))
         for value_info in graph.input:
             if value_info.name in self.values:
                 continue
@@ -330,6 +340,15 @@ class Importer:
         run observed keeps its name. Its nodes go through `convert` like the main graph's, so known
         values propagate, and nested subgraphs resolve names through this scope.
         """
+        check_graph(graph, f"subgraph '{graph.name}'")
+        self.unrolled += len(graph.node)
+        if self.unrolled > MAX_UNROLLED_NODES:
+            raise UnsupportedOperatorError(
+                f"subgraph '{graph.name}' (inlined as '{prefix}'): unrolling the model's loops would import "
+                f"more than {MAX_UNROLLED_NODES:,} nodes in all; ge unrolls control flow, so loops must "
+                "be short enough for that",
+                category="attribute",
+            )
         scope: dict[str, str] = {}
         for value_info in graph.input:
             if value_info.name not in bindings:
@@ -340,7 +359,7 @@ class Importer:
         self.scopes.append(scope)
         try:
             for init in graph.initializer:
-                self.add_constant(prefix + init.name, numpy_helper.to_array(init))
+                self.add_constant(prefix + init.name, tensor_array(init, "initializer"))
                 scope[init.name] = prefix + init.name
             for index, node in enumerate(graph.node):
                 renamed = onnx.NodeProto()
@@ -376,6 +395,7 @@ class Importer:
                 raise InvalidModelError(
                     f"{proto.op_type} at node '{name}' reads '{input_name}', which nothing defines before it"
                 )
+        check_node(proto, name, schema_of(proto, self.versions))
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
         mark = self.g.block.last_op
         inputs = self._common_string_width(inputs, name)
@@ -429,6 +449,21 @@ class Importer:
                         for result, value in zip(op.results, values, strict=True):
                             self.known[result] = value
             op = op.next_op
+
+
+def tensor_array(tensor: onnx.TensorProto, what: str) -> np.ndarray:
+    """The array of a TensorProto; a malformed one (data not matching its dims, an unknown data
+    type, external data that cannot be read) is an `InvalidModelError` naming it."""
+    if tensor.data_type not in onnx.TensorProto.DataType.values() or tensor.data_type == 0:
+        raise InvalidModelError(
+            f"{what} '{tensor.name}' has data type {tensor.data_type}, which ONNX does not define"
+        )
+    if any(d < 0 for d in tensor.dims):
+        raise InvalidModelError(f"{what} '{tensor.name}' has negative dimensions {list(tensor.dims)}")
+    try:
+        return numpy_helper.to_array(tensor)
+    except (ValueError, TypeError, KeyError, OSError, onnx.checker.ValidationError) as error:
+        raise InvalidModelError(f"{what} '{tensor.name}' is malformed: {error}") from None
 
 
 def converter_key(domain: str, op_type: str) -> str:

@@ -8,6 +8,7 @@ error naming the value: a wrong shape never reaches the compiler.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import onnx
@@ -18,6 +19,10 @@ from .importer import Importer, value_type
 
 MAX_MODEL_BYTES = 64 << 20
 """Larger models skip the check: inference copies the whole model, weights included."""
+PROPAGATED_ELEMENTS = 1 << 16
+"""Data propagation computes the values of these ops' outputs; it only matters for shape-sized
+tensors, and a large one (a Range of 2e8 constants) would take seconds and gigabytes."""
+MATERIALIZING_OPS = ("Range", "ConstantOfShape", "Expand", "Tile")
 
 
 def check_shapes(
@@ -26,8 +31,14 @@ def check_shapes(
     """Raises InvalidModelError where ONNX infers a static dimension the importer disagrees with."""
     if model.ByteSize() > MAX_MODEL_BYTES or _specialized_away(model, input_shapes):
         return
+    propagate = not any(
+        _elements(importer, output) > PROPAGATED_ELEMENTS
+        for node in model.graph.node
+        if node.op_type in MATERIALIZING_OPS
+        for output in node.output
+    )
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=propagate)
     except (onnx.shape_inference.InferenceError, ValueError, RuntimeError):
         return  # ONNX cannot infer this model: there is nothing to compare with
     for info in (*inferred.graph.value_info, *inferred.graph.output):
@@ -47,6 +58,15 @@ def check_shapes(
             raise InvalidModelError(
                 f"value '{info.name}': ge infers shape {ours} but ONNX shape inference gives {shown}"
             )
+
+
+def _elements(importer: Importer, name: str) -> int:
+    """Elements of a value the importer made, as far as its static dimensions tell."""
+    tensor = importer.values.get(name)
+    shape = getattr(tensor, "shape", None)
+    if shape is None:
+        return 0
+    return math.prod(max(d, 1) for d in shape)
 
 
 def _specialized_away(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None) -> bool:

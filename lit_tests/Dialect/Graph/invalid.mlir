@@ -75,6 +75,14 @@ func.func @gemm_bias_too_big(%a: tensor<1x4xf32>, %b: tensor<4x10xf32>, %c: tens
 
 // -----
 
+// CHECK: {{^}}'ascend.graph.conv2d': the kernel's spatial sizes must be positive, got [0, 3]
+func.func @conv_empty_kernel(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x0x3xf32>) {
+  %0 = ascend.graph.conv2d %x, %w : (tensor<1x8x16x16xf32>, tensor<8x8x0x3xf32>) -> tensor<1x8x17x14xf32>
+  func.return
+}
+
+// -----
+
 // CHECK: {{^}}'ascend.graph.conv2d': input has 8 channels but the weight expects 2 x 2 groups
 func.func @conv_channels_vs_groups(%x: tensor<1x8x16x16xf32>, %w: tensor<8x2x3x3xf32>) {
   %0 = ascend.graph.conv2d %x, %w {groups = 2 : i64} : (tensor<1x8x16x16xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x14x14xf32>

@@ -1,0 +1,49 @@
+"""Resource limits: the largest tensor `ge` will hold, checked on the IR before anything is
+allocated, so an absurd shape is a clear error rather than a MemoryError or a machine swapping.
+
+`max_tensor_bytes` (default 4 GiB) is a compile option and a `GraphParser` argument; every value
+of the module with a static shape is measured against it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, SSAValue
+
+from ge.dialects.common import describe
+from ge.dtypes import numpy_dtype
+from ge.errors import GeError
+
+DEFAULT_MAX_TENSOR_BYTES = 4 << 30
+
+
+def check_max_tensor_bytes(module: ModuleOp, limit: object, error: type[GeError]) -> None:
+    """Raises `error` naming the first value (op or graph input) whose tensor exceeds `limit` bytes."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise error(f"max_tensor_bytes must be a positive number of bytes, got {limit!r}")
+    for op in module.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                for index, arg in enumerate(block.args):
+                    name = f"'{arg.name_hint}'" if arg.name_hint else f"#{index}"
+                    _check(arg, limit, error, f"input {name} of {describe(op)}")
+        for result in op.results:
+            _check(result, limit, error, describe(op))
+
+
+def tensor_bytes(t: Attribute) -> int | None:
+    """Bytes of a tensor type with a static shape (None: not a tensor, or a dynamic shape)."""
+    if not isinstance(t, TensorType) or not t.has_static_shape():
+        return None
+    return math.prod(t.get_shape()) * numpy_dtype(t.element_type).itemsize
+
+
+def _check(value: SSAValue, limit: int, error: type[GeError], where: str) -> None:
+    size = tensor_bytes(value.type)
+    if size is not None and size > limit:
+        raise error(
+            f"{where} would hold a tensor of {size:,} bytes ({value.type}), over max_tensor_bytes "
+            f"= {limit:,}; raise the limit if the machine has the memory"
+        )
