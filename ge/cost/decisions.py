@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from xdsl.dialects.builtin import TensorType
@@ -13,6 +13,8 @@ from ge.dialects.formats import framework_format
 from ge.dialects.graph import ConstOp
 
 from .model import KernelInfo, Operand, default_block_dim, kernel_cost
+from .ops import op_work
+from .work import OpWork
 
 
 def group_info(ops: Sequence[Operation], unit: str) -> KernelInfo:
@@ -39,10 +41,11 @@ def fused_latency_gain(
     merged: Sequence[Operation],
     unit: str,
     target: TargetAttr | None,
+    work: Callable[[Operation], OpWork] = op_work,
 ) -> float:
     """Microseconds saved by running `merged` as one kernel on `unit` instead of `parts` (each ops
     and unit) as kernels of their own (negative: fusing costs time). Without a target, fusing is
-    assumed to pay (no round trip)."""
+    assumed to pay (no round trip). `work` gives each op's work (see `kernel_cost`)."""
     if target is None:
         return 0.0
     soc = target.as_dict()
@@ -50,6 +53,6 @@ def fused_latency_gain(
     def latency(ops: Sequence[Operation], kind: str) -> float:
         info = group_info(ops, kind)
         info = replace(info, block_dim=default_block_dim(info, soc))
-        return kernel_cost(info, soc, sunk=True).latency_us
+        return kernel_cost(info, soc, sunk=True, work=work).latency_us
 
     return sum(latency(ops, kind) for ops, kind in parts) - latency(merged, unit)

@@ -10,7 +10,7 @@ comes from the profile (`soc`, as `load_profile(name).figures`), none from this 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,16 +81,23 @@ class KernelCost:
     bound: str
 
 
-def kernel_cost(info: KernelInfo, soc: Mapping[str, Any], *, sunk: bool = True) -> KernelCost:
+def kernel_cost(
+    info: KernelInfo,
+    soc: Mapping[str, Any],
+    *,
+    sunk: bool = True,
+    work: Callable[[Operation], OpWork] = op_work,
+) -> KernelCost:
     """The modelled cost of `info` on the SoC whose figures `soc` holds; `sunk` says whether the
-    model is sunk to the device (per-task scheduling) or launched kernel by kernel from the host."""
+    model is sunk to the device (per-task scheduling) or launched kernel by kernel from the host.
+    `work` gives each op's work (a caller costing many groups of the same ops passes a cache)."""
     _check(info)
     mte2_bytes = sum(physical_bytes(o, soc, info) for o in info.inputs)
     mte3_bytes = sum(physical_bytes(o, soc, info) for o in info.outputs)
     hbm_bytes_per_us = float(soc["hbm_gbps"]) * 1e3
     memory = _Memory(mte2_bytes, mte3_bytes, mte2_bytes / hbm_bytes_per_us, mte3_bytes / hbm_bytes_per_us)
     launch_us = float(soc["sunk_task_us"] if sunk else soc["host_launch_us"])
-    works = [op_work(op) for op in info.ops] if info.kind != "trans_data" else []
+    works = [work(op) for op in info.ops] if info.kind != "trans_data" else []
     flops = sum(w.flops for w in works)
     if info.kind == "aicpu":
         return _aicpu_cost(info, soc, memory, flops, launch_us)

@@ -40,8 +40,9 @@ becomes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerType, ModuleOp, NameLoc, Signedness, TensorType, f64, i64
@@ -153,6 +154,7 @@ def worth_fusing(
     merged: Sequence[Operation],
     unit: str,
     target: TargetAttr | None,
+    work: Callable[[Operation], Any] | None = None,
 ) -> bool:
     """The cost model's verdict on merging `parts` into one kernel of `merged` ops on `unit`.
 
@@ -171,7 +173,9 @@ def worth_fusing(
             need = MIN_TILE * 2 * sum(_width(v) for v in (*external, *leaving))
         if need > int(target.figure("ub_bytes")):
             return False
-    return fused_latency_gain(parts, merged, unit, target) >= 0.0
+    if work is None:
+        return fused_latency_gain(parts, merged, unit, target) >= 0.0
+    return fused_latency_gain(parts, merged, unit, target, work) >= 0.0
 
 
 @dataclass
@@ -213,8 +217,15 @@ class KernelFormer:
                 self._build(_Group([op], unit_of(op)))
 
     def _groups(self, block: Block) -> list[_Group]:
+        from ge.cost.ops import op_work  # the cost model sits above the dialects
+
         group_of: dict[Operation, _Group] = {}
         groups: list[_Group] = []
+        # Grouping moves no op: one index for ordering merged groups, and each op's work costed
+        # once however many candidate groups it is in.
+        self._order = {op: index for index, op in enumerate(block.ops)}
+        works: dict[Operation, Any] = {}
+        self._work = lambda op: works[op] if op in works else works.setdefault(op, op_work(op))
         for op in block.ops:
             if isinstance(op, graph.ConstOp) or not op.name.startswith("ascend.graph."):
                 continue
@@ -289,7 +300,7 @@ class KernelFormer:
             return None
         if cube and consumer.unit == "cube" and consumer.ops[0] is op:
             return None  # a cube op never takes on producers; it starts its own kernel
-        ops = sorted({*producer.ops, *consumer.ops}, key=lambda o: o.parent_block().get_operation_index(o))
+        ops = sorted({*producer.ops, *consumer.ops}, key=self._order.__getitem__)
         merged = _Group(ops, "cube" if cube else "vector")
         if merged.root is not op:
             return None
@@ -298,6 +309,7 @@ class KernelFormer:
             merged.ops,
             merged.unit,
             self.target,
+            self._work,
         ):
             return None
         return merged
