@@ -48,11 +48,16 @@ def fused_latency_gain(
     assumed to pay (no round trip). `work` gives each op's work (see `kernel_cost`)."""
     if target is None:
         return 0.0
+    return sum(group_latency(ops, kind, target, work) for ops, kind in parts) - group_latency(
+        merged, unit, target, work
+    )
+
+
+def group_latency(
+    ops: Sequence[Operation], unit: str, target: TargetAttr, work: Callable[[Operation], OpWork] = op_work
+) -> float:
+    """Modelled latency (sunk) of `ops` as one kernel on `unit`, on its default number of cores."""
     soc = target.as_dict()
-
-    def latency(ops: Sequence[Operation], kind: str) -> float:
-        info = group_info(ops, kind)
-        info = replace(info, block_dim=default_block_dim(info, soc))
-        return kernel_cost(info, soc, sunk=True, work=work).latency_us
-
-    return sum(latency(ops, kind) for ops, kind in parts) - latency(merged, unit)
+    info = group_info(ops, unit)
+    info = replace(info, block_dim=default_block_dim(info, soc))
+    return kernel_cost(info, soc, sunk=True, work=work).latency_us

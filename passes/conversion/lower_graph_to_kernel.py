@@ -40,7 +40,7 @@ becomes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,14 +121,18 @@ class _Group:
 
     ops: list[Operation]
     unit: str
+    reductions: int = -1
+    """How many of the ops are reductions (counted once, then summed as groups merge)."""
+    latency: float | None = None
+    """The modelled latency of the group as a kernel of its own, once asked for."""
+
+    def __post_init__(self) -> None:
+        if self.reductions < 0:
+            self.reductions = sum(isinstance(op, REDUCTION_OPS) for op in self.ops)
 
     @property
     def root(self) -> Operation:
         return self.ops[-1]
-
-    @property
-    def reductions(self) -> int:
-        return sum(isinstance(op, REDUCTION_OPS) for op in self.ops)
 
 
 def fusible(op: Operation) -> bool:
@@ -149,33 +153,19 @@ def _width(value: SSAValue) -> int:
     return max(1, value.type.element_type.bitwidth // 8)  # type: ignore[union-attr]
 
 
-def worth_fusing(
-    parts: Sequence[tuple[Sequence[Operation], str]],
-    merged: Sequence[Operation],
-    unit: str,
-    target: TargetAttr | None,
-    work: Callable[[Operation], Any] | None = None,
-) -> bool:
-    """The cost model's verdict on merging `parts` into one kernel of `merged` ops on `unit`.
-
-    The merged kernel's operands must fit the Unified Buffer at the smallest double-buffered
-    tile, and its modelled latency must not exceed the parts' together.
-    """
-    from ge.cost.decisions import fused_latency_gain  # the cost model sits above the dialects
-
+def fits_unified_buffer(merged: Sequence[Operation], unit: str, target: TargetAttr | None) -> bool:
+    """Whether a kernel of `merged` ops on `unit` holds its operands in the Unified Buffer at the
+    smallest double-buffered tile (without a target: assumed to)."""
+    if target is None:
+        return True
     members = set(merged)
     external = {v for op in merged for v in op.operands if v.owner not in members}
     leaving = list(merged[-1].results)
-    if target is not None:
-        if unit == "cube":  # the fp32 accumulator tile and one tile of each epilogue operand
-            need = 16 * 16 * 4 * 2 * (1 + len(external))
-        else:
-            need = MIN_TILE * 2 * sum(_width(v) for v in (*external, *leaving))
-        if need > int(target.figure("ub_bytes")):
-            return False
-    if work is None:
-        return fused_latency_gain(parts, merged, unit, target) >= 0.0
-    return fused_latency_gain(parts, merged, unit, target, work) >= 0.0
+    if unit == "cube":  # the fp32 accumulator tile and one tile of each epilogue operand
+        need = 16 * 16 * 4 * 2 * (1 + len(external))
+    else:
+        need = MIN_TILE * 2 * sum(_width(v) for v in (*external, *leaving))
+    return need <= int(target.figure("ub_bytes"))
 
 
 @dataclass
@@ -301,18 +291,23 @@ class KernelFormer:
         if cube and consumer.unit == "cube" and consumer.ops[0] is op:
             return None  # a cube op never takes on producers; it starts its own kernel
         ops = sorted({*producer.ops, *consumer.ops}, key=self._order.__getitem__)
-        merged = _Group(ops, "cube" if cube else "vector")
-        if merged.root is not op:
+        merged = _Group(ops, "cube" if cube else "vector", reductions)
+        if merged.root is not op or not fits_unified_buffer(merged.ops, merged.unit, self.target):
             return None
-        if not worth_fusing(
-            [(producer.ops, producer.unit), (consumer.ops, consumer.unit)],
-            merged.ops,
-            merged.unit,
-            self.target,
-            self._work,
-        ):
-            return None
+        # The cost model's verdict: one kernel must not be slower than the two (each group's
+        # latency is computed once, when it forms).
+        if self.target is not None:
+            gain = self._latency(producer) + self._latency(consumer) - self._latency(merged)
+            if gain < 0.0:
+                return None
         return merged
+
+    def _latency(self, group: _Group) -> float:
+        from ge.cost.decisions import group_latency  # the cost model sits above the dialects
+
+        if group.latency is None:
+            group.latency = group_latency(group.ops, group.unit, self.target, self._work)
+        return group.latency
 
     def _concat_in_place(self, op: graph.ConcatOp) -> bool:
         """Each input must come from a kernel (or another concat) that feeds this concat alone."""
