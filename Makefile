@@ -10,7 +10,7 @@ PIP := $(BIN)/python -m pip --quiet
 INSTALL_GE := PYTHONWARNINGS="ignore:Editable installation" $(PIP) install --no-deps --no-build-isolation -e .
 LATEST := .venv-latest
 
-.PHONY: demo test lint format docs lock test-latest clean
+.PHONY: demo test lint format docs lock test-latest fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ test: lint
 	$(BIN)/python -m pytest -n auto -q
 
 # The operator tables, then the figures of the ONNX backend suite the tests hold every case to.
+# 10,000 fresh examples for each fuzzer and property test (make test runs a fixed 500).
+fuzz: $(VENV)/.installed-dev
+	GE_HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -n auto -q tests/fuzz
+
 docs: $(VENV)/.installed-dev
 	$(BIN)/python -m ge.tools.supported_ops > docs/supported_ops.md
 	$(BIN)/python tests/onnx_conformance/figures.py >> docs/supported_ops.md

@@ -140,6 +140,11 @@ CASES: dict[str, tuple[Callable[[Path], Callable[[], object]], type[GeError], st
         InvalidModelError,
         "outside the directory",
     ),
+    "a node name that is not UTF-8": (
+        lambda tmp: parse(_renamed(model([n("Relu", ["x"], ["y"], name="rr")]), b"rr", b"\xff\xfe")),
+        InvalidModelError,
+        "the name of node #0 of the graph is not UTF-8 text",
+    ),
     # Structurally invalid graphs
     "no outputs": (
         lambda tmp: parse(model([n("Relu", ["x"], ["y"])], outputs=())),
@@ -190,6 +195,11 @@ CASES: dict[str, tuple[Callable[[Path], Callable[[], object]], type[GeError], st
         lambda tmp: parse(model([n("Conv", ["x"], ["y"], name="c")])),
         InvalidModelError,
         "node 'c': 1 inputs given, the operator takes at least 2",
+    ),
+    "a required input left out": (
+        lambda tmp: parse(model([n("Reshape", ["", "shape"], ["y"], name="r")], initializers=[_shape()])),
+        InvalidModelError,
+        "node 'r': input #0 ('data') is required but left out",
     ),
     "zero groups": (
         lambda tmp: parse(model([n("Conv", ["x", "w"], ["y"], name="c", group=0)], initializers=[WEIGHT])),
@@ -302,6 +312,16 @@ def _nested_loops(trips: int) -> onnx.ModelProto:
         numpy_helper.from_array(np.ones(1, np.float32), "one"),
     ]
     return model([n("Loop", ["trips", "", "x"], ["y"], body=outer)], [x], [Y], constants)
+
+
+def _renamed(proto: onnx.ModelProto, old: bytes, new: bytes) -> bytes:
+    """The serialized model with a string field's bytes replaced (same length keeps it parseable)."""
+    assert len(old) == len(new)
+    return proto.SerializeToString().replace(old, new)
+
+
+def _shape() -> onnx.TensorProto:
+    return numpy_helper.from_array(np.array([16], np.int64), "shape")
 
 
 def _json(tmp: Path, data: object) -> Path:

@@ -113,6 +113,7 @@ def load_model(source: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
         if not data:
             raise InvalidModelError(f"{what} is empty (0 bytes): not an ONNX model")
         model = onnx.load_from_string(data)
+        _check_text(model, what)
         if not isinstance(source, bytes | bytearray):
             # External tensor data lives in files beside the model, which onnx checks stay inside
             # its folder.
@@ -126,6 +127,34 @@ def load_model(source: str | Path | bytes | onnx.ModelProto) -> onnx.ModelProto:
         raise InvalidModelError(f"{what}: {error}") from None
     except (DecodeError, ValueError, RuntimeError, OSError, UnicodeDecodeError) as error:
         raise InvalidModelError(f"{what} is not a valid ONNX model: {error}") from None
+
+
+def _check_text(model: onnx.ModelProto, what: str) -> None:
+    """Every name the importer reads is text: protobuf hands invalid UTF-8 over as bytes."""
+
+    def check(value: object, where: str) -> None:
+        if not isinstance(value, str):
+            raise InvalidModelError(f"{what}: {where} is not UTF-8 text ({value!r:.40})")
+
+    def graph(g: onnx.GraphProto, where: str) -> None:
+        check(g.name, f"the name of {where}")
+        for kind, values in (("input", g.input), ("output", g.output), ("initializer", g.initializer)):
+            for index, value in enumerate(values):
+                check(value.name, f"the name of {kind} #{index} of {where}")
+        for index, node in enumerate(g.node):
+            at = f"node #{index} of {where}"
+            for field in ("name", "op_type", "domain"):
+                check(getattr(node, field), f"the {field} of {at}")
+            for name in (*node.input, *node.output):
+                check(name, f"a value name of {at}")
+            for attribute in node.attribute:
+                check(attribute.name, f"an attribute name of {at}")
+                for sub in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                    graph(sub, f"a subgraph of {at}")
+
+    for opset in model.opset_import:
+        check(opset.domain, "an opset domain")
+    graph(model.graph, "the graph")
 
 
 def import_onnx(

@@ -74,6 +74,9 @@ def check_node(node: onnx.NodeProto, name: str, schema: OpSchema | None) -> None
         raise InvalidModelError(
             f"{where}: {given} inputs given, the operator takes at least {schema.min_input}"
         )
+    for index, (name, formal) in enumerate(zip(node.input, schema.inputs, strict=False)):
+        if not name and formal.option == OpSchema.FormalParameterOption.Single:
+            raise InvalidModelError(f"{where}: input #{index} ('{formal.name}') is required but left out")
     if len(node.input) > schema.max_input:
         raise InvalidModelError(
             f"{where}: {len(node.input)} inputs given, the operator takes at most {schema.max_input}"
