@@ -8,7 +8,7 @@ launches of kernels on streams, with events to order work across streams.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import (
     I64,
@@ -169,12 +169,20 @@ class ModelOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym_name attr-dict-with-keyword $body"
 
+    def kernels(self) -> dict[str, KernelFuncOp]:
+        """The kernels of the model's module, by symbol name (one walk for all its launches)."""
+        module = self.parent_op()
+        if module is None:
+            return {}
+        return {op.sym_name.data: op for op in module.walk() if isinstance(op, KernelFuncOp)}
+
     def verify_(self) -> None:
         arena, weights = self.arena_size.value.data, self.weight_size.value.data
         recorded: set[int] = set()
         inputs: set[int] = set()
         outputs: set[int] = set()
         ops = list(self.body.block.ops)
+        kernels = self.kernels()
         for position, op in enumerate(ops):
             if isinstance(op, BufferOp | WeightOp) and not (isinstance(op, BufferOp) and op.bound):
                 limit = arena if isinstance(op, BufferOp) else weights
@@ -196,7 +204,7 @@ class ModelOp(IRDLOperation):
                 if op.event.value.data not in recorded:
                     raise fail(op, f"event {op.event.value.data} is waited for before it is recorded")
             elif isinstance(op, LaunchOp):
-                op.verify_callee(self)
+                op.verify_callee(kernels)
             elif isinstance(op, OutputsOp):
                 if position != len(ops) - 1:
                     raise fail(op, "'ascend.stream.outputs' must be the model's last op")
@@ -386,17 +394,9 @@ class LaunchOp(IRDLOperation):
             properties={"kernel": SymbolRefAttr(kernel), "stream": IntegerAttr(stream, i64)},
         )
 
-    def callee(self, model: ModelOp) -> KernelFuncOp | None:
-        module = model.parent_op()
-        if module is None:
-            return None
-        for op in module.walk():
-            if isinstance(op, KernelFuncOp) and op.sym_name.data == self.kernel.root_reference.data:
-                return op
-        return None
-
-    def verify_callee(self, model: ModelOp) -> None:
-        kernel = self.callee(model)
+    def verify_callee(self, kernels: Mapping[str, KernelFuncOp]) -> None:
+        """Checks the launch against its kernel, looked up in `kernels` (`ModelOp.kernels`)."""
+        kernel = kernels.get(self.kernel.root_reference.data)
         if kernel is None:
             raise fail(self, f"no kernel named @{self.kernel.root_reference.data}")
         signature = kernel.function_type

@@ -14,7 +14,7 @@ from ge.dialects.graph import ConstOp
 
 from .model import KernelInfo, Operand, default_block_dim, kernel_cost
 from .ops import op_work
-from .work import OpWork
+from .work import OpWork, Sweep
 
 
 def group_info(ops: Sequence[Operation], unit: str) -> KernelInfo:
@@ -61,3 +61,59 @@ def group_latency(
     info = group_info(ops, unit)
     info = replace(info, block_dim=default_block_dim(info, soc))
     return kernel_cost(info, soc, sunk=True, work=work).latency_us
+
+
+class VectorSummary:
+    """What the cost model needs of a group of vector ops, kept as groups merge so that costing
+    a merged group does not walk its ops: its inputs from outside (each once, first use first),
+    its results, and its sweeps summed (vector cycles are linear in each sweep's bytes times
+    its instructions)."""
+
+    def __init__(self, inputs: dict, outputs: tuple[Operand, ...], simple: float, slow: float):
+        self.inputs, self.outputs, self.simple, self.slow = inputs, outputs, simple, slow
+
+    @staticmethod
+    def of(op: Operation, work: OpWork) -> VectorSummary | None:
+        """One op's summary; None for an op with matrix products (the full model costs those)."""
+        if work.products:
+            return None
+        inputs: dict = {}
+        for value in op.operands:
+            t = value.type
+            assert isinstance(t, TensorType)
+            inputs.setdefault(
+                value, Operand(t, framework_format(t.get_shape()), weight=isinstance(value.owner, ConstOp))
+            )
+        return VectorSummary(inputs, _outputs(op), *_sweep_bytes(work.sweeps))
+
+    def merge(self, consumer: VectorSummary, producer_root: Operation) -> VectorSummary:
+        """This (producer) group followed by `consumer`, which reads the producer's root result."""
+        produced = set(producer_root.results)
+        inputs = dict(self.inputs)
+        for value, operand in consumer.inputs.items():
+            if value not in produced:
+                inputs.setdefault(value, operand)
+        return VectorSummary(
+            inputs, consumer.outputs, self.simple + consumer.simple, self.slow + consumer.slow
+        )
+
+    def latency(self, target: TargetAttr) -> float:
+        """Modelled latency (sunk) of the group as one vector kernel on its default cores."""
+        soc = target.as_dict()
+        info = KernelInfo(
+            name="group", kind="vector", ops=(), inputs=tuple(self.inputs.values()), outputs=self.outputs
+        )
+        info = replace(info, block_dim=default_block_dim(info, soc))
+        sweep = Sweep(elements=1, element_bytes=1, simple=self.simple, transcendental=self.slow)
+        return kernel_cost(info, soc, sunk=True, works=[OpWork(sweeps=(sweep,))]).latency_us
+
+
+def _outputs(op: Operation) -> tuple[Operand, ...]:
+    return tuple(Operand(r.type, framework_format(r.type.get_shape())) for r in op.results)  # type: ignore[arg-type]
+
+
+def _sweep_bytes(sweeps: Sequence[Sweep]) -> tuple[float, float]:
+    """Bytes swept times plain instructions, and times transcendental ones."""
+    simple = sum(s.elements * s.element_bytes * s.simple for s in sweeps)
+    slow = sum(s.elements * s.element_bytes * s.transcendental for s in sweeps)
+    return simple, slow

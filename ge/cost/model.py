@@ -87,17 +87,20 @@ def kernel_cost(
     *,
     sunk: bool = True,
     work: Callable[[Operation], OpWork] = op_work,
+    works: Sequence[OpWork] | None = None,
 ) -> KernelCost:
     """The modelled cost of `info` on the SoC whose figures `soc` holds; `sunk` says whether the
     model is sunk to the device (per-task scheduling) or launched kernel by kernel from the host.
-    `work` gives each op's work (a caller costing many groups of the same ops passes a cache)."""
+    `work` gives each op's work (a caller costing many groups of the same ops passes a cache);
+    `works`, when given, is the work of the whole kernel instead of its ops'."""
     _check(info)
     mte2_bytes = sum(physical_bytes(o, soc, info) for o in info.inputs)
     mte3_bytes = sum(physical_bytes(o, soc, info) for o in info.outputs)
     hbm_bytes_per_us = float(soc["hbm_gbps"]) * 1e3
     memory = _Memory(mte2_bytes, mte3_bytes, mte2_bytes / hbm_bytes_per_us, mte3_bytes / hbm_bytes_per_us)
     launch_us = float(soc["sunk_task_us"] if sunk else soc["host_launch_us"])
-    works = [work(op) for op in info.ops] if info.kind != "trans_data" else []
+    if works is None:
+        works = [work(op) for op in info.ops] if info.kind != "trans_data" else []
     flops = sum(w.flops for w in works)
     if info.kind == "aicpu":
         return _aicpu_cost(info, soc, memory, flops, launch_us)

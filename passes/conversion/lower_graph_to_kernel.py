@@ -40,7 +40,7 @@ becomes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,6 +125,8 @@ class _Group:
     """How many of the ops are reductions (counted once, then summed as groups merge)."""
     latency: float | None = None
     """The modelled latency of the group as a kernel of its own, once asked for."""
+    summary: Any = None
+    """A vector group's `ge.cost.decisions.VectorSummary` (None: cost it from its ops)."""
 
     def __post_init__(self) -> None:
         if self.reductions < 0:
@@ -153,13 +155,20 @@ def _width(value: SSAValue) -> int:
     return max(1, value.type.element_type.bitwidth // 8)  # type: ignore[union-attr]
 
 
-def fits_unified_buffer(merged: Sequence[Operation], unit: str, target: TargetAttr | None) -> bool:
+def fits_unified_buffer(
+    merged: Sequence[Operation],
+    unit: str,
+    target: TargetAttr | None,
+    external: Collection[SSAValue] | None = None,
+) -> bool:
     """Whether a kernel of `merged` ops on `unit` holds its operands in the Unified Buffer at the
-    smallest double-buffered tile (without a target: assumed to)."""
+    smallest double-buffered tile (without a target: assumed to). `external`, when known, are the
+    values the ops read from outside."""
     if target is None:
         return True
-    members = set(merged)
-    external = {v for op in merged for v in op.operands if v.owner not in members}
+    if external is None:
+        members = set(merged)
+        external = {v for op in merged for v in op.operands if v.owner not in members}
     leaving = list(merged[-1].results)
     if unit == "cube":  # the fp32 accumulator tile and one tile of each epilogue operand
         need = 16 * 16 * 4 * 2 * (1 + len(external))
@@ -210,7 +219,7 @@ class KernelFormer:
         from ge.cost.ops import op_work  # the cost model sits above the dialects
 
         group_of: dict[Operation, _Group] = {}
-        groups: list[_Group] = []
+        groups: dict[int, _Group] = {}  # by id, in the order they formed
         # Grouping moves no op: one index for ordering merged groups, and each op's work costed
         # once however many candidate groups it is in.
         self._order = {op: index for index, op in enumerate(block.ops)}
@@ -227,7 +236,7 @@ class KernelFormer:
             ):
                 group = _Group([op], "cube")
             elif fusible(op):
-                group = _Group([op], "vector")
+                group = _Group([op], "vector", summary=self._summary(op))
             else:
                 continue
             for operand in op.operands:
@@ -239,13 +248,18 @@ class KernelFormer:
                     continue
                 merged = self._merge(other, group, op)
                 if merged is not None:
-                    for member in merged.ops:
-                        group_of[member] = merged
-                    groups = [g for g in groups if g is not other]
+                    # Only a group's root is looked up again: its other ops' results are used
+                    # once, inside it.
+                    del groups[id(other)]
                     group = merged
             group_of[op] = group
-            groups.append(group)
-        return [g for g in groups if len(g.ops) > 1]
+            groups[id(group)] = group
+        return [g for g in groups.values() if len(g.ops) > 1]
+
+    def _summary(self, op: Operation) -> Any:
+        from ge.cost.decisions import VectorSummary  # the cost model sits above the dialects
+
+        return VectorSummary.of(op, self._work(op)) if self.target is not None else None
 
     @staticmethod
     def _movement_groups(block: Block) -> list[_Group]:
@@ -290,9 +304,17 @@ class KernelFormer:
             return None
         if cube and consumer.unit == "cube" and consumer.ops[0] is op:
             return None  # a cube op never takes on producers; it starts its own kernel
-        ops = sorted({*producer.ops, *consumer.ops}, key=self._order.__getitem__)
+        if self._order[producer.ops[-1]] < self._order[consumer.ops[0]]:
+            ops = producer.ops + consumer.ops  # a chain: already in program order
+        else:
+            ops = sorted({*producer.ops, *consumer.ops}, key=self._order.__getitem__)
         merged = _Group(ops, "cube" if cube else "vector", reductions)
-        if merged.root is not op or not fits_unified_buffer(merged.ops, merged.unit, self.target):
+        if merged.root is not op:
+            return None
+        if producer.summary is not None and consumer.summary is not None and not cube:
+            merged.summary = producer.summary.merge(consumer.summary, producer.root)
+        external = merged.summary.inputs if merged.summary is not None else None
+        if not fits_unified_buffer(merged.ops, merged.unit, self.target, external):
             return None
         # The cost model's verdict: one kernel must not be slower than the two (each group's
         # latency is computed once, when it forms).
@@ -306,7 +328,10 @@ class KernelFormer:
         from ge.cost.decisions import group_latency  # the cost model sits above the dialects
 
         if group.latency is None:
-            group.latency = group_latency(group.ops, group.unit, self.target, self._work)
+            if group.summary is not None:
+                group.latency = group.summary.latency(self.target)
+            else:
+                group.latency = group_latency(group.ops, group.unit, self.target, self._work)
         return group.latency
 
     def _concat_in_place(self, op: graph.ConcatOp) -> bool:
