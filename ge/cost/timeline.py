@@ -18,14 +18,14 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from ge.cost import kernel_cost
-from ge.cost.model import unit_cores
+from ge.cost.model import KernelCost, unit_cores
 from ge.cost.stream import launches, soc_figures
 from ge.dialects.stream import EventRecordOp, EventWaitOp, LaunchOp, ModelOp, model_of
 from ge.errors import GeError
@@ -86,12 +86,15 @@ class Timeline:
         return [s.index for s in sorted(self.launches, key=lambda s: (s.core_start_us, s.index))]
 
 
-def simulate(module: ModuleOp, sunk: bool = True) -> Timeline:
-    """The timeline of one run of `module`'s model on its target (see the module docstring)."""
+def simulate(module: ModuleOp, sunk: bool = True, costs: Sequence[KernelCost] | None = None) -> Timeline:
+    """The timeline of one run of `module`'s model on its target (see the module docstring).
+    `costs`, the kernel cost of each launch in task order, saves recomputing them when only the
+    streams changed since they were computed."""
     soc = soc_figures(module)
     model = model_of(module)
     infos = [info for _, info in launches(module)]
-    costs = [kernel_cost(info, soc, sunk=sunk) for info in infos]
+    if costs is None:
+        costs = [kernel_cost(info, soc, sunk=sunk) for info in infos]
     pools = {unit: unit_cores(kind, soc) for kind, unit in UNIT_OF_KIND.items()}
     # Not sunk, the host issues launch i once it has issued the ones before it.
     issued = np.cumsum([0.0] + [c.launch_us for c in costs])[:-1] if not sunk else np.zeros(len(costs))

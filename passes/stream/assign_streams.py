@@ -41,7 +41,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from ge.cost import kernel_cost
-from ge.cost.stream import launch_info, soc_figures
+from ge.cost.stream import launch_info, launches, soc_figures
 from ge.cost.timeline import simulate
 from ge.dialects.stream import (
     BufferOp,
@@ -115,9 +115,12 @@ class AssignStreamsPass(ModulePass):
         (model,) = models
         candidates = range(1, self.max_streams + 1) if self.max_streams <= 8 else (1, self.max_streams)
         best, best_latency = 1, math.inf
+        # The kernels stay what they are whatever the streams: cost them once.
+        soc = soc_figures(op)
+        kernel_costs = [kernel_cost(info, soc, sunk=True) for _, info in launches(op)]
         for count in candidates:
             assign_streams(model, count, costs)
-            latency = simulate(op, sunk=True).latency_us
+            latency = simulate(op, sunk=True, costs=kernel_costs).latency_us
             if latency < best_latency - 1e-9:
                 best, best_latency = count, latency
         assign_streams(model, best, costs)
