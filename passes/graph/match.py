@@ -120,9 +120,7 @@ def replace_pattern(
 ) -> None:
     """Inserts `new_ops` before `root`, gives the last one the pattern's provenance, replaces
     `root`'s result by `result` and erases the rest of the pattern, last op first."""
-    block = root.parent_block()
-    order = {op: index for index, op in enumerate(block.ops)} if block else {}
-    ordered = sorted(set(pattern), key=lambda op: order.get(op, 0))
+    ordered = _in_block_order(pattern, root)
     fused = new_ops[-1]
     fused.location = root.location
     fused.attributes[SOURCES] = source_names(ordered)
@@ -132,3 +130,17 @@ def replace_pattern(
     for op in reversed(ordered):
         if op is not root and op.parent is not None and not any(r.uses for r in op.results):
             rewriter.erase(op)
+
+
+def _in_block_order(pattern: Sequence[Operation], root: Operation) -> list[Operation]:
+    """The pattern's ops in program order. They all feed `root`, so they precede it: walking back
+    from it costs the pattern's span, not the block's length."""
+    wanted = set(pattern)
+    found: list[Operation] = []
+    op: Operation | None = root
+    while op is not None and len(found) < len(wanted):
+        if op in wanted:
+            found.append(op)
+        op = op.prev_op
+    seen = set(found)
+    return [*reversed(found), *(o for o in pattern if o not in seen)]
