@@ -4,8 +4,8 @@ of the model's opset: nothing malformed is silently accepted.
 - structure: every value is defined once (graph inputs, initializers, node outputs: no second
   writer, no node output shadowing an initializer or input), inputs are unique, and the graph
   has outputs;
-- each node: attributes its operator's schema defines, of the type it defines, and no more inputs
-  or outputs than the schema allows.
+- each node: attributes its operator's schema defines, of the type it defines; its required
+  inputs given (not left out as ''), and as many inputs and outputs as the schema allows.
 """
 
 from __future__ import annotations
