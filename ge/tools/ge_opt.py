@@ -79,6 +79,9 @@ def main(args: Sequence[str] | None = None) -> None:
     except (GeError, ParseError, DiagnosticException) as error:
         print(f"ge-opt: error: {error}", file=sys.stderr)
         sys.exit(1)
+    except NotImplementedError as error:  # xDSL parses, but cannot store, e.g. array<i648: ...>
+        print(f"ge-opt: error: the input uses what xDSL cannot represent: {error}", file=sys.stderr)
+        sys.exit(1)
 
 
 def _check_input(path: str | None) -> None:
