@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from ge.dialects.common import TargetAttr
 from ge.dialects.formats import framework_format
@@ -20,36 +20,13 @@ from .work import OpWork, Sweep
 def group_info(ops: Sequence[Operation], unit: str) -> KernelInfo:
     """The kernel `ops` would form: their external operands in, the last op's results out."""
     members = set(ops)
-    inputs: list[Operand] = []
-    seen = set()
+    inputs: dict[SSAValue, Operand] = {}
     for op in ops:
         for value in op.operands:
-            if value.owner in members or value in seen:
-                continue
-            seen.add(value)
-            t = value.type
-            assert isinstance(t, TensorType)
-            inputs.append(
-                Operand(t, framework_format(t.get_shape()), weight=isinstance(value.owner, ConstOp))
-            )
-    outputs = [Operand(r.type, framework_format(r.type.get_shape())) for r in ops[-1].results]  # type: ignore[arg-type]
-    return KernelInfo(name="group", kind=unit, ops=tuple(ops), inputs=tuple(inputs), outputs=tuple(outputs))
-
-
-def fused_latency_gain(
-    parts: Sequence[tuple[Sequence[Operation], str]],
-    merged: Sequence[Operation],
-    unit: str,
-    target: TargetAttr | None,
-    work: Callable[[Operation], OpWork] = op_work,
-) -> float:
-    """Microseconds saved by running `merged` as one kernel on `unit` instead of `parts` (each ops
-    and unit) as kernels of their own (negative: fusing costs time). Without a target, fusing is
-    assumed to pay (no round trip). `work` gives each op's work (see `kernel_cost`)."""
-    if target is None:
-        return 0.0
-    return sum(group_latency(ops, kind, target, work) for ops, kind in parts) - group_latency(
-        merged, unit, target, work
+            if value.owner not in members and value not in inputs:
+                inputs[value] = _input(value)
+    return KernelInfo(
+        name="group", kind=unit, ops=tuple(ops), inputs=tuple(inputs.values()), outputs=_outputs(ops[-1])
     )
 
 
@@ -69,7 +46,9 @@ class VectorSummary:
     its results, and its sweeps summed (vector cycles are linear in each sweep's bytes times
     its instructions)."""
 
-    def __init__(self, inputs: dict, outputs: tuple[Operand, ...], simple: float, slow: float):
+    def __init__(
+        self, inputs: dict[SSAValue, Operand], outputs: tuple[Operand, ...], simple: float, slow: float
+    ):
         self.inputs, self.outputs, self.simple, self.slow = inputs, outputs, simple, slow
 
     @staticmethod
@@ -77,13 +56,7 @@ class VectorSummary:
         """One op's summary; None for an op with matrix products (the full model costs those)."""
         if work.products:
             return None
-        inputs: dict = {}
-        for value in op.operands:
-            t = value.type
-            assert isinstance(t, TensorType)
-            inputs.setdefault(
-                value, Operand(t, framework_format(t.get_shape()), weight=isinstance(value.owner, ConstOp))
-            )
+        inputs = {value: _input(value) for value in op.operands}
         return VectorSummary(inputs, _outputs(op), *_sweep_bytes(work.sweeps))
 
     def merge(self, consumer: VectorSummary, producer_root: Operation) -> VectorSummary:
@@ -106,6 +79,13 @@ class VectorSummary:
         info = replace(info, block_dim=default_block_dim(info, soc))
         sweep = Sweep(elements=1, element_bytes=1, simple=self.simple, transcendental=self.slow)
         return kernel_cost(info, soc, sunk=True, works=[OpWork(sweeps=(sweep,))]).latency_us
+
+
+def _input(value: SSAValue) -> Operand:
+    """A kernel input in its framework format; a constant's is a weight."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    return Operand(t, framework_format(t.get_shape()), weight=isinstance(value.owner, ConstOp))
 
 
 def _outputs(op: Operation) -> tuple[Operand, ...]:
