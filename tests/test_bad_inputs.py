@@ -126,6 +126,16 @@ CASES: dict[str, tuple[Callable[[Path], Callable[[], object]], type[GeError], st
         InvalidModelError,
         "'w' has data type 99",
     ),
+    "a Constant of data type 99": (
+        lambda tmp: parse(
+            model(
+                [n("Constant", [], ["y"], name="k", value=raw_tensor("v", 99, [1], raw_data=b"\0" * 4))],
+                inputs=(),
+            )
+        ),
+        InvalidModelError,
+        "Constant at node 'k': tensor 'v' has data type 99",
+    ),
     "external data missing": (
         lambda tmp: parse(
             saved(tmp, model([n("Conv", ["x", "w"], ["y"])], initializers=[external("no.bin")]))

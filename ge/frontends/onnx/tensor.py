@@ -12,7 +12,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from onnx import numpy_helper
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
@@ -21,7 +20,7 @@ from ge.dialects.graph.tensor import PAD_MODES
 from ge.dtypes import element_type, numpy_dtype
 from ge.graph import Tensor
 
-from .importer import Converter, Importer, Node, dtype_name
+from .importer import Converter, Importer, Node, dtype_name, tensor_array
 
 
 def _reshape(imp: Importer, node: Node) -> list[Tensor]:
@@ -266,7 +265,8 @@ def _constant(imp: Importer, node: Node) -> list[np.ndarray]:
     if "value_strings" in node.attrs:
         return [np.array([s.decode() for s in node.attrs["value_strings"]], dtype=np.str_)]
     if "value" in node.attrs:
-        return [numpy_helper.to_array(node.attrs["value"])]  # strings come as objects: the importer converts
+        # Strings come as objects: the importer converts them.
+        return [tensor_array(node.attrs["value"], f"Constant at node '{node.name}': tensor")]
     for key, dtype in (
         ("value_float", np.float32),
         ("value_floats", np.float32),
@@ -281,7 +281,8 @@ def _constant(imp: Importer, node: Node) -> list[np.ndarray]:
 def _constant_of_shape(imp: Importer, node: Node) -> list[Tensor]:
     shape = node.value(0)
     value = node.attr("value")
-    fill = numpy_helper.to_array(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+    what = f"ConstantOfShape at node '{node.name}': tensor"
+    fill = tensor_array(value, what).reshape(-1) if value is not None else np.zeros(1, np.float32)
     dims = [int(d) for d in shape.reshape(-1)]
     return [imp.g.add_splat(fill[0].item(), dims, fill.dtype.name, node.name)]
 
