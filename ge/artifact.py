@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -22,14 +23,22 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from .context import make_context
 from .errors import InvalidModelError
 
-if TYPE_CHECKING:
-    from .compiler import CompiledModel
-
 MAGIC = b"GE-MODEL"
 FORMAT_VERSION = 1
 
 
-def save(model: CompiledModel, path: str | Path) -> None:
+@dataclass(frozen=True)
+class Artifact:
+    """What a `.ge` file holds; `ge.compiler.CompiledModel` is built from it and saves it."""
+
+    module: ModuleOp
+    weight_blob: bytes
+    target: str
+    optimization_level: int
+    options: dict[str, Any]
+
+
+def save(model: Artifact, path: str | Path) -> None:
     ir = str(model.module).encode()
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -45,9 +54,7 @@ def save(model: CompiledModel, path: str | Path) -> None:
     Path(path).write_bytes(MAGIC + struct.pack("<I", len(header)) + header + ir + model.weight_blob)
 
 
-def load(path: str | Path) -> CompiledModel:
-    from .compiler import CompiledModel
-
+def load(path: str | Path) -> Artifact:
     try:
         data = Path(path).read_bytes()
     except OSError as error:
@@ -76,12 +83,11 @@ def load(path: str | Path) -> CompiledModel:
     except (ParseError, VerifyException) as error:
         raise InvalidModelError(f"'{path}': the stream IR is invalid: {error}") from None
     assert isinstance(module, ModuleOp)
-    return CompiledModel(
+    return Artifact(
         module=module,
         weight_blob=blob,
         target=manifest["target"],
         optimization_level=manifest["optimization_level"],
-        compilation_time=0.0,
         options=manifest["options"],
     )
 

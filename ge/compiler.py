@@ -23,6 +23,7 @@ from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.stream import LaunchOp, ModelOp, model_of
 from ge.passes.pipelines import DEFAULT_STREAMS, pipeline
 
+from . import artifact
 from .context import make_context
 from .dtypes import numpy_dtype
 from .errors import CompileError, GeError, VerificationError
@@ -100,9 +101,10 @@ class CompiledModel:
 
     def save(self, path: str | Path) -> None:
         """Writes the model as one `.ge` file (manifest, stream IR, weight blob; see ge.artifact)."""
-        from .artifact import save
-
-        save(self, path)
+        saved = artifact.Artifact(
+            self.module, self.weight_blob, self.target, self.optimization_level, self.options
+        )
+        artifact.save(saved, path)
 
     @property
     def model(self) -> ModelOp:
@@ -174,9 +176,15 @@ class GraphCompiler:
     @staticmethod
     def load(path: str | Path) -> CompiledModel:
         """Reads a `.ge` file, checking its version and checksums."""
-        from .artifact import load
-
-        return load(path)
+        saved = artifact.load(path)
+        return CompiledModel(
+            module=saved.module,
+            weight_blob=saved.weight_blob,
+            target=saved.target,
+            optimization_level=saved.optimization_level,
+            compilation_time=0.0,
+            options=saved.options,
+        )
 
     def compile(
         self,
