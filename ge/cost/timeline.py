@@ -25,7 +25,7 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from ge.cost import kernel_cost
-from ge.cost.model import KernelCost, unit_cores
+from ge.cost.model import KernelCost, KernelInfo, unit_cores
 from ge.cost.stream import launches, soc_figures
 from ge.dialects.stream import EventRecordOp, EventWaitOp, LaunchOp, ModelOp, model_of
 from ge.errors import GeError
@@ -86,15 +86,21 @@ class Timeline:
         return [s.index for s in sorted(self.launches, key=lambda s: (s.core_start_us, s.index))]
 
 
-def simulate(module: ModuleOp, sunk: bool = True, costs: Sequence[KernelCost] | None = None) -> Timeline:
+def simulate(
+    module: ModuleOp,
+    sunk: bool = True,
+    kernels: tuple[Sequence[KernelInfo], Sequence[KernelCost]] | None = None,
+) -> Timeline:
     """The timeline of one run of `module`'s model on its target (see the module docstring).
-    `costs`, the kernel cost of each launch in task order, saves recomputing them when only the
-    streams changed since they were computed."""
+    `kernels`, each launch's kernel description and cost in task order, saves recomputing them
+    when only the streams changed since they were computed."""
     soc = soc_figures(module)
     model = model_of(module)
-    infos = [info for _, info in launches(module)]
-    if costs is None:
-        costs = [kernel_cost(info, soc, sunk=sunk) for info in infos]
+    if kernels is None:
+        infos: Sequence[KernelInfo] = [info for _, info in launches(module)]
+        costs: Sequence[KernelCost] = [kernel_cost(info, soc, sunk=sunk) for info in infos]
+    else:
+        infos, costs = kernels
     pools = {unit: unit_cores(kind, soc) for kind, unit in UNIT_OF_KIND.items()}
     # Not sunk, the host issues launch i once it has issued the ones before it.
     issued = np.cumsum([0.0] + [c.launch_us for c in costs])[:-1] if not sunk else np.zeros(len(costs))

@@ -41,13 +41,12 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from ge.cost import kernel_cost
-from ge.cost.stream import launch_info, launches, soc_figures
+from ge.cost.stream import launches, soc_figures
 from ge.cost.timeline import simulate
 from ge.dialects.stream import (
     BufferOp,
     EventRecordOp,
     EventWaitOp,
-    KernelFuncOp,
     LaunchOp,
     ModelOp,
     SubviewOp,
@@ -104,36 +103,52 @@ class AssignStreamsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not isinstance(self.max_streams, int) or self.max_streams < 1:
             raise CompileError(f"ge-assign-streams: max-streams must be at least 1, got {self.max_streams}")
-        costs = _costs(op)
         models = [o for o in op.walk() if isinstance(o, ModelOp)]
-        if not self.fastest or not costs or len(models) != 1 or self.max_streams == 1:
+        try:
+            soc = soc_figures(op)
+        except ValueError:
+            soc = None
+        if soc is None or len(models) != 1:
             for model in models:
-                assign_streams(model, self.max_streams, costs)
+                assign_streams(model, self.max_streams)
+            return
+        # The kernels and what each launch reads and writes stay what they are whatever the
+        # streams: describe, cost and relate them once.
+        (model,) = models
+        launched = launches(op)
+        infos = [info for _, info in launched]
+        costs = {info.name: kernel_cost(info, soc).latency_us for info in infos}
+        order = dependencies(model, [launch for launch, _ in launched])
+        if not self.fastest or self.max_streams == 1:
+            assign_streams(model, self.max_streams, costs, order)
             return
         # The cost model decides how many of the allowed streams pay: spreading launches costs
         # events, and launches that fill every core cannot overlap anyway.
-        (model,) = models
         candidates = range(1, self.max_streams + 1) if self.max_streams <= 8 else (1, self.max_streams)
         best, best_latency = 1, math.inf
-        # The kernels stay what they are whatever the streams: cost them once.
-        soc = soc_figures(op)
-        kernel_costs = [kernel_cost(info, soc, sunk=True) for _, info in launches(op)]
+        sunk_costs = [kernel_cost(info, soc, sunk=True) for info in infos]
         for count in candidates:
-            assign_streams(model, count, costs)
-            latency = simulate(op, sunk=True, costs=kernel_costs).latency_us
+            assign_streams(model, count, costs, order)
+            latency = simulate(op, sunk=True, kernels=(infos, sunk_costs)).latency_us
             if latency < best_latency - 1e-9:
                 best, best_latency = count, latency
-        assign_streams(model, best, costs)
+        assign_streams(model, best, costs, order)
 
 
-def assign_streams(model: ModelOp, max_streams: int, costs: dict[str, float] | None = None) -> None:
+def assign_streams(
+    model: ModelOp,
+    max_streams: int,
+    costs: dict[str, float] | None = None,
+    order: tuple[list[list[int]], list[list[int]]] | None = None,
+) -> None:
     """Assigns the streams of `model`'s launches and inserts the events their dependencies need
-    (`costs`: modelled time per kernel name; missing kernels count 1)."""
+    (`costs`: modelled time per kernel name, missing kernels count 1; `order`: the launches'
+    `dependencies`, when already known)."""
     block = model.body.block
     for op in [o for o in block.ops if isinstance(o, EventRecordOp | EventWaitOp)]:
         block.erase_op(op)
     launches = [op for op in block.ops if isinstance(op, LaunchOp)]
-    producers, hazards = dependencies(model, launches)
+    producers, hazards = order if order is not None else dependencies(model, launches)
     cost = [(costs or {}).get(op.kernel.root_reference.data, 1.0) for op in launches]
     streams = _choose_streams(producers, hazards, cost, max_streams)
     records, waits = _events(hazards, streams)
@@ -209,21 +224,6 @@ def arena_regions(model: ModelOp) -> dict[SSAValue, np.ndarray]:
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
-
-
-def _costs(module: ModuleOp) -> dict[str, float]:
-    """Modelled time of each kernel (sunk), or nothing when the module names no target."""
-    try:
-        soc = soc_figures(module)
-    except ValueError:
-        return {}
-    kernels = {k.sym_name.data: k for k in module.walk() if isinstance(k, KernelFuncOp)}
-    costs: dict[str, float] = {}
-    for launch in (o for o in module.walk() if isinstance(o, LaunchOp)):
-        name = launch.kernel.root_reference.data
-        if name not in costs and name in kernels:
-            costs[name] = kernel_cost(launch_info(launch, kernels[name]), soc).latency_us
-    return costs
 
 
 def _choose_streams(
