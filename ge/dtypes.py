@@ -9,6 +9,8 @@ Strings are `!ascend.string<N>`, numpy `<UN` (N UTF-32 code points); numpy names
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -123,8 +125,10 @@ def as_strings(array: np.ndarray) -> np.ndarray:
     return np.array(array.tolist(), dtype=np.str_).reshape(array.shape)
 
 
+@functools.cache
 def numpy_dtype(element: Attribute) -> np.dtype:
-    """The numpy dtype that stores one element of this xDSL type."""
+    """The numpy dtype that stores one element of this xDSL type (types are immutable, and few:
+    the answer is remembered)."""
     if element in _NARROW_DTYPES:
         return _NARROW_DTYPES[element]
     if isinstance(element, Float32Type):
@@ -146,5 +150,6 @@ def numpy_dtype(element: Attribute) -> np.dtype:
     raise GeError(f"no numpy dtype for element type {element}")
 
 
+@functools.cache
 def dtype_name(element: Attribute) -> str:
     return numpy_dtype(element).name

@@ -84,6 +84,38 @@ def test_weights_are_stored_in_device_formats() -> None:
     assert convs == 53
 
 
+@pytest.mark.parametrize("differ", [None, 0, -1])
+def test_weights_with_equal_bytes_share_one_slot_of_the_blob(differ: int | None, rng) -> None:
+    """Two initializers of one type and equal bytes are stored once; one byte apart (the first
+    or the last), twice."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = rng.standard_normal((8, 4, 3, 3)).astype(np.float32)
+    other = w.copy()
+    if differ is not None:
+        other.reshape(-1).view(np.uint8)[differ] ^= 1
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w2"], ["b"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["a", "b"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 6, 6])],
+        [numpy_helper.from_array(w, "w1"), numpy_helper.from_array(other, "w2")],
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = ge.GraphCompiler().compile(ge.GraphParser().parse_onnx(proto), optimization_level=0)
+    weights = [op for op in model.module.walk() if isinstance(op, WeightOp)]
+    assert len(weights) == (1 if differ is None else 2)
+    x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
+    executor = ge.GraphExecutor()
+    executor.load_graph(model)
+    np.testing.assert_allclose(executor.run(x)[0], run_onnxruntime(proto, {"x": x})[0], rtol=1e-5, atol=1e-5)
+
+
 def test_estimate_speedup_of_the_standard_optimizations() -> None:
     graph = ge.GraphParser().parse_onnx(cnn().onnx_model)
     optimizer = ge.GraphOptimizer()
