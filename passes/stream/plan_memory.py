@@ -201,13 +201,14 @@ PERTURBATIONS = 32
 """Seeded reorderings greedy-by-size tries beyond its fixed orders, until one meets the lower bound."""
 
 
-def greedy_by_size(intervals: list[Interval]) -> dict[BufferOp, int]:
+def greedy_by_size(intervals: list[Interval], ordered: np.ndarray | None = None) -> dict[BufferOp, int]:
     """Offsets: largest slots first, each at the lowest offset free of the slots it is not
     ordered with. Slots of equal size go in order of birth (optimal when all sizes are equal)
     and, in a second plan, longest-lived first (the hardest to fit); a third plan places slots
-    in order of birth; then seeded perturbations of the size order. The smallest arena is kept."""
+    in order of birth; then seeded perturbations of the size order. The smallest arena is kept.
+    `ordered`: the `precedence` of the intervals' `slots`, when already known."""
     merged = slots(intervals)
-    ordered = precedence(merged)
+    ordered = precedence(merged) if ordered is None else ordered
     apart = ~(ordered | ordered.T)
     indices = range(len(merged))
     by_birth = _first_fit(merged, sorted(indices, key=lambda k: (-merged[k].size, merged[k].start)), apart)
@@ -222,8 +223,9 @@ def greedy_by_size(intervals: list[Interval]) -> dict[BufferOp, int]:
     # Near-equal sizes placed in another order often pack tighter: a few seeded perturbations of
     # the size order (the same every compile, so a model always gets the same plan).
     rng = random.Random(len(merged))
+    floor = lower_bound(intervals)
     for _ in range(PERTURBATIONS):
-        if best <= lower_bound(intervals):
+        if best <= floor:
             break
         weights = [merged[k].size * rng.uniform(0.5, 1.5) for k in indices]
         plan = _first_fit(merged, sorted(indices, key=lambda k: (-weights[k], merged[k].start)), apart)
@@ -233,18 +235,25 @@ def greedy_by_size(intervals: list[Interval]) -> dict[BufferOp, int]:
 
 
 def _first_fit(merged: list[Slot], order: list[int], apart: np.ndarray) -> dict[BufferOp, int]:
-    placed: list[tuple[int, int]] = []
+    sizes = np.array([slot.size for slot in merged], np.int64)
+    start = np.zeros(len(merged), np.int64)
+    placed = np.zeros(len(merged), bool)
     offsets: dict[BufferOp, int] = {}
     for k in order:
         slot = merged[k]
-        busy = sorted((offset, offset + merged[other].size) for other, offset in placed if apart[k, other])
+        # The slots already placed that may not share bytes with this one, by offset.
+        others = np.flatnonzero(placed & apart[k])
+        begins = start[others]
+        by_offset = np.argsort(begins, kind="stable")
         candidate = 0
-        for begin, end in busy:
+        ends = begins + sizes[others]
+        for begin, end in zip(begins[by_offset].tolist(), ends[by_offset].tolist(), strict=True):
             if candidate + slot.size <= begin:
                 break
             candidate = max(candidate, end)
         offsets.update(dict.fromkeys(slot.buffers, candidate))
-        placed.append((k, candidate))
+        start[k] = candidate
+        placed[k] = True
     return offsets
 
 
@@ -262,11 +271,14 @@ class _Block:
     """The slot placed in the block last: the block is free for the slots it happens before."""
 
 
-def size_binned(intervals: list[Interval], alignment: int = 512) -> dict[BufferOp, int]:
+def size_binned(
+    intervals: list[Interval], alignment: int = 512, ordered: np.ndarray | None = None
+) -> dict[BufferOp, int]:
     """Offsets: slots in schedule order, each in a freed block of its size bin, else in the
-    smallest freed block that holds it, else in a new block appended to the arena."""
+    smallest freed block that holds it, else in a new block appended to the arena. `ordered`: the
+    `precedence` of the intervals' `slots`, when already known."""
     merged = slots(intervals)
-    ordered = precedence(merged)
+    ordered = precedence(merged) if ordered is None else ordered
     blocks: list[_Block] = []
     offsets: dict[BufferOp, int] = {}
     end = 0
@@ -286,11 +298,12 @@ def size_binned(intervals: list[Interval], alignment: int = 512) -> dict[BufferO
     return offsets
 
 
-PLANNERS: dict[str, Callable[[list[Interval], int], dict[BufferOp, int]]] = {
-    "greedy_by_size": lambda intervals, _alignment: greedy_by_size(intervals),
+PLANNERS: dict[str, Callable[[list[Interval], int, np.ndarray], dict[BufferOp, int]]] = {
+    "greedy_by_size": lambda intervals, _alignment, ordered: greedy_by_size(intervals, ordered),
     "size_binned": size_binned,
 }
-"""Each strategy by name: intervals and the alignment in, offsets out."""
+"""Each strategy by name: intervals, the alignment and the `precedence` of the slots in, offsets
+out."""
 
 
 def plan(
@@ -300,18 +313,23 @@ def plan(
     go to the earlier of `STRATEGIES`). Every plan made is validated."""
     _check_strategy(strategy)
     plans = []
+    # Every planner orders the same slots, and every plan is checked against the same order.
+    ordered_slots, ordered = precedence(slots(intervals)), precedence(intervals)
     for name in STRATEGIES if strategy == "best" else (strategy,):
-        offsets = PLANNERS[name](intervals, alignment)
-        validate(intervals, offsets)
+        offsets = PLANNERS[name](intervals, alignment, ordered_slots)
+        validate(intervals, offsets, ordered)
         plans.append((arena_bytes(intervals, offsets), STRATEGIES.index(name), name, offsets))
     _, _, name, offsets = min(plans, key=lambda candidate: candidate[:2])
     return name, offsets
 
 
-def validate(intervals: list[Interval], offsets: dict[BufferOp, int]) -> None:
+def validate(
+    intervals: list[Interval], offsets: dict[BufferOp, int], ordered: np.ndarray | None = None
+) -> None:
     """Raises CompileError if two buffers share a byte while neither's accesses all happen before
     the other's writes, unless one is declared in place of the other (same offset and size, born
-    at a launch that reads the other after all its other accesses)."""
+    at a launch that reads the other after all its other accesses). `ordered`: the intervals'
+    `precedence`, when already known."""
     by_buffer = {i.buffer: i for i in intervals}
     for b in intervals:
         if b.inplace_of is None:
@@ -330,7 +348,7 @@ def validate(intervals: list[Interval], offsets: dict[BufferOp, int]) -> None:
             )
     low = np.array([offsets[i.buffer] for i in intervals], np.int64)
     high = low + np.array([i.size for i in intervals], np.int64)
-    ordered = precedence(intervals)
+    ordered = precedence(intervals) if ordered is None else ordered
     clash = (low[:, None] < high[None, :]) & (low[None, :] < high[:, None]) & ~ordered & ~ordered.T
     index = {i.buffer: k for k, i in enumerate(intervals)}
     for b in intervals:
