@@ -9,11 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import (
+    AnyFloat,
     DenseArrayBase,
     DictionaryAttr,
     FloatAttr,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     NameLoc,
     StringAttr,
     UnknownLoc,
@@ -25,6 +27,12 @@ from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+
+IntArray = DenseArrayBase[IntegerType]
+"""The type of integer-list properties (axes, perms, shapes, strides, pads): `array<i64: ...>`;
+an `array<f32: ...>` there is refused by the verifier, not truncated."""
+FloatArray = DenseArrayBase[AnyFloat]
+"""The type of float-list properties (resize scales, activation parameters)."""
 
 TARGET_ATTR_NAME = "ascend.target"
 """Name of the module attribute that holds the `#ascend.target<...>` of a compilation."""

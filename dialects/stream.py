@@ -50,7 +50,7 @@ from xdsl.traits import (
     SymbolTable,
 )
 
-from .common import fail
+from .common import IntArray, fail
 from .formats import FORMATS, c0_of, device_shape
 from .kernel import UNITS
 
@@ -296,7 +296,7 @@ class WeightOp(_PlacedOp):
     """The device format the value is stored in (converted at compile time); ND when absent."""
     groups = opt_prop_def(IntegerAttr[I64])
     """Convolution groups of a FRACTAL_Z weight."""
-    shape = opt_prop_def(DenseArrayBase)
+    shape = opt_prop_def(IntArray)
     """The logical shape of a splat stored in a device format (whose padding must be zeros)."""
 
     traits = traits_def(HasParent(ModelOp))

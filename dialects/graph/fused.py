@@ -24,7 +24,7 @@ from abc import ABC
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -38,7 +38,7 @@ from xdsl.irdl import (
 from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import IsTerminator, Pure
 
-from ..common import describe, fail, int_attr
+from ..common import IntArray, describe, fail, int_attr
 from .base import GraphOp, compatible
 from .nn import Conv2DOp, Conv3DOp, GemmOp, MatMulOp
 
@@ -123,9 +123,9 @@ def tensor(value: SSAValue) -> TensorType:
 class FusedConvOp(FusedOp, ABC):
     """A convolution with an epilogue: the convolution's properties."""
 
-    strides = opt_prop_def(DenseArrayBase)
-    pads = opt_prop_def(DenseArrayBase)
-    dilations = opt_prop_def(DenseArrayBase)
+    strides = opt_prop_def(IntArray)
+    pads = opt_prop_def(IntArray)
+    dilations = opt_prop_def(IntArray)
     groups = opt_prop_def(IntegerAttr)
 
 

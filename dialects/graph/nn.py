@@ -11,7 +11,6 @@ from abc import ABC
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -29,6 +28,7 @@ from xdsl.irdl import (
     var_operand_def,
 )
 
+from ..common import IntArray
 from .base import (
     DYN,
     GraphOp,
@@ -267,9 +267,9 @@ class ConvOp(GraphOp, ABC):
     bias = opt_operand_def(TensorType)
     result = result_def(TensorType)
 
-    strides = opt_prop_def(DenseArrayBase)
-    pads = opt_prop_def(DenseArrayBase)
-    dilations = opt_prop_def(DenseArrayBase)
+    strides = opt_prop_def(IntArray)
+    pads = opt_prop_def(IntArray)
+    dilations = opt_prop_def(IntArray)
     groups = opt_prop_def(IntegerAttr)
 
     @classmethod
@@ -336,10 +336,10 @@ class ConvTransposeOp(GraphOp, ABC):
     bias = opt_operand_def(TensorType)
     result = result_def(TensorType)
 
-    strides = opt_prop_def(DenseArrayBase)
-    pads = opt_prop_def(DenseArrayBase)
-    dilations = opt_prop_def(DenseArrayBase)
-    output_padding = opt_prop_def(DenseArrayBase)
+    strides = opt_prop_def(IntArray)
+    pads = opt_prop_def(IntArray)
+    dilations = opt_prop_def(IntArray)
+    output_padding = opt_prop_def(IntArray)
     groups = opt_prop_def(IntegerAttr)
 
     @classmethod

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from abc import ABC
 
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, TensorType, f32
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, f32
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
 
+from ..common import IntArray
 from .base import DYN, GraphOp, broadcast_shapes, normalize_axis, prop_int, same_dims, same_elements
 from .reduction import read_axes, require_float
 
@@ -149,7 +150,7 @@ class MeanVarianceNormOp(GraphOp):
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    axes = prop_def(DenseArrayBase)
+    axes = prop_def(IntArray)
 
     @classmethod
     def infer(cls, operand_types, props, where):

@@ -10,9 +10,10 @@ from __future__ import annotations
 from abc import ABC
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, TensorType, i64
+from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 
+from ..common import IntArray
 from .base import GraphOp, check_window_props, prop_int, window_out
 
 
@@ -24,10 +25,10 @@ class PoolOp(GraphOp, ABC):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    kernel_shape = prop_def(DenseArrayBase)
-    strides = opt_prop_def(DenseArrayBase)
-    pads = opt_prop_def(DenseArrayBase)
-    dilations = opt_prop_def(DenseArrayBase)
+    kernel_shape = prop_def(IntArray)
+    strides = opt_prop_def(IntArray)
+    pads = opt_prop_def(IntArray)
+    dilations = opt_prop_def(IntArray)
     ceil_mode = opt_prop_def(IntegerAttr)
 
     @classmethod

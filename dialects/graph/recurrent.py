@@ -17,7 +17,6 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DenseArrayBase,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -26,6 +25,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def
 
+from ..common import FloatArray
 from .base import DYN, GraphOp, same_dims, same_elements
 
 DIRECTIONS = {"forward": 1, "reverse": 1, "bidirectional": 2}
@@ -64,8 +64,8 @@ class RecurrentOp(GraphOp, ABC):
 
     direction = opt_prop_def(StringAttr)
     activations = opt_prop_def(ArrayAttr[StringAttr])
-    activation_alpha = opt_prop_def(DenseArrayBase)
-    activation_beta = opt_prop_def(DenseArrayBase)
+    activation_alpha = opt_prop_def(FloatArray)
+    activation_beta = opt_prop_def(FloatArray)
     clip = opt_prop_def(FloatAttr)
 
     @classmethod

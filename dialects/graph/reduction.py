@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, IntegerAttr, TensorT
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 
+from ..common import IntArray
 from .base import DYN, GraphOp, Shape, normalize_axis, prop_int
 
 # --------------------------------------------------------------------------------------------
@@ -28,7 +29,7 @@ class ReduceOp(GraphOp, ABC):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    axes = prop_def(DenseArrayBase)
+    axes = prop_def(IntArray)
     keepdims = opt_prop_def(IntegerAttr)
 
     TAKES_BOOL: ClassVar[bool] = False

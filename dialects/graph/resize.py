@@ -9,6 +9,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 
+from ..common import FloatArray, IntArray
 from .base import GraphOp, prop_int
 
 MODES = ("nearest", "linear", "cubic")
@@ -45,8 +46,8 @@ class ResizeOp(GraphOp):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    scales = prop_def(DenseArrayBase)
-    sizes = prop_def(DenseArrayBase)
+    scales = prop_def(FloatArray)
+    sizes = prop_def(IntArray)
     mode = opt_prop_def(StringAttr)
     coordinate_transformation_mode = opt_prop_def(StringAttr)
     nearest_mode = opt_prop_def(StringAttr)
@@ -54,7 +55,7 @@ class ResizeOp(GraphOp):
     exclude_outside = opt_prop_def(IntegerAttr)
     extrapolation_value = opt_prop_def(FloatAttr)
     antialias = opt_prop_def(IntegerAttr)
-    roi = opt_prop_def(DenseArrayBase)
+    roi = opt_prop_def(FloatArray)
 
     @classmethod
     def infer(cls, operand_types, props, where):

@@ -33,7 +33,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
-from ..common import fail, get_ints
+from ..common import IntArray, fail, get_ints
 from .base import (
     DYN,
     GraphOp,
@@ -121,7 +121,7 @@ class TransposeOp(ShapeFoldMixin, MoveOp):
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    perm = prop_def(DenseArrayBase)
+    perm = prop_def(IntArray)
 
     @classmethod
     def infer(cls, operand_types, props, where):
@@ -182,7 +182,7 @@ class ExpandOp(ShapeFoldMixin, MoveOp):
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    shape = prop_def(DenseArrayBase)
+    shape = prop_def(IntArray)
 
     @classmethod
     def infer(cls, operand_types, props, where):
@@ -204,7 +204,7 @@ class TileOp(ShapeFoldMixin, MoveOp):
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    repeats = prop_def(DenseArrayBase)
+    repeats = prop_def(IntArray)
 
     @classmethod
     def infer(cls, operand_types, props, where):
@@ -235,10 +235,10 @@ class SliceOp(ShapeFoldMixin, MoveOp):
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    starts = prop_def(DenseArrayBase)
-    ends = prop_def(DenseArrayBase)
-    axes = opt_prop_def(DenseArrayBase)
-    steps = opt_prop_def(DenseArrayBase)
+    starts = prop_def(IntArray)
+    ends = prop_def(IntArray)
+    axes = opt_prop_def(IntArray)
+    steps = opt_prop_def(IntArray)
 
     @classmethod
     def infer(cls, operand_types, props, where):
@@ -269,7 +269,7 @@ class SplitOp(MoveOp):
     input = operand_def(TensorType)
     outputs = var_result_def(TensorType)
     axis = opt_prop_def(IntegerAttr)
-    sizes = prop_def(DenseArrayBase)
+    sizes = prop_def(IntArray)
 
     @classmethod
     def infer(cls, operand_types, props, where):
@@ -301,7 +301,7 @@ class PadOp(MoveOp):
     input = operand_def(TensorType)
     value = opt_operand_def(TensorType)
     result = result_def(TensorType)
-    pads = prop_def(DenseArrayBase)
+    pads = prop_def(IntArray)
     mode = opt_prop_def(StringAttr)
 
     @classmethod

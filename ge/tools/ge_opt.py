@@ -9,15 +9,27 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import NoReturn
 
 from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
+from xdsl.ir import Operation
+from xdsl.irdl import IRDLOperation
+from xdsl.irdl.constraints import VerificationContext
+from xdsl.passes import ModulePass
 from xdsl.universe import Universe
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    VerifyException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ge.context import make_context
 from ge.errors import GeError
+from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 from ge.passes import PASSES
 from ge.passes.pipelines import PIPELINES, level_pass
 from ge.weights import WeightStore
@@ -40,9 +52,23 @@ class GeOptMain(xDSLOptMain):
         for level in PIPELINES:
             self.register_pass(f"ge-O{level}", lambda level=level: level_pass(level))
 
+    def setup_pipeline(self) -> None:
+        try:
+            super().setup_pipeline()
+        except ValueError as error:  # an option of the wrong type or name
+            raise GeError(_bad_pass(self.args.passes, self.available_passes, error)) from None
+
     def apply_passes(self, prog: ModuleOp) -> None:
         _check_resources(prog, getattr(self.ctx, "weights", None), self.args.weights)
-        super().apply_passes(prog)
+        try:
+            if not self.args.disable_verify:
+                prog.verify()  # before sizes are read off its types
+            check_max_tensor_bytes(prog, self.args.max_tensor_bytes, GeError)
+            super().apply_passes(prog)
+        except VerifyException as error:
+            if self.args.verify_diagnostics:  # the driver prints it for the test to check
+                raise
+            raise GeError(_invalid_op(prog, error)) from None
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -52,6 +78,13 @@ class GeOptMain(xDSLOptMain):
             default=None,
             help="an .npz file whose arrays back the module's dense_resource<key> constants",
         )
+        arg_parser.add_argument(
+            "--max-tensor-bytes",
+            type=int,
+            default=DEFAULT_MAX_TENSOR_BYTES,
+            help=f"refuse a module with a tensor larger than this (default {DEFAULT_MAX_TENSOR_BYTES})",
+        )
+        arg_parser.error = _usage_error  # type: ignore[method-assign]
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         width = max(len(name) for name in PASSES)
         levels = [
@@ -76,12 +109,90 @@ def main(args: Sequence[str] | None = None) -> None:
             tool.ctx.weights = WeightStore.load(tool.args.weights)
         _check_input(tool.args.input_file)
         tool.run()
-    except (GeError, ParseError, DiagnosticException) as error:
-        print(f"ge-opt: error: {error}", file=sys.stderr)
+    except ParseError as error:
+        print(f"ge-opt: error: {error.span.get_location()}: {_one_line(error.msg)}", file=sys.stderr)
+        sys.exit(1)
+    except GeError as error:
+        print(f"ge-opt: error: {_one_line(str(error))}", file=sys.stderr)
+        sys.exit(1)
+    except DiagnosticException as error:
+        print(f"ge-opt: error: {_message(error)}", file=sys.stderr)
+        sys.exit(1)
+    except OSError as error:  # e.g. -o into a directory that does not exist
+        print(f"ge-opt: error: cannot open '{error.filename}': {error.strerror}", file=sys.stderr)
         sys.exit(1)
     except NotImplementedError as error:  # xDSL parses, but cannot store, e.g. array<i648: ...>
         print(f"ge-opt: error: the input uses what xDSL cannot represent: {error}", file=sys.stderr)
         sys.exit(1)
+
+
+def _usage_error(message: str) -> NoReturn:
+    print(f"ge-opt: error: {message} (ge-opt --help lists the options)", file=sys.stderr)
+    sys.exit(2)
+
+
+def _bad_pass(
+    pipeline: str, available: Mapping[str, Callable[[], type[ModulePass]]], error: Exception
+) -> str:
+    """`error` with the pass whose options it is about."""
+    try:
+        specs = parse_pipeline(pipeline)
+        for spec in specs:
+            if spec.name in available:
+                try:
+                    available[spec.name]().from_pass_spec(spec)
+                except ValueError as own:
+                    return f"pass '{spec.name}': {_one_line(str(own))}"
+    except (ValueError, ArgSpecParseError):
+        pass
+    return _one_line(str(error))
+
+
+def _one_line(message: str) -> str:
+    """The message on one line, characters that would not print escaped."""
+    text = " ".join(message.split())
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+def _invalid_op(module: ModuleOp, error: VerifyException) -> str:
+    """`error` with the op it is about: the first op, outermost first, whose own checks fail (and
+    the property or attribute whose constraint it breaks). A failure no single op reproduces
+    (a pass's own check) is returned as it is."""
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except (VerifyException, ValueError) as own:
+            message = _message(own).removeprefix(f"'{op.name}': ")
+            return f"{_describe(op)}{_broken_field(op)}: {message}"
+    return _message(error)
+
+
+def _message(error: Exception) -> str:
+    """The first line of a diagnostic: xDSL prints the module after the message."""
+    return _one_line(str(error).split("\n", 1)[0])
+
+
+def _describe(op: Operation) -> str:
+    results = ", ".join(f"%{r.name_hint}" for r in op.results if r.name_hint)
+    return f"'{op.name}'" + (f" defining {results}" if results else "")
+
+
+def _broken_field(op: Operation) -> str:
+    if not isinstance(op, IRDLOperation):
+        return ""
+    definition = type(op).get_irdl_definition()
+    for kind, fields, given in (
+        ("property", definition.properties, op.properties),
+        ("attribute", definition.attributes, op.attributes),
+    ):
+        for name, field in fields.items():
+            if name not in given:
+                continue
+            try:
+                field.constr.verify(given[name], VerificationContext())
+            except VerifyException:
+                return f", {kind} '{name}' = {given[name]}"
+    return ""
 
 
 def _check_input(path: str | None) -> None:

@@ -5,6 +5,12 @@
 // RUN: not ge-opt %s --weights %S/Inputs/one-array.npy 2>&1 | filecheck %s --check-prefix=NPY
 // RUN: not ge-opt %s --weights %S/Inputs/truncated.npz 2>&1 | filecheck %s --check-prefix=TRUNCATED
 // RUN: not ge-opt %s --weights %S/Inputs/other-key.npz 2>&1 | filecheck %s --check-prefix=KEY
+// RUN: not ge-opt %s -o %t.missing/out.mlir 2>&1 | filecheck %s --check-prefix=OUTPUT
+// RUN: not ge-opt %s --bogus 2>&1 | filecheck %s --check-prefix=FLAG
+// RUN: not ge-opt %s -p 'ge-assign-streams{max-streams=abc}' 2>&1 | filecheck %s --check-prefix=OPTION
+// RUN: not ge-opt %s -p 'ge-plan-memory{bogus=1}' 2>&1 | filecheck %s --check-prefix=OPTION-NAME
+// RUN: not ge-opt %s -p 'ge-O0,ge-plan-memory{alignment=3}' 2>&1 | filecheck %s --check-prefix=ALIGN
+// RUN: not ge-opt %s --max-tensor-bytes 16 2>&1 | filecheck %s --check-prefix=LIMIT
 
 // Each bad invocation is one line on stderr and a nonzero exit, never a traceback.
 
@@ -16,6 +22,13 @@
 // NPY:           ge-opt: error: weights file '{{.*}}one-array.npy' holds one array: weights are an .npz archive
 // TRUNCATED:     ge-opt: error: cannot read weights file '{{.*}}truncated.npz': File is not a zip file
 // KEY:           ge-opt: error: 'ascend.graph.const' reads dense_resource<w>, which {{.*}}other-key.npz does not hold
+// OUTPUT:        ge-opt: error: cannot open '{{.*}}.missing/out.mlir': No such file or directory
+// FLAG:          ge-opt: error: unrecognized arguments: --bogus (ge-opt --help lists the options)
+// FLAG-NOT:      usage:
+// OPTION:        ge-opt: error: pass 'ge-assign-streams': Incompatible types: given ('abc',), expected <class 'int'>
+// OPTION-NAME:   ge-opt: error: pass 'ge-plan-memory': Provided arguments ["bogus"] not found
+// ALIGN:         ge-opt: error: ge-plan-memory: alignment must be a power of two, got 3
+// LIMIT:         ge-opt: error: input 'x' of 'func.func' would hold a tensor of 32 bytes (tensor<2x4xf32>), over max_tensor_bytes = 16
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %w = ascend.graph.const dense_resource<w> : tensor<2x4xf32>
   %y = ascend.graph.add %x, %w : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>

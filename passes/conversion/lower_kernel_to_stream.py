@@ -78,8 +78,10 @@ class LowerKernelToStreamPass(ModulePass):
     """Byte alignment of every buffer and weight offset."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.alignment < 1:
-            raise CompileError("ge-lower-kernel-to-stream: alignment must be positive")
+        if self.alignment < 1 or self.alignment & (self.alignment - 1):
+            raise CompileError(
+                f"ge-lower-kernel-to-stream: alignment must be a power of two, got {self.alignment}"
+            )
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
             _StreamBuilder(self.alignment, getattr(ctx, "weights", None)).lower(func)
 

@@ -381,8 +381,8 @@ class PlanMemoryPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _check_strategy(self.strategy)
-        if self.alignment < 1:
-            raise CompileError("ge-plan-memory: alignment must be positive")
+        if self.alignment < 1 or self.alignment & (self.alignment - 1):
+            raise CompileError(f"ge-plan-memory: alignment must be a power of two, got {self.alignment}")
         for model in [o for o in op.walk() if isinstance(o, ModelOp)]:
             self._plan(model)
 
