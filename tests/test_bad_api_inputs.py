@@ -1,0 +1,203 @@
+"""The bad-input corpus of the Python API: each wrong argument to a `Graph` method, an optimizer,
+the compiler, a `.ge` file or a run gets a `GeError` whose message names the function or input,
+the parameter and the value, never a raw Python exception and never a silent acceptance.
+
+Each case builds its input, makes the call, and names the error class and a fragment of the
+message it must give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ge
+from ge.errors import GeError
+
+
+def relu_graph() -> ge.Graph:
+    g = ge.Graph()
+    g.add_output(g.add_relu(g.add_input("x", [2])))
+    return g
+
+
+def with_input(shape: list[int], build: Callable[[ge.Graph, ge.Tensor], object]) -> Callable[[], object]:
+    """A call on a fresh graph and its input `x` of `shape`."""
+
+    def call() -> object:
+        g = ge.Graph()
+        return build(g, g.add_input("x", shape))
+
+    return call
+
+
+def conv(**options: object) -> Callable[[], object]:
+    return with_input(
+        [1, 1, 4, 4], lambda g, x: g.add_conv2d(x, **{"out_channels": 2, "kernel_size": 3, **options})
+    )
+
+
+def other_graphs_tensor() -> object:
+    g, h = ge.Graph(), ge.Graph()
+    return h.add_relu(g.add_input("x", [2]))
+
+
+def twice_named_output() -> object:
+    g = ge.Graph()
+    x = g.add_input("x", [2])
+    g.add_output(g.add_relu(x), "y")
+    return g.add_output(g.add_relu(x), "y")
+
+
+Case = tuple[Callable[[Path], Callable[[], object]], type[GeError], str]
+CASES: dict[str, Case] = {
+    # Graph building
+    "a tensor that is None": (
+        lambda tmp: lambda: ge.Graph().add_relu(None),
+        GeError,
+        "add_relu takes a Tensor",
+    ),
+    "an array for a tensor": (
+        lambda tmp: lambda: ge.Graph().add_relu(np.ones(3)),
+        GeError,
+        "Graph.add_relu takes a Tensor of this graph as x, got array(",
+    ),
+    "a tensor of another graph": (
+        lambda tmp: other_graphs_tensor,
+        GeError,
+        "x is tensor 'x' of another graph",
+    ),
+    "a concat of a non-tensor": (
+        lambda tmp: with_input([2], lambda g, x: g.add_concat([x, 3], axis=0)),
+        GeError,
+        "Graph.add_concat takes a Tensor of this graph as inputs[1], got 3 (int)",
+    ),
+    "an input named None": (
+        lambda tmp: lambda: ge.Graph().add_input(None, [2]),
+        GeError,
+        "name must be a string",
+    ),
+    "an input named 123": (
+        lambda tmp: lambda: ge.Graph().add_input(123, [2]),
+        GeError,
+        "Graph.add_input: name must be a string, got 123 (int)",
+    ),
+    "an input of dtype None": (
+        lambda tmp: lambda: ge.Graph().add_input("x", [2], None),
+        GeError,
+        "Graph.add_input: dtype must be a dtype name such as 'float32', got None",
+    ),
+    "an input of an unknown dtype": (
+        lambda tmp: lambda: ge.Graph().add_input("x", [2], "float99"),
+        GeError,
+        "Graph.add_input: dtype: unsupported dtype 'float99'",
+    ),
+    "out_channels -1": (
+        lambda tmp: conv(out_channels=-1),
+        GeError,
+        "Graph.add_conv2d: out_channels must be an integer >= 0, got -1",
+    ),
+    "out_channels as a string": (
+        lambda tmp: conv(out_channels="8"),
+        GeError,
+        "Graph.add_conv2d: out_channels must be an integer, got '8' (str)",
+    ),
+    "one kernel size of two": (
+        lambda tmp: conv(kernel_size=(3,)),
+        GeError,
+        "Graph.add_conv2d: kernel_size must be an integer or two (height, width), got 1: [3]",
+    ),
+    "a stride of True": (
+        lambda tmp: conv(stride=True),
+        GeError,
+        "stride must be an integer or two, got True (bool)",
+    ),
+    "a float padding": (
+        lambda tmp: conv(padding=1.0),
+        GeError,
+        "padding must be an integer or two, got 1.0 (float)",
+    ),
+    "groups as a string": (lambda tmp: conv(groups="1"), GeError, "groups must be an integer, got '1' (str)"),
+    "a linear on a scalar": (
+        lambda tmp: with_input([], lambda g, x: g.add_linear(x, 2)),
+        GeError,
+        "Graph.add_linear needs an input of rank >= 1",
+    ),
+    "a batchnorm on a vector": (
+        lambda tmp: with_input([3], lambda g, x: g.add_batchnorm(x)),
+        GeError,
+        "Graph.add_batchnorm needs an input with channels on axis 1, got shape [3]",
+    ),
+    "a reshape to a string": (
+        lambda tmp: with_input([2, 3], lambda g, x: g.add_reshape(x, ["a"])),
+        GeError,
+        "Graph.add_reshape: shape[0] must be an integer, got 'a' (str)",
+    ),
+    "a reshape to a fraction": (
+        lambda tmp: with_input([2, 3], lambda g, x: g.add_reshape(x, [1.5, 4])),
+        GeError,
+        "Graph.add_reshape: shape[0] must be an integer, got 1.5 (float)",
+    ),
+    "a concat axis as a string": (
+        lambda tmp: with_input([2], lambda g, x: g.add_concat([x, x], axis="0")),
+        GeError,
+        "Graph.add_concat: axis must be an integer, got '0' (str)",
+    ),
+    "a softmax axis of False": (
+        lambda tmp: with_input([2], lambda g, x: g.add_softmax(x, axis=False)),
+        GeError,
+        "Graph.add_softmax: axis must be an integer, got False (bool)",
+    ),
+    "a transpose perm of floats": (
+        lambda tmp: with_input([2, 3], lambda g, x: g.add_transpose(x, [1.0, 0.0])),
+        GeError,
+        "Graph.add_transpose: perm[0] must be an integer, got 1.0 (float)",
+    ),
+    "a seed as a string": (
+        lambda tmp: lambda: ge.Graph(seed="a"),
+        GeError,
+        "Graph(): seed must be an integer, got 'a'",
+    ),
+    "a module that is None": (
+        lambda tmp: lambda: ge.Graph.from_module(None),
+        GeError,
+        "Graph.from_module takes an xDSL builtin.module, got None",
+    ),
+    "two outputs named alike": (
+        lambda tmp: twice_named_output,
+        GeError,
+        "Graph.add_output: the graph already has an output named 'y'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_api_input_gets_a_clear_error(case: str, tmp_path: Path) -> None:
+    build, error, fragment = CASES[case]
+    call = build(tmp_path)
+    with pytest.raises(error) as raised:
+        call()
+    assert fragment in str(raised.value), str(raised.value)
+
+
+def test_sizes_take_numpy_integers_and_pairs() -> None:
+    g = ge.Graph(seed=np.int64(1))
+    x = g.add_input("x", [1, 2, 6, 6])
+    y = g.add_conv2d(
+        x, out_channels=np.int32(2), kernel_size=(3, np.int64(1)), stride=[1, 1], padding=np.array([1, 0])
+    )
+    y = g.add_reshape(g.add_maxpool(y, kernel_size=2), np.array([1, -1]))
+    assert y.shape == (1, 2 * 3 * 3)
+    assert g.add_transpose(g.add_reshape(y, (2, 9)), np.array([1, 0])).shape == (9, 2)
+
+
+def test_outputs_of_one_tensor_under_two_names() -> None:
+    g = ge.Graph()
+    y = g.add_relu(g.add_input("x", [2]))
+    g.add_output(y, "a")
+    g.add_output(y, "b")
+    assert ge.GraphCompiler().compile(g).input_names == ["x"]
+    assert g.outputs == ["a", "b"]
