@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import ge
-from ge.errors import GeError
+from ge.errors import CompileError, GeError
 
 
 def relu_graph() -> ge.Graph:
@@ -38,6 +38,10 @@ def conv(**options: object) -> Callable[[], object]:
     return with_input(
         [1, 1, 4, 4], lambda g, x: g.add_conv2d(x, **{"out_channels": 2, "kernel_size": 3, **options})
     )
+
+
+def compile_relu(**options: object) -> Callable[[], object]:
+    return lambda: ge.GraphCompiler().compile(relu_graph(), **options)
 
 
 def other_graphs_tensor() -> object:
@@ -171,6 +175,52 @@ CASES: dict[str, Case] = {
         GeError,
         "Graph.add_output: the graph already has an output named 'y'",
     ),
+    # Compile options
+    "a float optimization level": (
+        lambda tmp: compile_relu(optimization_level=3.0),
+        CompileError,
+        "optimization_level (0 to 3) must be an integer, got 3.0 (float)",
+    ),
+    "a bool optimization level": (
+        lambda tmp: compile_relu(optimization_level=True),
+        CompileError,
+        "got True (bool)",
+    ),
+    "an optimization level as a string": (
+        lambda tmp: compile_relu(optimization_level="3"),
+        CompileError,
+        "got '3' (str)",
+    ),
+    "a target of None": (
+        lambda tmp: compile_relu(target=None),
+        CompileError,
+        "unknown target None; known SoCs",
+    ),
+    "a target that is a path": (
+        lambda tmp: compile_relu(target="../../../x/evil"),
+        CompileError,
+        "unknown target '../../../x/evil'; known SoCs: Ascend310P3, Ascend910A, Ascend910B2",
+    ),
+    "a fusion switch whose Switch is a string": (
+        lambda tmp: compile_relu(fusion_switch_file={"Switch": "off"}),
+        CompileError,
+        "a fusion switch file looks like",
+    ),
+    "a fusion switch file that is a number": (
+        lambda tmp: compile_relu(fusion_switch_file=5),
+        CompileError,
+        "fusion_switch_file (or its parsed JSON, a dict) must be a file path, got 5 (int)",
+    ),
+    "a fusion report in a missing folder": (
+        lambda tmp: compile_relu(fusion_report=tmp / "missing" / "r.json"),
+        CompileError,
+        "cannot write the fusion_report",
+    ),
+    "a float max_streams": (
+        lambda tmp: compile_relu(max_streams=2.0),
+        CompileError,
+        "max_streams (1: one stream) must be an integer, got 2.0 (float)",
+    ),
 }
 
 
@@ -201,3 +251,16 @@ def test_outputs_of_one_tensor_under_two_names() -> None:
     g.add_output(y, "b")
     assert ge.GraphCompiler().compile(g).input_names == ["x"]
     assert g.outputs == ["a", "b"]
+
+
+def test_a_target_found_through_ge_soc_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SoC of one's own is a known name once its folder is on GE_SOC_PATH."""
+    from ge.soc import DEFAULT_SOC, _search_path
+
+    builtin = next(p for p in _search_path() if (p / f"{DEFAULT_SOC}.json").is_file())
+    (tmp_path / "MySoc.json").write_text((builtin / f"{DEFAULT_SOC}.json").read_text())
+    monkeypatch.setenv("GE_SOC_PATH", str(tmp_path))
+    assert (
+        ge.GraphCompiler().compile(relu_graph(), target="MySoc", optimization_level=np.int64(1)).num_operators
+        == 1
+    )
