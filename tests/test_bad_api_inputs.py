@@ -8,6 +8,9 @@ message it must give.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import struct
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,7 +18,8 @@ import numpy as np
 import pytest
 
 import ge
-from ge.errors import CompileError, GeError
+from ge.artifact import MAGIC
+from ge.errors import CompileError, GeError, InvalidModelError
 
 
 def relu_graph() -> ge.Graph:
@@ -42,6 +46,22 @@ def conv(**options: object) -> Callable[[], object]:
 
 def compile_relu(**options: object) -> Callable[[], object]:
     return lambda: ge.GraphCompiler().compile(relu_graph(), **options)
+
+
+def rewritten(tmp: Path, ir: bytes | None = None, **manifest: object) -> Callable[[], object]:
+    """Loading a saved relu model whose IR or manifest values were replaced, checksums made right."""
+    path = tmp / "m.ge"
+    ge.GraphCompiler().compile(relu_graph()).save(path)
+    data = path.read_bytes()
+    (length,) = struct.unpack_from("<I", data, len(MAGIC))
+    start = len(MAGIC) + 4
+    header = json.loads(data[start : start + length])
+    ir = data[start + length : start + length + header["ir_bytes"]] if ir is None else ir
+    blob = data[start + length + header["ir_bytes"] :]
+    header.update(manifest, ir_bytes=len(ir), ir_sha256=hashlib.sha256(ir).hexdigest())
+    encoded = json.dumps(header).encode()
+    path.write_bytes(MAGIC + struct.pack("<I", len(encoded)) + encoded + ir + blob)
+    return lambda: ge.GraphCompiler.load(path)
 
 
 def other_graphs_tensor() -> object:
@@ -221,6 +241,67 @@ CASES: dict[str, Case] = {
         CompileError,
         "max_streams (1: one stream) must be an integer, got 2.0 (float)",
     ),
+    # .ge files
+    "IR that is not UTF-8": (
+        lambda tmp: rewritten(tmp, ir=b"\xff\xfe builtin.module {}"),
+        InvalidModelError,
+        "the stream IR is invalid: 'utf-8' codec can't decode",
+    ),
+    "IR of a graph, not a compiled model": (
+        lambda tmp: rewritten(tmp, ir=str(relu_graph().module).encode()),
+        InvalidModelError,
+        "the IR holds 0 'ascend.stream.model' ops; a .ge file holds one compiled model",
+    ),
+    "IR of an empty module": (
+        lambda tmp: rewritten(tmp, ir=b"builtin.module {}"),
+        InvalidModelError,
+        "the IR holds 0 'ascend.stream.model' ops",
+    ),
+    "a manifest target no SoC has": (
+        lambda tmp: rewritten(tmp, target="Ascend999"),
+        InvalidModelError,
+        "the manifest's target 'Ascend999' contradicts the IR's #ascend.target ('Ascend910B2')",
+    ),
+    "a manifest target other than the IR's": (
+        lambda tmp: rewritten(tmp, target="Ascend310P3"),
+        InvalidModelError,
+        "the manifest's target 'Ascend310P3' contradicts",
+    ),
+    "a manifest optimization level of 99": (
+        lambda tmp: rewritten(tmp, optimization_level=99),
+        InvalidModelError,
+        "optimization_level must be 0, 1, 2 or 3, got 99",
+    ),
+    "a manifest sink of 'no'": (
+        lambda tmp: rewritten(tmp, options={"sink": "no"}),
+        InvalidModelError,
+        "compile option sink must be True or False, got 'no' (str)",
+    ),
+    "a manifest max_streams of -5": (
+        lambda tmp: rewritten(tmp, options={"max_streams": -5}),
+        InvalidModelError,
+        "max_streams (1: one stream) must be an integer >= 1, got -5",
+    ),
+    "a manifest with an unknown option": (
+        lambda tmp: rewritten(tmp, options={"turbo": True}),
+        InvalidModelError,
+        "unknown compile options: turbo",
+    ),
+    "loading None": (
+        lambda tmp: lambda: ge.GraphCompiler.load(None),
+        GeError,
+        "GraphCompiler.load takes a file path",
+    ),
+    "saving into a missing folder": (
+        lambda tmp: lambda: ge.GraphCompiler().compile(relu_graph()).save(tmp / "missing" / "m.ge"),
+        GeError,
+        "CompiledModel.save cannot write",
+    ),
+    "saving to None": (
+        lambda tmp: lambda: ge.GraphCompiler().compile(relu_graph()).save(None),
+        GeError,
+        "CompiledModel.save takes a file path, got None",
+    ),
 }
 
 
@@ -264,3 +345,9 @@ def test_a_target_found_through_ge_soc_path(tmp_path: Path, monkeypatch: pytest.
         ge.GraphCompiler().compile(relu_graph(), target="MySoc", optimization_level=np.int64(1)).num_operators
         == 1
     )
+
+
+def test_a_rewritten_manifest_that_is_right_loads(tmp_path: Path) -> None:
+    """The rewriting of the .ge cases keeps a valid file valid."""
+    loaded = rewritten(tmp_path, options={"precision_mode": "force_fp16", "max_streams": 2, "sink": False})()
+    assert loaded.target == "Ascend910B2" and loaded.options["max_streams"] == 2
