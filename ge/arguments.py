@@ -23,10 +23,11 @@ def shown(value: object) -> str:
 
 def integer(value: object, where: str, minimum: int | None = None, error: type[GeError] = GeError) -> int:
     """`value` as an int when it is an integer (a numpy one too, never a bool) of at least `minimum`."""
+    kind = "an integer" if minimum is None else f"an integer of at least {minimum}"
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise error(f"{where} must be an integer, got {shown(value)}")
+        raise error(f"{where} must be {kind}, got {shown(value)}")
     if minimum is not None and value < minimum:
-        raise error(f"{where} must be an integer >= {minimum}, got {value}")
+        raise error(f"{where} must be {kind}, got {value}")
     return int(value)
 
 

@@ -49,7 +49,7 @@ def check_options(options: Mapping[str, object]) -> dict[str, object]:
     if "sink" in options and not isinstance(options["sink"], bool):
         raise CompileError(f"compile option sink must be True or False, got {shown(options['sink'])}")
     if "max_streams" in options:
-        where = "compile option max_streams (1: one stream)"
+        where = "compile option max_streams"
         checked["max_streams"] = integer(options["max_streams"], where, 1, CompileError)
     if "max_tensor_bytes" in options:
         checked["max_tensor_bytes"] = check_limit(options["max_tensor_bytes"], CompileError)

@@ -122,12 +122,12 @@ CASES: dict[str, Case] = {
     "out_channels -1": (
         lambda tmp: conv(out_channels=-1),
         GeError,
-        "Graph.add_conv2d: out_channels must be an integer >= 0, got -1",
+        "Graph.add_conv2d: out_channels must be an integer of at least 0, got -1",
     ),
     "out_channels as a string": (
         lambda tmp: conv(out_channels="8"),
         GeError,
-        "Graph.add_conv2d: out_channels must be an integer, got '8' (str)",
+        "Graph.add_conv2d: out_channels must be an integer of at least 0, got '8' (str)",
     ),
     "one kernel size of two": (
         lambda tmp: conv(kernel_size=(3,)),
@@ -144,7 +144,11 @@ CASES: dict[str, Case] = {
         GeError,
         "padding must be an integer or two, got 1.0 (float)",
     ),
-    "groups as a string": (lambda tmp: conv(groups="1"), GeError, "groups must be an integer, got '1' (str)"),
+    "groups as a string": (
+        lambda tmp: conv(groups="1"),
+        GeError,
+        "groups must be an integer of at least 1, got '1' (str)",
+    ),
     "a linear on a scalar": (
         lambda tmp: with_input([], lambda g, x: g.add_linear(x, 2)),
         GeError,
@@ -158,12 +162,12 @@ CASES: dict[str, Case] = {
     "a reshape to a string": (
         lambda tmp: with_input([2, 3], lambda g, x: g.add_reshape(x, ["a"])),
         GeError,
-        "Graph.add_reshape: shape[0] must be an integer, got 'a' (str)",
+        "Graph.add_reshape: shape[0] must be an integer of at least -1, got 'a' (str)",
     ),
     "a reshape to a fraction": (
         lambda tmp: with_input([2, 3], lambda g, x: g.add_reshape(x, [1.5, 4])),
         GeError,
-        "Graph.add_reshape: shape[0] must be an integer, got 1.5 (float)",
+        "Graph.add_reshape: shape[0] must be an integer of at least -1, got 1.5 (float)",
     ),
     "a concat axis as a string": (
         lambda tmp: with_input([2], lambda g, x: g.add_concat([x, x], axis="0")),
@@ -183,7 +187,7 @@ CASES: dict[str, Case] = {
     "a seed as a string": (
         lambda tmp: lambda: ge.Graph(seed="a"),
         GeError,
-        "Graph(): seed must be an integer, got 'a'",
+        "Graph(): seed must be an integer of at least 0, got 'a'",
     ),
     "a module that is None": (
         lambda tmp: lambda: ge.Graph.from_module(None),
@@ -239,7 +243,7 @@ CASES: dict[str, Case] = {
     "a float max_streams": (
         lambda tmp: compile_relu(max_streams=2.0),
         CompileError,
-        "max_streams (1: one stream) must be an integer, got 2.0 (float)",
+        "compile option max_streams must be an integer of at least 1, got 2.0 (float)",
     ),
     # .ge files
     "IR that is not UTF-8": (
@@ -280,7 +284,7 @@ CASES: dict[str, Case] = {
     "a manifest max_streams of -5": (
         lambda tmp: rewritten(tmp, options={"max_streams": -5}),
         InvalidModelError,
-        "max_streams (1: one stream) must be an integer >= 1, got -5",
+        "compile option max_streams must be an integer of at least 1, got -5",
     ),
     "a manifest with an unknown option": (
         lambda tmp: rewritten(tmp, options={"turbo": True}),
