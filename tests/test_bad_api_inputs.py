@@ -64,6 +64,31 @@ def rewritten(tmp: Path, ir: bytes | None = None, **manifest: object) -> Callabl
     return lambda: ge.GraphCompiler.load(path)
 
 
+def cnn() -> ge.Graph:
+    g = ge.Graph()
+    y = g.add_relu(g.add_conv2d(g.add_input("x", [1, 3, 8, 8]), out_channels=4, kernel_size=3, padding=1))
+    g.add_output(g.add_linear(g.add_flatten(g.add_global_avgpool(y)), out_features=3))
+    return g
+
+
+def memory(graph: object = None, **sizes: object) -> Callable[[], object]:
+    return lambda: ge.MemoryOptimizer.calculate_memory_usage(cnn() if graph is None else graph, **sizes)
+
+
+def keeping(layers: object) -> Callable[[], object]:
+    return lambda: ge.GraphOptimizer().apply_mixed_precision_optimization(
+        cnn(), preserve_precision_layers=layers
+    )
+
+
+def onnx_relu() -> object:
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    return helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]))
+
+
 def other_graphs_tensor() -> object:
     g, h = ge.Graph(), ge.Graph()
     return h.add_relu(g.add_input("x", [2]))
@@ -306,6 +331,44 @@ CASES: dict[str, Case] = {
         GeError,
         "CompiledModel.save takes a file path, got None",
     ),
+    # Optimizers
+    "a batch size as a string": (
+        lambda tmp: memory(batch_size="4"),
+        GeError,
+        "MemoryOptimizer.calculate_memory_usage: batch_size must be an integer of at least 1, got '4' (str)",
+    ),
+    "a fractional batch size": (lambda tmp: memory(batch_size=2.5), GeError, "got 2.5 (float)"),
+    "a batch size of None": (lambda tmp: memory(batch_size=None), GeError, "batch_size must be an integer"),
+    "a seq_len an image cannot take": (
+        lambda tmp: memory(seq_len=7),
+        GeError,
+        "seq_len 7 for input 'x': an image of 8 x 8 keeps its aspect ratio only at H x W",
+    ),
+    "the memory of None": (
+        lambda tmp: lambda: ge.MemoryOptimizer.calculate_memory_usage(None),
+        GeError,
+        "MemoryOptimizer.calculate_memory_usage takes a ge.Graph, got None",
+    ),
+    "optimizing None": (
+        lambda tmp: lambda: ge.GraphOptimizer().apply_standard_optimizations(None),
+        GeError,
+        "GraphOptimizer.apply_standard_optimizations takes a ge.Graph, got None",
+    ),
+    "optimizing an ONNX model": (
+        lambda tmp: lambda: ge.GraphOptimizer().apply_operator_fusion(onnx_relu()),
+        GeError,
+        "(ModelProto) (an ONNX model is read by ge.GraphParser().parse_onnx",
+    ),
+    "keeping a layer the graph lacks": (
+        lambda tmp: keeping(["nonexistent"]),
+        GeError,
+        "preserve_precision_layers: ['nonexistent'] name no op type, node, graph input or output",
+    ),
+    "keeping layers given as one string": (
+        lambda tmp: keeping("conv"),
+        GeError,
+        "preserve_precision_layers must be a list of names, got 'conv' (str)",
+    ),
 }
 
 
@@ -355,3 +418,22 @@ def test_a_rewritten_manifest_that_is_right_loads(tmp_path: Path) -> None:
     """The rewriting of the .ge cases keeps a valid file valid."""
     loaded = rewritten(tmp_path, options={"precision_mode": "force_fp16", "max_streams": 2, "sink": False})()
     assert loaded.target == "Ascend910B2" and loaded.options["max_streams"] == 2
+
+
+def test_layers_kept_by_op_type_node_and_graph_ends() -> None:
+    kept = ge.GraphOptimizer().apply_mixed_precision_optimization(
+        cnn(), preserve_precision_layers=["input", "output", "conv", "relu", "x"]
+    )
+    assert [n.op_type for n in kept.nodes][:2] == ["conv2d", "relu"]
+
+
+def test_seq_len_counts_the_positions_of_an_image() -> None:
+    """seq_len is H x W for an [N, C, H, W] input: 8 x 8 changes nothing, 16 x 16 is 4 times the
+    positions, and the arena grows as the model compiled at 16 x 16 has it."""
+    plain = ge.MemoryOptimizer.calculate_memory_usage(cnn())
+    assert ge.MemoryOptimizer.calculate_memory_usage(cnn(), seq_len=64).arena_bytes == plain.arena_bytes
+    larger = ge.MemoryOptimizer.calculate_memory_usage(cnn(), batch_size=2, seq_len=256)
+    g = ge.Graph()
+    y = g.add_relu(g.add_conv2d(g.add_input("x", [2, 3, 16, 16]), out_channels=4, kernel_size=3, padding=1))
+    g.add_output(g.add_linear(g.add_flatten(g.add_global_avgpool(y)), out_features=3))
+    assert larger.arena_bytes == ge.GraphCompiler().compile(g).memory.arena_bytes > plain.arena_bytes
