@@ -19,7 +19,7 @@ import pytest
 
 import ge
 from ge.artifact import MAGIC
-from ge.errors import CompileError, GeError, InvalidModelError
+from ge.errors import CompileError, GeError, InvalidModelError, RuntimeInputError
 
 
 def relu_graph() -> ge.Graph:
@@ -87,6 +87,42 @@ def onnx_relu() -> object:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
     return helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y]))
+
+
+def onnx_model(op: str, inputs: dict[str, int], output: int) -> object:
+    """A one-node ONNX model on 1-D inputs of these element types."""
+    from onnx import helper
+
+    values = [helper.make_tensor_value_info(n, t, [2]) for n, t in inputs.items()]
+    y = helper.make_tensor_value_info("y", output, None)
+    node = helper.make_node(op, list(inputs), ["y"])
+    return helper.make_model(
+        helper.make_graph([node], "g", values, [y]), opset_imports=[helper.make_opsetid("", 17)]
+    )
+
+
+def backend_run(model: object, feeds: dict[str, object]) -> Callable[[], object]:
+    import ge.backend
+
+    return lambda: ge.backend.prepare(model).run(feeds)
+
+
+def add_xz() -> object:
+    from onnx import TensorProto
+
+    return onnx_model("Add", {"x": TensorProto.FLOAT, "z": TensorProto.FLOAT}, TensorProto.FLOAT)
+
+
+def string_identity() -> object:
+    from onnx import TensorProto
+
+    return onnx_model("Identity", {"s": TensorProto.STRING}, TensorProto.STRING)
+
+
+def executor_run(value: object) -> Callable[[], object]:
+    runner = ge.GraphExecutor()
+    runner.load_graph(ge.GraphCompiler().compile(relu_graph()))
+    return lambda: runner.run(value)
 
 
 def other_graphs_tensor() -> object:
@@ -369,6 +405,39 @@ CASES: dict[str, Case] = {
         GeError,
         "preserve_precision_layers must be a list of names, got 'conv' (str)",
     ),
+    # Run-time inputs
+    "a missing input": (
+        lambda tmp: backend_run(add_xz(), {"x": np.ones(2, np.float32)}),
+        RuntimeInputError,
+        "inputs ['z'] are missing; the model takes ['x', 'z']",
+    ),
+    "strings that are not UTF-8": (
+        lambda tmp: backend_run(string_identity(), {"s": np.array([b"\xff\xfe", b"a"], dtype=object)}),
+        RuntimeInputError,
+        "input 's' holds bytes that are not UTF-8 text at index 0",
+    ),
+    "a string input holding None": (
+        lambda tmp: backend_run(string_identity(), {"s": np.array([None, "a"], dtype=object)}),
+        RuntimeInputError,
+        "input 's' is an object array holding None (NoneType) at index 0; it must be string",
+    ),
+    "a string input holding an int": (
+        lambda tmp: backend_run(string_identity(), {"s": np.array(["a", 3], dtype=object)}),
+        RuntimeInputError,
+        "input 's' is an object array holding 3 (int) at index 1",
+    ),
+    "a float input holding None, through the backend": (
+        lambda tmp: backend_run(
+            add_xz(), {"x": np.array([1.0, None], dtype=object), "z": np.ones(2, np.float32)}
+        ),
+        RuntimeInputError,
+        "input 'x' is an object array holding None (NoneType) at index 1; it must be float",
+    ),
+    "a float input holding None, through the executor": (
+        lambda tmp: executor_run(np.array([1.0, None], dtype=object)),
+        RuntimeInputError,
+        "input 'x' is an object array holding None (NoneType) at index 1; it must be float32",
+    ),
 }
 
 
@@ -437,3 +506,11 @@ def test_seq_len_counts_the_positions_of_an_image() -> None:
     y = g.add_relu(g.add_conv2d(g.add_input("x", [2, 3, 16, 16]), out_channels=4, kernel_size=3, padding=1))
     g.add_output(g.add_linear(g.add_flatten(g.add_global_avgpool(y)), out_features=3))
     assert larger.arena_bytes == ge.GraphCompiler().compile(g).memory.arena_bytes > plain.arena_bytes
+
+
+def test_strings_given_as_python_objects_or_utf8_bytes_run() -> None:
+    import ge.backend
+
+    rep = ge.backend.prepare(string_identity())
+    (out,) = rep.run({"s": np.array(["é", b"\xc3\xa9t\xc3\xa9"], dtype=object)})
+    assert out.tolist() == ["é", "été"]
