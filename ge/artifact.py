@@ -3,7 +3,9 @@
 Layout: the magic `GE-MODEL`, a little-endian u32 length, a JSON manifest of that length, the
 stream-level IR as UTF-8 text, then the weight blob as raw bytes. The manifest holds the format
 version, the SoC, the options, the byte lengths and SHA-256 checksums of the IR and the blob.
-Loading checks the magic, the version, the lengths and the checksums before parsing the IR.
+Loading checks the magic, the version, the lengths and the checksums before parsing the IR, then
+that the IR is one `ascend.stream` model for the SoC the manifest names, and the recorded options
+by the rules `compile` applies (`ge.options`).
 Compiling the same model twice gives the same bytes.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +23,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
+from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
+from ge.dialects.stream import ModelOp
+
+from .arguments import shown
 from .context import make_context
-from .errors import InvalidModelError
+from .errors import CompileError, GeError, InvalidModelError
+from .options import check_optimization_level, check_options
+from .soc import known_socs
 
 MAGIC = b"GE-MODEL"
 FORMAT_VERSION = 1
@@ -39,6 +48,7 @@ class Artifact:
 
 
 def save(model: Artifact, path: str | Path) -> None:
+    _check_path(path, "CompiledModel.save")
     ir = str(model.module).encode()
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -51,10 +61,14 @@ def save(model: Artifact, path: str | Path) -> None:
         "weight_sha256": hashlib.sha256(model.weight_blob).hexdigest(),
     }
     header = json.dumps(manifest, sort_keys=True).encode()
-    Path(path).write_bytes(MAGIC + struct.pack("<I", len(header)) + header + ir + model.weight_blob)
+    try:
+        Path(path).write_bytes(MAGIC + struct.pack("<I", len(header)) + header + ir + model.weight_blob)
+    except OSError as error:
+        raise GeError(f"CompiledModel.save cannot write '{path}': {error}") from None
 
 
 def load(path: str | Path) -> Artifact:
+    _check_path(path, "GraphCompiler.load")
     try:
         data = Path(path).read_bytes()
     except OSError as error:
@@ -80,9 +94,10 @@ def load(path: str | Path) -> Artifact:
     try:
         module = Parser(make_context(), ir.decode()).parse_module()
         module.verify()
-    except (ParseError, VerifyException) as error:
+    except (ParseError, VerifyException, UnicodeDecodeError) as error:
         raise InvalidModelError(f"'{path}': the stream IR is invalid: {error}") from None
     assert isinstance(module, ModuleOp)
+    _check_contents(module, manifest, path)
     return Artifact(
         module=module,
         weight_blob=blob,
@@ -125,3 +140,35 @@ def _check_manifest(manifest: object, path: str | Path) -> None:
             )
         if key.endswith("_bytes") and value < 0:
             raise InvalidModelError(f"'{path}': manifest '{key}' is negative ({value})")
+    try:
+        check_optimization_level(manifest["optimization_level"])
+        check_options(manifest["options"])
+    except CompileError as error:
+        raise InvalidModelError(f"'{path}': the manifest records what no compile gives: {error}") from None
+
+
+def _check_contents(module: ModuleOp, manifest: dict[str, Any], path: str | Path) -> None:
+    """The IR is one stream-level model, for the SoC the manifest names."""
+    models = [op for op in module.body.block.ops if isinstance(op, ModelOp)]
+    if len(models) != 1:
+        raise InvalidModelError(
+            f"'{path}': the IR holds {len(models)} 'ascend.stream.model' ops; a .ge file holds one "
+            "compiled model (a graph is compiled by ge.GraphCompiler().compile first)"
+        )
+    target = module.attributes.get(TARGET_ATTR_NAME)
+    soc = target.soc.data if isinstance(target, TargetAttr) else None
+    if manifest["target"] != soc:
+        raise InvalidModelError(
+            f"'{path}': the manifest's target {manifest['target']!r} contradicts the IR's "
+            f"#ascend.target ({soc!r}); the file is damaged"
+        )
+    if soc not in known_socs():
+        raise InvalidModelError(
+            f"'{path}': the model is compiled for {soc!r}, which is no known SoC "
+            f"({', '.join(known_socs())}; a SoC of your own is found through GE_SOC_PATH)"
+        )
+
+
+def _check_path(path: object, where: str) -> None:
+    if not isinstance(path, str | os.PathLike):
+        raise GeError(f"{where} takes a file path, got {shown(path)}")

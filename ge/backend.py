@@ -30,7 +30,7 @@ import onnx
 from onnx.backend.base import Backend, BackendRep
 
 from .compiler import CompiledModel, GraphCompiler
-from .dtypes import STRING, as_strings
+from .dtypes import STRING
 from .emulator import Emulator
 from .errors import CompileError, GeError, InvalidModelError, RuntimeInputError
 from .executor import bind_inputs
@@ -91,7 +91,7 @@ class GeBackendRep(BackendRep):
                 pass  # an input decides a shape: compile at the first run
 
     def run(self, inputs: Any, **kwargs: Any) -> list[RunValue]:
-        values = {name: _fixed_width(value) for name, value in self._feeds(inputs).items()}
+        values = self._feeds(inputs)  # strings given as Python objects come as fixed-width arrays
         feeds = {k: v for name, value in values.items() for k, v in flatten(name, value).items()}
         shapes = {name: shapes_of(value) for name, value in values.items()}
         dtypes = {name: dtypes_of(value) for name, value in values.items()}
@@ -211,10 +211,14 @@ class GeBackendRep(BackendRep):
     def _feeds(self, inputs: Any) -> dict[str, RunValue]:
         types = {i.name: i.type for i in self.model.graph.input}
         if isinstance(inputs, Mapping):
-            unknown = sorted(set(inputs) - set(self.input_names))
+            unknown = sorted(set(inputs) - set(self.input_names), key=str)
             if unknown:
                 raise RuntimeInputError(f"the model has no inputs {unknown}; it takes {self.input_names}")
-            feeds = {k: run_value(types.get(k), v, k) for k, v in inputs.items()}
+            optional = {n for n in self.input_names if types[n].WhichOneof("value") == "optional_type"}
+            missing = [n for n in self.input_names if n not in inputs and n not in optional]
+            if missing:
+                raise RuntimeInputError(f"inputs {missing} are missing; the model takes {self.input_names}")
+            feeds = {k: run_value(types[k], inputs.get(k), k) for k in self.input_names}
         else:
             if isinstance(inputs, np.ndarray):
                 inputs = [inputs]
@@ -252,14 +256,6 @@ def _check_declared_shape(name: str, type_proto: onnx.TypeProto, shape: tuple[in
                 f"input '{name}' axis {axis}: the model declares {dim.dim_value}, {given} given "
                 f"(shape {list(shape)})"
             )
-
-
-def _fixed_width(value: RunValue) -> RunValue:
-    """Strings given as Python objects (as ONNX keeps them) as fixed-width numpy strings, so the
-    dtype of the run's signature carries their width."""
-    if isinstance(value, list):
-        return [as_strings(v) for v in value]
-    return None if value is None else as_strings(value)
 
 
 def _fingerprint(array: np.ndarray) -> tuple[str, tuple[int, ...], bytes]:

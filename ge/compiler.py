@@ -24,33 +24,19 @@ from ge.dialects.stream import LaunchOp, ModelOp, model_of
 from ge.passes.pipelines import DEFAULT_STREAMS, pipeline
 
 from . import artifact
+from .arguments import shown
 from .context import make_context
 from .dtypes import numpy_dtype
 from .errors import CompileError, GeError, VerificationError
 from .graph import Graph
 from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
+from .options import check_optimization_level, check_options
 from .soc import load_profile
 from .weight_blob import pack_weights
 
 VERIFY_EACH_PASS = "GE_VERIFY_EACH_PASS"
 """Environment variable: when set (the test suite sets it), the IR is verified after every pass,
 not only before the first and after the last, so a pass that breaks an invariant is named."""
-
-COMPILE_OPTIONS = ("sink", "max_streams", "max_tensor_bytes")
-"""Keyword options of `GraphCompiler.compile`: `sink` (default: on at O3) sinks the task list to the
-device, so no host launch overhead is paid per kernel; `max_streams` (an integer of at least 1;
-default 4 at O3, 1 below) bounds the streams independent kernels are spread over (above 1, the
-lower levels spread theirs too); `max_tensor_bytes` (default 4 GiB) refuses a graph with a larger
-tensor before anything is allocated."""
-
-PRECISION_MODES = (
-    "must_keep_origin_dtype",
-    "force_fp16",
-    "force_fp32",
-    "allow_fp32_to_fp16",
-    "allow_mix_precision",
-    "allow_mix_precision_bf16",
-)
 
 
 @dataclass(frozen=True)
@@ -202,37 +188,17 @@ class GraphCompiler:
         `{"Switch": {"GraphFusion": {"ge-fuse-conv-bn": "off"}}}`; `fusion_report` names a JSON
         file to write the per-pattern counts to (they are also in `CompiledModel.fusion_report`).
         """
-        if not isinstance(graph, Graph):
-            raise CompileError(
-                f"GraphCompiler.compile takes a ge.Graph, got {type(graph).__name__} {graph!r:.40} "
-                "(an ONNX model is read by ge.GraphParser().parse_onnx)"
-            )
-        if precision_mode not in PRECISION_MODES:
-            known = ", ".join(PRECISION_MODES)
-            raise CompileError(f"unknown precision_mode '{precision_mode}' (known: {known})")
-        unknown = set(options) - set(COMPILE_OPTIONS)
-        if unknown:
-            raise CompileError(
-                f"unknown compile options: {', '.join(sorted(unknown))} (known: {', '.join(COMPILE_OPTIONS)})"
-            )
-        if "sink" in options and not isinstance(options["sink"], bool):
-            raise CompileError(f"compile option sink must be True or False, got {options['sink']!r}")
-        max_streams = options.get("max_streams")
-        if max_streams is None:
-            max_streams = DEFAULT_STREAMS.get(optimization_level, 1)
-        if isinstance(max_streams, bool) or not isinstance(max_streams, int) or max_streams < 1:
-            raise CompileError(
-                f"compile option max_streams must be an integer of at least 1 (1: one stream), "
-                f"got {max_streams!r}"
-            )
-        if optimization_level not in (0, 1, 2, 3):
-            raise CompileError(f"optimization_level must be 0, 1, 2 or 3, got {optimization_level}")
+        graph = require_graph(graph, "GraphCompiler.compile", CompileError)
+        optimization_level = check_optimization_level(optimization_level)
+        checked = check_options({"precision_mode": precision_mode, **options})
+        max_streams = checked.get("max_streams", DEFAULT_STREAMS[optimization_level])
+        _check_path(fusion_report, "fusion_report", none=True)
         start = time.perf_counter()
         profile = load_profile(target)
         module = graph.module.clone()
         module.attributes[TARGET_ATTR_NAME] = profile.target_attr()
         _verify(module, "the input graph")
-        limit = options.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
+        limit = checked.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
         check_max_tensor_bytes(module, limit, CompileError)
         ctx = make_context(graph.weights.copy())
         disabled = read_fusion_switch(fusion_switch_file)
@@ -257,14 +223,17 @@ class GraphCompiler:
             "patterns": {k: dict(v) for k, v in sorted(ctx.fusion_counts.items())},
         }
         if fusion_report is not None:
-            Path(fusion_report).write_text(json.dumps(report, indent=2) + "\n")
+            try:
+                Path(fusion_report).write_text(json.dumps(report, indent=2) + "\n")
+            except OSError as error:
+                raise CompileError(f"cannot write the fusion_report '{fusion_report}': {error}") from None
         return CompiledModel(
             module=module,
             weight_blob=blob,
             target=profile.name,
             optimization_level=optimization_level,
             compilation_time=time.perf_counter() - start,
-            options={"precision_mode": precision_mode, **options, "max_streams": max_streams},
+            options={**checked, "max_streams": max_streams},
             fusion_report=report,
         )
 
@@ -276,17 +245,35 @@ def read_fusion_switch(source: str | Path | Mapping[str, object] | None) -> set[
     if isinstance(source, Mapping):
         data: object = source
     else:
+        _check_path(source, "fusion_switch_file (or its parsed JSON, a dict)")
         try:
             data = json.loads(Path(source).read_text())
-        except (OSError, json.JSONDecodeError) as error:
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:
             raise CompileError(f"cannot read fusion switch file '{source}': {error}") from None
-    switches = data.get("Switch", {}).get("GraphFusion", {}) if isinstance(data, Mapping) else None
+    switches = data
+    for key in ("Switch", "GraphFusion"):
+        switches = switches.get(key, {}) if isinstance(switches, Mapping) else None
     if not isinstance(switches, Mapping):
         raise CompileError('a fusion switch file looks like {"Switch": {"GraphFusion": {"<pass>": "off"}}}')
     for name, value in switches.items():
         if str(value).lower() not in ("on", "off"):
             raise CompileError(f'fusion switch \'{name}\' must be "on" or "off", got {value!r}')
     return {name for name, value in switches.items() if str(value).lower() == "off"}
+
+
+def require_graph(graph: object, where: str, error: type[GeError] = GeError) -> Graph:
+    """`graph` when it is a `ge.Graph`; anything else is refused with the way to get one."""
+    if not isinstance(graph, Graph):
+        raise error(
+            f"{where} takes a ge.Graph, got {shown(graph)} (an ONNX model is read by "
+            "ge.GraphParser().parse_onnx, which returns a ge.Graph)"
+        )
+    return graph
+
+
+def _check_path(path: object, what: str, none: bool = False) -> None:
+    if not (isinstance(path, str | os.PathLike) or (none and path is None)):
+        raise CompileError(f"{what} must be a file path, got {shown(path)}")
 
 
 def _verify(module: ModuleOp, what: str) -> None:

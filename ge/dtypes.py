@@ -36,7 +36,7 @@ from xdsl.ir import Attribute
 
 from ge.dialects.graph.strings import StringType
 
-from .errors import GeError, UnsupportedOperatorError
+from .errors import GeError, RuntimeInputError, UnsupportedOperatorError
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -117,12 +117,35 @@ def is_string(dtype: str) -> bool:
     return dtype.startswith(STRING)
 
 
-def as_strings(array: np.ndarray) -> np.ndarray:
-    """An array of Python strings (object dtype, as ONNX keeps them) as fixed-width `<U` strings."""
+def as_strings(
+    array: object, what: str, expected: str = "strings", error: type[GeError] = RuntimeInputError
+) -> np.ndarray:
+    """An array of Python strings (object dtype, as ONNX keeps them; bytes are read as UTF-8) as
+    fixed-width `<U` strings; other arrays as they are. An object array holding anything else is
+    refused, naming `what` (`"input 'x'"`) and the `expected` dtype: numpy would write None as
+    'None', or make a float input's data strings."""
     array = np.asarray(array)
     if array.dtype.kind != "O":
         return array
-    return np.array(array.tolist(), dtype=np.str_).reshape(array.shape)
+    items = array.ravel().tolist()
+    for index, item in enumerate(items):
+        if isinstance(item, bytes):
+            try:
+                items[index] = item.decode()
+            except UnicodeDecodeError:
+                raise error(
+                    f"{what} holds bytes that are not UTF-8 text at index {index}: {item!r:.40}"
+                ) from None
+    wrong = [i for i, item in enumerate(items) if not isinstance(item, str)]
+    if wrong:
+        # A None is what most often makes an array of objects: name it first.
+        index = next((i for i in wrong if items[i] is None), wrong[0])
+        item = items[index]
+        raise error(
+            f"{what} is an object array holding {item!r:.40} ({type(item).__name__}) at index {index}; "
+            f"it must be {expected}: give an array of that dtype"
+        )
+    return np.array(items, dtype=np.str_).reshape(array.shape)
 
 
 @functools.cache

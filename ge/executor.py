@@ -64,7 +64,7 @@ def bind_inputs(
         )
     arrays = []
     for spec, value in zip(specs, given, strict=True):
-        array = as_strings(np.asarray(value))  # strings given as Python objects, as ONNX keeps them
+        array = as_strings(value, f"input '{spec.name}'", spec.dtype)  # as ONNX keeps strings
         if tuple(array.shape) != tuple(spec.shape):
             raise RuntimeInputError(
                 f"input '{spec.name}' has shape {list(array.shape)}, the model expects {list(spec.shape)}"

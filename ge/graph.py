@@ -13,8 +13,11 @@ weight store and appear in the IR as `dense_resource<key>`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -34,12 +37,13 @@ from xdsl.dialects.builtin import (
     UnknownLoc,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
 
+from . import arguments
 from .dtypes import element_type, numpy_dtype
 from .errors import GeError, VerificationError
 from .weights import WeightStore
@@ -65,6 +69,52 @@ class Tensor:
         return numpy_dtype(self.value.type.element_type).name  # type: ignore[union-attr]
 
 
+ARGUMENTS: dict[str, arguments.Check] = {
+    "name": arguments.text,
+    "seed": arguments.at_least(0),
+    "dtype": arguments.dtype_name,
+    "axis": arguments.integer,
+    "perm": arguments.integers,
+    "out_channels": arguments.at_least(0),
+    "out_features": arguments.at_least(0),
+    "groups": arguments.at_least(1),
+    "kernel_size": arguments.pair(0),  # the ops verify positive sizes
+    "stride": arguments.pair(1),
+    "padding": arguments.pair(0),
+    "dilation": arguments.pair(1),
+}
+"""The check of each `Graph` method parameter, by name: a name means the same thing everywhere."""
+
+TENSORS = ("x", "a", "b", "tensor")
+"""Parameters that take one tensor of the graph; `inputs` takes a list of them."""
+
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def checked(method: Method) -> Method:
+    """Checks a `Graph` method's arguments (see ARGUMENTS and TENSORS) before it runs, so a bad one
+    is named where it was passed. None passes only where it is the parameter's default."""
+    signature = inspect.signature(method)
+    function = "Graph()" if method.__name__ == "__init__" else f"Graph.{method.__name__}"
+
+    @functools.wraps(method)
+    def wrapper(self: Graph, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        for name, value in list(bound.arguments.items())[1:]:
+            if value is None and signature.parameters[name].default is None:
+                continue
+            if name in TENSORS:
+                self._own(value, function, name)
+            elif name == "inputs":
+                self._own_all(value, function, name)
+            elif name in ARGUMENTS:
+                bound.arguments[name] = ARGUMENTS[name](value, f"{function}: {name}")
+        return method(*bound.args, **bound.kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class Node:
     """One op of the graph, as `Graph.nodes` lists it."""
@@ -77,6 +127,7 @@ class Node:
 class Graph:
     """An `ascend.graph` function under construction, with its weight store."""
 
+    @checked
     def __init__(self, name: str = "main", seed: int = 0, weights: WeightStore | None = None):
         self.weights = weights if weights is not None else WeightStore()
         self._rng = np.random.default_rng(seed)
@@ -95,6 +146,11 @@ class Graph:
     @classmethod
     def from_module(cls, module: ModuleOp, weights: WeightStore | None = None) -> Graph:
         """Wraps a module holding one graph function (for example one read from text)."""
+        if not isinstance(module, ModuleOp):
+            raise GeError(
+                f"Graph.from_module takes an xDSL builtin.module, got {arguments.shown(module)}; "
+                "ge.GraphParser reads models from files"
+            )
         funcs = [op for op in module.body.block.ops if isinstance(op, FuncOp)]
         if len(funcs) != 1:
             raise GeError(f"a graph module holds one func.func, found {len(funcs)}")
@@ -181,6 +237,7 @@ class Graph:
     # General building blocks
     # ----------------------------------------------------------------------------------------
 
+    @checked
     def add_input(self, name: str, shape: Sequence[int], dtype: str = "float32") -> Tensor:
         if name in self._input_names:
             raise GeError(f"graph input '{name}' is declared twice")
@@ -192,17 +249,43 @@ class Graph:
 
     def set_outputs(self, outputs: Sequence[tuple[Tensor, str]]) -> None:
         """Replaces the graph's outputs by these tensors, with these names."""
-        self._outputs = [(t.value, name) for t, name in outputs]
+        self._outputs = []
+        for tensor, name in outputs:
+            self.add_output(tensor, name)
 
+    @checked
     def add_output(self, tensor: Tensor, name: str | None = None) -> None:
-        if not isinstance(tensor, Tensor):
-            raise GeError(
-                f"add_output takes a Tensor of this graph, got {type(tensor).__name__} {tensor!r:.40}"
-            )
+        name = name or tensor.name
         if self._outputs is None:
             self._outputs = []
-        self._outputs.append((tensor.value, name or tensor.name))
+        if any(taken == name for _, taken in self._outputs):
+            raise GeError(f"Graph.add_output: the graph already has an output named '{name}'; name this one")
+        self._outputs.append((tensor.value, name))
 
+    def _own(self, tensor: object, function: str, parameter: str) -> None:
+        """Refuses what is not a tensor of this graph (one of another graph would break the IR)."""
+        if not isinstance(tensor, Tensor):
+            got = arguments.shown(tensor)
+            raise GeError(f"{function} takes a Tensor of this graph as {parameter}, got {got}")
+        value = tensor.value
+        block = value.block if isinstance(value, BlockArgument) else value.owner.parent_block()
+        while block is not None and block is not self._block:
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+        if block is None:
+            raise GeError(
+                f"{function}: {parameter} is tensor '{tensor.name}' of another graph (or one removed "
+                "from this graph); use tensors this graph's add_* returned"
+            )
+
+    def _own_all(self, tensors: object, function: str, parameter: str) -> None:
+        if isinstance(tensors, str | bytes) or not isinstance(tensors, Sequence):
+            got = arguments.shown(tensors)
+            raise GeError(f"{function} takes a list of Tensors as {parameter}, got {got}")
+        for index, tensor in enumerate(tensors):
+            self._own(tensor, function, f"{parameter}[{index}]")
+
+    @checked
     def add_constant(
         self, array: np.ndarray | float, name: str | None = None, dtype: str | None = None
     ) -> Tensor:
@@ -216,15 +299,18 @@ class Graph:
         op = ops.ConstOp(value, t)
         return self._append(op, name)[0]
 
+    @checked
     def add_splat(
         self, value: float, shape: Sequence[int], dtype: str = "float32", name: str | None = None
     ) -> Tensor:
+        shape = arguments.integers(shape, "Graph.add_splat: shape", minimum=0)
         element = element_type(dtype)
         is_float = isinstance(element, AnyFloat)
         scalar: Attribute = FloatAttr(float(value), element) if is_float else IntegerAttr(int(value), element)
         op = ops.ConstOp(scalar, TensorType(element, list(shape)))
         return self._append(op, self._unique(name or "splat"))[0]
 
+    @checked
     def add_op(
         self,
         op_class: type[Operation],
@@ -236,6 +322,7 @@ class Graph:
         kind = op_class.name.removeprefix("ascend.graph.")
         return self._add(op_class, inputs, properties, self._unique(name or kind))
 
+    @checked
     def add_op_results(
         self,
         op_class: type[Operation],
@@ -283,6 +370,7 @@ class Graph:
         self._names.add(name)
         return name
 
+    @checked
     def add_cast(self, x: Tensor, dtype: str, name: str | None = None) -> Tensor:
         """`x` converted to `dtype` (round to nearest even; truncation toward zero into integers)."""
         op = ops.CastOp(x.value, element_type(dtype))
@@ -311,6 +399,7 @@ class Graph:
     # Layers (API.md)
     # ----------------------------------------------------------------------------------------
 
+    @checked
     def add_conv2d(
         self,
         x: Tensor,
@@ -328,8 +417,8 @@ class Graph:
     ) -> Tensor:
         x = self._cast_to(x, dtype)
         if len(x.shape) != 4:
-            raise GeError(f"conv2d needs an NCHW input, got shape {list(x.shape)}")
-        kh, kw = _pair(kernel_size)
+            raise GeError(f"Graph.add_conv2d needs an NCHW input, got shape {list(x.shape)}")
+        kh, kw = kernel_size
         name = name or self._unique("conv")
         fan_in = x.shape[1] // groups * kh * kw
         w = self._weight(
@@ -342,15 +431,16 @@ class Graph:
         operands = [x, w]
         if bias or bias_value is not None:
             operands.append(self._weight(bias_value, (out_channels,), x.dtype, 0.1, f"{name}.bias"))
-        ph, pw = _pair(padding)
+        ph, pw = padding
         props = {
-            "strides": ints_attr(_pair(stride)),
+            "strides": ints_attr(stride),
             "pads": ints_attr((ph, pw, ph, pw)),
-            "dilations": ints_attr(_pair(dilation)),
+            "dilations": ints_attr(dilation),
             "groups": int_attr(groups),
         }
         return self._add(ops.Conv2DOp, operands, props, name)
 
+    @checked
     def add_batchnorm(
         self,
         x: Tensor,
@@ -363,6 +453,9 @@ class Graph:
         name: str | None = None,
     ) -> Tensor:
         x = self._cast_to(x, dtype)
+        if len(x.shape) < 2:
+            shape = list(x.shape)
+            raise GeError(f"Graph.add_batchnorm needs an input with channels on axis 1, got shape {shape}")
         name = name or self._unique("bn")
         c = (x.shape[1],)
         if var is None:
@@ -376,9 +469,11 @@ class Graph:
         props = {"epsilon": ops.float_attr(epsilon)}
         return self._add(ops.BatchNormOp, [x, *params], props, name)
 
+    @checked
     def add_relu(self, x: Tensor, dtype: str | None = None, name: str | None = None) -> Tensor:
         return self.add_op(ops.ReluOp, [self._cast_to(x, dtype)], None, name)
 
+    @checked
     def add_maxpool(
         self,
         x: Tensor,
@@ -392,6 +487,7 @@ class Graph:
         props = _pool_props(kernel_size, stride, padding, ceil_mode)
         return self.add_op(ops.MaxPoolOp, [self._cast_to(x, dtype)], props, name)
 
+    @checked
     def add_avgpool(
         self,
         x: Tensor,
@@ -407,14 +503,17 @@ class Graph:
         props["count_include_pad"] = int_attr(int(count_include_pad))
         return self.add_op(ops.AvgPoolOp, [self._cast_to(x, dtype)], props, name)
 
+    @checked
     def add_global_avgpool(self, x: Tensor, dtype: str | None = None, name: str | None = None) -> Tensor:
         return self.add_op(ops.GlobalAvgPoolOp, [self._cast_to(x, dtype)], None, name)
 
+    @checked
     def add_flatten(
         self, x: Tensor, axis: int = 1, dtype: str | None = None, name: str | None = None
     ) -> Tensor:
         return self.add_op(ops.FlattenOp, [self._cast_to(x, dtype)], {"axis": int_attr(axis)}, name)
 
+    @checked
     def add_linear(
         self,
         x: Tensor,
@@ -427,6 +526,8 @@ class Graph:
     ) -> Tensor:
         """`x @ W^T + b` over the last dimension, as `torch.nn.Linear` (W is out x in)."""
         x = self._cast_to(x, dtype)
+        if not x.shape:
+            raise GeError(f"Graph.add_linear needs an input of rank >= 1 (features last), got '{x.name}' []")
         name = name or self._unique("linear")
         in_features = x.shape[-1]
         w = self._weight(
@@ -446,26 +547,33 @@ class Graph:
         y = self._add(ops.MatMulOp, [x, wt], None, name)
         return y if b is None else self.add_op(ops.AddOp, [y, b], None, f"{name}.add_bias")
 
+    @checked
     def add_softmax(
         self, x: Tensor, axis: int = -1, dtype: str | None = None, name: str | None = None
     ) -> Tensor:
         return self.add_op(ops.SoftmaxOp, [self._cast_to(x, dtype)], {"axis": int_attr(axis)}, name)
 
+    @checked
     def add_add(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
         return self.add_op(ops.AddOp, [a, b], None, name)
 
+    @checked
     def add_sub(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
         return self.add_op(ops.SubOp, [a, b], None, name)
 
+    @checked
     def add_mul(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
         return self.add_op(ops.MulOp, [a, b], None, name)
 
+    @checked
     def add_div(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
         return self.add_op(ops.DivOp, [a, b], None, name)
 
+    @checked
     def add_matmul(self, a: Tensor, b: Tensor, name: str | None = None) -> Tensor:
         return self.add_op(ops.MatMulOp, [a, b], None, name)
 
+    @checked
     def add_reshape(self, x: Tensor, shape: Sequence[int], name: str | None = None) -> Tensor:
         shape = _resolve_shape(x.shape, shape)
         name = self._unique(name or "reshape")
@@ -476,16 +584,18 @@ class Graph:
             raise VerificationError(f"node '{name}' (reshape): {error}") from None
         return self._append(op, name)[0]
 
+    @checked
     def add_transpose(self, x: Tensor, perm: Sequence[int], name: str | None = None) -> Tensor:
         return self.add_op(ops.TransposeOp, [x], {"perm": ints_attr(perm)}, name)
 
+    @checked
     def add_concat(self, inputs: Sequence[Tensor], axis: int, name: str | None = None) -> Tensor:
         return self.add_op(ops.ConcatOp, list(inputs), {"axis": int_attr(axis)}, name)
 
 
 def _resolve_shape(source: Sequence[int], shape: Sequence[int]) -> list[int]:
     """A reshape target with at most one -1, inferred from the element count."""
-    shape = [int(d) for d in shape]
+    shape = arguments.integers(shape, "Graph.add_reshape: shape", minimum=-1)
     if shape.count(-1) > 1:
         raise GeError(f"reshape to {shape}: at most one dimension may be -1")
     if -1 in shape:
@@ -497,21 +607,12 @@ def _resolve_shape(source: Sequence[int], shape: Sequence[int]) -> list[int]:
     return shape
 
 
-def _pair(value: int | Sequence[int]) -> tuple[int, int]:
-    if isinstance(value, int | np.integer):
-        return int(value), int(value)
-    values = tuple(int(v) for v in value)
-    if len(values) != 2:
-        raise GeError(f"expected one or two values, got {list(values)}")
-    return values  # type: ignore[return-value]
-
-
 def _pool_props(kernel_size, stride, padding, ceil_mode) -> dict[str, Attribute]:
-    k = _pair(kernel_size)
-    ph, pw = _pair(padding)
+    k = kernel_size
+    ph, pw = padding
     return {
         "kernel_shape": ints_attr(k),
-        "strides": ints_attr(_pair(stride) if stride is not None else k),
+        "strides": ints_attr(stride if stride is not None else k),
         "pads": ints_attr((ph, pw, ph, pw)),
         "ceil_mode": int_attr(int(ceil_mode)),
     }

@@ -21,8 +21,7 @@ DEFAULT_MAX_TENSOR_BYTES = 4 << 30
 
 def check_max_tensor_bytes(module: ModuleOp, limit: object, error: type[GeError]) -> None:
     """Raises `error` naming the first value (op or graph input) whose tensor exceeds `limit` bytes."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise error(f"max_tensor_bytes must be a positive number of bytes, got {limit!r}")
+    limit = check_limit(limit, error)
     for op in module.walk():
         for region in op.regions:
             for block in region.blocks:
@@ -31,6 +30,13 @@ def check_max_tensor_bytes(module: ModuleOp, limit: object, error: type[GeError]
                     _check(arg, limit, error, f"input {name} of {describe(op)}")
         for result in op.results:
             _check(result, limit, error, describe(op))
+
+
+def check_limit(limit: object, error: type[GeError]) -> int:
+    """`limit` when it is a valid max_tensor_bytes: a positive integer."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise error(f"max_tensor_bytes must be a positive number of bytes, got {limit!r}")
+    return limit
 
 
 def tensor_bytes(t: Attribute) -> int | None:

@@ -30,7 +30,8 @@ from ge.passes import get_pass
 from ge.passes.pipelines import FUSION, PREPARE, graph_passes
 from ge.passes.stream.plan_memory import MEMORY_ATTR
 
-from .compiler import GraphCompiler
+from . import arguments
+from .compiler import GraphCompiler, require_graph
 from .context import make_context
 from .errors import CompileError, GeError
 from .graph import Graph
@@ -43,24 +44,26 @@ class GraphOptimizer:
 
     def apply_standard_optimizations(self, graph: Graph) -> Graph:
         """Constant folding, simplification, pattern fusion, CSE and DCE (the O2 graph passes)."""
-        return self._run(graph, graph_passes(2))
+        return self._run(graph, graph_passes(2), "apply_standard_optimizations")
 
     def apply_advanced_optimizations(
         self, graph: Graph, precision_mode: str = "allow_mix_precision"
     ) -> Graph:
         """The standard optimizations, then mixed precision in `precision_mode`."""
-        return self._run(graph, graph_passes(3, precision_mode=precision_mode))
+        return self._run(
+            graph, graph_passes(3, precision_mode=precision_mode), "apply_advanced_optimizations"
+        )
 
     def apply_operator_fusion(self, graph: Graph) -> Graph:
         """Pattern fusion alone (with the folding that computes fused weights)."""
         names = (*PREPARE, *FUSION, "ge-constant-fold", "dce")
-        return self._run(graph, [_make(name) for name in names])
+        return self._run(graph, [_make(name) for name in names], "apply_operator_fusion")
 
     def apply_memory_optimization(self, graph: Graph) -> Graph:
         """The graph passes that cut device memory, the O2 graph passes: folding (constants computed
         once, no activation for them), pattern fusion (an epilogue's intermediate tensors never
         reach memory) and cleanup (CSE and DCE drop duplicate and dead tensors)."""
-        return self._run(graph, graph_passes(2))
+        return self._run(graph, graph_passes(2), "apply_memory_optimization")
 
     def apply_mixed_precision_optimization(
         self,
@@ -70,37 +73,58 @@ class GraphOptimizer:
     ) -> Graph:
         """Moves what is safe to `target_precision` ("float16" or "bfloat16"); the names in
         `preserve_precision_layers` (op types such as "softmax", or node names) keep their dtype;
-        graph inputs and outputs always do."""
+        graph inputs and outputs always do (so "input" and "output" may be named too)."""
+        where = "GraphOptimizer.apply_mixed_precision_optimization"
+        graph = require_graph(graph, where)
         mode = PRECISION_BY_DTYPE.get(target_precision)
         if mode is None:
             raise CompileError(
                 f"target_precision must be one of {', '.join(PRECISION_BY_DTYPE)}, got '{target_precision}'"
             )
         types = {op.name.removeprefix("ascend.graph.") for op in ops.GRAPH_OPS}
-        keep_types = tuple(name for name in preserve_precision_layers if name in types)
-        keep_nodes = tuple(name for name in preserve_precision_layers if name not in types)
+        layers = _layer_names(graph, preserve_precision_layers, types, f"{where}: preserve_precision_layers")
+        keep_types = tuple(name for name in layers if name in types)
+        keep_nodes = tuple(name for name in layers if name not in types)
         precision = get_pass("ge-mixed-precision")(  # type: ignore[call-arg]
             mode=mode, keep_op_types=keep_types, keep_nodes=keep_nodes
         )
-        return self._run(graph, [precision, _make("ge-constant-fold"), _make("dce")])
+        return self._run(
+            graph, [precision, _make("ge-constant-fold"), _make("dce")], "apply_mixed_precision_optimization"
+        )
 
     def estimate_speedup(self, before: Graph, after: Graph, target: str = "npu") -> float:
         """How many times faster `after` runs than `before` on `target`, by the modelled latency of
         both compiled the same way: one kernel per graph op (O0), so the ratio is what the graph
         transformation itself bought."""
+        require_graph(before, "GraphOptimizer.estimate_speedup: before")
+        require_graph(after, "GraphOptimizer.estimate_speedup: after")
         compiler = GraphCompiler()
         slow = compiler.compile(before, target=target, optimization_level=0).modelled_latency_us()
         fast = compiler.compile(after, target=target, optimization_level=0).modelled_latency_us()
         return slow / fast
 
-    def _run(self, graph: Graph, passes: Sequence[ModulePass]) -> Graph:
-        result = graph.copy()
+    def _run(self, graph: Graph, passes: Sequence[ModulePass], method: str) -> Graph:
+        result = require_graph(graph, f"GraphOptimizer.{method}").copy()
         module = result.module
         ctx = make_context(result.weights)
         for compiler_pass in passes:
             compiler_pass.apply(ctx, module)
         module.verify()
         return Graph.from_module(module, ctx.weights)
+
+
+def _layer_names(graph: Graph, names: object, types: set[str], where: str) -> list[str]:
+    """`names` when each is an op type, a node, or a graph input or output of `graph`."""
+    if isinstance(names, str) or not isinstance(names, Sequence | set | frozenset):
+        raise GeError(f"{where} must be a list of names, got {arguments.shown(names)}")
+    names = [arguments.text(name, f"{where}[{index}]") for index, name in enumerate(names)]
+    known = types | {n.name for n in graph.nodes} | {*graph.inputs, *graph.outputs, "input", "output"}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        nodes = [n.name for n in graph.nodes]
+        shown = ", ".join(nodes[:12]) + (", ..." if len(nodes) > 12 else "")
+        raise GeError(f"{where}: {unknown} name no op type, node, graph input or output (nodes: {shown})")
+    return names
 
 
 def _make(name: str) -> ModulePass:
@@ -164,10 +188,10 @@ class MemoryOptimizer:
         target: str = "npu",
     ) -> MemoryUsage:
         """Compiles `graph` with its inputs re-batched to `batch_size` on their first dimension
-        (and `seq_len` on their second, when given) at `optimization_level`, and returns the
-        planned arena in bytes. Raises GeError when the graph's fixed shapes cannot take the
-        sizes (see `with_batch_size`)."""
-        sized = with_batch_size(graph, batch_size, seq_len)
+        (and holding `seq_len` positions per sample, when given: see `with_batch_size`) at
+        `optimization_level`, and returns the planned arena in bytes. Raises GeError when the
+        graph's fixed shapes cannot take the sizes."""
+        sized = with_batch_size(graph, batch_size, seq_len, "MemoryOptimizer.calculate_memory_usage")
         compiled = GraphCompiler().compile(sized, target=target, optimization_level=optimization_level)
         memory = compiled.memory
         recorded = compiled.model.attributes.get(MEMORY_ATTR)
@@ -185,34 +209,61 @@ class MemoryOptimizer:
         )
 
 
-def with_batch_size(graph: Graph, batch_size: int, seq_len: int | None = None) -> Graph:
-    """A copy of `graph` whose inputs have `batch_size` as their first dimension (and `seq_len` as
-    their second, when given), every result type inferred again by its op's `infer`.
+def with_batch_size(
+    graph: Graph, batch_size: int, seq_len: int | None = None, where: str = "with_batch_size"
+) -> Graph:
+    """A copy of `graph` whose inputs have `batch_size` as their first dimension and, when
+    `seq_len` is given, `seq_len` positions per sample: on axis 1 of an input [N, L] or [N, L, D],
+    over H x W of an image [N, C, H, W] keeping its aspect ratio; inputs of other ranks keep theirs.
+    Every result type is inferred again by its op's `infer`.
 
     A reshape states its result shape, so it is followed by dimension groups (input and result
     dimensions of equal products): a group whose input changed takes the batch factor on its first
     result dimension and the sequence factor on its next, as batch-major layouts have them. A
     reshape that cannot follow, or an op whose fixed operand (a weight, a stated shape) does not
     fit the new sizes, raises GeError naming the op."""
-    if batch_size < 1 or (seq_len is not None and seq_len < 1):
-        raise GeError(f"batch_size and seq_len must be positive, got {batch_size} and {seq_len}")
+    graph = require_graph(graph, where)
+    batch_size = arguments.integer(batch_size, f"{where}: batch_size", 1)
+    if seq_len is not None:
+        seq_len = arguments.integer(seq_len, f"{where}: seq_len", 1)
     copy = graph.copy()
     module = copy.module
     func = next(op for op in module.body.block.ops if isinstance(op, FuncOp))
     resizer = _Resizer()
-    for arg in list(func.body.block.args):
+    for arg, name in zip(list(func.body.block.args), copy.inputs, strict=True):
         t = arg.type
         if not isinstance(t, TensorType) or not t.get_shape():
             continue
         shape = list(t.get_shape())
-        resizer.note_factors(shape, batch_size, seq_len)
-        shape[0] = batch_size
-        if seq_len is not None and len(shape) >= 2:
-            shape[1] = seq_len
-        resizer.retype(arg, TensorType(t.element_type, shape))
+        resized = _resized(shape, batch_size, seq_len, f"{where}: seq_len {seq_len} for input '{name}'")
+        resizer.note_factors(shape, resized)
+        resizer.retype(arg, TensorType(t.element_type, resized))
     resizer.infer_block(func.body.block)
-    resized = Graph.from_module(module, copy.weights)
-    resized.verify()
+    resized_graph = Graph.from_module(module, copy.weights)
+    resized_graph.verify()
+    return resized_graph
+
+
+def _resized(shape: list[int], batch_size: int, seq_len: int | None, where: str) -> list[int]:
+    """`shape` with `batch_size` samples of `seq_len` positions (see `with_batch_size`)."""
+    resized = [batch_size, *shape[1:]]
+    if seq_len is None or len(shape) not in (2, 3, 4):
+        return resized
+    if len(shape) < 4:
+        resized[1] = seq_len
+        return resized
+    height, width = shape[2], shape[3]
+    if height < 1 or width < 1:
+        return resized
+    step = math.gcd(height, width)
+    tall, wide = height // step, width // step
+    scale = math.isqrt(seq_len // (tall * wide))
+    if tall * wide * scale * scale != seq_len:
+        raise GeError(
+            f"{where}: an image of {height} x {width} keeps its aspect ratio only at H x W = "
+            f"{tall * wide} x k^2 positions ({tall * wide}, {4 * tall * wide}, {9 * tall * wide}, ...)"
+        )
+    resized[2], resized[3] = tall * scale, wide * scale
     return resized
 
 
@@ -223,11 +274,13 @@ class _Resizer:
         self.previous: dict[SSAValue, TensorType] = {}
         self.batch = self.seq = Fraction(1)
 
-    def note_factors(self, shape: list[int], batch_size: int, seq_len: int | None) -> None:
-        if self.batch == 1 and shape[0] > 0:
-            self.batch = Fraction(batch_size, shape[0])
-        if self.seq == 1 and seq_len is not None and len(shape) >= 2 and shape[1] > 0:
-            self.seq = Fraction(seq_len, shape[1])
+    def note_factors(self, before: list[int], after: list[int]) -> None:
+        """The batch and sequence factors of the first input that changes them."""
+        if self.batch == 1 and before[0] > 0:
+            self.batch = Fraction(after[0], before[0])
+        positions = math.prod(before[1:])
+        if self.seq == 1 and positions > 0:
+            self.seq = Fraction(math.prod(after[1:]), positions)
 
     def retype(self, value: SSAValue, t: Attribute) -> None:
         if value.type != t:

@@ -180,5 +180,5 @@ def test_fixed_shapes_refuse_another_batch_size(rng) -> None:
         ge.MemoryOptimizer.calculate_memory_usage(g, batch_size=3)
     usage = ge.MemoryOptimizer.calculate_memory_usage(g, batch_size=2)
     assert usage == 0 and usage.weight_bytes > 0  # the input and output are the caller's memory
-    with pytest.raises(ge.GeError, match="batch_size and seq_len must be positive"):
+    with pytest.raises(ge.GeError, match="batch_size must be an integer of at least 1, got 0"):
         ge.MemoryOptimizer.calculate_memory_usage(g, batch_size=0)

@@ -62,14 +62,21 @@ def known_socs() -> list[str]:
     return sorted(names)
 
 
-def load_profile(name: str | None = None) -> SocProfile:
-    """The profile of `name` ("npu" or None for the default SoC); an unknown name lists the known."""
-    name = ALIASES.get(name or "npu", name or DEFAULT_SOC)
+def load_profile(name: str = "npu") -> SocProfile:
+    """The profile of `name` ("npu" for the default SoC); an unknown name lists the known. Only the
+    names of profiles found are taken, so a target cannot reach a file outside their folders."""
+    known = known_socs()
+    soc = ALIASES.get(name, name) if isinstance(name, str) else None
+    if soc not in known:
+        raise CompileError(
+            f"unknown target {name!r}; known SoCs: {', '.join(known)} (or 'npu' for the default, "
+            f"{DEFAULT_SOC}; a SoC of your own is a <Name>.json in a folder of GE_SOC_PATH)"
+        )
     for folder in _search_path():
-        path = folder / f"{name}.json"
+        path = folder / f"{soc}.json"
         if path.is_file():
             return _read(path)
-    raise CompileError(f"unknown target '{name}'; known SoCs: {', '.join(known_socs())}")
+    raise CompileError(f"the SoC profile of {soc} is gone from {', '.join(map(str, _search_path()))}")
 
 
 def _read(path: Path) -> SocProfile:

@@ -284,10 +284,10 @@ class Importer:
                 f"through ge.backend, which specializes it on the strings of the run",
                 category="input",
             )
-        return string_dtype(as_strings(self.feeds[name]).dtype.itemsize // 4)
+        return string_dtype(as_strings(self.feeds[name], f"input '{name}'").dtype.itemsize // 4)
 
     def add_constant(self, name: str, array: np.ndarray) -> Tensor:
-        array = as_strings(array)
+        array = as_strings(array, f"constant '{name}'", error=InvalidModelError)
         tensor = self.g.add_constant(array, name)
         self.known[tensor.value] = np.asarray(array)
         self.values[name] = tensor

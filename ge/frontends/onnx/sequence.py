@@ -20,6 +20,7 @@ import onnx
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
+from ge.dtypes import as_strings
 from ge.errors import RuntimeInputError
 from ge.graph import Tensor
 
@@ -64,10 +65,23 @@ def run_value(type_proto: onnx.TypeProto | None, value: object, name: str) -> Ru
             raise RuntimeInputError(
                 f"input '{name}' is a sequence: give a list of arrays, not {type(value).__name__}"
             )
-        return [np.asarray(v) for v in value]
+        element = type_proto.sequence_type.elem_type
+        return [as_strings(v, f"input '{name}' element {i}", declared(element)) for i, v in enumerate(value)]
     if value is None:
         raise RuntimeInputError(f"input '{name}' is a tensor: None is only a value of an optional input")
-    return np.asarray(value)
+    return as_strings(value, f"input '{name}'", declared(type_proto))
+
+
+def declared(type_proto: onnx.TypeProto | None) -> str:
+    """What a value of this type is, as messages say it: "float", "a sequence of int64", ..."""
+    kind = type_proto.WhichOneof("value") if type_proto is not None else None
+    if kind == "tensor_type":
+        return onnx.TensorProto.DataType.Name(type_proto.tensor_type.elem_type).lower()
+    if kind == "sequence_type":
+        return f"a sequence of {declared(type_proto.sequence_type.elem_type)}"
+    if kind == "optional_type":
+        return f"an optional {declared(type_proto.optional_type.elem_type)}"
+    return "a tensor"
 
 
 def flatten(name: str, value: RunValue) -> dict[str, np.ndarray]:
