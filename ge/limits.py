@@ -21,8 +21,7 @@ DEFAULT_MAX_TENSOR_BYTES = 4 << 30
 
 def check_max_tensor_bytes(module: ModuleOp, limit: object, error: type[GeError]) -> None:
     """Raises `error` naming the first value (op or graph input) whose tensor exceeds `limit` bytes."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise error(f"max_tensor_bytes must be a positive number of bytes, got {limit!r}")
+    check_limit(limit, error)
     for op in module.walk():
         for region in op.regions:
             for block in region.blocks:
@@ -31,6 +30,12 @@ def check_max_tensor_bytes(module: ModuleOp, limit: object, error: type[GeError]
                     _check(arg, limit, error, f"input {name} of {describe(op)}")
         for result in op.results:
             _check(result, limit, error, describe(op))
+
+
+def check_limit(limit: object, error: type[GeError]) -> None:
+    """Refuses a max_tensor_bytes that is not a positive number of bytes."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise error(f"max_tensor_bytes must be a positive number of bytes, got {limit!r}")
 
 
 def tensor_bytes(t: Attribute) -> int | None:
