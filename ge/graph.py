@@ -13,6 +13,7 @@ weight store and appear in the IR as `dense_resource<key>`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.graph.base import shape_error
 
 from .dtypes import element_type, numpy_dtype
 from .errors import GeError, VerificationError
@@ -268,6 +270,9 @@ class Graph:
         return self._append(op, name)[0]
 
     def _append(self, op: Operation, name: str) -> list[Tensor]:
+        for result in op.results:
+            if (error := shape_error(result.type)) is not None:
+                raise VerificationError(f"node '{name}' ({op.name.removeprefix('ascend.graph.')}): {error}")
         op.location = NameLoc(StringAttr(name), UnknownLoc())
         self._block.add_op(op)
         for result in op.results:
@@ -467,8 +472,11 @@ class Graph:
         return self.add_op(ops.MatMulOp, [a, b], None, name)
 
     def add_reshape(self, x: Tensor, shape: Sequence[int], name: str | None = None) -> Tensor:
-        shape = _resolve_shape(x.shape, shape)
         name = self._unique(name or "reshape")
+        try:
+            shape = _resolve_shape(x.shape, shape)
+        except ValueError as error:
+            raise VerificationError(f"node '{name}' (reshape): {error}") from None
         try:
             op = ops.ReshapeOp(x.value, shape)
             op.verify_()
@@ -484,15 +492,21 @@ class Graph:
 
 
 def _resolve_shape(source: Sequence[int], shape: Sequence[int]) -> list[int]:
-    """A reshape target with at most one -1, inferred from the element count."""
+    """A reshape target with at most one -1, inferred from the element count; raises ValueError
+    for any other negative dimension or a target that does not hold the source's elements."""
     shape = [int(d) for d in shape]
-    if shape.count(-1) > 1:
-        raise GeError(f"reshape to {shape}: at most one dimension may be -1")
+    if any(d < -1 for d in shape) or shape.count(-1) > 1:
+        raise ValueError(
+            f"cannot reshape {list(source)} into {shape}: dimensions are >= 0, and at most one may be -1 "
+            "(inferred from the element count)"
+        )
     if -1 in shape:
-        known = int(np.prod([d for d in shape if d != -1]))
-        total = int(np.prod(source))
+        known = math.prod(d for d in shape if d != -1)
+        if any(d < 0 for d in source):
+            raise ValueError(f"cannot infer the -1 of {shape} from the dynamic shape {list(source)}")
+        total = math.prod(source)
         if known == 0 or total % known:
-            raise GeError(f"cannot reshape {list(source)} into {shape}")
+            raise ValueError(f"cannot reshape {list(source)} ({total} elements) into {shape}")
         shape[shape.index(-1)] = total // known
     return shape
 

@@ -590,6 +590,8 @@ def dtype_name(elem_type: int, what: str) -> str:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
     except (KeyError, TypeError, ValueError):
         dtype = None
+    if elem_type not in _ELEM_TYPES:
+        raise InvalidModelError(f"{what}: {elem_type} is not an ONNX element type")
     name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "UNDEFINED"
     if dtype is None or dtype.kind not in "biuf" or dtype.itemsize > 8:
         raise UnsupportedOperatorError(
