@@ -422,7 +422,7 @@ class Importer:
         schema = schema_of(proto, self.versions)
         check_node(proto, name, schema)
         check_input_types(proto, name, schema, [onnx_type(t) for t in inputs])
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
+        attrs = {a.name: _attribute_value(a, schema) for a in proto.attribute}
         mark = self.g.block.last_op
         inputs = self._common_string_width(inputs, name)
         self._evaluate_known(mark)
@@ -532,7 +532,7 @@ def check_declared_type(value_info: onnx.ValueInfoProto, value: Value, what: str
     ours = onnx_type(value)
     if not declared or ours is None:
         return
-    known = declared in _ELEM_TYPES
+    known = declared in ELEM_TYPES
     theirs = f"tensor({onnx.TensorProto.DataType.Name(declared).lower()})" if known else None
     if theirs != ours:
         shown = theirs or f"element type {declared}"
@@ -541,7 +541,17 @@ def check_declared_type(value_info: onnx.ValueInfoProto, value: Value, what: str
         )
 
 
-_ELEM_TYPES = set(onnx.TensorProto.DataType.values())
+ELEM_TYPES = set(onnx.TensorProto.DataType.values())
+
+
+def _attribute_value(attribute: onnx.AttributeProto, schema: onnx.defs.OpSchema | None) -> object:
+    """The attribute's value; one without a type (a model too old to say it) has its schema's."""
+    if not attribute.type and schema is not None and attribute.name in schema.attributes:
+        typed = onnx.AttributeProto()
+        typed.CopyFrom(attribute)
+        typed.type = int(schema.attributes[attribute.name].type.value)
+        attribute = typed
+    return onnx.helper.get_attribute_value(attribute)
 
 
 def _describe_node(node: Node) -> str:
@@ -590,7 +600,7 @@ def dtype_name(elem_type: int, what: str) -> str:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
     except (KeyError, TypeError, ValueError):
         dtype = None
-    if elem_type not in _ELEM_TYPES:
+    if elem_type not in ELEM_TYPES:
         raise InvalidModelError(f"{what}: {elem_type} is not an ONNX element type")
     name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "UNDEFINED"
     if dtype is None or dtype.kind not in "biuf" or dtype.itemsize > 8:
