@@ -128,7 +128,9 @@ class Node:
 
     def dtype(self, key: str, default: str | None = None) -> str:
         """The dtype an attribute (an ONNX element type number) names, or `default` when absent."""
-        if key not in self.attrs and default is not None:
+        if key not in self.attrs:
+            if default is None:
+                raise self.invalid(f"attribute '{key}' (an element type) is missing")
             return default
         value = self.attr(key)
         return dtype_name(int(value), f"{self.op_type} at node '{self.name}': attribute '{key}' = {value}")
