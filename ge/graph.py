@@ -503,7 +503,7 @@ def _resolve_shape(source: Sequence[int], shape: Sequence[int]) -> list[int]:
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         if any(d < 0 for d in source):
-            raise ValueError(f"cannot infer the -1 of {shape} from the dynamic shape {list(source)}")
+            return shape  # the -1 stays dynamic: only the run knows the element count
         total = math.prod(source)
         if known == 0 or total % known:
             raise ValueError(f"cannot reshape {list(source)} ({total} elements) into {shape}")

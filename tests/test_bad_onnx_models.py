@@ -229,7 +229,7 @@ CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
     "no default opset import": (
         parse(no_default_opset()),
         InvalidModelError,
-        "imports no version of the default",
+        "which the model does not import",
     ),
     "ir_version 0": (
         parse(model([n("Relu", ["x"], ["y"])], ir_version=0)),

@@ -192,19 +192,32 @@ def make_importer(
 
 
 def check_versions(model: onnx.ModelProto) -> None:
-    """Refuses an IR version this ONNX does not define, and a model that does not say which
-    version of the default operator set it uses (what every node's meaning depends on)."""
+    """Refuses an IR version this ONNX does not define, and a node of the default operator set
+    in a model that does not say which version of that set it uses (what the node means)."""
     if not 1 <= model.ir_version <= onnx.IR_VERSION:
         raise InvalidModelError(
             f"the model's ir_version is {model.ir_version}; ONNX {onnx.__version__} defines 1 to "
             f"{onnx.IR_VERSION} (re-export the model, or convert it with onnx.version_converter)"
         )
-    if model.ir_version >= 3 and not any(o.domain in DEFAULT_DOMAINS for o in model.opset_import):
+    if any(o.domain in DEFAULT_DOMAINS for o in model.opset_import):
+        return
+    node = next(_default_domain_nodes(model.graph), None)
+    if node is not None:
         domains = ", ".join(repr(o.domain) for o in model.opset_import) or "none"
         raise InvalidModelError(
-            f"the model imports no version of the default operator set (domain ''; it imports {domains}): "
-            "add an opset_import for domain ''"
+            f"{node.op_type} at node '{node.name or node.op_type}' is an operator of the default set "
+            f"(domain ''), which the model does not import (it imports {domains}): add an opset_import "
+            "for domain ''"
         )
+
+
+def _default_domain_nodes(graph: onnx.GraphProto):
+    for node in graph.node:
+        if node.domain in DEFAULT_DOMAINS:
+            yield node
+        for attribute in node.attribute:
+            for subgraph in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                yield from _default_domain_nodes(subgraph)
 
 
 def default_opset(model: onnx.ModelProto) -> int:
