@@ -136,11 +136,11 @@ class GeBackendRep(BackendRep):
         return (signature, values, seen, segment)
 
     def _plan(self, feeds, observed, shapes, dtypes, resume: Resume | None = None) -> _Step:
-        importer = make_importer(self.model, feeds, observed)
+        limit = self.options.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
+        importer = make_importer(self.model, feeds, observed, limit)
         following: Resume | None = None
         try:
             graph = importer.run(self.model.graph, shapes, resume)
-            limit = self.options.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
             check_max_tensor_bytes(graph.module, limit, InvalidModelError)
             check_shapes(self.model, importer, shapes)
             observes = None

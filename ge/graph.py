@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -42,6 +43,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.graph.base import shape_error
 
 from . import arguments
 from .dtypes import element_type, numpy_dtype
@@ -355,6 +357,9 @@ class Graph:
         return self._append(op, name)[0]
 
     def _append(self, op: Operation, name: str) -> list[Tensor]:
+        for result in op.results:
+            if (error := shape_error(result.type)) is not None:
+                raise VerificationError(f"node '{name}' ({op.name.removeprefix('ascend.graph.')}): {error}")
         op.location = NameLoc(StringAttr(name), UnknownLoc())
         self._block.add_op(op)
         for result in op.results:
@@ -575,8 +580,11 @@ class Graph:
 
     @checked
     def add_reshape(self, x: Tensor, shape: Sequence[int], name: str | None = None) -> Tensor:
-        shape = _resolve_shape(x.shape, shape)
         name = self._unique(name or "reshape")
+        try:
+            shape = _resolve_shape(x.shape, shape)
+        except ValueError as error:
+            raise VerificationError(f"node '{name}' (reshape): {error}") from None
         try:
             op = ops.ReshapeOp(x.value, shape)
             op.verify_()
@@ -594,15 +602,21 @@ class Graph:
 
 
 def _resolve_shape(source: Sequence[int], shape: Sequence[int]) -> list[int]:
-    """A reshape target with at most one -1, inferred from the element count."""
-    shape = arguments.integers(shape, "Graph.add_reshape: shape", minimum=-1)
-    if shape.count(-1) > 1:
-        raise GeError(f"reshape to {shape}: at most one dimension may be -1")
+    """A reshape target with at most one -1, inferred from the element count; raises ValueError
+    for any other negative dimension or a target that does not hold the source's elements."""
+    shape = arguments.integers(shape, "Graph.add_reshape: shape")
+    if any(d < -1 for d in shape) or shape.count(-1) > 1:
+        raise ValueError(
+            f"cannot reshape {list(source)} into {shape}: dimensions are >= 0, and at most one may be -1 "
+            "(inferred from the element count)"
+        )
     if -1 in shape:
-        known = int(np.prod([d for d in shape if d != -1]))
-        total = int(np.prod(source))
+        known = math.prod(d for d in shape if d != -1)
+        if any(d < 0 for d in source):
+            return shape  # the -1 stays dynamic: only the run knows the element count
+        total = math.prod(source)
         if known == 0 or total % known:
-            raise GeError(f"cannot reshape {list(source)} into {shape}")
+            raise ValueError(f"cannot reshape {list(source)} ({total} elements) into {shape}")
         shape[shape.index(-1)] = total // known
     return shape
 

@@ -163,7 +163,7 @@ def test_operators_unchanged_since_opset_1_import_at_old_opsets(opset: int, rng)
         helper.make_node("Not", ["above"], ["below"]),
         helper.make_node("Transpose", ["below"], ["y"], perm=[2, 0, 1]),
     ]
-    model = _model(nodes, [_io("x", [2, 3, 4]), _io("t", [3])], [_io("y", None)], opset)
+    model = _model(nodes, [_io("x", [2, 3, 4]), _io("t", [3])], [_io("y", None, TensorProto.BOOL)], opset)
     x, t = _x(rng, 2, 3, 4), _x(rng, 3)
     graph = ge.GraphParser().parse_onnx(model)
     executor = ge.GraphExecutor()

@@ -74,6 +74,8 @@ class GraphOp(IRDLOperation, ABC):
         if len(expected) != len(self.results):
             raise fail(self, f"{len(self.results)} results, but the op computes {len(expected)}")
         for result, want in zip(self.results, expected, strict=True):
+            if (error := shape_error(result.type)) is not None:
+                raise fail(self, error)
             if not compatible(result.type, want):
                 raise fail(self, f"result type {result.type} does not match the inferred type {want}")
 
@@ -96,6 +98,23 @@ def is_variadic(definition: object) -> bool:
     from xdsl.irdl import VariadicDef
 
     return isinstance(definition, VariadicDef)
+
+
+MAX_ELEMENTS = (1 << 63) - 1
+"""The most elements a tensor may hold: its element count is an int64 everywhere."""
+
+
+def shape_error(t: Attribute) -> str | None:
+    """What is wrong with a tensor type's shape: a negative static dimension (a dynamic one is
+    DYN, the only negative dimension) or more elements than an int64 counts; None if nothing."""
+    if not isinstance(t, TensorType):
+        return None
+    shape = t.get_shape()
+    if any(d < DYN for d in shape):
+        return f"{t} has a negative dimension: a dimension is >= 0, or dynamic ('?')"
+    if math.prod(d for d in shape if d != DYN) > MAX_ELEMENTS:
+        return f"{t} has more elements than an int64 counts"
+    return None
 
 
 def tensor_type(t: Attribute) -> TensorType:

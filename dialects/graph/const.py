@@ -27,6 +27,7 @@ from xdsl.traits import ConstantLike, Pure
 from ..common import fail
 from .base import (
     DYN,
+    shape_error,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -70,6 +71,8 @@ class ConstOp(IRDLOperation, HasFolderInterface):
 
     def verify_(self) -> None:
         result = self.result.type
+        if (error := shape_error(result)) is not None:
+            raise fail(self, error)
         if DYN in result.get_shape():
             raise fail(self, f"a constant needs a static shape, got {result}")
         if isinstance(self.value, FloatAttr | IntegerAttr):

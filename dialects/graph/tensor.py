@@ -44,6 +44,7 @@ from .base import (
     product,
     prop_int,
     same_elements,
+    shape_error,
     tensor_type,
 )
 
@@ -71,6 +72,8 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
 
     def verify_(self) -> None:
         source, result = self.input.type, self.result.type
+        if (error := shape_error(result)) is not None:
+            raise fail(self, error)
         if source.element_type != result.element_type:
             raise fail(self, f"cannot reshape {source.element_type} into {result.element_type}")
         a, b = dims(source), dims(result)
@@ -330,6 +333,12 @@ class PadOp(MoveOp):
                 raise ValueError(f"pads {list(pads)} crop more than dimension {axis} of {list(x)}")
             if mode != "constant" and kept == 0 and max(before, after) > 0:
                 raise ValueError(f"mode '{mode}' cannot pad the empty dimension {axis}")
+            if mode == "reflect" and max(before, after) >= size:
+                # Each side reflects about the edge element, so it has at most size - 1 others.
+                raise ValueError(
+                    f"mode 'reflect' pads dimension {axis} of {list(x)} by {before} and {after}: "
+                    f"each must be below its size {size}"
+                )
             shape.append(kept + max(before, 0) + max(after, 0))
         return TensorType(operand_types[0].element_type, tuple(shape))
 
@@ -360,7 +369,8 @@ class ShapeOp(GraphOp):
 
 
 def dims(t: TensorType) -> tuple[int, ...]:
-    """The shape of `t`, with every dynamic dimension as `DYN` (builders may write -1)."""
+    """The shape of `t`, with every dynamic dimension as `DYN` (the verifiers refuse any other
+    negative dimension)."""
     return tuple(DYN if d < 0 else d for d in t.get_shape())
 
 

@@ -117,7 +117,7 @@ def test_momentum(state, mode, step):
 def test_momentum_needs_its_attributes(state):
     x1, _, g1, _, v1, _ = state
     r, t = np.array(0.1, np.float32), np.array(0, np.int64)
-    with pytest.raises(InvalidModelError, match="'mode' is required"):
+    with pytest.raises(InvalidModelError, match="required attribute 'mode' is missing"):
         run_optimizer("Momentum", [r, t, x1, g1, v1], 2, alpha=0.9, beta=0.5, norm_coefficient=0.0)
 
 

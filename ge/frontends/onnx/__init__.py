@@ -16,7 +16,7 @@ from google.protobuf.message import DecodeError
 
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph
-from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
+from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_limit, check_max_tensor_bytes
 
 from . import (
     attention,
@@ -166,7 +166,7 @@ def import_onnx(
 ) -> Graph:
     """Imports a model; see `Importer` for `feeds` (specialization) and `observed` values."""
     model = load_model(source)
-    importer = make_importer(model, feeds, observed)
+    importer = make_importer(model, feeds, observed, max_tensor_bytes)
     graph = importer.run(model.graph, input_shapes)
     check_max_tensor_bytes(graph.module, max_tensor_bytes, InvalidModelError)
     check_shapes(model, importer, input_shapes)
@@ -177,12 +177,47 @@ def make_importer(
     model: onnx.ModelProto,
     feeds: Mapping[str, np.ndarray] | None = None,
     observed: Mapping[str, np.ndarray] | None = None,
+    max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
 ) -> Importer:
+    """An importer for `model`, after checking its IR version, opsets and operators; it computes
+    no tensor at import time larger than `max_tensor_bytes`."""
+    check_limit(max_tensor_bytes, InvalidModelError)
+    check_versions(model)
     opset = default_opset(model)
     check_supported(model, opset)
     versions = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
     versions[""] = opset
-    return Importer(opset, {**CONVERTERS, **OTHER_DOMAIN_CONVERTERS}, feeds, observed, versions)
+    converters = {**CONVERTERS, **OTHER_DOMAIN_CONVERTERS}
+    return Importer(opset, converters, feeds, observed, versions, max_tensor_bytes)
+
+
+def check_versions(model: onnx.ModelProto) -> None:
+    """Refuses an IR version this ONNX does not define, and a node of the default operator set
+    in a model that does not say which version of that set it uses (what the node means)."""
+    if not 1 <= model.ir_version <= onnx.IR_VERSION:
+        raise InvalidModelError(
+            f"the model's ir_version is {model.ir_version}; ONNX {onnx.__version__} defines 1 to "
+            f"{onnx.IR_VERSION} (re-export the model, or convert it with onnx.version_converter)"
+        )
+    if any(o.domain in DEFAULT_DOMAINS for o in model.opset_import):
+        return
+    node = next(_default_domain_nodes(model.graph), None)
+    if node is not None:
+        domains = ", ".join(repr(o.domain) for o in model.opset_import) or "none"
+        raise InvalidModelError(
+            f"{node.op_type} at node '{node.name or node.op_type}' is an operator of the default set "
+            f"(domain ''), which the model does not import (it imports {domains}): add an opset_import "
+            "for domain ''"
+        )
+
+
+def _default_domain_nodes(graph: onnx.GraphProto):
+    for node in graph.node:
+        if node.domain in DEFAULT_DOMAINS:
+            yield node
+        for attribute in node.attribute:
+            for subgraph in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                yield from _default_domain_nodes(subgraph)
 
 
 def default_opset(model: onnx.ModelProto) -> int:

@@ -19,7 +19,7 @@ from ge.dialects.common import int_attr, ints_attr
 from ge.dtypes import element_type
 from ge.graph import Tensor
 
-from .importer import Converter, Importer, Node, dtype_name
+from .importer import Converter, Importer, Node
 
 SCORES_BY_MODE = {0: "raw", 1: "softcapped", 2: "biased", 3: "probs"}
 """`qk_matmul_output_mode` -> what the op's `scores` result holds."""
@@ -101,7 +101,7 @@ def _properties(node: Node, q: Tensor) -> dict:
     if softcap > 0:  # ONNX: 0 (the default) or less means no soft cap
         props["softcap"] = ops.float_attr(softcap)
     if "softmax_precision" in node.attrs:
-        precision = dtype_name(int(node.attr("softmax_precision")), "softmax_precision")
+        precision = node.dtype("softmax_precision")
         if precision not in ("float16", "bfloat16", "float32", "float64"):
             raise node.invalid(f"softmax_precision must be a float type, got {precision}")
         # The op computes 16-bit and float32 inputs in float32 already.

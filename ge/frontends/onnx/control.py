@@ -22,7 +22,16 @@ from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
 from ge.graph import Tensor
 
-from .importer import MAX_UNROLLED_NODES, Converter, Importer, Node, ValueNeeded
+from .importer import (
+    ELEM_TYPES,
+    MAX_UNROLLED_NODES,
+    Converter,
+    Importer,
+    Node,
+    ValueNeeded,
+    check_declared_type,
+    onnx_type,
+)
 
 MAX_TRIPS = 1024
 """Loops and scans that would run more iterations than this are refused (they are unrolled)."""
@@ -88,15 +97,33 @@ def _stack(imp: Importer, node: Node, tensors: Sequence[Tensor], axis: int, name
 def _if(imp: Importer, node: Node) -> list[Tensor]:
     """The branch the condition selects, inlined: the condition must be known at import (a constant,
     or specialized on or observed); the branch outputs may be sequences or optionals."""
+    branches = {key: node.attr(key) for key in ("then_branch", "else_branch")}
+    for key, branch in branches.items():
+        if not isinstance(branch, onnx.GraphProto):
+            raise node.invalid(f"attribute '{key}' is missing: If needs then_branch and else_branch graphs")
+        _check_tensors(node, branch, structured=True)
+        if len(branch.output) != len(node.proto.output):
+            raise node.invalid(
+                f"attribute '{key}' has {len(branch.output)} outputs, the node {len(node.proto.output)}"
+            )
+    then_branch, else_branch = branches.values()
+    for index, (a, b) in enumerate(zip(then_branch.output, else_branch.output, strict=True)):
+        ta, tb = (v.type.tensor_type.elem_type if v.type.HasField("tensor_type") else 0 for v in (a, b))
+        if ta and tb and ta != tb:
+            names = [onnx.TensorProto.DataType.Name(t) if t in ELEM_TYPES else t for t in (ta, tb)]
+            raise node.invalid(
+                f"output #{index} is {names[0]} in then_branch ('{a.name}') but {names[1]} in else_branch "
+                f"('{b.name}'): both branches must give the same types"
+            )
     cond = bool(_scalar(node, node.value(0), "the condition"))
-    branch = node.attr("then_branch" if cond else "else_branch")
-    if not isinstance(branch, onnx.GraphProto):
-        raise node.invalid("If needs then_branch and else_branch graphs")
-    _check_tensors(node, branch, structured=True)
-    if len(branch.output) != len(node.proto.output):
-        raise node.invalid(f"the branch has {len(branch.output)} outputs, the node {len(node.proto.output)}")
+    key = "then_branch" if cond else "else_branch"
+    branch, other = branches[key], branches["else_branch" if cond else "then_branch"]
     prefix = f"{node.name}/{'then' if cond else 'else'}/"
     names = imp.import_subgraph(branch, {}, prefix)
+    for declared, name in zip(other.output, names, strict=True):
+        check_declared_type(
+            declared, imp.values[name], f"If at node '{node.name}': the other branch's output"
+        )
     return [imp.values[n] for n in names]
 
 
@@ -146,7 +173,15 @@ def _loop(imp: Importer, node: Node) -> list[Tensor]:
         bindings.update({v.name: t for v, t in zip(body.input[2:], carried, strict=True)})
         outputs = imp.import_subgraph(body, bindings, prefix)
         cond_tensor = imp.values[outputs[0]]
-        carried = [imp.values[n] for n in outputs[1 : 1 + n_carried]]
+        following = [imp.values[n] for n in outputs[1 : 1 + n_carried]]
+        for k, (given, made) in enumerate(zip(carried, following, strict=True)):
+            if onnx_type(given) != onnx_type(made):
+                raise node.invalid(
+                    f"loop-carried value #{k} ('{body.input[2 + k].name}') is {onnx_type(given)}, but the "
+                    f"body's output '{body.output[1 + k].name}' makes it {onnx_type(made)}: a body keeps "
+                    "the types of the values it carries"
+                )
+        carried = following
         for k, name in enumerate(outputs[1 + n_carried :]):
             if not isinstance(imp.values[name], Tensor):
                 raise node.fail(f"scan output '{body.output[1 + n_carried + k].name}' that is not a tensor")

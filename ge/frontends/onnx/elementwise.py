@@ -24,7 +24,7 @@ from ge.dtypes import (
 from ge.errors import UnsupportedOperatorError
 from ge.graph import Tensor
 
-from .importer import Converter, Importer, Node, dtype_name
+from .importer import Converter, Importer, Node
 
 # --------------------------------------------------------------------------------------------
 # One operator, one op
@@ -76,10 +76,16 @@ def _gelu(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _mod(imp: Importer, node: Node) -> list[Tensor]:
-    """fmod=0 on floats is accepted at every opset, with opset 28's meaning (the divisor's sign)."""
+    """fmod=0 on floats, which ONNX defines from opset 28 on (the divisor's sign), is refused before."""
     fmod = int(node.attr("fmod", 0))
     if fmod not in (0, 1):
-        raise node.invalid(f"fmod must be 0 or 1, got {fmod}")
+        raise node.invalid(f"attribute 'fmod' is {fmod}: it must be 0 or 1")
+    floats = [t.dtype for t in node.inputs[:2] if t.dtype.startswith(("float", "bfloat"))]
+    if fmod == 0 and floats and node.opset < 28:
+        raise node.invalid(
+            f"attribute 'fmod' is 0 on {floats[0]} inputs: before opset 28, ONNX defines fmod=0 for "
+            "integers only; floats need fmod=1"
+        )
     operands = [_accepted(node, ops.ModOp, t) for t in node.inputs[:2]]
     return [imp.g.add_op(ops.ModOp, operands, {"fmod": int_attr(fmod)}, node.name)]
 
@@ -166,7 +172,7 @@ def _cast(imp: Importer, node: Node) -> list[Tensor]:
     infinities and overflow, of which the target keeps the low bits; uint32 and uint64 take values
     from 2^31 (2^63) on exactly, so 3e9 is 3000000000 in uint32 and 5e9 is 0. Casts between
     strings and those narrow types are refused."""
-    target = dtype_name(int(node.attr("to")), f"the target type of Cast at node '{node.name}'")
+    target = node.dtype("to")
     return [_add_cast(imp, node, node.inputs[0], target)]
 
 

@@ -14,6 +14,7 @@ and the string inputs of one node are cast to their widest width first.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -22,9 +23,11 @@ import onnx
 from onnx import numpy_helper
 from xdsl.ir import SSAValue
 
+from ge.dialects.common import describe
 from ge.dtypes import ONNX_NAMES, STRING, as_strings, element_type, is_string, numpy_dtype, string_dtype
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
+from ge.limits import DEFAULT_MAX_TENSOR_BYTES
 from ge.semantics import evaluate
 
 from . import legacy
@@ -36,7 +39,7 @@ from .sequence import (
     element_name,
     structured_input_kind,
 )
-from .validate import check_graph, check_node, schema_of
+from .validate import check_graph, check_input_types, check_node, schema_of
 
 KNOWN_LIMIT = 1 << 20
 """Values with more elements than this are not evaluated at import time."""
@@ -123,6 +126,22 @@ class Node:
         self.known[index] = value
         return value
 
+    def dtype(self, key: str, default: str | None = None) -> str:
+        """The dtype an attribute (an ONNX element type number) names, or `default` when absent."""
+        if key not in self.attrs:
+            if default is None:
+                raise self.invalid(f"attribute '{key}' (an element type) is missing")
+            return default
+        value = self.attr(key)
+        return dtype_name(int(value), f"{self.op_type} at node '{self.name}': attribute '{key}' = {value}")
+
+    def allocate(self, shape: Sequence[int], dtype: object, what: str = "its result") -> None:
+        """Checks, before a converter computes an array of `shape` at import time, that it fits
+        within the importer's max_tensor_bytes."""
+        self.importer.check_size(
+            shape, np.dtype(dtype).itemsize, f"{self.op_type} at node '{self.name}': {what}"
+        )
+
     def fail(self, what: str) -> UnsupportedOperatorError:
         """An unsupported form of a supported operator: names the node and what is missing."""
         domain = self.proto.domain or "ai.onnx"
@@ -156,8 +175,11 @@ class Importer:
         feeds: Mapping[str, np.ndarray] | None = None,
         observed: Mapping[str, np.ndarray] | None = None,
         versions: Mapping[str, int] | None = None,
+        max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
     ):
         self.opset = opset
+        self.max_tensor_bytes = max_tensor_bytes
+        """The largest tensor the import may compute (see `check_size`)."""
         self.versions = {"": opset, **(versions or {})}
         """The model's version of each operator domain ("" is the default one)."""
         self.converters = converters
@@ -216,7 +238,11 @@ class Importer:
         for output in graph.output:
             if output.name not in self.values:
                 raise InvalidModelError(f"graph output '{output.name}' is produced by no node")
+            check_declared_type(output, self.values[output.name], "graph output")
             self.output_structure.append(self._add_output(output.name, self.values[output.name]))
+        for value_info in graph.value_info:
+            if value_info.name in self.values:
+                check_declared_type(value_info, self.values[value_info.name], "value")
         return self.g
 
     def _add_input(
@@ -395,8 +421,10 @@ class Importer:
                 raise InvalidModelError(
                     f"{proto.op_type} at node '{name}' reads '{input_name}', which nothing defines before it"
                 )
-        check_node(proto, name, schema_of(proto, self.versions))
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in proto.attribute}
+        schema = schema_of(proto, self.versions)
+        check_node(proto, name, schema)
+        check_input_types(proto, name, schema, [onnx_type(t) for t in inputs])
+        attrs = {a.name: _attribute_value(a, schema) for a in proto.attribute}
         mark = self.g.block.last_op
         inputs = self._common_string_width(inputs, name)
         self._evaluate_known(mark)
@@ -408,8 +436,13 @@ class Importer:
             results = self.converters[converter_key(proto.domain, proto.op_type)](self, node)
         except (GeError, ValueNeeded):
             raise
-        except (ValueError, TypeError, KeyError, IndexError) as error:
-            raise InvalidModelError(f"{proto.op_type} at node '{name}': {error}") from None
+        except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, MemoryError) as error:
+            # A converter that meets values it does not expect: say which node, with which
+            # attributes and known inputs, rather than where in the converter it broke.
+            raise InvalidModelError(
+                f"{proto.op_type} at node '{name}' ({_describe_node(node)}): cannot import it: "
+                f"{type(error).__name__}: {error}"
+            ) from None
         self._evaluate_known(mark)
         for index, output in enumerate(proto.output):
             if not output:
@@ -418,7 +451,9 @@ class Importer:
                 raise node.fail(f"output #{index} ('{output}') is not supported")
             result = results[index]
             if isinstance(result, np.ndarray | np.generic):
-                self.add_constant(output, np.asarray(result))
+                result = np.asarray(result)
+                self.check_size(result.shape, result.itemsize, f"{proto.op_type} at node '{name}'")
+                self.add_constant(output, result)
             else:
                 self.values[output] = result
 
@@ -434,13 +469,25 @@ class Importer:
             for t in inputs
         ]
 
+    def check_size(self, shape: Sequence[int], itemsize: int, where: str) -> None:
+        """Refuses a tensor of `shape` larger than max_tensor_bytes, before it is computed."""
+        size = math.prod(int(d) for d in shape) * itemsize
+        if size > self.max_tensor_bytes:
+            raise InvalidModelError(
+                f"{where} would hold a tensor of {size:,} bytes (shape {[int(d) for d in shape]}), over "
+                f"max_tensor_bytes = {self.max_tensor_bytes:,}; raise the limit if the machine has the memory"
+            )
+
     def _evaluate_known(self, mark) -> None:
         """Evaluates the ops a converter appended whose operands are all known."""
         op = self.g.block.first_op if mark is None else mark.next_op
         while op is not None:
             if op.results and op.results[0] not in self.known and all(v in self.known for v in op.operands):
-                size = sum(int(np.prod(r.type.get_shape())) for r in op.results)
+                size = sum(math.prod(r.type.get_shape()) for r in op.results)
                 if all(d >= 0 for r in op.results for d in r.type.get_shape()) and size <= KNOWN_LIMIT:
+                    for r in op.results:
+                        itemsize = numpy_dtype(r.type.element_type).itemsize
+                        self.check_size(r.type.get_shape(), itemsize, describe(op))
                     try:
                         values = evaluate(op, [self.known[v] for v in op.operands], self.g.weights)
                     except GeError:
@@ -464,6 +511,63 @@ def tensor_array(tensor: onnx.TensorProto, what: str) -> np.ndarray:
         return numpy_helper.to_array(tensor)
     except (ValueError, TypeError, KeyError, OSError, onnx.checker.ValidationError) as error:
         raise InvalidModelError(f"{what} '{tensor.name}' is malformed: {error}") from None
+
+
+def onnx_type(value: Value | None) -> str | None:
+    """The ONNX type string ("tensor(float)") of a tensor; None for what is not one, or not given."""
+    if not isinstance(value, Tensor):
+        return None
+    dtype = value.dtype
+    if is_string(dtype):
+        return "tensor(string)"
+    if dtype in ONNX_NAMES:
+        return f"tensor({ONNX_NAMES[dtype].lower()})"
+    if dtype == "bfloat16":
+        return "tensor(bfloat16)"
+    elem_type = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    return f"tensor({onnx.TensorProto.DataType.Name(elem_type).lower()})"
+
+
+def check_declared_type(value_info: onnx.ValueInfoProto, value: Value, what: str) -> None:
+    """Refuses a value whose element type contradicts the one the model declares for it."""
+    declared = value_info.type.tensor_type.elem_type if value_info.type.HasField("tensor_type") else 0
+    ours = onnx_type(value)
+    if not declared or ours is None:
+        return
+    known = declared in ELEM_TYPES
+    theirs = f"tensor({onnx.TensorProto.DataType.Name(declared).lower()})" if known else None
+    if theirs != ours:
+        shown = theirs or f"element type {declared}"
+        raise InvalidModelError(
+            f"{what} '{value_info.name}' is declared {shown}, but the graph computes {ours}"
+        )
+
+
+ELEM_TYPES = set(onnx.TensorProto.DataType.values())
+
+
+def _attribute_value(attribute: onnx.AttributeProto, schema: onnx.defs.OpSchema | None) -> object:
+    """The attribute's value; one without a type (a model too old to say it) has its schema's."""
+    if not attribute.type and schema is not None and attribute.name in schema.attributes:
+        typed = onnx.AttributeProto()
+        typed.CopyFrom(attribute)
+        typed.type = int(schema.attributes[attribute.name].type.value)
+        attribute = typed
+    return onnx.helper.get_attribute_value(attribute)
+
+
+def _describe_node(node: Node) -> str:
+    """The node's attributes and known scalar inputs, as `name=value` (what a message shows)."""
+    parts = []
+    for key, value in node.attrs.items():
+        if isinstance(value, int | float | bytes | str):
+            parts.append(f"{key}={node.attr(key)!r}")
+        elif isinstance(value, list) and len(value) <= 8 and all(isinstance(v, int | float) for v in value):
+            parts.append(f"{key}={value}")
+    for index, known in enumerate(node.known):
+        if known is not None and known.size <= 8:
+            parts.append(f"input #{index} = {known.tolist()}")
+    return ", ".join(parts) or "no attributes"
 
 
 def converter_key(domain: str, op_type: str) -> str:
@@ -498,6 +602,8 @@ def dtype_name(elem_type: int, what: str) -> str:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
     except (KeyError, TypeError, ValueError):
         dtype = None
+    if elem_type not in ELEM_TYPES:
+        raise InvalidModelError(f"{what}: {elem_type} is not an ONNX element type")
     name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "UNDEFINED"
     if dtype is None or dtype.kind not in "biuf" or dtype.itemsize > 8:
         raise UnsupportedOperatorError(

@@ -8,13 +8,13 @@ from ge.dialects.graph.reinterpret import storage_bits
 from ge.dtypes import element_type
 from ge.graph import Tensor
 
-from .importer import Converter, Importer, Node, dtype_name
+from .importer import Converter, Importer, Node
 
 
 def _bitcast(imp: Importer, node: Node) -> list[Tensor]:
     """Types of whole bytes (booleans count as one); sub-byte types are refused."""
     x = node.inputs[0]
-    target = dtype_name(int(node.attr("to", 0)), "the 'to' of BitCast")
+    target = node.dtype("to")
     source_bits, target_bits = (storage_bits(element_type(t)) for t in (x.dtype, target))
     if source_bits is None or target_bits is None:
         error = node.fail(f"reinterpreting {x.dtype} as {target} (whole-byte types only)")

@@ -23,7 +23,7 @@ from ge.dtypes import element_type, numpy_dtype
 from ge.graph import Tensor
 
 from .composite import Composer
-from .importer import Converter, Importer, Node, dtype_name
+from .importer import Converter, Importer, Node
 
 
 def _dft(imp: Importer, node: Node) -> list[Tensor]:
@@ -137,6 +137,7 @@ def _window(shape: str) -> Converter:
         if size < 1:
             raise node.invalid(f"the window size must be positive, got {size}")
         dtype = _output_dtype(node)
+        node.allocate((size,), np.float64)  # computed in float64 before the cast
         period = size if node.attr("periodic", 1) else size - 1
         # The formulas and their dtypes are ONNX's, so that values near 0 round alike.
         if shape == "blackman":
@@ -160,6 +161,7 @@ def _mel_weight_matrix(imp: Importer, node: Node) -> list[np.ndarray]:
     low, high = (float(node.value(i).reshape(-1)[0]) for i in (3, 4))
     if bins < 1 or length < 1 or rate < 1:
         raise node.invalid("num_mel_bins, dft_length and sample_rate must be positive")
+    node.allocate((length // 2 + 1, bins), np.float64)
     points = np.arange(bins + 2)
     low_mel = 2595 * np.log1p(low / 700) / np.log(10)
     high_mel = 2595 * np.log1p(high / 700) / np.log(10)
@@ -179,7 +181,7 @@ def _mel_weight_matrix(imp: Importer, node: Node) -> list[np.ndarray]:
 
 
 def _output_dtype(node: Node) -> np.dtype:
-    return numpy_dtype(element_type(dtype_name(int(node.attr("output_datatype", 1)), "output_datatype")))
+    return numpy_dtype(element_type(node.dtype("output_datatype", "float32")))
 
 
 CONVERTERS: dict[str, Converter] = {

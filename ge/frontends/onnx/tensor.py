@@ -20,14 +20,28 @@ from ge.dialects.graph.tensor import PAD_MODES
 from ge.dtypes import element_type, numpy_dtype
 from ge.graph import Tensor
 
-from .importer import Converter, Importer, Node, dtype_name, tensor_array
+from .importer import Converter, Importer, Node, tensor_array
 
 
 def _reshape(imp: Importer, node: Node) -> list[Tensor]:
+    """A 0 in the shape copies the input's dimension (unless allowzero), one -1 is inferred."""
     x = node.inputs[0]
-    shape = _ints(node.value(1))
-    if not node.attr("allowzero", 0):
-        shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    shape = _dims(node, 1, "shape", smallest=-1)
+    if shape.count(-1) > 1:
+        raise node.invalid(f"shape {shape} has more than one -1: at most one dimension is inferred")
+    if node.attr("allowzero", 0):
+        if 0 in shape and -1 in shape:
+            raise node.invalid(
+                f"shape {shape} holds both 0 and -1 with allowzero=1: "
+                "the -1 cannot be inferred from zero elements"
+            )
+        return [imp.g.add_reshape(x, shape, node.name)]
+    if 0 in shape[len(x.shape) :]:
+        raise node.invalid(
+            f"shape {shape} has a 0 (copy the input's dimension) at position {shape.index(0, len(x.shape))}, "
+            f"beyond the input's rank {len(x.shape)} (shape {list(x.shape)})"
+        )
+    shape = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
     return [imp.g.add_reshape(x, shape, node.name)]
 
 
@@ -81,12 +95,12 @@ def _unsqueeze(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _expand(imp: Importer, node: Node) -> list[Tensor]:
-    props = {"shape": ints_attr(_ints(node.value(1)))}
+    props = {"shape": ints_attr(_dims(node, 1, "shape"))}
     return [imp.g.add_op(ops.ExpandOp, [node.inputs[0]], props, node.name)]
 
 
 def _tile(imp: Importer, node: Node) -> list[Tensor]:
-    props = {"repeats": ints_attr(_ints(node.value(1)))}
+    props = {"repeats": ints_attr(_dims(node, 1, "repeats"))}
     return [imp.g.add_op(ops.TileOp, [node.inputs[0]], props, node.name)]
 
 
@@ -185,7 +199,7 @@ def _center_crop_pad(imp: Importer, node: Node) -> list[Tensor]:
 def _depth_to_space(imp: Importer, node: Node) -> list[Tensor]:
     x = node.inputs[0]
     n, c, h, w = _static_4d(node, x)
-    b = int(node.attr("blocksize"))
+    b = _blocksize(node)
     if c % (b * b):
         raise node.invalid(f"{c} channels do not divide into blocks of {b}x{b}")
     if _block_mode(node) == "CRD":
@@ -198,7 +212,7 @@ def _depth_to_space(imp: Importer, node: Node) -> list[Tensor]:
 def _space_to_depth(imp: Importer, node: Node) -> list[Tensor]:
     x = node.inputs[0]
     n, c, h, w = _static_4d(node, x)
-    b = int(node.attr("blocksize"))
+    b = _blocksize(node)
     if h % b or w % b:
         raise node.invalid(f"spatial dimensions {h}x{w} do not divide into blocks of {b}x{b}")
     perm = [0, 1, 3, 5, 2, 4] if _block_mode(node) == "CRD" else [0, 3, 5, 1, 2, 4]
@@ -232,32 +246,41 @@ def _eye_like(imp: Importer, node: Node) -> list[np.ndarray]:
         raise node.invalid(f"EyeLike needs a 2-D input, got shape {list(x.shape)}")
     if _dynamic(x.shape):
         raise node.fail("EyeLike of a tensor with dynamic dimensions")
-    dtype = dtype_name(int(node.attr("dtype")), "EyeLike's dtype") if "dtype" in node.attrs else x.dtype
+    dtype = node.dtype("dtype", x.dtype)
+    node.allocate(x.shape, numpy_dtype(element_type(dtype)))
     return [np.eye(*x.shape, k=int(node.attr("k", 0)), dtype=numpy_dtype(element_type(dtype)))]
 
 
 def _range(imp: Importer, node: Node) -> list[np.ndarray]:
     """`start + i * delta` for i below `ceil((limit - start) / delta)`, as ONNX writes it (not
     a running sum, which drifts); 16-bit floats are computed in float32 (stash_type's default)."""
-    start, limit, delta = (node.value(i).reshape(()) for i in range(3))
+    start, limit, delta = (_scalar_input(node, i, name) for i, name in enumerate(("start", "limit", "delta")))
     dtype = start.dtype
+    for i, (name, value) in enumerate(zip(("start", "limit", "delta"), (start, limit, delta), strict=True)):
+        if dtype.kind == "f" and not np.isfinite(value):
+            raise node.invalid(f"input #{i} ('{name}') is {value}: Range needs finite bounds and step")
     if dtype.kind in "iu":
         first, last, step = int(start), int(limit), int(delta)
         if step == 0:
-            raise node.invalid("delta must not be 0")
+            raise node.invalid("input #2 ('delta') is 0: Range needs a nonzero step")
         count = max(-((first - last) // step), 0)
+        node.allocate((count,), dtype)
         return [(first + step * np.arange(count, dtype=np.int64)).astype(dtype)]
     compute = np.dtype(np.float32) if dtype.itemsize == 2 else dtype
     if dtype.itemsize == 2 and int(node.attr("stash_type", 1)) == 11:
         compute = np.dtype(np.float64)
     first, last, step = (v.astype(compute) for v in (start, limit, delta))
     if step == 0:
-        raise node.invalid("delta must not be 0")
+        raise node.invalid("input #2 ('delta') is 0: Range needs a nonzero step")
     count = max(math.ceil((float(last) - float(first)) / float(step)), 0)
+    node.allocate((count,), dtype)
     return [(first + np.arange(count, dtype=compute) * step).astype(dtype)]
 
 
 def _constant(imp: Importer, node: Node) -> list[np.ndarray]:
+    given = sorted(k for k in node.attrs if k.startswith("value") or k == "sparse_value")
+    if len(given) > 1:
+        raise node.invalid(f"attributes {given} are given: a Constant holds exactly one value")
     if "sparse_value" in node.attrs:
         raise node.fail("sparse_value (a sparse constant) is not supported")
     if "value_string" in node.attrs:
@@ -279,11 +302,12 @@ def _constant(imp: Importer, node: Node) -> list[np.ndarray]:
 
 
 def _constant_of_shape(imp: Importer, node: Node) -> list[Tensor]:
-    shape = node.value(0)
+    dims = _dims(node, 0, "input")
     value = node.attr("value")
     what = f"ConstantOfShape at node '{node.name}': tensor"
     fill = tensor_array(value, what).reshape(-1) if value is not None else np.zeros(1, np.float32)
-    dims = [int(d) for d in shape.reshape(-1)]
+    if fill.size != 1:
+        raise node.invalid(f"attribute 'value' holds {fill.size} elements, not one")
     return [imp.g.add_splat(fill[0].item(), dims, fill.dtype.name, node.name)]
 
 
@@ -294,6 +318,34 @@ def _constant_of_shape(imp: Importer, node: Node) -> list[Tensor]:
 
 def _ints(array: np.ndarray) -> list[int]:
     return [int(v) for v in np.asarray(array).reshape(-1)]
+
+
+def _dims(node: Node, index: int, what: str, smallest: int = 0) -> list[int]:
+    """Input `index`, which lists dimensions (or repeats): a 1-D tensor of integers >= `smallest`."""
+    array = np.asarray(node.value(index))
+    if array.ndim != 1:
+        raise node.invalid(f"input #{index} ('{what}') must be 1-D, got shape {list(array.shape)}")
+    values = _ints(array)
+    if any(v < smallest for v in values):
+        raise node.invalid(
+            f"input #{index} ('{what}') is {values}: each value must be >= {smallest}"
+            + (" (-1 is inferred, 0 copies the input's dimension)" if smallest == -1 else "")
+        )
+    return values
+
+
+def _scalar_input(node: Node, index: int, what: str) -> np.ndarray:
+    array = np.asarray(node.value(index))
+    if array.size != 1:
+        raise node.invalid(f"input #{index} ('{what}') must be a scalar, got shape {list(array.shape)}")
+    return array.reshape(())
+
+
+def _blocksize(node: Node) -> int:
+    b = int(node.attr("blocksize"))
+    if b < 1:
+        raise node.invalid(f"attribute 'blocksize' is {b}: it must be >= 1")
+    return b
 
 
 def _dynamic(shape: Sequence[int]) -> bool:

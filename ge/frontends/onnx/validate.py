@@ -4,11 +4,16 @@ of the model's opset: nothing malformed is silently accepted.
 - structure: every value is defined once (graph inputs, initializers, node outputs: no second
   writer, no node output shadowing an initializer or input), inputs are unique, and the graph
   has outputs;
-- each node: attributes its operator's schema defines, of the type it defines; its required
-  inputs given (not left out as ''), and as many inputs and outputs as the schema allows.
+- declared types: no negative dimension in a graph's inputs, outputs or value_info;
+- each node: attributes its operator's schema defines, each once, of the type it defines and
+  holding a value of that type, the required ones present; its required inputs given (not left
+  out as ''), as many inputs and outputs as the schema allows, and inputs of the types its type
+  constraints allow (`check_input_types`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import onnx
 from onnx.defs import OpSchema
@@ -16,6 +21,10 @@ from onnx.defs import OpSchema
 from ge.errors import InvalidModelError
 
 _ATTRIBUTE_TYPES = {value: name for name, value in onnx.AttributeProto.AttributeType.items()}
+_SCALAR_FIELDS = {"FLOAT": "f", "INT": "i", "STRING": "s", "TENSOR": "t", "GRAPH": "g"}
+_SCALAR_FIELDS |= {"SPARSE_TENSOR": "sparse_tensor", "TYPE_PROTO": "tp"}
+_LIST_FIELDS = {"FLOATS": "floats", "INTS": "ints", "STRINGS": "strings", "TENSORS": "tensors"}
+_LIST_FIELDS |= {"GRAPHS": "graphs", "SPARSE_TENSORS": "sparse_tensors", "TYPE_PROTOS": "type_protos"}
 
 
 def check_graph(graph: onnx.GraphProto, what: str = "the graph") -> None:
@@ -45,6 +54,16 @@ def check_graph(graph: onnx.GraphProto, what: str = "the graph") -> None:
                     f"every value must be defined once"
                 )
             defined[output] = f"the output of node '{name}'"
+    for kind, infos in (("input", graph.input), ("output", graph.output), ("value_info", graph.value_info)):
+        for info in infos:
+            if not info.type.HasField("tensor_type") or not info.type.tensor_type.HasField("shape"):
+                continue
+            dims = [d.dim_value if d.HasField("dim_value") else "?" for d in info.type.tensor_type.shape.dim]
+            if any(d != "?" and d < 0 for d in dims):
+                raise InvalidModelError(
+                    f"{what} declares {kind} '{info.name}' with shape {dims}: a dimension is a whole "
+                    "number >= 0, or a name (dim_param) when only the run knows it"
+                )
 
 
 def check_node(node: onnx.NodeProto, name: str, schema: OpSchema | None) -> None:
@@ -53,7 +72,16 @@ def check_node(node: onnx.NodeProto, name: str, schema: OpSchema | None) -> None
     if schema is None:
         return
     where = f"{node.op_type} (opset {schema.since_version}) at node '{name}'"
+    seen: set[str] = set()
     for attribute in node.attribute:
+        if attribute.name in seen:
+            raise InvalidModelError(f"{where}: attribute '{attribute.name}' is given twice")
+        seen.add(attribute.name)
+        if attribute.ref_attr_name:
+            raise InvalidModelError(
+                f"{where}: attribute '{attribute.name}' refers to '{attribute.ref_attr_name}', an attribute "
+                "of an enclosing function, but the node is not in a function"
+            )
         spec = schema.attributes.get(attribute.name)
         if spec is None:
             known = ", ".join(sorted(schema.attributes)) or "none"
@@ -67,6 +95,10 @@ def check_node(node: onnx.NodeProto, name: str, schema: OpSchema | None) -> None
                 f"{where}: attribute '{attribute.name}' must be {spec.type.name}, "
                 f"got {_ATTRIBUTE_TYPES.get(attribute.type, attribute.type)}"
             )
+        _check_value_field(attribute, spec.type.name, where)
+    for attribute_name, spec in schema.attributes.items():
+        if spec.required and attribute_name not in seen:
+            raise InvalidModelError(f"{where}: required attribute '{attribute_name}' is missing")
     given = len(node.input)
     while given and not node.input[given - 1]:
         given -= 1  # trailing optional inputs left out
@@ -84,6 +116,53 @@ def check_node(node: onnx.NodeProto, name: str, schema: OpSchema | None) -> None
     if len(node.output) > schema.max_output:
         raise InvalidModelError(
             f"{where}: {len(node.output)} outputs given, the operator has at most {schema.max_output}"
+        )
+
+
+def check_input_types(
+    node: onnx.NodeProto, name: str, schema: OpSchema | None, types: Sequence[str | None]
+) -> None:
+    """Refuses inputs whose types (ONNX type strings such as "tensor(float)", None when not known)
+    the schema's type constraints do not allow, or that differ where the schema wants one type."""
+    if schema is None or not schema.inputs:
+        return
+    where = f"{node.op_type} (opset {schema.since_version}) at node '{name}'"
+    allowed = {c.type_param_str: c.allowed_type_strs for c in schema.type_constraints}
+    bound: dict[str, tuple[str, int]] = {}
+    for index, given in enumerate(types):
+        if given is None:
+            continue
+        formal = schema.inputs[min(index, len(schema.inputs) - 1)]
+        options = allowed.get(formal.type_str, [formal.type_str])
+        if given not in options:
+            shown = ", ".join(options) if len(options) <= 6 else ", ".join(options[:6]) + ", ..."
+            raise InvalidModelError(
+                f"{where}: input #{index} ('{formal.name}') is {given}; the operator takes {shown} there"
+            )
+        variadic = formal.option == OpSchema.FormalParameterOption.Variadic
+        if formal.type_str not in allowed or (variadic and not formal.is_homogeneous):
+            continue
+        first = bound.setdefault(formal.type_str, (given, index))
+        if first[0] != given:
+            raise InvalidModelError(
+                f"{where}: input #{index} ('{formal.name}') is {given} but input #{first[1]} is {first[0]}: "
+                f"the operator takes one type for both ({formal.type_str})"
+            )
+
+
+def _check_value_field(attribute: onnx.AttributeProto, kind: str, where: str) -> None:
+    """Refuses an attribute that holds no value of its type, or a value in another type's field
+    (an INT attribute with only `f` set would otherwise read as 0)."""
+    scalars = [f for f in _SCALAR_FIELDS.values() if attribute.HasField(f)]
+    lists = [f for f in _LIST_FIELDS.values() if len(getattr(attribute, f))]
+    expected = _SCALAR_FIELDS.get(kind) or _LIST_FIELDS.get(kind)
+    stray = [f for f in scalars + lists if f != expected]
+    missing = kind in _SCALAR_FIELDS and expected not in scalars
+    if stray or missing:
+        held = ", ".join(f"'{f}'" for f in scalars + lists) or "no value"
+        raise InvalidModelError(
+            f"{where}: attribute '{attribute.name}' is {kind} but holds {held}: it must hold one "
+            f"{kind} value (field '{expected}')"
         )
 
 

@@ -1,0 +1,398 @@
+"""The bad-ONNX-model corpus: models that break ONNX's rules (its IR, its operator schemas, the
+ranges of attribute and input values) get a `GeError` naming the node, the attribute or input
+and the value; never a raw Python exception, an allocation past `max_tensor_bytes`, or a model
+imported as if it were valid.
+
+Each case is a call, the error class it must raise and a fragment of the message. The valid
+neighbours of the refused forms are tested at the end, so the checks do not overreach.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import ge
+import ge.backend
+from ge.errors import GeError, InvalidModelError, VerificationError
+
+n = helper.make_node
+F, I64, B = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+X = helper.make_tensor_value_info("x", F, [2, 3])
+Y = helper.make_tensor_value_info("y", F, None)
+
+
+def info(name: str, dtype: int, shape) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def init(name: str, value) -> onnx.TensorProto:
+    return numpy_helper.from_array(np.asarray(value), name)
+
+
+def model(nodes, inputs=(X,), outputs=(Y,), initializers=(), opset=17, ir_version=None) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", list(inputs), list(outputs), initializer=list(initializers))
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    if ir_version is not None:
+        proto.ir_version = ir_version
+    return proto
+
+
+def parse(proto: onnx.ModelProto, **options) -> Callable[[], object]:
+    return lambda: ge.GraphParser(**options).parse_onnx(proto)
+
+
+def run(proto: onnx.ModelProto, *feeds) -> Callable[[], object]:
+    return lambda: ge.backend.prepare(proto).run(list(feeds))
+
+
+def reshape(shape, x=X, **attrs) -> onnx.ModelProto:
+    return model([n("Reshape", ["x", "s"], ["y"], name="r", **attrs)], [x], initializers=[init("s", shape)])
+
+
+def range_of(limit, dtype=np.int64) -> onnx.ModelProto:
+    bounds = [init("a", np.array(0, dtype)), init("b", np.array(limit, dtype)), init("d", np.array(1, dtype))]
+    return model([n("Range", ["a", "b", "d"], ["y"], name="rg")], [], initializers=bounds)
+
+
+def with_attribute(attribute: onnx.AttributeProto) -> onnx.ModelProto:
+    node = n("Softmax", ["x"], ["y"], name="s")
+    node.attribute.append(attribute)
+    return model([node])
+
+
+def duplicated_attribute() -> onnx.ModelProto:
+    node = n("Softmax", ["x"], ["y"], name="s", axis=0)
+    node.attribute.append(helper.make_attribute("axis", 1))
+    return model([node])
+
+
+def no_default_opset() -> onnx.ModelProto:
+    graph = helper.make_graph([n("Relu", ["x"], ["y"])], "g", [X], [Y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("com.example", 1)])
+
+
+def value_info_says(dtype: int) -> onnx.ModelProto:
+    proto = model([n("Relu", ["x"], ["a"], name="r1"), n("Relu", ["a"], ["y"], name="r2")])
+    proto.graph.value_info.append(info("a", dtype, [2, 3]))
+    return proto
+
+
+THEN = helper.make_graph([n("Relu", ["x"], ["t"])], "then", [], [info("t", F, [2, 3])])
+ELSE_INT = helper.make_graph([n("Cast", ["x"], ["e"], to=I64)], "else", [], [info("e", I64, [2, 3])])
+THEN_TWO = helper.make_graph(
+    [n("Relu", ["x"], ["t"]), n("Relu", ["x"], ["t2"])],
+    "then",
+    [],
+    [info("t", F, [2, 3]), info("t2", F, [2, 3])],
+)
+C = info("c", B, [])
+
+
+def if_node(**branches) -> onnx.NodeProto:
+    return n("If", ["c"], ["y"], name="iff", **branches)
+
+
+def loop_changing_dtype() -> onnx.ModelProto:
+    body = helper.make_graph(
+        [n("Identity", ["c"], ["co"]), n("Cast", ["v"], ["vo"], to=I64)],
+        "body",
+        [info("i", I64, []), info("c", B, []), info("v", F, [1])],
+        [info("co", B, []), info("vo", I64, [1])],
+    )
+    return model(
+        [n("Loop", ["M", "", "x"], ["y"], name="lp", body=body)],
+        [info("x", F, [1])],
+        initializers=[init("M", np.array(3, np.int64))],
+    )
+
+
+def scan_without_count() -> onnx.ModelProto:
+    body = helper.make_graph(
+        [n("Add", ["s", "xi"], ["so"]), n("Identity", ["so"], ["yo"])],
+        "body",
+        [info("s", F, [3]), info("xi", F, [3])],
+        [info("so", F, [3]), info("yo", F, [3])],
+    )
+    outputs = [info("sf", F, None), info("ys", F, None)]
+    scan = n("Scan", ["s0", "x"], ["sf", "ys"], name="sc", body=body)
+    return model([scan], outputs=outputs, initializers=[init("s0", np.zeros(3, np.float32))])
+
+
+def pad(pads, mode) -> onnx.ModelProto:
+    return model([n("Pad", ["x", "p"], ["y"], name="pd", mode=mode)], initializers=[init("p", pads)])
+
+
+CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
+    # Values a converter computes with: named, never a raw exception.
+    "Range limit +inf": (parse(range_of(np.inf, np.float32)), InvalidModelError, "input #1 ('limit') is inf"),
+    "Range limit NaN": (parse(range_of(np.nan, np.float32)), InvalidModelError, "input #1 ('limit') is nan"),
+    "Range limit 2**62": (parse(range_of(2**62)), InvalidModelError, "Range at node 'rg': its result"),
+    "Range of 8 GiB under a 1 MiB limit": (
+        parse(range_of(2**30), max_tensor_bytes=1 << 20),
+        InvalidModelError,
+        "over max_tensor_bytes = 1,048,576",
+    ),
+    "DepthToSpace blocksize 0": (
+        parse(
+            model([n("DepthToSpace", ["x"], ["y"], name="d2s", blocksize=0)], [info("x", F, [1, 4, 2, 2])])
+        ),
+        InvalidModelError,
+        "node 'd2s': attribute 'blocksize' is 0",
+    ),
+    "Cast to 999": (
+        parse(model([n("Cast", ["x"], ["y"], name="c", to=999)])),
+        InvalidModelError,
+        "node 'c': attribute 'to' = 999: 999 is not an ONNX element type",
+    ),
+    "attribute referring to a function attribute outside a function": (
+        parse(
+            with_attribute(onnx.AttributeProto(name="axis", type=onnx.AttributeProto.INT, ref_attr_name="ax"))
+        ),
+        InvalidModelError,
+        "node 's': attribute 'axis' refers to 'ax'",
+    ),
+    "Reshape 0 beyond the input's rank": (
+        parse(reshape(np.array([0, 0, 0], np.int64))),
+        InvalidModelError,
+        "node 'r': shape [0, 0, 0] has a 0 (copy the input's dimension) at position 2",
+    ),
+    "Reshape 0 beyond the rank, after huge dims": (
+        parse(reshape(np.array([2**32, 2**32, 0], np.int64))),
+        InvalidModelError,
+        "at position 2, beyond the input's rank 2",
+    ),
+    # Negative and overflowing dimensions.
+    "Reshape -2": (
+        parse(reshape(np.array([-2, 3], np.int64))),
+        InvalidModelError,
+        "node 'r': input #1 ('shape') is [-2, 3]",
+    ),
+    "Reshape two negative dims": (
+        parse(reshape(np.array([-3, -2], np.int64))),
+        InvalidModelError,
+        "is [-3, -2]",
+    ),
+    "Reshape two -1": (
+        parse(reshape(np.array([-1, -1], np.int64))),
+        InvalidModelError,
+        "node 'r': shape [-1, -1]",
+    ),
+    "Reshape allowzero with 0 and -1": (
+        parse(reshape(np.array([0, -1], np.int64), allowzero=1)),
+        InvalidModelError,
+        "node 'r': shape [0, -1] holds both 0 and -1 with allowzero=1",
+    ),
+    "Reshape whose -1 cannot hold the rest": (
+        parse(reshape(np.array([2**62, 4, -1], np.int64))),
+        VerificationError,
+        "node 'r' (reshape): cannot reshape [2, 3] (6 elements)",
+    ),
+    "Reshape past int64 elements": (
+        parse(reshape(np.array([2**62, 2**62], np.int64))),
+        VerificationError,
+        "node 'r' (reshape)",
+    ),
+    "Reshape by a shape that wrapped around int64": (
+        parse(
+            model(
+                [
+                    n("Shape", ["x"], ["s"]),
+                    n("Mul", ["s", "big"], ["s2"]),
+                    n("Reshape", ["x", "s2"], ["y"], name="r"),
+                ],
+                initializers=[init("big", np.array([2**62, 2**62], np.int64))],
+            )
+        ),
+        InvalidModelError,
+        "node 'r': input #1 ('shape') is [-9223372036854775808",
+    ),
+    "Graph.add_reshape [-2, 3]": (
+        lambda: (g := ge.Graph()).add_reshape(g.add_input("x", [2, 3]), [-2, 3], "r"),
+        VerificationError,
+        "node 'r' (reshape): cannot reshape [2, 3] into [-2, 3]",
+    ),
+    "ConstantOfShape [-4]": (
+        parse(
+            model(
+                [n("ConstantOfShape", ["s"], ["y"], name="cos")], [], initializers=[init("s", np.array([-4]))]
+            )
+        ),
+        InvalidModelError,
+        "node 'cos': input #0 ('input') is [-4]",
+    ),
+    # What ONNX's IR and schemas say a model is.
+    "no default opset import": (
+        parse(no_default_opset()),
+        InvalidModelError,
+        "which the model does not import",
+    ),
+    "ir_version 0": (
+        parse(model([n("Relu", ["x"], ["y"])], ir_version=0)),
+        InvalidModelError,
+        "ir_version is 0",
+    ),
+    "ir_version 99": (
+        parse(model([n("Relu", ["x"], ["y"])], ir_version=99)),
+        InvalidModelError,
+        "ir_version is 99",
+    ),
+    "output declared INT64 for a float result": (
+        parse(model([n("Relu", ["x"], ["y"])], outputs=[info("y", I64, [2, 3])])),
+        InvalidModelError,
+        "graph output 'y' is declared tensor(int64), but the graph computes tensor(float)",
+    ),
+    "value_info contradicting a dtype": (
+        parse(value_info_says(TensorProto.INT32)),
+        InvalidModelError,
+        "value 'a' is declared tensor(int32)",
+    ),
+    "negative dim_value in value_info": (
+        parse(model([n("Relu", ["x"], ["y"])], outputs=[info("y", F, [-7, 3])])),
+        InvalidModelError,
+        "output 'y' with shape [-7, 3]",
+    ),
+    "attribute given twice": (
+        parse(duplicated_attribute()),
+        InvalidModelError,
+        "node 's': attribute 'axis' is given twice",
+    ),
+    "INT attribute holding only f": (
+        parse(with_attribute(onnx.AttributeProto(name="axis", type=onnx.AttributeProto.INT, f=1.0))),
+        InvalidModelError,
+        "attribute 'axis' is INT but holds 'f'",
+    ),
+    "Reshape by a float shape": (
+        parse(reshape(np.array([3.0, 2.0], np.float32))),
+        InvalidModelError,
+        "node 'r': input #1 ('shape') is tensor(float); the operator takes tensor(int64)",
+    ),
+    "Reshape by a 2-D shape": (
+        parse(reshape(np.array([[3, 2]], np.int64))),
+        InvalidModelError,
+        "node 'r': input #1 ('shape') must be 1-D, got shape [1, 2]",
+    ),
+    "Constant with value_float and value_int": (
+        parse(model([n("Constant", [], ["y"], name="k", value_float=1.0, value_int=2)], [])),
+        InvalidModelError,
+        "node 'k': attributes ['value_float', 'value_int'] are given",
+    ),
+    "Pad reflect by the whole dimension": (
+        parse(pad(np.array([0, 3, 0, 3], np.int64), "reflect")),
+        VerificationError,
+        "node 'pd' (pad): mode 'reflect' pads dimension 1 of [2, 3] by 3 and 3",
+    ),
+    "Mod fmod=0 on floats before opset 28": (
+        parse(model([n("Mod", ["x", "x"], ["y"], name="md")])),
+        InvalidModelError,
+        "node 'md': attribute 'fmod' is 0 on float32 inputs",
+    ),
+    "CumSum with a float axis": (
+        parse(
+            model(
+                [n("CumSum", ["x", "a"], ["y"], name="cs")],
+                initializers=[init("a", np.array(1.0, np.float32))],
+            )
+        ),
+        InvalidModelError,
+        "node 'cs': input #1 ('axis') is tensor(float)",
+    ),
+    "If on a float condition": (
+        run(
+            model([if_node(then_branch=THEN, else_branch=THEN)], [X, info("c", F, [])]),
+            np.ones((2, 3), np.float32),
+            np.array(1.0, np.float32),
+        ),
+        InvalidModelError,
+        "node 'iff': input #0 ('cond') is tensor(float)",
+    ),
+    "If branches of different dtypes": (
+        run(
+            model([if_node(then_branch=THEN, else_branch=ELSE_INT)], [X, C]),
+            np.ones((2, 3), np.float32),
+            np.array(True),
+        ),
+        InvalidModelError,
+        "node 'iff': output #0 is FLOAT in then_branch ('t') but INT64 in else_branch ('e')",
+    ),
+    "If without else_branch, then taken": (
+        run(model([if_node(then_branch=THEN)], [X, C]), np.ones((2, 3), np.float32), np.array(True)),
+        InvalidModelError,
+        "node 'iff': required attribute 'else_branch' is missing",
+    ),
+    "If branch with more outputs than the node": (
+        parse(model([if_node(then_branch=THEN_TWO, else_branch=THEN)], [X, C])),
+        InvalidModelError,
+        "node 'iff': attribute 'then_branch' has 2 outputs, the node 1",
+    ),
+    "Loop body changing a carried dtype": (
+        parse(loop_changing_dtype()),
+        InvalidModelError,
+        "loop-carried value #0 ('v') is tensor(float), but the body's output 'vo' makes it tensor(int64)",
+    ),
+    "Scan without num_scan_inputs": (
+        parse(scan_without_count()),
+        InvalidModelError,
+        "node 'sc': required attribute 'num_scan_inputs' is missing",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_onnx_model_gets_a_clear_error(case: str) -> None:
+    call, error, fragment = CASES[case]
+    with pytest.raises(error) as raised:
+        call()
+    assert fragment in str(raised.value), str(raised.value)
+
+
+# --------------------------------------------------------------------------------------------
+# The valid neighbours of the refused forms
+# --------------------------------------------------------------------------------------------
+
+
+def test_reshape_zero_and_minus_one_within_the_rank() -> None:
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y,) = ge.backend.prepare(reshape(np.array([0, -1], np.int64))).run([x])
+    np.testing.assert_array_equal(y, x)
+    empty = info("x", F, [0, 3])
+    (z,) = ge.backend.prepare(reshape(np.array([0, 3, 1], np.int64), x=empty, allowzero=1)).run(
+        [np.zeros((0, 3), np.float32)]
+    )
+    assert z.shape == (0, 3, 1)
+
+
+def test_reflect_pads_up_to_one_less_than_the_dimension() -> None:
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y,) = ge.backend.prepare(pad(np.array([0, 2, 0, 2], np.int64), "reflect")).run([x])
+    np.testing.assert_array_equal(y, np.pad(x, ((0, 0), (2, 2)), mode="reflect"))
+
+
+def test_declared_types_that_agree_are_taken() -> None:
+    proto = value_info_says(F)
+    proto.graph.output[0].CopyFrom(info("y", F, [2, 3]))
+    assert ge.GraphParser().parse_onnx(proto) is not None
+
+
+def test_an_attribute_without_its_type_reads_from_its_field() -> None:
+    """Old exporters leave AttributeProto.type unset: the field that holds the value says it."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y,) = ge.backend.prepare(with_attribute(onnx.AttributeProto(name="axis", i=0))).run([x])
+    np.testing.assert_allclose(y, np.exp(x) / np.exp(x).sum(axis=0), rtol=1e-6)
+
+
+def test_range_within_the_limit_is_computed() -> None:
+    (y,) = ge.backend.prepare(range_of(5.0, np.float32)).run([])
+    np.testing.assert_array_equal(y, np.arange(5, dtype=np.float32))
+
+
+def test_if_branches_of_one_dtype_import_whichever_is_taken() -> None:
+    other = helper.make_graph([n("Neg", ["x"], ["e"])], "else", [], [info("e", F, [2, 3])])
+    rep = ge.backend.prepare(model([if_node(then_branch=THEN, else_branch=other)], [X, C]))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
+    np.testing.assert_array_equal(rep.run([x, np.array(True)])[0], np.maximum(x, 0))
+    np.testing.assert_array_equal(rep.run([x, np.array(False)])[0], -x)
