@@ -12,6 +12,9 @@ What the strategy leaves out, and why:
   bound (else the operand first goes through `Tanh`, or a clamp for integers); denominators
   are kept away from zero and bases of `Pow` positive.
 - empty tensors: a slice or a reshape always keeps at least one element.
+- pooling windows that read only padding (dilated ones can): spec-undefined, onnxruntime's max
+  is the lowest float, not -inf; and ceil_mode windows that start in the end padding, which
+  onnxruntime drops and onnx's shape inference keeps.
 """
 
 from __future__ import annotations
@@ -502,6 +505,14 @@ def pooled_extent(extent: int, kernel: int, stride: int, dilation: int, pads, ce
     return None if (count - 1) * stride >= extent + pads[0] else count
 
 
+def reads_input(extent: int, kernel: int, stride: int, dilation: int, pads) -> bool:
+    """Whether every window (ceil_mode or not) reads an element of the input, not only padding."""
+    starts = [o * stride - pads[0] for o in range(extent + pads[0])]
+    return all(
+        any(0 <= start + j * dilation < extent for j in range(kernel)) for start in starts if start < extent
+    )
+
+
 def pool(b: _Builder, x: Value) -> None:
     op = b.choice(["MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"])
     if op.startswith("Global"):
@@ -515,6 +526,10 @@ def pool(b: _Builder, x: Value) -> None:
         "pads": [a[3][0] for a in axes] + [a[3][1] for a in axes],
     }
     dilations = [a[2] for a in axes] if dilated and b.flag() else [1] * len(axes)
+    if not all(
+        reads_input(e, k, s, d, p) for (k, s, _, p, _), d, e in zip(axes, dilations, x.shape[2:], strict=True)
+    ):
+        dilations = [1] * len(axes)  # a window of dilation 1 and pads below the kernel reads the input
     if dilated and (dilations != [1] * len(axes) or b.flag()):
         attrs["dilations"] = dilations
     if op == "AveragePool":
