@@ -6,8 +6,13 @@ What the strategy leaves out, and why:
 - comparisons, `Where` conditions and float-to-int casts read only exact values (inputs and
   data movement of inputs): one ulp of rounding upstream would flip them, and the two
   implementations need not round alike.
-- integer `Div` and `Pow`, integer `Relu` (onnxruntime has no int64 kernel) and float `Mod`:
-  division of negative integers truncates in onnxruntime, a choice the spec leaves open.
+- integer `Div` and `Pow` (onnxruntime truncates a negative quotient, a choice the spec leaves
+  open) and integer `Relu` (onnxruntime has no int64 kernel).
+- a written-out layer norm in float16: centring then dividing by a small deviation turns one
+  float16 rounding of the mean (which one implementation sums in float32, another not) into
+  a few percent; `LayerNormalization` itself computes in float32 and is drawn in float16 too.
+- casts to float16 count as inexact: onnxruntime's graph optimizations drop a pair of casts
+  through float16, so a comparison after one may see the unrounded value.
 - values that could overflow: an op that grows its operands reads only values of a small
   bound (else the operand first goes through `Tanh`, or a clamp for integers); denominators
   are kept away from zero and bases of `Pow` positive.
@@ -70,8 +75,10 @@ class RandomModel:
         """Per output: whether it was computed through float16."""
 
     def __repr__(self) -> str:  # what hypothesis prints for a failing example: the graph as text
-        shapes = {name: (a.dtype.name, a.shape) for name, a in self.feeds.items()}
-        return f"RandomModel(inputs={shapes})\n{onnx.printer.to_text(self.model.graph)}"
+        feeds = "\n".join(
+            f"{name} = {a.dtype.name}{list(a.shape)} {a.tolist()}" for name, a in self.feeds.items()
+        )
+        return f"RandomModel\n{feeds}\n{onnx.printer.to_text(self.model.graph)}"
 
 
 @st.composite
@@ -868,7 +875,7 @@ STEPS: tuple[Step, ...] = (
     Step(where, lambda v: v.exact and is_number(v) and fits(v.shape)),
     Step(layer_norm, lambda v: is_float(v) and v.rank >= 1, min_opset=17),
     Step(gelu_written_out, is_float),
-    Step(layer_norm_written_out, lambda v: is_float(v) and v.rank >= 1),
+    Step(layer_norm_written_out, lambda v: v.dtype == F32 and v.rank >= 1),
     Step(attention_written_out, lambda v: is_float(v) and v.rank in (2, 3)),
     Step(duplicate, lambda v: v.name.startswith(DUPLICABLE)),
 )
