@@ -125,7 +125,7 @@ class TileKernelsPass(ModulePass):
         if not isinstance(target, TargetAttr):
             from ge.soc import load_profile
 
-            target = load_profile(None).target_attr()
+            target = load_profile().target_attr()
         for kernel in op.walk():
             if isinstance(kernel, KernelOp | TransDataOp):
                 self._tile(kernel, target)
