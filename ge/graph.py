@@ -604,7 +604,7 @@ class Graph:
 def _resolve_shape(source: Sequence[int], shape: Sequence[int]) -> list[int]:
     """A reshape target with at most one -1, inferred from the element count; raises ValueError
     for any other negative dimension or a target that does not hold the source's elements."""
-    shape = arguments.integers(shape, "Graph.add_reshape: shape")
+    shape = arguments.integers(shape, "Graph.add_reshape: shape", minimum=-1)
     if any(d < -1 for d in shape) or shape.count(-1) > 1:
         raise ValueError(
             f"cannot reshape {list(source)} into {shape}: dimensions are >= 0, and at most one may be -1 "
