@@ -46,7 +46,7 @@ from ge.dialects.common import int_attr, ints_attr
 from ge.dialects.graph.base import shape_error
 
 from . import arguments
-from .dtypes import element_type, numpy_dtype
+from .dtypes import dtype_name, element_type, numpy_dtype
 from .errors import GeError, VerificationError
 from .weights import WeightStore
 
@@ -68,7 +68,7 @@ class Tensor:
 
     @property
     def dtype(self) -> str:
-        return numpy_dtype(self.value.type.element_type).name  # type: ignore[union-attr]
+        return dtype_name(self.value.type.element_type)  # type: ignore[union-attr]
 
 
 ARGUMENTS: dict[str, arguments.Check] = {
