@@ -244,6 +244,8 @@ class Graph:
         if name in self._input_names:
             raise GeError(f"graph input '{name}' is declared twice")
         t = TensorType(element_type(dtype), _input_dims(name, shape))
+        if (problem := shape_error(t)) is not None:
+            raise GeError(f"graph input '{name}': {problem}")
         arg = self._block.insert_arg(t, len(self._block.args))
         arg.name_hint = _hint(name)
         self._input_names.append(name)

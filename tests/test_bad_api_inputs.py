@@ -220,6 +220,11 @@ CASES: dict[str, Case] = {
         GeError,
         "Graph.add_batchnorm needs an input with channels on axis 1, got shape [3]",
     ),
+    "an input with more elements than an int64 counts": (
+        lambda tmp: lambda: ge.Graph().add_input("x", [2**70]),
+        GeError,
+        "graph input 'x': tensor<1180591620717411303424xf32> has more elements than an int64 counts",
+    ),
     "a reshape to a string": (
         lambda tmp: with_input([2, 3], lambda g, x: g.add_reshape(x, ["a"])),
         GeError,
