@@ -585,7 +585,7 @@ class Graph:
         name = self._unique(name or "reshape")
         try:
             shape = _resolve_shape(x.shape, shape)
-        except ValueError as error:
+        except (ValueError, GeError) as error:
             raise VerificationError(f"node '{name}' (reshape): {error}") from None
         try:
             op = ops.ReshapeOp(x.value, shape)
@@ -604,22 +604,31 @@ class Graph:
 
 
 def _resolve_shape(source: Sequence[int], shape: Sequence[int]) -> list[int]:
-    """A reshape target with at most one -1, inferred from the element count; raises ValueError
-    for any other negative dimension or a target that does not hold the source's elements."""
-    shape = arguments.integers(shape, "Graph.add_reshape: shape", minimum=-1)
-    if any(d < -1 for d in shape) or shape.count(-1) > 1:
+    """A reshape target with at most one -1, inferred from the element count. A dynamic
+    dimension of the target (a copy of one of the source's) passes through; with as many dynamic
+    dimensions as the source, they are taken to be those copies and the -1 is inferred from the
+    static ones, else it stays dynamic. Raises ValueError for any other negative dimension or a
+    target that does not hold the source's elements."""
+    shape = arguments.integers(shape, "Graph.add_reshape: shape")
+    if any(d < -1 and d != DYNAMIC_INDEX for d in shape) or shape.count(-1) > 1:
         raise ValueError(
             f"cannot reshape {list(source)} into {shape}: dimensions are >= 0, and at most one may be -1 "
             "(inferred from the element count)"
         )
-    if -1 in shape:
-        known = math.prod(d for d in shape if d != -1)
-        if any(d < 0 for d in source):
-            return shape  # the -1 stays dynamic: only the run knows the element count
-        total = math.prod(source)
-        if known == 0 or total % known:
-            raise ValueError(f"cannot reshape {list(source)} ({total} elements) into {shape}")
-        shape[shape.index(-1)] = total // known
+    if -1 not in shape:
+        return shape
+    known = math.prod(d for d in shape if d not in (-1, DYNAMIC_INDEX))
+    total = math.prod(d for d in source if d != DYNAMIC_INDEX)
+    dynamic = shape.count(DYNAMIC_INDEX)
+    if dynamic != sum(d == DYNAMIC_INDEX for d in source):
+        shape[shape.index(-1)] = DYNAMIC_INDEX  # only the run knows the element count
+        return shape
+    if known == 0 or total % known:
+        if dynamic:
+            shape[shape.index(-1)] = DYNAMIC_INDEX
+            return shape
+        raise ValueError(f"cannot reshape {list(source)} ({total} elements) into {shape}")
+    shape[shape.index(-1)] = total // known
     return shape
 
 

@@ -228,12 +228,12 @@ CASES: dict[str, Case] = {
     "a reshape to a string": (
         lambda tmp: with_input([2, 3], lambda g, x: g.add_reshape(x, ["a"])),
         GeError,
-        "Graph.add_reshape: shape[0] must be an integer of at least -1, got 'a' (str)",
+        "node 'reshape' (reshape): Graph.add_reshape: shape[0] must be an integer, got 'a' (str)",
     ),
     "a reshape to a fraction": (
         lambda tmp: with_input([2, 3], lambda g, x: g.add_reshape(x, [1.5, 4])),
         GeError,
-        "Graph.add_reshape: shape[0] must be an integer of at least -1, got 1.5 (float)",
+        "node 'reshape' (reshape): Graph.add_reshape: shape[0] must be an integer, got 1.5 (float)",
     ),
     "a concat axis as a string": (
         lambda tmp: with_input([2], lambda g, x: g.add_concat([x, x], axis="0")),

@@ -396,3 +396,55 @@ def test_if_branches_of_one_dtype_import_whichever_is_taken() -> None:
     x = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
     np.testing.assert_array_equal(rep.run([x, np.array(True)])[0], np.maximum(x, 0))
     np.testing.assert_array_equal(rep.run([x, np.array(False)])[0], -x)
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [([0, -1], "tensor<?x12xf32>"), ([-1, 12], "tensor<?x12xf32>"), ([0, 2, -1], "tensor<?x2x6xf32>")],
+)
+def test_reshapes_of_a_dynamic_batch_keep_it_dynamic_and_print_back(target, expected) -> None:
+    """Flattening behind a dynamic batch (`Reshape(x, [0, -1])`, as exported CNNs do) infers the
+    static dimensions and keeps the batch `?`; the module prints as text that parses back."""
+    from xdsl.parser import Parser
+
+    from ge.context import make_context
+
+    proto = model(
+        [n("Reshape", ["x", "s"], ["y"])],
+        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 4])],
+        initializers=[numpy_helper.from_array(np.array(target, np.int64), "s")],
+    )
+    text = str(ge.GraphParser().parse_onnx(proto).module)
+    assert f"-> ({expected}" in text
+    Parser(make_context(), text).parse_module().verify()
+
+
+def test_a_negative_static_dimension_is_refused_by_the_ir() -> None:
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType, f32
+
+    from ge.dialects.graph.base import shape_error
+
+    assert shape_error(TensorType(f32, [2, -3])) == (
+        "tensor<2x-3xf32> has a negative dimension: a dimension is >= 0, or dynamic ('?')"
+    )
+    assert shape_error(TensorType(f32, [-1, 3])) is not None  # -1 is a size, not xDSL's '?'
+    assert shape_error(TensorType(f32, [DYNAMIC_INDEX, 3])) is None
+
+
+def test_a_number_left_off_the_wire_reads_as_its_default() -> None:
+    """proto3 writers omit 0, 0.0 and "": an INT attribute with no value is axis 0, as ONNX's
+    checker and onnxruntime read it."""
+    from oracle import run_onnxruntime
+
+    node = n("Softmax", ["x"], ["y"])
+    node.attribute.append(onnx.AttributeProto(name="axis", type=onnx.AttributeProto.INT))
+    proto = model(
+        [node],
+        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        outputs=[helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        opset=13,
+    )
+    onnx.checker.check_model(proto, full_check=True)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y,) = ge.backend.prepare(proto).run([x])
+    np.testing.assert_allclose(y, run_onnxruntime(proto, {"x": x})[0], rtol=1e-6)

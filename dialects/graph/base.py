@@ -110,7 +110,7 @@ def shape_error(t: Attribute) -> str | None:
     if not isinstance(t, TensorType):
         return None
     shape = t.get_shape()
-    if any(d < DYN for d in shape):
+    if any(d < 0 and d != DYN for d in shape):
         return f"{t} has a negative dimension: a dimension is >= 0, or dynamic ('?')"
     if math.prod(d for d in shape if d != DYN) > MAX_ELEMENTS:
         return f"{t} has more elements than an int64 counts"

@@ -151,13 +151,15 @@ def check_input_types(
 
 
 def _check_value_field(attribute: onnx.AttributeProto, kind: str, where: str) -> None:
-    """Refuses an attribute that holds no value of its type, or a value in another type's field
-    (an INT attribute with only `f` set would otherwise read as 0)."""
+    """Refuses a value in another type's field (an INT attribute with only `f` set would
+    otherwise read as 0), or a tensor or graph attribute without one. A number or string left
+    off the wire is its type's default (proto3 writers omit 0, 0.0 and ""), as ONNX's checker and
+    onnxruntime read it."""
     scalars = [f for f in _SCALAR_FIELDS.values() if attribute.HasField(f)]
     lists = [f for f in _LIST_FIELDS.values() if len(getattr(attribute, f))]
     expected = _SCALAR_FIELDS.get(kind) or _LIST_FIELDS.get(kind)
     stray = [f for f in scalars + lists if f != expected]
-    missing = kind in _SCALAR_FIELDS and expected not in scalars
+    missing = kind in _SCALAR_FIELDS and kind not in ("INT", "FLOAT", "STRING") and expected not in scalars
     if stray or missing:
         held = ", ".join(f"'{f}'" for f in scalars + lists) or "no value"
         raise InvalidModelError(
