@@ -12,6 +12,7 @@ import math
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, SSAValue
 
+from ge.arguments import integer
 from ge.dialects.common import describe
 from ge.dtypes import numpy_dtype
 from ge.errors import GeError
@@ -33,10 +34,8 @@ def check_max_tensor_bytes(module: ModuleOp, limit: object, error: type[GeError]
 
 
 def check_limit(limit: object, error: type[GeError]) -> int:
-    """`limit` when it is a valid max_tensor_bytes: a positive integer."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise error(f"max_tensor_bytes must be a positive number of bytes, got {limit!r}")
-    return limit
+    """`limit` when it is a valid max_tensor_bytes: a positive integer (a numpy one too)."""
+    return integer(limit, "max_tensor_bytes (a number of bytes)", 1, error)
 
 
 def tensor_bytes(t: Attribute) -> int | None:

@@ -225,6 +225,11 @@ CASES: dict[str, Case] = {
         GeError,
         "graph input 'x': tensor<1180591620717411303424xf32> has more elements than an int64 counts",
     ),
+    "a parser limit given as text": (
+        lambda tmp: lambda: ge.GraphParser(max_tensor_bytes="1"),
+        GeError,
+        "max_tensor_bytes (a number of bytes) must be an integer of at least 1, got '1' (str)",
+    ),
     "a reshape to a string": (
         lambda tmp: with_input([2, 3], lambda g, x: g.add_reshape(x, ["a"])),
         GeError,

@@ -289,7 +289,7 @@ CASES: dict[str, tuple[Callable[[Path], Callable[[], object]], type[GeError], st
     "a limit that is not a number": (
         lambda tmp: lambda: ge.GraphCompiler().compile(relu_graph(), max_tensor_bytes="4G"),
         CompileError,
-        "max_tensor_bytes must be a positive number of bytes",
+        "max_tensor_bytes (a number of bytes) must be an integer of at least 1",
     ),
 }
 

@@ -119,7 +119,8 @@ def main(args: Sequence[str] | None = None) -> None:
         print(f"ge-opt: error: {_message(error)}", file=sys.stderr)
         sys.exit(1)
     except OSError as error:  # e.g. -o into a directory that does not exist
-        print(f"ge-opt: error: cannot open '{error.filename}': {error.strerror}", file=sys.stderr)
+        where = f"cannot open '{error.filename}': " if error.filename else ""
+        print(f"ge-opt: error: {where}{error.strerror or error}", file=sys.stderr)
         sys.exit(1)
     except NotImplementedError as error:  # xDSL parses, but cannot store, e.g. array<i648: ...>
         print(f"ge-opt: error: the input uses what xDSL cannot represent: {error}", file=sys.stderr)

@@ -117,7 +117,8 @@ class AssignStreamsPass(ModulePass):
         (model,) = models
         launched = launches(op)
         infos = [info for _, info in launched]
-        costs = {info.name: kernel_cost(info, soc).latency_us for info in infos}
+        sunk_costs = [kernel_cost(info, soc, sunk=True) for info in infos]
+        costs = {info.name: cost.latency_us for info, cost in zip(infos, sunk_costs, strict=True)}
         order = dependencies(model, [launch for launch, _ in launched])
         if not self.fastest or self.max_streams == 1:
             assign_streams(model, self.max_streams, costs, order)
@@ -126,7 +127,6 @@ class AssignStreamsPass(ModulePass):
         # events, and launches that fill every core cannot overlap anyway.
         candidates = range(1, self.max_streams + 1) if self.max_streams <= 8 else (1, self.max_streams)
         best, best_latency = 1, math.inf
-        sunk_costs = [kernel_cost(info, soc, sunk=True) for info in infos]
         for count in candidates:
             assign_streams(model, count, costs, order)
             latency = simulate(op, sunk=True, kernels=(infos, sunk_costs)).latency_us

@@ -436,7 +436,12 @@ class Importer:
             results = self.converters[converter_key(proto.domain, proto.op_type)](self, node)
         except (GeError, ValueNeeded):
             raise
-        except (ValueError, TypeError, KeyError, IndexError, ArithmeticError, MemoryError) as error:
+        except MemoryError:
+            raise GeError(
+                f"{proto.op_type} at node '{name}': the machine ran out of memory importing it; "
+                "lower max_tensor_bytes to have such a model refused before it allocates"
+            ) from None
+        except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as error:
             # A converter that meets values it does not expect: say which node, with which
             # attributes and known inputs, rather than where in the converter it broke.
             raise InvalidModelError(
