@@ -40,7 +40,7 @@ def check_options(options: Mapping[str, object]) -> dict[str, object]:
     """`precision_mode` and the COMPILE_OPTIONS given, checked; the others are refused."""
     unknown = sorted(set(options) - {"precision_mode", *COMPILE_OPTIONS})
     if unknown:
-        known = ", ".join(COMPILE_OPTIONS)
+        known = ", ".join(("precision_mode", *COMPILE_OPTIONS))
         raise CompileError(f"unknown compile options: {', '.join(map(str, unknown))} (known: {known})")
     checked = dict(options)
     mode = options.get("precision_mode", PRECISION_MODES[0])

@@ -313,14 +313,14 @@ def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, prefix: str) -> 
 
 
 class _Bytes:
-    """An array's bytes as a key: hashed by its dtype, shape and a sample of its bytes, equal when
-    every byte is (so weights are not hashed in full, and only alike ones compared)."""
+    """An array's bytes as a key: hashed by its dtype, shape and 64 bytes sampled across it, equal
+    when every byte is (so weights are not hashed in full, and only alike ones compared)."""
 
     __slots__ = ("bytes", "_hash")
 
     def __init__(self, array: np.ndarray) -> None:
         self.bytes = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-        sample = (self.bytes[:64].tobytes(), self.bytes[-64:].tobytes())
+        sample = self.bytes[:: max(1, self.bytes.size // 64)][:64].tobytes()
         self._hash = hash((array.dtype.str, array.shape, sample))
 
     def __hash__(self) -> int:
