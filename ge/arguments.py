@@ -61,6 +61,39 @@ def pair(minimum: int) -> Check:
     return check
 
 
+def number(value: object, where: str) -> float | int | bool:
+    """A real number (a numpy one too): a constant's value, so a bool is one as well."""
+    if not isinstance(value, int | float | np.integer | np.floating | np.bool_):
+        raise GeError(f"{where} must be a number, got {shown(value)}")
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def positive(value: object, where: str) -> float:
+    """A number above 0 (an epsilon), never a bool."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
+        raise GeError(f"{where} must be a number above 0, got {shown(value)}")
+    if not value > 0:
+        raise GeError(f"{where} must be a number above 0, got {value}")
+    return float(value)
+
+
+def flag(value: object, where: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise GeError(f"{where} must be True or False, got {shown(value)}")
+    return bool(value)
+
+
+def array(value: object, where: str) -> np.ndarray:
+    """Numbers (an array or what numpy makes one of), not objects or text."""
+    try:
+        data = np.asarray(value)
+    except (ValueError, TypeError) as error:
+        raise GeError(f"{where} must be an array of numbers, got {shown(value)}: {error}") from None
+    if data.dtype.kind in "OUSM":
+        raise GeError(f"{where} must be an array of numbers, got {shown(value)} (dtype {data.dtype})")
+    return data
+
+
 def text(value: object, where: str) -> str:
     if not isinstance(value, str):
         raise GeError(f"{where} must be a string, got {shown(value)}")

@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
 from ge.dialects import graph as ops
@@ -84,13 +85,59 @@ ARGUMENTS: dict[str, arguments.Check] = {
     "stride": arguments.pair(1),
     "padding": arguments.pair(0),
     "dilation": arguments.pair(1),
+    "epsilon": arguments.positive,
+    "value": arguments.number,
+    "ceil_mode": arguments.flag,
+    "count_include_pad": arguments.flag,
+    "bias": arguments.flag,
+    "weight": arguments.array,
+    "bias_value": arguments.array,
+    "scale": arguments.array,
+    "mean": arguments.array,
+    "var": arguments.array,
+    "shape": arguments.integers,
+    "op_class": lambda value, where: _graph_op_class(value, where),
+    "properties": lambda value, where: _properties(value, where),
 }
-"""The check of each `Graph` method parameter, by name: a name means the same thing everywhere."""
+"""The check of each `Graph` method parameter, by name: a name means the same thing everywhere,
+but for the exceptions of `METHOD_ARGUMENTS`."""
+
+METHOD_ARGUMENTS: dict[tuple[str, str], arguments.Check] = {
+    ("add_batchnorm", "bias"): arguments.array,  # the learned shift, as torch names it
+    ("add_input", "shape"): lambda value, where: value,  # -1 and None: `_input_dims` checks them
+    ("add_constant", "array"): arguments.array,
+    ("add_reshape", "shape"): lambda value, where: value,  # checked with the node named
+    ("__init__", "weights"): lambda value, where: _weight_store(value, where),
+}
 
 TENSORS = ("x", "a", "b", "tensor")
 """Parameters that take one tensor of the graph; `inputs` takes a list of them."""
 
 Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def _graph_op_class(value: object, where: str) -> type[Operation]:
+    if not (
+        isinstance(value, type) and issubclass(value, IRDLOperation) and hasattr(value, "build_inferred")
+    ):
+        raise GeError(
+            f"{where} must be an ascend.graph op class (ge.dialects.graph), got {arguments.shown(value)}"
+        )
+    return value
+
+
+def _weight_store(value: object, where: str) -> WeightStore:
+    if not isinstance(value, WeightStore):
+        raise GeError(f"{where} must be a ge.weights.WeightStore, got {arguments.shown(value)}")
+    return value
+
+
+def _properties(value: object, where: str) -> Mapping[str, Attribute]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, Attribute) for k, v in value.items()
+    ):
+        raise GeError(f"{where} must map property names to xDSL attributes, got {arguments.shown(value)}")
+    return value
 
 
 def checked(method: Method) -> Method:
@@ -101,7 +148,10 @@ def checked(method: Method) -> Method:
 
     @functools.wraps(method)
     def wrapper(self: Graph, *args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(self, *args, **kwargs)
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError as error:  # a missing, unknown or repeated argument
+            raise GeError(f"{function}: {error}") from None
         bound.apply_defaults()
         for name, value in list(bound.arguments.items())[1:]:
             if value is None and signature.parameters[name].default is None:
@@ -110,8 +160,8 @@ def checked(method: Method) -> Method:
                 self._own(value, function, name)
             elif name == "inputs":
                 self._own_all(value, function, name)
-            elif name in ARGUMENTS:
-                bound.arguments[name] = ARGUMENTS[name](value, f"{function}: {name}")
+            elif (check := METHOD_ARGUMENTS.get((method.__name__, name), ARGUMENTS.get(name))) is not None:
+                bound.arguments[name] = check(value, f"{function}: {name}")
         return method(*bound.args, **bound.kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -252,10 +302,22 @@ class Graph:
         return Tensor(arg, name)
 
     def set_outputs(self, outputs: Sequence[tuple[Tensor, str]]) -> None:
-        """Replaces the graph's outputs by these tensors, with these names."""
-        self._outputs = []
-        for tensor, name in outputs:
-            self.add_output(tensor, name)
+        """Replaces the graph's outputs by these tensors, with these names (all or none)."""
+        if isinstance(outputs, str | bytes) or not isinstance(outputs, Sequence):
+            raise GeError(
+                f"Graph.set_outputs takes a list of (Tensor, name) pairs, got {arguments.shown(outputs)}"
+            )
+        for index, pair in enumerate(outputs):
+            if not isinstance(pair, tuple | list) or len(pair) != 2:
+                got = arguments.shown(pair)
+                raise GeError(f"Graph.set_outputs: outputs[{index}] must be a (Tensor, name) pair, got {got}")
+        previous, self._outputs = self._outputs, []
+        try:
+            for tensor, name in outputs:
+                self.add_output(tensor, name)
+        except GeError:
+            self._outputs = previous
+            raise
 
     @checked
     def add_output(self, tensor: Tensor, name: str | None = None) -> None:

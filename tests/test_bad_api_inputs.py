@@ -230,6 +230,56 @@ CASES: dict[str, Case] = {
         GeError,
         "max_tensor_bytes (a number of bytes) must be an integer of at least 1, got '1' (str)",
     ),
+    "a splat of None": (
+        lambda tmp: lambda: ge.Graph().add_splat(None, [2]),
+        GeError,
+        "Graph.add_splat: value must be a number, got None (NoneType)",
+    ),
+    "a splat of text": (
+        lambda tmp: lambda: ge.Graph().add_splat("a", [2]),
+        GeError,
+        "Graph.add_splat: value must be a number, got 'a' (str)",
+    ),
+    "an epsilon given as text": (
+        lambda tmp: with_input([1, 2, 4, 4], lambda g, x: g.add_batchnorm(x, epsilon="x")),
+        GeError,
+        "Graph.add_batchnorm: epsilon must be a number above 0, got 'x' (str)",
+    ),
+    "a zero epsilon": (
+        lambda tmp: with_input([1, 2, 4, 4], lambda g, x: g.add_batchnorm(x, epsilon=0.0)),
+        GeError,
+        "Graph.add_batchnorm: epsilon must be a number above 0, got 0.0",
+    ),
+    "a ceil mode given as text": (
+        lambda tmp: with_input([1, 2, 4, 4], lambda g, x: g.add_avgpool(x, 2, ceil_mode="yes")),
+        GeError,
+        "Graph.add_avgpool: ceil_mode must be True or False, got 'yes' (str)",
+    ),
+    "a bias switch given as text": (
+        lambda tmp: with_input([2, 3], lambda g, x: g.add_linear(x, 4, bias="no")),
+        GeError,
+        "Graph.add_linear: bias must be True or False, got 'no' (str)",
+    ),
+    "a batchnorm shift of text": (
+        lambda tmp: with_input([1, 2, 4, 4], lambda g, x: g.add_batchnorm(x, bias=["a", "b"])),
+        GeError,
+        "Graph.add_batchnorm: bias must be an array of numbers",
+    ),
+    "an op given by name": (
+        lambda tmp: with_input([2], lambda g, x: g.add_op("relu", [x])),
+        GeError,
+        "Graph.add_op: op_class must be an ascend.graph op class (ge.dialects.graph), got 'relu' (str)",
+    ),
+    "a missing argument": (
+        lambda tmp: with_input([1, 2, 4, 4], lambda g, x: g.add_conv2d(x, 4)),
+        GeError,
+        "Graph.add_conv2d: missing a required argument: 'kernel_size'",
+    ),
+    "outputs that are not pairs": (
+        lambda tmp: lambda: ge.Graph().set_outputs(None),
+        GeError,
+        "Graph.set_outputs takes a list of (Tensor, name) pairs, got None (NoneType)",
+    ),
     "a reshape to a string": (
         lambda tmp: with_input([2, 3], lambda g, x: g.add_reshape(x, ["a"])),
         GeError,
@@ -524,3 +574,30 @@ def test_strings_given_as_python_objects_or_utf8_bytes_run() -> None:
     rep = ge.backend.prepare(string_identity())
     (out,) = rep.run({"s": np.array(["é", b"\xc3\xa9t\xc3\xa9"], dtype=object)})
     assert out.tolist() == ["é", "été"]
+
+
+def test_every_graph_parameter_is_checked() -> None:
+    """Each parameter of a public `Graph` method has a check: a tensor one, a named one, or a
+    method's own; a new parameter without one fails here."""
+    import inspect
+
+    from ge.graph import ARGUMENTS, METHOD_ARGUMENTS, TENSORS
+
+    unchecked = []
+    for name, method in inspect.getmembers(ge.Graph, inspect.isfunction):
+        if name.startswith("_") and name != "__init__" or name == "set_outputs":
+            continue
+        for parameter in list(inspect.signature(method).parameters)[1:]:
+            known = parameter in TENSORS or parameter == "inputs" or parameter in ARGUMENTS
+            if not known and (name, parameter) not in METHOD_ARGUMENTS:
+                unchecked.append(f"{name}({parameter})")
+    assert unchecked == []
+
+
+def test_set_outputs_keeps_the_old_outputs_when_one_is_bad() -> None:
+    g = ge.Graph()
+    x = g.add_input("x", [2])
+    g.add_output(g.add_relu(x), "y")
+    with pytest.raises(GeError, match="takes a Tensor of this graph"):
+        g.set_outputs([(x, "a"), (None, "b")])
+    assert g.outputs == ["y"]
