@@ -339,6 +339,34 @@ CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
         InvalidModelError,
         "node 'sc': required attribute 'num_scan_inputs' is missing",
     ),
+    "If's taken branch declaring another dtype than it computes": (
+        parse(
+            model(
+                [
+                    n(
+                        "If",
+                        ["c"],
+                        ["y"],
+                        name="iff",
+                        then_branch=helper.make_graph(
+                            [n("Relu", ["x"], ["t"])],
+                            "then",
+                            [],
+                            [helper.make_tensor_value_info("t", TensorProto.INT64, [2])],
+                        ),
+                        else_branch=helper.make_graph(
+                            [n("Neg", ["x"], ["e"])], "else", [], [helper.make_empty_tensor_value_info("e")]
+                        ),
+                    )
+                ],
+                inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                initializers=[numpy_helper.from_array(np.array(True), "c")],
+            )
+        ),
+        InvalidModelError,
+        "subgraph 'then' at 'iff/then/': output 't' is declared tensor(int64), "
+        "but the graph computes tensor(float)",
+    ),
 }
 
 

@@ -399,9 +399,14 @@ class Importer:
             outputs = [self.resolve(o.name) for o in graph.output]
         finally:
             self.scopes.pop()
-        for name in outputs:
+        where = f"subgraph '{graph.name}' at '{prefix}'"
+        for declared, name in zip(graph.output, outputs, strict=True):
             if name not in self.values:
                 raise InvalidModelError(f"subgraph '{graph.name}' output '{name}' is produced by no node")
+            check_declared_type(declared, self.values[name], f"{where}: output")
+        for value_info in graph.value_info:
+            if (name := scope.get(value_info.name)) is not None and name in self.values:
+                check_declared_type(value_info, self.values[name], f"{where}: value")
         return outputs
 
     def convert(self, proto: onnx.NodeProto, name: str) -> None:
