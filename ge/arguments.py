@@ -100,11 +100,12 @@ def text(value: object, where: str) -> str:
     return value
 
 
-def dtype_name(value: object, where: str) -> object:
+def dtype(value: object, where: str) -> object:
     """A dtype as a name ("float32"), a numpy dtype or a numpy scalar type, when `ge` knows it."""
     from .dtypes import element_type
 
-    if not isinstance(value, str | np.dtype | type):
+    scalar_type = isinstance(value, type) and issubclass(value, np.generic)
+    if not (isinstance(value, str | np.dtype) or scalar_type):
         raise GeError(f"{where} must be a dtype name such as 'float32', got {shown(value)}")
     try:
         element_type(value)

@@ -75,7 +75,7 @@ class Tensor:
 ARGUMENTS: dict[str, arguments.Check] = {
     "name": arguments.text,
     "seed": arguments.at_least(0),
-    "dtype": arguments.dtype_name,
+    "dtype": arguments.dtype,
     "axis": arguments.integer,
     "perm": arguments.integers,
     "out_channels": arguments.at_least(0),

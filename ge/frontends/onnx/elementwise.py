@@ -8,7 +8,7 @@ accept is refused as an unsupported dtype rather than computed some other way.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import AnyFloat, StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr
@@ -80,7 +80,7 @@ def _mod(imp: Importer, node: Node) -> list[Tensor]:
     fmod = int(node.attr("fmod", 0))
     if fmod not in (0, 1):
         raise node.invalid(f"attribute 'fmod' is {fmod}: it must be 0 or 1")
-    floats = [t.dtype for t in node.inputs[:2] if t.dtype.startswith(("float", "bfloat"))]
+    floats = [t.dtype for t in node.inputs[:2] if isinstance(t.value.type.element_type, AnyFloat)]
     if fmod == 0 and floats and node.opset < 28:
         raise node.invalid(
             f"attribute 'fmod' is 0 on {floats[0]} inputs: before opset 28, ONNX defines fmod=0 for "
