@@ -264,7 +264,7 @@ def _range(imp: Importer, node: Node) -> list[np.ndarray]:
         if step == 0:
             raise node.invalid("input #2 ('delta') is 0: Range needs a nonzero step")
         count = max(-((first - last) // step), 0)
-        node.allocate((count,), dtype)
+        node.allocate((count,), np.dtype(np.int64))  # computed in int64, then narrowed
         return [(first + step * np.arange(count, dtype=np.int64)).astype(dtype)]
     compute = np.dtype(np.float32) if dtype.itemsize == 2 else dtype
     if dtype.itemsize == 2 and int(node.attr("stash_type", 1)) == 11:
@@ -273,7 +273,7 @@ def _range(imp: Importer, node: Node) -> list[np.ndarray]:
     if step == 0:
         raise node.invalid("input #2 ('delta') is 0: Range needs a nonzero step")
     count = max(math.ceil((float(last) - float(first)) / float(step)), 0)
-    node.allocate((count,), dtype)
+    node.allocate((count,), compute)  # computed in `compute`, then narrowed
     return [(first + np.arange(count, dtype=compute) * step).astype(dtype)]
 
 
