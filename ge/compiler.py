@@ -25,6 +25,7 @@ from ge.passes.pipelines import DEFAULT_STREAMS, pipeline
 
 from . import artifact
 from .arguments import shown
+from .collection import without_collection
 from .context import make_context
 from .dtypes import numpy_dtype
 from .errors import CompileError, GeError, VerificationError
@@ -172,6 +173,7 @@ class GraphCompiler:
             options=saved.options,
         )
 
+    @without_collection
     def compile(
         self,
         graph: Graph,

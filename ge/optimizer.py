@@ -31,6 +31,7 @@ from ge.passes.pipelines import FUSION, PREPARE, graph_passes
 from ge.passes.stream.plan_memory import MEMORY_ATTR
 
 from . import arguments
+from .collection import without_collection
 from .compiler import GraphCompiler, require_graph
 from .context import make_context
 from .errors import CompileError, GeError
@@ -103,6 +104,7 @@ class GraphOptimizer:
         fast = compiler.compile(after, target=target, optimization_level=0).modelled_latency_us()
         return slow / fast
 
+    @without_collection
     def _run(self, graph: Graph, passes: Sequence[ModulePass], method: str) -> Graph:
         result = require_graph(graph, f"GraphOptimizer.{method}").copy()
         module = result.module

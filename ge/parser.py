@@ -6,6 +6,7 @@ from pathlib import Path
 
 import onnx
 
+from .collection import without_collection
 from .errors import GeError
 from .graph import Graph
 from .limits import DEFAULT_MAX_TENSOR_BYTES, check_limit
@@ -21,6 +22,7 @@ class GraphParser:
     def __init__(self, max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES):
         self.max_tensor_bytes = check_limit(max_tensor_bytes, GeError)
 
+    @without_collection
     def parse_onnx(self, model: str | Path | bytes | onnx.ModelProto) -> Graph:
         """Imports an ONNX model (a path, serialized bytes or a `ModelProto`), opset 6 and up.
 
