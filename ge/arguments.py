@@ -83,14 +83,16 @@ def flag(value: object, where: str) -> bool:
     return bool(value)
 
 
-def array(value: object, where: str) -> np.ndarray:
-    """Numbers (an array or what numpy makes one of), not objects or text."""
+def array(value: object, where: str, text: bool = False) -> np.ndarray:
+    """Numbers (an array or what numpy makes one of), not objects, dates or (unless `text`)
+    strings."""
+    kind = "an array of numbers or strings" if text else "an array of numbers"
     try:
         data = np.asarray(value)
     except (ValueError, TypeError) as error:
-        raise GeError(f"{where} must be an array of numbers, got {shown(value)}: {error}") from None
-    if data.dtype.kind in "OUSM":
-        raise GeError(f"{where} must be an array of numbers, got {shown(value)} (dtype {data.dtype})")
+        raise GeError(f"{where} must be {kind}, got {shown(value)}: {error}") from None
+    if data.dtype.kind in ("OMm" if text else "OUSMm"):
+        raise GeError(f"{where} must be {kind}, got {shown(value)} (dtype {data.dtype})")
     return data
 
 

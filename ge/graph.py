@@ -105,7 +105,7 @@ but for the exceptions of `METHOD_ARGUMENTS`."""
 METHOD_ARGUMENTS: dict[tuple[str, str], arguments.Check] = {
     ("add_batchnorm", "bias"): arguments.array,  # the learned shift, as torch names it
     ("add_input", "shape"): lambda value, where: value,  # -1 and None: `_input_dims` checks them
-    ("add_constant", "array"): arguments.array,
+    ("add_constant", "array"): lambda value, where: arguments.array(value, where, text=True),
     ("add_reshape", "shape"): lambda value, where: value,  # checked with the node named
     ("__init__", "weights"): lambda value, where: _weight_store(value, where),
 }
