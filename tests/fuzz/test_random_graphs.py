@@ -3,9 +3,9 @@ and run on the emulator against onnxruntime, and each graph pass checked with th
 interpreter before and after it, so that a wrong result names the pass that made it.
 
 Examples per test, by hypothesis profile (tests/conftest.py): `EXAMPLES["ci"]` under `make test`
-(fixed examples; about two minutes on two cores for the file) and `EXAMPLES["fuzz"]` under
-`make fuzz` (fresh ones; 5,000 graphs over the file's six tests); another profile's
-`max_examples` otherwise.
+(the same 7,200 graphs over the file's six tests on every run; with the mutation fuzzers, about
+two minutes of tests/fuzz on two cores) and `EXAMPLES["fuzz"]` under `make fuzz` (5,000 fresh
+ones); another profile's `max_examples` otherwise.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ge.context import make_context
 from ge.interpreter import run_function
 from ge.passes.pipelines import graph_passes
 
-EXAMPLES = {"ci": 400, "fuzz": 834}
+EXAMPLES = {"ci": 1200, "fuzz": 834}
 TESTS = settings(
     max_examples=EXAMPLES.get(settings.get_current_profile_name(), settings().max_examples),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
