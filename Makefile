@@ -1,5 +1,5 @@
 # Two commands set everything up from a fresh clone: `make demo` and `make test`.
-# Both install the exact versions of requirements/*.txt (pip-compile's locks); `make lock`
+# Both install the exact versions of requirements.txt and requirements-dev.txt (pip-compile's locks); `make lock`
 # refreshes the locks, `make test-latest` runs the suite on the newest releases pyproject allows.
 PYTHON ?= python3
 VENV := .venv
@@ -16,15 +16,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Reinstall only when the lock or the packaging changes (the install is editable).
-$(VENV)/.installed: requirements/run.txt pyproject.toml | $(BIN)/python
-	$(PIP) install -r requirements/run.txt
+$(VENV)/.installed: requirements.txt pyproject.toml | $(BIN)/python
+	$(PIP) install -r requirements.txt
 	$(INSTALL_GE)
 	touch $@
 
 # pip-sync (pip-tools, in the dev lock) also removes what a refreshed lock no longer lists.
-$(VENV)/.installed-dev: requirements/dev.txt pyproject.toml | $(BIN)/python
-	$(PIP) install -r requirements/dev.txt
-	$(BIN)/pip-sync --quiet requirements/dev.txt
+$(VENV)/.installed-dev: requirements-dev.txt pyproject.toml | $(BIN)/python
+	$(PIP) install -r requirements-dev.txt
+	$(BIN)/pip-sync --quiet requirements-dev.txt
 	$(INSTALL_GE)
 	touch $(VENV)/.installed $@
 
@@ -57,8 +57,8 @@ format: $(VENV)/.installed-dev
 COMPILE := $(BIN)/pip-compile --quiet --upgrade --allow-unsafe --strip-extras --all-build-deps \
 	--no-emit-index-url --no-emit-find-links
 lock: $(VENV)/.installed-dev
-	$(COMPILE) --extra dev -o requirements/dev.txt pyproject.toml
-	$(COMPILE) -c requirements/dev.txt -o requirements/run.txt pyproject.toml
+	$(COMPILE) --extra dev -o requirements-dev.txt pyproject.toml
+	$(COMPILE) -c requirements-dev.txt -o requirements.txt pyproject.toml
 
 # Not part of CI: finds a breaking release before a lock refresh does.
 test-latest:
