@@ -24,7 +24,7 @@ from ge.dialects.stream import KernelFuncOp
 from ge.dtypes import bfloat16, numpy_dtype
 from ge.layout import from_device, to_device
 from ge.semantics import evaluate, widen
-from ge.semantics.fused import epilogue
+from ge.semantics.core import epilogue
 from ge.semantics.nn import gemm_scale
 
 from . import cube

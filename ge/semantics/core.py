@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import IsTerminator
 
+from ge.dialects import graph as ops
 from ge.dialects.common import describe
 from ge.dialects.graph import (
     ConstOp,
@@ -34,7 +35,6 @@ from . import (
     attention,
     detection,
     elementwise,
-    fused,
     indexing,
     linalg,
     nn,
@@ -151,12 +151,33 @@ def _const(op: ConstOp, weights: WeightStore | None) -> np.ndarray:
     return constant_array(op.value, op.result.type, weights)
 
 
+def _fused(op: ops.FusedOp, *operands: np.ndarray) -> np.ndarray:
+    """A fused op: its base op's semantics, then its epilogue region run with `run_block`.
+    Nothing is computed here that the base op's and the epilogue ops' own semantics do not."""
+    split = len(operands) - op.num_extras
+    accumulator = IMPLEMENTATIONS[op.BASE](op, *operands[:split])
+    return epilogue(op, accumulator, operands[split:])
+
+
+def epilogue(op: ops.FusedOp, accumulator: np.ndarray, extras: Sequence[np.ndarray]) -> np.ndarray:
+    """The fused op's result from its base op's `accumulator` and its `extras`; the accumulator is
+    rounded to its stored type first, as the unfused graph stores it."""
+    block = op.epilogue.block
+    args = [accumulator, *extras]
+    stored = [
+        a.astype(numpy_dtype(arg.type.element_type), copy=False)
+        for a, arg in zip(args, block.args, strict=True)
+    ]
+    (result,) = run_block(block, stored)
+    return result.astype(np.float32) if result.dtype in _NARROW_FLOATS else result
+
+
 IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
     ConstOp: _const,
+    **{fused_op: _fused for fused_op in ops.FUSED_BY_BASE.values()},
     **attention.IMPLEMENTATIONS,
     **detection.IMPLEMENTATIONS,
     **elementwise.IMPLEMENTATIONS,
-    **fused.IMPLEMENTATIONS,
     **indexing.IMPLEMENTATIONS,
     **linalg.IMPLEMENTATIONS,
     **nn.IMPLEMENTATIONS,
