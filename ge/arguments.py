@@ -7,6 +7,7 @@ truncate `1.5` to 1: these refuse everything but real integers.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -94,6 +95,12 @@ def array(value: object, where: str, text: bool = False) -> np.ndarray:
     if data.dtype.kind in ("OMm" if text else "OUSMm"):
         raise GeError(f"{where} must be {kind}, got {shown(value)} (dtype {data.dtype})")
     return data
+
+
+def path(value: object, where: str, error: type[GeError] = GeError) -> None:
+    """Refuses what is not a file path (a string or an os.PathLike)."""
+    if not isinstance(value, str | os.PathLike):
+        raise error(f"{where} must be a file path, got {shown(value)}")
 
 
 def text(value: object, where: str) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
 from ge.dialects.stream import ModelOp
 
-from .arguments import shown
+from . import arguments
 from .context import make_context
 from .errors import CompileError, GeError, InvalidModelError
 from .options import check_optimization_level, check_options
@@ -48,7 +47,7 @@ class Artifact:
 
 
 def save(model: Artifact, path: str | Path) -> None:
-    _check_path(path, "CompiledModel.save")
+    arguments.path(path, "CompiledModel.save: path")
     ir = str(model.module).encode()
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -68,7 +67,7 @@ def save(model: Artifact, path: str | Path) -> None:
 
 
 def load(path: str | Path) -> Artifact:
-    _check_path(path, "GraphCompiler.load")
+    arguments.path(path, "GraphCompiler.load: path")
     try:
         data = Path(path).read_bytes()
     except OSError as error:
@@ -167,8 +166,3 @@ def _check_contents(module: ModuleOp, manifest: dict[str, Any], path: str | Path
             f"'{path}': the model is compiled for {soc!r}, which is no known SoC "
             f"({', '.join(known_socs())}; a SoC of your own is found through GE_SOC_PATH)"
         )
-
-
-def _check_path(path: object, where: str) -> None:
-    if not isinstance(path, str | os.PathLike):
-        raise GeError(f"{where} takes a file path, got {shown(path)}")

@@ -23,7 +23,7 @@ from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.stream import LaunchOp, ModelOp, model_of
 from ge.passes.pipelines import DEFAULT_STREAMS, pipeline
 
-from . import artifact
+from . import arguments, artifact
 from .arguments import shown
 from .collection import without_collection
 from .context import make_context
@@ -194,7 +194,8 @@ class GraphCompiler:
         optimization_level = check_optimization_level(optimization_level)
         checked = check_options({"precision_mode": precision_mode, **options})
         max_streams = checked.get("max_streams", DEFAULT_STREAMS[optimization_level])
-        _check_path(fusion_report, "fusion_report", none=True)
+        if fusion_report is not None:
+            arguments.path(fusion_report, "fusion_report", CompileError)
         start = time.perf_counter()
         profile = load_profile(target)
         module = graph.module.clone()
@@ -247,7 +248,7 @@ def read_fusion_switch(source: str | Path | Mapping[str, object] | None) -> set[
     if isinstance(source, Mapping):
         data: object = source
     else:
-        _check_path(source, "fusion_switch_file (or its parsed JSON, a dict)")
+        arguments.path(source, "fusion_switch_file (or its parsed JSON, a dict)", CompileError)
         try:
             data = json.loads(Path(source).read_text())
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:
@@ -271,11 +272,6 @@ def require_graph(graph: object, where: str, error: type[GeError] = GeError) -> 
             "ge.GraphParser().parse_onnx, which returns a ge.Graph)"
         )
     return graph
-
-
-def _check_path(path: object, what: str, none: bool = False) -> None:
-    if not (isinstance(path, str | os.PathLike) or (none and path is None)):
-        raise CompileError(f"{what} must be a file path, got {shown(path)}")
 
 
 def _verify(module: ModuleOp, what: str) -> None:

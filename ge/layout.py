@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge.dialects.formats import FRACTAL, device_shape
+from ge.errors import CompileError
 
 
 def to_device(array: np.ndarray, fmt: str, c0: int, groups: int = 1) -> np.ndarray:
@@ -90,3 +91,9 @@ def address_space(size: int) -> np.ndarray:
     and shapes for layout questions (which bytes a view covers) without allocating an arena.
     Its data must never be read or written."""
     return np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), shape=(max(size, 0),), strides=(1,))
+
+
+def check_alignment(alignment: int, where: str) -> None:
+    """Refuses a buffer alignment that is not a power of two (`where`: the pass that takes it)."""
+    if alignment < 1 or alignment & (alignment - 1):
+        raise CompileError(f"{where}: alignment must be a power of two, got {alignment}")

@@ -47,8 +47,15 @@ def tensor_bytes(t: Attribute) -> int | None:
 
 def _check(value: SSAValue, limit: int, error: type[GeError], where: str) -> None:
     size = tensor_bytes(value.type)
-    if size is not None and size > limit:
+    if size is not None:
+        check_bytes(size, str(value.type), limit, error, where)
+
+
+def check_bytes(size: int, what: str, limit: int, error: type[GeError], where: str) -> None:
+    """Raises `error` naming `where` if a tensor of `size` bytes (`what`: its type or shape)
+    would exceed `limit`."""
+    if size > limit:
         raise error(
-            f"{where} would hold a tensor of {size:,} bytes ({value.type}), over max_tensor_bytes "
+            f"{where} would hold a tensor of {size:,} bytes ({what}), over max_tensor_bytes "
             f"= {limit:,}; raise the limit if the machine has the memory"
         )

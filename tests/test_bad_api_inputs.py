@@ -382,7 +382,7 @@ CASES: dict[str, Case] = {
         InvalidModelError,
         "the IR holds 0 'ascend.stream.model' ops",
     ),
-    "a manifest target no SoC has": (
+    "a manifest target no SoC has, against the IR's": (
         lambda tmp: rewritten(tmp, target="Ascend999"),
         InvalidModelError,
         "the manifest's target 'Ascend999' contradicts the IR's #ascend.target ('Ascend910B2')",
@@ -415,7 +415,7 @@ CASES: dict[str, Case] = {
     "loading None": (
         lambda tmp: lambda: ge.GraphCompiler.load(None),
         GeError,
-        "GraphCompiler.load takes a file path",
+        "GraphCompiler.load: path must be a file path",
     ),
     "saving into a missing folder": (
         lambda tmp: lambda: ge.GraphCompiler().compile(relu_graph()).save(tmp / "missing" / "m.ge"),
@@ -425,7 +425,7 @@ CASES: dict[str, Case] = {
     "saving to None": (
         lambda tmp: lambda: ge.GraphCompiler().compile(relu_graph()).save(None),
         GeError,
-        "CompiledModel.save takes a file path, got None",
+        "CompiledModel.save: path must be a file path, got None",
     ),
     # Optimizers
     "a batch size as a string": (

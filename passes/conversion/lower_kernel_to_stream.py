@@ -63,6 +63,7 @@ from ge.dialects.kernel import (
     weight_groups,
 )
 from ge.errors import CompileError
+from ge.layout import check_alignment
 
 NAME_ATTR = "ascend.name"
 """Argument and result attribute of the graph function that holds a tensor's user-facing name."""
@@ -78,10 +79,7 @@ class LowerKernelToStreamPass(ModulePass):
     """Byte alignment of every buffer and weight offset."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.alignment < 1 or self.alignment & (self.alignment - 1):
-            raise CompileError(
-                f"ge-lower-kernel-to-stream: alignment must be a power of two, got {self.alignment}"
-            )
+        check_alignment(self.alignment, self.name)
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
             _StreamBuilder(self.alignment, getattr(ctx, "weights", None)).lower(func)
 

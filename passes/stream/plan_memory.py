@@ -44,6 +44,7 @@ from xdsl.passes import ModulePass
 from ge.dialects.graph import ElementwiseOp
 from ge.dialects.stream import BufferOp, KernelFuncOp, LaunchOp, ModelOp, OutputsOp, ViewOp, root_buffer
 from ge.errors import CompileError
+from ge.layout import check_alignment
 
 from .assign_streams import START, bit, happens_before
 
@@ -381,8 +382,7 @@ class PlanMemoryPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _check_strategy(self.strategy)
-        if self.alignment < 1 or self.alignment & (self.alignment - 1):
-            raise CompileError(f"ge-plan-memory: alignment must be a power of two, got {self.alignment}")
+        check_alignment(self.alignment, self.name)
         for model in [o for o in op.walk() if isinstance(o, ModelOp)]:
             self._plan(model)
 

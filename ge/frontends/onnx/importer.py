@@ -27,7 +27,7 @@ from ge.dialects.common import describe
 from ge.dtypes import ONNX_NAMES, STRING, as_strings, element_type, is_string, numpy_dtype, string_dtype
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
-from ge.limits import DEFAULT_MAX_TENSOR_BYTES
+from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
 from ge.semantics import evaluate
 
 from . import legacy
@@ -481,12 +481,9 @@ class Importer:
 
     def check_size(self, shape: Sequence[int], itemsize: int, where: str) -> None:
         """Refuses a tensor of `shape` larger than max_tensor_bytes, before it is computed."""
-        size = math.prod(int(d) for d in shape) * itemsize
-        if size > self.max_tensor_bytes:
-            raise InvalidModelError(
-                f"{where} would hold a tensor of {size:,} bytes (shape {[int(d) for d in shape]}), over "
-                f"max_tensor_bytes = {self.max_tensor_bytes:,}; raise the limit if the machine has the memory"
-            )
+        dims = [int(d) for d in shape]
+        size = math.prod(dims) * itemsize
+        check_bytes(size, f"shape {dims}", self.max_tensor_bytes, InvalidModelError, where)
 
     def _evaluate_known(self, mark) -> None:
         """Evaluates the ops a converter appended whose operands are all known."""
