@@ -36,7 +36,7 @@ from .errors import CompileError, GeError, InvalidModelError, RuntimeInputError
 from .executor import bind_inputs
 from .frontends.onnx import ValueNeeded, check_shapes, load_model, make_importer
 from .frontends.onnx.importer import Importer, Resume, live_names, value_type
-from .frontends.onnx.sequence import RunValue, Structure, assemble, dtypes_of, flatten, run_value, shapes_of
+from .frontends.onnx.values import RunValue, Structure, assemble, dtypes_of, flatten, run_value, shapes_of
 from .graph import Tensor
 from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 

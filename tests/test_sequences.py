@@ -333,3 +333,12 @@ def test_sequence_input_given_an_array_is_a_runtime_input_error() -> None:
     model = _model([helper.make_node("SequenceLength", ["s"], ["n"])], [_seq("s")], [_io("n", I64, [])], 12)
     with pytest.raises(RuntimeInputError, match="input 's' is a sequence: give a list of arrays"):
         ge.backend.prepare(model).run([np.ones(2, np.float32)])
+
+
+def test_every_sequence_operator_may_take_sequences() -> None:
+    """`values.STRUCTURED_OPS` names the operators the importer lets read a sequence or an
+    optional; each sequence and optional converter must be among them."""
+    from ge.frontends.onnx.sequence import CONVERTERS
+    from ge.frontends.onnx.values import STRUCTURED_OPS
+
+    assert set(CONVERTERS) <= STRUCTURED_OPS

@@ -188,6 +188,8 @@ def make_importer(
     versions = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
     versions[""] = opset
     converters = {**CONVERTERS, **OTHER_DOMAIN_CONVERTERS}
+    # Nodes of opsets before 9 are brought to today's form before their converter runs.
+    converters = {key: legacy.upgraded(converter) for key, converter in converters.items()}
     return Importer(opset, converters, feeds, observed, versions, max_tensor_bytes)
 
 

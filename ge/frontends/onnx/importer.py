@@ -30,8 +30,8 @@ from ge.graph import Graph, Tensor
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
 from ge.semantics import evaluate
 
-from . import legacy
-from .sequence import (
+from .validate import check_graph, check_input_types, check_node, schema_of
+from .values import (
     STRUCTURED_OPS,
     OptionalValue,
     Structure,
@@ -39,7 +39,6 @@ from .sequence import (
     element_name,
     structured_input_kind,
 )
-from .validate import check_graph, check_input_types, check_node, schema_of
 
 KNOWN_LIMIT = 1 << 20
 """Values with more elements than this are not evaluated at import time."""
@@ -437,7 +436,6 @@ class Importer:
         node = Node(proto, name, self.opset, inputs, known, attrs, self, list(proto.input))
         mark = self.g.block.last_op
         try:
-            legacy.upgrade(self, node)
             results = self.converters[converter_key(proto.domain, proto.op_type)](self, node)
         except (GeError, ValueNeeded):
             raise

@@ -15,10 +15,20 @@ from typing import TYPE_CHECKING
 import onnx
 
 if TYPE_CHECKING:
-    from .importer import Importer, Node
+    from .importer import Converter, Importer, Node
 
 LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
 """Before opset 7 these broadcast only when asked, and then B aligns with A at `axis`."""
+
+
+def upgraded(converter: Converter) -> Converter:
+    """`converter`, run after `upgrade` has brought its node to today's form."""
+
+    def convert(imp: Importer, node: Node) -> list:
+        upgrade(imp, node)
+        return converter(imp, node)
+
+    return convert
 
 
 def upgrade(imp: Importer, node: Node) -> None:

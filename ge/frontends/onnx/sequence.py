@@ -4,15 +4,12 @@ A sequence's length and its elements' shapes are static in each program (the bac
 on them as it does on input shapes), so the sequence operators are list operations done while
 importing: they emit tensor ops (split, concat, reshape) only where data is computed, and the
 positions they read come from constants or from the importer's demand mechanism. An optional is
-an `OptionalValue`: a tensor, a sequence, or nothing. A graph input or output of these types is
-one tensor per element (`element_name`); `run_value`, `flatten` and `assemble` map the values of
-a run to and from that flat form.
+an `OptionalValue` (`values.py`, with the flat form of a run's values): a tensor, a sequence, or
+nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,103 +17,15 @@ import onnx
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
-from ge.dtypes import as_strings
-from ge.errors import RuntimeInputError
 from ge.graph import Tensor
+
+from .values import OptionalValue
 
 if TYPE_CHECKING:
     from .importer import Converter, Importer, Node
 
 MAX_ELEMENTS = 1024
 """Longer sequences are refused: each element is a value of its own in the program."""
-
-
-@dataclass(frozen=True)
-class OptionalValue:
-    """An ONNX optional at import: a tensor, a sequence (a list of tensors), or nothing (None)."""
-
-    element: Tensor | list[Tensor] | None
-
-
-Value = Tensor | list[Tensor] | OptionalValue
-"""What a name of the imported graph stands for."""
-
-RunValue = np.ndarray | list[np.ndarray] | None
-"""A value given to or returned by a run: an array, a list of arrays (a sequence), or None (an
-absent optional)."""
-
-Structure = int | list[int] | None
-"""Where a graph output's tensors are among the flat outputs: an index, one index per element
-of a sequence, or None for an absent optional."""
-
-
-def element_name(name: str, index: int) -> str:
-    """The name of the graph input or output holding element `index` of sequence `name`."""
-    return f"{name}[{index}]"
-
-
-def run_value(type_proto: onnx.TypeProto | None, value: object, name: str) -> RunValue:
-    """`value` given for graph input `name` of this type, as arrays: a list for a sequence."""
-    kind = type_proto.WhichOneof("value") if type_proto is not None else "tensor_type"
-    if kind == "optional_type":
-        return None if value is None else run_value(type_proto.optional_type.elem_type, value, name)
-    if kind == "sequence_type":
-        if not isinstance(value, list | tuple):
-            raise RuntimeInputError(
-                f"input '{name}' is a sequence: give a list of arrays, not {type(value).__name__}"
-            )
-        element = type_proto.sequence_type.elem_type
-        return [as_strings(v, f"input '{name}' element {i}", declared(element)) for i, v in enumerate(value)]
-    if value is None:
-        raise RuntimeInputError(f"input '{name}' is a tensor: None is only a value of an optional input")
-    return as_strings(value, f"input '{name}'", declared(type_proto))
-
-
-def declared(type_proto: onnx.TypeProto | None) -> str:
-    """What a value of this type is, as messages say it: "float", "a sequence of int64", ..."""
-    kind = type_proto.WhichOneof("value") if type_proto is not None else None
-    if kind == "tensor_type":
-        return onnx.TensorProto.DataType.Name(type_proto.tensor_type.elem_type).lower()
-    if kind == "sequence_type":
-        return f"a sequence of {declared(type_proto.sequence_type.elem_type)}"
-    if kind == "optional_type":
-        return f"an optional {declared(type_proto.optional_type.elem_type)}"
-    return "a tensor"
-
-
-def flatten(name: str, value: RunValue) -> dict[str, np.ndarray]:
-    """The graph inputs that hold `value` of input `name`: one per element of a sequence."""
-    if value is None:
-        return {}
-    if isinstance(value, list):
-        return {element_name(name, i): v for i, v in enumerate(value)}
-    return {name: value}
-
-
-def shapes_of(value: RunValue) -> tuple | None:
-    """The shape of an array, the shapes of a sequence's elements, None for an absent optional."""
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return tuple(tuple(v.shape) for v in value)
-    return tuple(value.shape)
-
-
-def dtypes_of(value: RunValue) -> str | tuple[str, ...] | None:
-    """The dtype name of an array, of each element of a sequence, None for an absent optional."""
-    if value is None:
-        return None
-    if isinstance(value, list):
-        return tuple(v.dtype.name for v in value)
-    return value.dtype.name
-
-
-def assemble(structures: Sequence[Structure], arrays: Sequence[np.ndarray]) -> list[RunValue]:
-    """The graph's outputs from its flat outputs: an array, a list of arrays, or None."""
-    return [
-        None if s is None else [arrays[i] for i in s] if isinstance(s, list) else arrays[s]
-        for s in structures
-    ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -339,30 +248,4 @@ CONVERTERS: dict[str, Converter] = {
     "OptionalGetElement": _optional_get_element,
 }
 
-STRUCTURED_OPS = frozenset({*CONVERTERS, "Identity", "If", "Loop"})
-"""The operators whose inputs may be sequences or optionals."""
-
-
-def structured_input_kind(value: object) -> str | None:
-    """Says "a sequence" or "an optional" for such a value, None for a tensor."""
-    if isinstance(value, list):
-        return "a sequence"
-    if isinstance(value, OptionalValue):
-        return "an optional"
-    return None
-
-
-__all__ = [
-    "CONVERTERS",
-    "STRUCTURED_OPS",
-    "OptionalValue",
-    "RunValue",
-    "Structure",
-    "Value",
-    "assemble",
-    "dtypes_of",
-    "element_name",
-    "flatten",
-    "run_value",
-    "shapes_of",
-]
+__all__ = ["CONVERTERS"]
