@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute
 
 from ge.arguments import integer
 from ge.dialects.common import describe
@@ -27,10 +27,12 @@ def check_max_tensor_bytes(module: ModuleOp, limit: object, error: type[GeError]
         for region in op.regions:
             for block in region.blocks:
                 for index, arg in enumerate(block.args):
-                    name = f"'{arg.name_hint}'" if arg.name_hint else f"#{index}"
-                    _check(arg, limit, error, f"input {name} of {describe(op)}")
+                    if (size := tensor_bytes(arg.type)) is not None and size > limit:
+                        name = f"'{arg.name_hint}'" if arg.name_hint else f"#{index}"
+                        check_bytes(size, str(arg.type), limit, error, f"input {name} of {describe(op)}")
         for result in op.results:
-            _check(result, limit, error, describe(op))
+            if (size := tensor_bytes(result.type)) is not None and size > limit:
+                check_bytes(size, str(result.type), limit, error, describe(op))
 
 
 def check_limit(limit: object, error: type[GeError]) -> int:
@@ -43,12 +45,6 @@ def tensor_bytes(t: Attribute) -> int | None:
     if not isinstance(t, TensorType) or not t.has_static_shape():
         return None
     return math.prod(t.get_shape()) * numpy_dtype(t.element_type).itemsize
-
-
-def _check(value: SSAValue, limit: int, error: type[GeError], where: str) -> None:
-    size = tensor_bytes(value.type)
-    if size is not None:
-        check_bytes(size, str(value.type), limit, error, where)
 
 
 def check_bytes(size: int, what: str, limit: int, error: type[GeError], where: str) -> None:
