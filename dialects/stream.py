@@ -53,6 +53,7 @@ from xdsl.traits import (
 from .common import IntArray, fail
 from .formats import FORMATS, c0_of, device_shape
 from .kernel import UNITS
+from .verify import LocalVerifier
 
 KINDS = ("cube", "vector", "aicpu", "trans_data")
 """What a kernel is, for counting: the unit it runs on, or a format conversion."""
@@ -224,7 +225,7 @@ class ModelOp(IRDLOperation):
                     raise fail(op, f"a buffer bound to output {index} must hold that output")
 
 
-class _PlacedOp(IRDLOperation):
+class _PlacedOp(LocalVerifier, IRDLOperation):
     offset = prop_def(IntegerAttr[I64])
     size = prop_def(IntegerAttr[I64])
     buffer = result_def(MemRefType)

@@ -21,6 +21,7 @@ from ge.cost import KernelCost, kernel_cost
 from ge.cost.stream import launches, soc_figures
 from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.stream import LaunchOp, ModelOp, model_of
+from ge.dialects.verify import VerifiedSignatures, verify
 from ge.passes.pipelines import DEFAULT_STREAMS, pipeline
 
 from . import arguments, artifact
@@ -200,7 +201,8 @@ class GraphCompiler:
         profile = load_profile(target)
         module = graph.module.clone()
         module.attributes[TARGET_ATTR_NAME] = profile.target_attr()
-        _verify(module, "the input graph")
+        verified: VerifiedSignatures = set()
+        _verify(module, "the input graph", verified)
         limit = checked.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
         check_max_tensor_bytes(module, limit, CompileError)
         ctx = make_context(graph.weights.copy())
@@ -218,8 +220,8 @@ class GraphCompiler:
             except (VerifyException, DiagnosticException, ValueError) as error:
                 raise CompileError(f"{compiler_pass.name}: {error}") from None
             if verify_each:
-                _verify(module, f"the output of {compiler_pass.name}")
-        _verify(module, "the compiled model")
+                _verify(module, f"the output of {compiler_pass.name}", verified)
+        _verify(module, "the compiled model", verified)
         blob = pack_weights(model_of(module), ctx.weights)
         report = {
             "disabled": sorted(disabled),
@@ -274,8 +276,8 @@ def require_graph(graph: object, where: str, error: type[GeError] = GeError) -> 
     return graph
 
 
-def _verify(module: ModuleOp, what: str) -> None:
+def _verify(module: ModuleOp, what: str, verified: VerifiedSignatures) -> None:
     try:
-        module.verify()
+        verify(module, verified)
     except VerifyException as error:
         raise VerificationError(f"{what} is invalid: {error}") from None

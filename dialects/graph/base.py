@@ -24,6 +24,7 @@ from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import ConstantLike, OpTrait, Pure
 
 from ..common import describe, fail
+from ..verify import LocalVerifier
 
 Shape = tuple[int, ...]
 DYN = DYNAMIC_INDEX
@@ -33,7 +34,7 @@ DYN = DYNAMIC_INDEX
 # --------------------------------------------------------------------------------------------
 
 
-class GraphOp(IRDLOperation, ABC):
+class GraphOp(LocalVerifier, IRDLOperation, ABC):
     """A framework-level tensor op: pure, with a result type inferred from operands and properties."""
 
     traits = traits_def(Pure())

@@ -25,6 +25,7 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 
 from ..common import fail
+from ..verify import LocalVerifier
 from .base import (
     DYN,
     shape_error,
@@ -38,7 +39,7 @@ ConstValue = DenseIntOrFPElementsAttr | DenseResourceAttr | FloatAttr | IntegerA
 
 
 @irdl_op_definition
-class ConstOp(IRDLOperation, HasFolderInterface):
+class ConstOp(LocalVerifier, IRDLOperation, HasFolderInterface):
     """A constant tensor: inline `dense` data (small), a `dense_resource` key into the weight
     store (weights), or a `splat` scalar repeated over the shape (never materialized).
 
