@@ -114,6 +114,8 @@ TENSORS = ("x", "a", "b", "tensor")
 """Parameters that take one tensor of the graph; `inputs` takes a list of them."""
 
 Method = TypeVar("Method", bound=Callable[..., Any])
+_UNKNOWN = UnknownLoc()
+"""The location a named op nests (attributes are immutable, so one serves every op)."""
 
 
 def _graph_op_class(value: object, where: str) -> type[Operation]:
@@ -145,26 +147,59 @@ def checked(method: Method) -> Method:
     is named where it was passed. None passes only where it is the parameter's default."""
     signature = inspect.signature(method)
     function = "Graph()" if method.__name__ == "__init__" else f"Graph.{method.__name__}"
+    parameters = list(signature.parameters.values())[1:]
+    if any(p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD for p in parameters):
+        raise TypeError(f"{function}: @checked takes methods of plain parameters only")
+    names = [p.name for p in parameters]
+    checks = []
+    for p in parameters:
+        if p.name in TENSORS:
+            check = functools.partial(_check_tensor, function=function, name=p.name)
+        elif p.name == "inputs":
+            check = functools.partial(_check_tensors, function=function, name=p.name)
+        else:
+            given = METHOD_ARGUMENTS.get((method.__name__, p.name), ARGUMENTS.get(p.name))
+            what = f"{function}: {p.name}"
+            check = None if given is None else functools.partial(_check_value, check=given, what=what)
+        checks.append((p.name, p.default, check))
 
     @functools.wraps(method)
     def wrapper(self: Graph, *args: Any, **kwargs: Any) -> Any:
-        try:
-            bound = signature.bind(self, *args, **kwargs)
-        except TypeError as error:  # a missing, unknown or repeated argument
-            raise GeError(f"{function}: {error}") from None
-        bound.apply_defaults()
-        for name, value in list(bound.arguments.items())[1:]:
-            if value is None and signature.parameters[name].default is None:
-                continue
-            if name in TENSORS:
-                self._own(value, function, name)
-            elif name == "inputs":
-                self._own_all(value, function, name)
-            elif (check := METHOD_ARGUMENTS.get((method.__name__, name), ARGUMENTS.get(name))) is not None:
-                bound.arguments[name] = check(value, f"{function}: {name}")
-        return method(*bound.args, **bound.kwargs)
+        if len(args) > len(names) or not kwargs.keys() <= set(names[len(args) :]):
+            try:  # a missing, unknown or repeated argument: inspect says which
+                signature.bind(self, *args, **kwargs)
+            except TypeError as error:
+                raise GeError(f"{function}: {error}") from None
+        values = []
+        for index, (name, default, check) in enumerate(checks):
+            if index < len(args):
+                value = args[index]
+            elif name in kwargs:
+                value = kwargs[name]
+            elif default is inspect.Parameter.empty:
+                raise GeError(f"{function}: missing a required argument: '{name}'")
+            else:
+                value = default
+            if check is not None and not (value is None and default is None):
+                value = check(self, value)
+            values.append(value)
+        return method(self, *values)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _check_tensor(graph: Graph, value: object, function: str, name: str) -> object:
+    graph._own(value, function, name)
+    return value
+
+
+def _check_tensors(graph: Graph, value: object, function: str, name: str) -> object:
+    graph._own_all(value, function, name)
+    return value
+
+
+def _check_value(graph: Graph, value: object, check: Callable[[object, str], object], what: str) -> object:
+    return check(value, what)
 
 
 @dataclass(frozen=True)
@@ -424,7 +459,7 @@ class Graph:
         for result in op.results:
             if (error := shape_error(result.type)) is not None:
                 raise VerificationError(f"node '{name}' ({op.name.removeprefix('ascend.graph.')}): {error}")
-        op.location = NameLoc(StringAttr(name), UnknownLoc())
+        op.location = NameLoc(StringAttr(name), _UNKNOWN)
         self._block.add_op(op)
         for result in op.results:
             result.name_hint = _hint(name)
