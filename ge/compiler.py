@@ -7,7 +7,6 @@ list) plus the one weight blob it addresses; the emulator runs exactly that.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -15,30 +14,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.exceptions import VerifyException
 
 from ge.cost import KernelCost, kernel_cost
 from ge.cost.stream import launches, soc_figures
 from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.stream import LaunchOp, ModelOp, model_of
-from ge.dialects.verify import VerifiedSignatures, verify
+from ge.dialects.verify import verify
+from ge.passes.manager import PassManager
 from ge.passes.pipelines import DEFAULT_STREAMS, pipeline
+from ge.passes.session import CompileSession
 
 from . import arguments, artifact
 from .arguments import shown
 from .collection import without_collection
-from .context import make_context
 from .dtypes import numpy_dtype
 from .errors import CompileError, GeError, VerificationError
 from .graph import Graph
 from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
-from .options import check_optimization_level, check_options
+from .options import INSTRUMENTATION_OPTIONS, check_optimization_level, check_options
 from .soc import load_profile
 from .weight_blob import pack_weights
-
-VERIFY_EACH_PASS = "GE_VERIFY_EACH_PASS"
-"""Environment variable: when set (the test suite sets it), the IR is verified after every pass,
-not only before the first and after the last, so a pass that breaks an invariant is named."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +67,10 @@ class CompiledModel:
     compilation_time: float
     options: dict[str, object] = field(default_factory=dict)
     fusion_report: dict[str, object] = field(default_factory=dict)
-    """Fusion passes switched off, and per pattern how many matches were found and applied."""
+    """Fusion passes switched off (`disabled`), and per fusion pass and pattern (`passes`) how
+    many matches were found and how many applied."""
+    pass_timings: list[tuple[str, float]] = field(default_factory=list)
+    """With `pass_timing=True`: (pass, seconds) per pass run, then the verifier's total."""
 
     @property
     def memory(self) -> MemoryStats:
@@ -201,45 +200,48 @@ class GraphCompiler:
         profile = load_profile(target)
         module = graph.module.clone()
         module.attributes[TARGET_ATTR_NAME] = profile.target_attr()
-        verified: VerifiedSignatures = set()
-        _verify(module, "the input graph", verified)
+        session = CompileSession(graph.weights.copy())
+        verify_each = checked.get("verify_each", True)
+        if not verify_each:  # the pass manager verifies the input when it verifies each pass
+            _verify(module, "the input graph", session)
         limit = checked.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
         check_max_tensor_bytes(module, limit, CompileError)
-        ctx = make_context(graph.weights.copy())
         disabled = read_fusion_switch(fusion_switch_file)
         try:
             passes = pipeline(optimization_level, disabled, precision_mode, max_streams)
         except ValueError as error:
             raise CompileError(str(error)) from None
-        verify_each = os.environ.get(VERIFY_EACH_PASS, "") not in ("", "0")
-        for compiler_pass in passes:
-            try:
-                compiler_pass.apply(ctx, module)
-            except GeError:
-                raise
-            except (VerifyException, DiagnosticException, ValueError) as error:
-                raise CompileError(f"{compiler_pass.name}: {error}") from None
-            if verify_each:
-                _verify(module, f"the output of {compiler_pass.name}", verified)
-        _verify(module, "the compiled model", verified)
-        blob = pack_weights(model_of(module), ctx.weights)
+        manager = PassManager(
+            passes,
+            verify_each=verify_each,
+            print_ir_before=checked.get("print_ir_before", ()),
+            print_ir_after=checked.get("print_ir_after", ()),
+            print_ir_after_all=checked.get("print_ir_after_all", False),
+            timing=checked.get("pass_timing", False),
+        )
+        manager.run(module, session)
+        if not verify_each:
+            _verify(module, "the compiled model", session)
+        blob = pack_weights(model_of(module), session.weights)
         report = {
             "disabled": sorted(disabled),
-            "patterns": {k: dict(v) for k, v in sorted(ctx.fusion_counts.items())},
+            "passes": {name: dict(sorted(counts.items())) for name, counts in session.patterns.items()},
         }
         if fusion_report is not None:
             try:
                 Path(fusion_report).write_text(json.dumps(report, indent=2) + "\n")
             except OSError as error:
                 raise CompileError(f"cannot write the fusion_report '{fusion_report}': {error}") from None
+        model_options = {k: v for k, v in checked.items() if k not in INSTRUMENTATION_OPTIONS}
         return CompiledModel(
             module=module,
             weight_blob=blob,
             target=profile.name,
             optimization_level=optimization_level,
             compilation_time=time.perf_counter() - start,
-            options={**checked, "max_streams": max_streams},
+            options={**model_options, "max_streams": max_streams},
             fusion_report=report,
+            pass_timings=list(manager.timings) if manager.timing else [],
         )
 
 
@@ -276,8 +278,8 @@ def require_graph(graph: object, where: str, error: type[GeError] = GeError) -> 
     return graph
 
 
-def _verify(module: ModuleOp, what: str, verified: VerifiedSignatures) -> None:
+def _verify(module: ModuleOp, what: str, session: CompileSession) -> None:
     try:
-        verify(module, verified)
+        verify(module, session.verified)
     except VerifyException as error:
         raise VerificationError(f"{what} is invalid: {error}") from None

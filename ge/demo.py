@@ -13,11 +13,12 @@ from importlib import resources
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from ge.context import make_context
 from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.kernel import KernelOp
 from ge.dialects.stream import BufferOp, LaunchOp, WeightOp, model_of
 from ge.passes import get_pass
+from ge.passes.manager import PassManager
+from ge.passes.session import CompileSession
 
 from . import GraphCompiler, GraphExecutor, GraphParser
 from .errors import GeError
@@ -35,8 +36,7 @@ def main() -> int:
 
     module = graph.module.clone()
     module.attributes[TARGET_ATTR_NAME] = load_profile(TARGET).target_attr()
-    ctx = make_context(graph.weights)
-    get_pass("ge-lower-graph-to-kernel")().apply(ctx, module)
+    PassManager([get_pass("ge-lower-graph-to-kernel")()]).run(module, CompileSession(graph.weights))
     _print_kernels(module)
 
     compiled = GraphCompiler().compile(graph, target=TARGET, optimization_level=0)

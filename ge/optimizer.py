@@ -27,13 +27,14 @@ from ge.dialects import graph as ops
 from ge.dialects.common import describe
 from ge.dialects.graph.base import tensor_type
 from ge.passes import get_pass
-from ge.passes.pipelines import FUSION, PREPARE, graph_passes
+from ge.passes.manager import PassManager
+from ge.passes.pipelines import FUSION, PREPARE, graph_passes, make_pass
+from ge.passes.session import CompileSession
 from ge.passes.stream.plan_memory import MEMORY_ATTR
 
 from . import arguments
 from .collection import without_collection
 from .compiler import GraphCompiler, require_graph
-from .context import make_context
 from .errors import CompileError, GeError
 from .graph import Graph
 
@@ -58,7 +59,7 @@ class GraphOptimizer:
     def apply_operator_fusion(self, graph: Graph) -> Graph:
         """Pattern fusion alone (with the folding that computes fused weights)."""
         names = (*PREPARE, *FUSION, "ge-constant-fold", "dce")
-        return self._run(graph, [_make(name) for name in names], "apply_operator_fusion")
+        return self._run(graph, [make_pass(name) for name in names], "apply_operator_fusion")
 
     def apply_memory_optimization(self, graph: Graph) -> Graph:
         """The graph passes that cut device memory, the O2 graph passes: folding (constants computed
@@ -89,9 +90,8 @@ class GraphOptimizer:
         precision = get_pass("ge-mixed-precision")(  # type: ignore[call-arg]
             mode=mode, keep_op_types=keep_types, keep_nodes=keep_nodes
         )
-        return self._run(
-            graph, [precision, _make("ge-constant-fold"), _make("dce")], "apply_mixed_precision_optimization"
-        )
+        cleanup = [make_pass("ge-constant-fold"), make_pass("dce")]
+        return self._run(graph, [precision, *cleanup], "apply_mixed_precision_optimization")
 
     def estimate_speedup(self, before: Graph, after: Graph, target: str = "npu") -> float:
         """How many times faster `after` runs than `before` on `target`, by the modelled latency of
@@ -108,11 +108,8 @@ class GraphOptimizer:
     def _run(self, graph: Graph, passes: Sequence[ModulePass], method: str) -> Graph:
         result = require_graph(graph, f"GraphOptimizer.{method}").copy()
         module = result.module
-        ctx = make_context(result.weights)
-        for compiler_pass in passes:
-            compiler_pass.apply(ctx, module)
-        module.verify()
-        return Graph.from_module(module, ctx.weights)
+        session = PassManager(passes).run(module, CompileSession(result.weights))
+        return Graph.from_module(module, session.weights)
 
 
 def _layer_names(graph: Graph, names: object, types: set[str], where: str) -> list[str]:
@@ -127,14 +124,6 @@ def _layer_names(graph: Graph, names: object, types: set[str], where: str) -> li
         shown = ", ".join(nodes[:12]) + (", ..." if len(nodes) > 12 else "")
         raise GeError(f"{where}: {unknown} name no op type, node, graph input or output (nodes: {shown})")
     return names
-
-
-def _make(name: str) -> ModulePass:
-    from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
-    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
-
-    builtin = {"cse": CommonSubexpressionElimination, "dce": DeadCodeElimination}
-    return (builtin.get(name) or get_pass(name))()
 
 
 class MemoryUsage(int):

@@ -12,12 +12,25 @@ from .limits import check_limit
 
 OPTIMIZATION_LEVELS = (0, 1, 2, 3)
 
-COMPILE_OPTIONS = ("sink", "max_streams", "max_tensor_bytes")
+INSTRUMENTATION_OPTIONS = (
+    "verify_each",
+    "print_ir_after_all",
+    "print_ir_before",
+    "print_ir_after",
+    "pass_timing",
+)
+"""Options that watch a compilation without changing what it produces (so a `.ge` file does not
+record them): `verify_each` (default True) verifies the IR after every pass and names the pass
+that broke it; `print_ir_after_all`, `print_ir_before` and `print_ir_after` (a pass name or a
+list of them) print the IR to standard error, as mlir-opt's `--mlir-print-ir-*`; `pass_timing`
+times every pass (`CompiledModel.pass_timings`)."""
+
+COMPILE_OPTIONS = ("sink", "max_streams", "max_tensor_bytes", *INSTRUMENTATION_OPTIONS)
 """Keyword options of `GraphCompiler.compile`: `sink` (default: on at O3) sinks the task list to the
 device, so no host launch overhead is paid per kernel; `max_streams` (an integer of at least 1;
 default 4 at O3, 1 below) bounds the streams independent kernels are spread over (above 1, the
 lower levels spread theirs too); `max_tensor_bytes` (default 4 GiB) refuses a graph with a larger
-tensor before anything is allocated."""
+tensor before anything is allocated; and the INSTRUMENTATION_OPTIONS."""
 
 PRECISION_MODES = (
     "must_keep_origin_dtype",
@@ -46,11 +59,23 @@ def check_options(options: Mapping[str, object]) -> dict[str, object]:
     mode = options.get("precision_mode", PRECISION_MODES[0])
     if not isinstance(mode, str) or mode not in PRECISION_MODES:
         raise CompileError(f"unknown precision_mode {shown(mode)} (known: {', '.join(PRECISION_MODES)})")
-    if "sink" in options and not isinstance(options["sink"], bool):
-        raise CompileError(f"compile option sink must be True or False, got {shown(options['sink'])}")
+    for flag in ("sink", "verify_each", "print_ir_after_all", "pass_timing"):
+        if flag in options and not isinstance(options[flag], bool):
+            raise CompileError(f"compile option {flag} must be True or False, got {shown(options[flag])}")
+    for names in ("print_ir_before", "print_ir_after"):
+        if names in options:
+            checked[names] = _pass_names(options[names], f"compile option {names}")
     if "max_streams" in options:
         where = "compile option max_streams"
         checked["max_streams"] = integer(options["max_streams"], where, 1, CompileError)
     if "max_tensor_bytes" in options:
         checked["max_tensor_bytes"] = check_limit(options["max_tensor_bytes"], CompileError)
     return checked
+
+
+def _pass_names(value: object, where: str) -> tuple[str, ...]:
+    """A pass name or a list of them, as a tuple."""
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+        raise CompileError(f"{where} takes a pass name or a list of them, got {shown(value)}")
+    return tuple(names)

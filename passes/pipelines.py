@@ -7,18 +7,14 @@ Entries are pass specs, options included (`ge-lower-graph-to-kernel{form-kernels
 precision mode other than `must_keep_origin_dtype` adds `ge-mixed-precision` before lowering, at
 any level. A fusion switch turns named fusion passes off. `max_streams` sets the streams of O3
 (default 4) and, above 1, spreads the launches of the lower levels too. `ge-opt -p ge-O2` runs a
-level as one pass.
+level, which the pass manager expands into its passes (`passes/manager.py`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection
-from dataclasses import dataclass
-from typing import ClassVar
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
@@ -134,20 +130,3 @@ def graph_passes(
     passes = pipeline(level, disabled, precision_mode)
     lowering = next(i for i, p in enumerate(passes) if p.name == LOWERING_PASS)
     return passes[:lowering]
-
-
-@dataclass(frozen=True)
-class OptimizationLevelPass(ModulePass):
-    """Runs the whole pipeline of one optimization level."""
-
-    name = "ge-O"
-    LEVEL: ClassVar[int] = 0
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for compiler_pass in pipeline(self.LEVEL):
-            compiler_pass.apply(ctx, op)
-
-
-def level_pass(level: int) -> type[ModulePass]:
-    """A pass class named `ge-O<level>` that runs that level's pipeline (for `ge-opt -p`)."""
-    return type(f"O{level}Pass", (OptimizationLevelPass,), {"name": f"ge-O{level}", "LEVEL": level})

@@ -8,9 +8,6 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-# Verify the IR after every pass in tests, so that a pass that breaks an invariant is named.
-os.environ.setdefault("GE_VERIFY_EACH_PASS", "1")
-
 # Property tests and fuzzers: the same examples on every `make test` run (CI is never flaky);
 # `make fuzz` draws 10,000 fresh ones per test.
 settings.register_profile("ci", derandomize=True, deadline=None, database=None, max_examples=500)

@@ -16,7 +16,8 @@ from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 from xdsl.ir import Operation
 from xdsl.irdl import IRDLOperation
 from xdsl.irdl.constraints import VerificationContext
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
 from xdsl.universe import Universe
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import (
@@ -31,7 +32,9 @@ from ge.context import make_context
 from ge.errors import GeError
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 from ge.passes import PASSES
-from ge.passes.pipelines import PIPELINES, level_pass
+from ge.passes.manager import PassManager, level_pass
+from ge.passes.pipelines import PIPELINES
+from ge.passes.session import CompileSession
 from ge.weights import WeightStore
 
 
@@ -53,22 +56,38 @@ class GeOptMain(xDSLOptMain):
             self.register_pass(f"ge-O{level}", lambda level=level: level_pass(level))
 
     def setup_pipeline(self) -> None:
+        """The pass manager over the passes of `-p`, an O-level expanded into its passes, with
+        the instrumentation the flags ask for."""
+        args = self.args
         try:
-            super().setup_pipeline()
+            passes = PassPipeline.parse_spec(self.available_passes, args.passes).passes
         except ValueError as error:  # an option of the wrong type or name
-            raise GeError(_bad_pass(self.args.passes, self.available_passes, error)) from None
+            raise GeError(_bad_pass(args.passes, self.available_passes, error)) from None
+        self.session = CompileSession()
+        instruments = [_print_between_passes] if args.print_between_passes else []
+        self.manager = PassManager(
+            passes,
+            verify_each=not args.disable_verify,
+            print_ir_before=args.print_ir_before,
+            print_ir_after=args.print_ir_after,
+            print_ir_after_all=args.print_ir_after_all,
+            timing=args.time_passes,
+            instruments=instruments,
+        )
 
     def apply_passes(self, prog: ModuleOp) -> None:
-        _check_resources(prog, getattr(self.ctx, "weights", None), self.args.weights)
+        _check_resources(prog, self.session.weights, self.args.weights)
         try:
             if not self.args.disable_verify:
                 prog.verify()  # before sizes are read off its types
             check_max_tensor_bytes(prog, self.args.max_tensor_bytes, GeError)
-            super().apply_passes(prog)
         except VerifyException as error:
             if self.args.verify_diagnostics:  # the driver prints it for the test to check
                 raise
             raise GeError(_invalid_op(prog, error)) from None
+        self.manager.run(prog, self.session, self.ctx)
+        if self.args.time_passes:
+            print(self.manager.timing_report(), file=sys.stderr)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -77,6 +96,19 @@ class GeOptMain(xDSLOptMain):
             type=str,
             default=None,
             help="an .npz file whose arrays back the module's dense_resource<key> constants",
+        )
+        for when in ("before", "after"):
+            arg_parser.add_argument(
+                f"--print-ir-{when}",
+                action="append",
+                default=[],
+                metavar="PASS",
+                help=f"print the IR to standard error {when} PASS (repeatable)",
+            )
+        arg_parser.add_argument(
+            "--print-ir-after-all",
+            action="store_true",
+            help="print the IR to standard error after every pass",
         )
         arg_parser.add_argument(
             "--max-tensor-bytes",
@@ -106,7 +138,7 @@ def main(args: Sequence[str] | None = None) -> None:
         except (ValueError, ArgSpecParseError) as error:  # a malformed or unknown pass pipeline
             raise GeError(" ".join(str(error).split())) from None
         if tool.args.weights:
-            tool.ctx.weights = WeightStore.load(tool.args.weights)
+            tool.session.weights = WeightStore.load(tool.args.weights)
         _check_input(tool.args.input_file)
         tool.run()
     except ParseError as error:
@@ -125,6 +157,16 @@ def main(args: Sequence[str] | None = None) -> None:
     except NotImplementedError as error:  # xDSL parses, but cannot store, e.g. array<i648: ...>
         print(f"ge-opt: error: the input uses what xDSL cannot represent: {error}", file=sys.stderr)
         sys.exit(1)
+
+
+def _print_between_passes(
+    previous: ModulePass | None, module: ModuleOp, following: ModulePass | None
+) -> None:
+    """xDSL's `--print-between-passes`: the IR after every pass but the last, on standard output."""
+    if previous is not None and following is not None:
+        print(f"IR after {previous.name}:")
+        Printer(stream=sys.stdout).print_op(module)
+        print("\n\n\n")
 
 
 def _usage_error(message: str) -> NoReturn:

@@ -65,6 +65,8 @@ from ge.dialects.kernel import (
 from ge.errors import CompileError
 from ge.layout import check_alignment
 
+from ..session import current
+
 NAME_ATTR = "ascend.name"
 """Argument and result attribute of the graph function that holds a tensor's user-facing name."""
 
@@ -81,7 +83,7 @@ class LowerKernelToStreamPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_alignment(self.alignment, self.name)
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
-            _StreamBuilder(self.alignment, getattr(ctx, "weights", None)).lower(func)
+            _StreamBuilder(self.alignment, current().weights).lower(func)
 
 
 class _StreamBuilder:

@@ -33,12 +33,15 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from ge.dialects import graph
 from ge.errors import GeError
 from ge.semantics import constant_array, evaluate
 from ge.weights import WeightStore
+
+from ..driver import rewrite
+from ..session import current
 
 INLINE_LIMIT = 16
 """Folded results with at most this many elements stay inline as `dense<...>`."""
@@ -114,8 +117,5 @@ class ConstantFoldPass(ModulePass):
     """Results with more elements than this are not folded."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        weights = getattr(ctx, "weights", None)
-        if weights is None:
-            weights = WeightStore()
-        pattern = FoldConstantOperands(weights, self.max_elements)
-        PatternRewriteWalker(pattern, apply_recursively=True).rewrite_module(op)
+        session = current()
+        rewrite(op, [FoldConstantOperands(session.weights, self.max_elements)], session)

@@ -37,14 +37,15 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from ge.dialects import graph
 from ge.dialects.common import get_int, get_ints, int_attr, ints_attr
 from ge.dtypes import numpy_dtype
 from ge.weights import WeightStore
 
-from ..fusion import record
+from ..driver import rewrite
+from ..session import CompileSession, current
 from .match import (
     constant_values,
     drops_rounding,
@@ -82,7 +83,7 @@ class _Mask:
 class FuseScaledDotProductAttention(RewritePattern):
     """`matmul(softmax(mask(scale * matmul(Q, K^T))), V)` is `attention(Q, K, V, mask)`."""
 
-    ctx: Context
+    session: CompileSession
     weights: WeightStore | None
     keep_rounding: bool = True
 
@@ -110,7 +111,7 @@ class FuseScaledDotProductAttention(RewritePattern):
             and _inferred(scores, value, mask if "is_causal" not in props else None, props)
             == op.results[0].type
         )
-        record(self.ctx, type(self).__name__, applied, op)
+        self.session.record(type(self).__name__, applied, op)
         if not applied:
             return
         new_ops: list[Operation] = []
@@ -137,8 +138,9 @@ class FuseAttentionPass(ModulePass):
     """Leave float16 and bfloat16 formulas alone (see `match.drops_rounding`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        pattern = FuseScaledDotProductAttention(ctx, getattr(ctx, "weights", None), self.keep_rounding)
-        PatternRewriteWalker(pattern, apply_recursively=True).rewrite_module(op)
+        session = current()
+        pattern = FuseScaledDotProductAttention(session, session.weights, self.keep_rounding)
+        rewrite(op, [pattern], session)
 
 
 # --------------------------------------------------------------------------------------------

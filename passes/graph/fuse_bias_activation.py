@@ -29,11 +29,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from ge.dialects import graph
 
-from ..fusion import record, source_names
+from ..driver import rewrite
+from ..fusion import source_names
+from ..session import CompileSession, current
 from .match import is_constant
 
 ACTIVATIONS: tuple[type[Operation], ...] = (
@@ -71,7 +73,7 @@ def _epilogue_step(op: Operation, accumulator: SSAValue) -> SSAValue | None | bo
 class AbsorbElementwiseTail(RewritePattern):
     """Moves the one elementwise consumer of a cube op (or fused op) into its epilogue."""
 
-    ctx: Context
+    session: CompileSession
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, (*graph.FUSED_BY_BASE, graph.FusedOp)):
@@ -84,7 +86,7 @@ class AbsorbElementwiseTail(RewritePattern):
             return
         step = _epilogue_step(consumer, result)
         applied = step is not False
-        record(self.ctx, "AbsorbElementwiseTail", applied, consumer)
+        self.session.record("AbsorbElementwiseTail", applied, consumer)
         if not applied:
             return
         fused = _with_step(op, consumer, step)
@@ -134,4 +136,5 @@ class FuseBiasActivationPass(ModulePass):
     name = "ge-fuse-bias-activation"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(AbsorbElementwiseTail(ctx), apply_recursively=True).rewrite_module(op)
+        session = current()
+        rewrite(op, [AbsorbElementwiseTail(session)], session)

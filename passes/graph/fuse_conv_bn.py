@@ -28,9 +28,7 @@ from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.rewriter import InsertPoint
@@ -38,7 +36,9 @@ from xdsl.rewriter import InsertPoint
 from ge.dialects import graph
 from ge.dialects.common import get_float
 
-from ..fusion import record, source_names
+from ..driver import rewrite
+from ..fusion import source_names
+from ..session import CompileSession, current
 from .match import computed_from_constants, drops_rounding
 
 CONVS = (graph.Conv2DOp, graph.Conv3DOp)
@@ -130,7 +130,7 @@ def _channels_as(value: SSAValue, builder: _Builder, channels: int) -> SSAValue:
 class FoldBatchNormIntoConv(RewritePattern):
     """`batch_norm(conv(x, w, b))` is `conv(x, w * s, (b - mean) * s + beta)`."""
 
-    ctx: Context
+    session: CompileSession
     keep_rounding: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
@@ -145,7 +145,7 @@ class FoldBatchNormIntoConv(RewritePattern):
             and op.result.type == conv.result.type
             and not drops_rounding(conv.result.type.element_type, self.keep_rounding)
         )
-        record(self.ctx, "FoldBatchNormIntoConv", applied, op)
+        self.session.record("FoldBatchNormIntoConv", applied, op)
         if not applied:
             return
         b = _Builder(rewriter, op)
@@ -167,7 +167,7 @@ def _scale_weight(b: _Builder, conv: graph.ConvOp, s: SSAValue, channels: int) -
 class FoldChannelScaleIntoConv(RewritePattern):
     """`conv(x, w, b) * c`, c per output channel, is `conv(x, w * c, b * c)`."""
 
-    ctx: Context
+    session: CompileSession
     keep_rounding: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
@@ -185,7 +185,7 @@ class FoldChannelScaleIntoConv(RewritePattern):
                 and op.result.type == conv.result.type
                 and not drops_rounding(conv.result.type.element_type, self.keep_rounding)
             )
-            record(self.ctx, "FoldChannelScaleIntoConv", applied, op)
+            self.session.record("FoldChannelScaleIntoConv", applied, op)
             if not applied:
                 return
             b = _Builder(rewriter, op)
@@ -203,7 +203,7 @@ class FoldChannelScaleIntoConv(RewritePattern):
 class FoldChannelShiftIntoConv(RewritePattern):
     """`conv(x, w, b) + d`, d per output channel, is `conv(x, w, b + d)`."""
 
-    ctx: Context
+    session: CompileSession
     keep_rounding: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
@@ -221,7 +221,7 @@ class FoldChannelShiftIntoConv(RewritePattern):
                 and op.result.type == conv.result.type
                 and not drops_rounding(conv.result.type.element_type, self.keep_rounding)
             )
-            record(self.ctx, "FoldChannelShiftIntoConv", applied, op)
+            self.session.record("FoldChannelShiftIntoConv", applied, op)
             if not applied:
                 return
             b = _Builder(rewriter, op)
@@ -242,10 +242,11 @@ class FuseConvBatchNormPass(ModulePass):
     convolution rounds once where the graph rounded its result and then the normalization's."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        session = current()
         keep = self.keep_rounding
         patterns = [
-            FoldBatchNormIntoConv(ctx, keep),
-            FoldChannelScaleIntoConv(ctx, keep),
-            FoldChannelShiftIntoConv(ctx, keep),
+            FoldBatchNormIntoConv(session, keep),
+            FoldChannelScaleIntoConv(session, keep),
+            FoldChannelShiftIntoConv(session, keep),
         ]
-        PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_module(op)
+        rewrite(op, patterns, session)

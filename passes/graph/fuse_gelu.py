@@ -32,16 +32,15 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 
 from ge.dialects import graph
 from ge.weights import WeightStore
 
-from ..fusion import record
+from ..driver import rewrite
+from ..session import CompileSession, current
 from .match import (
     close,
     drops_rounding,
@@ -66,7 +65,7 @@ class FuseGelu(RewritePattern):
     """`c * x * (1 + f(p(x)))`, anchored at the last product: `f` is `FUNCTION`, `c` must be 0.5
     and the polynomial `p` must be `ARGUMENT`."""
 
-    ctx: Context
+    session: CompileSession
     weights: WeightStore | None
     keep_rounding: bool = True
 
@@ -90,7 +89,7 @@ class FuseGelu(RewritePattern):
                     and op.results[0].type == x.type
                     and not drops_rounding(x.type.element_type, self.keep_rounding)
                 )
-                record(self.ctx, type(self).__name__, applied, op)
+                self.session.record(type(self).__name__, applied, op)
                 if applied:
                     props = (
                         {} if self.APPROXIMATE == "none" else {"approximate": StringAttr(self.APPROXIMATE)}
@@ -146,12 +145,13 @@ class FuseGeluPass(ModulePass):
     """Leave float16 and bfloat16 formulas alone (see `match.drops_rounding`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        weights = getattr(ctx, "weights", None)
+        session = current()
+        weights = session.weights
         patterns = [
-            FuseErfGelu(ctx, weights, self.keep_rounding),
-            FuseTanhGelu(ctx, weights, self.keep_rounding),
+            FuseErfGelu(session, weights, self.keep_rounding),
+            FuseTanhGelu(session, weights, self.keep_rounding),
         ]
-        PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_module(op)
+        rewrite(op, patterns, session)
 
 
 # --------------------------------------------------------------------------------------------

@@ -35,13 +35,14 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from ge.dialects import graph
 from ge.dialects.common import get_int, get_ints, int_attr
 from ge.weights import WeightStore
 
-from ..fusion import record
+from ..driver import rewrite
+from ..session import CompileSession, current
 from .match import drops_rounding, intermediates_private, other_operand, replace_pattern, scalar
 
 
@@ -64,7 +65,7 @@ class FuseNormalization(RewritePattern):
     to its scale and shift, and rewrites the pattern into `layer_norm` (`FuseLayerNorm`) or
     `rms_norm` (`FuseRMSNorm`)."""
 
-    ctx: Context
+    session: CompileSession
     weights: WeightStore | None
     keep_rounding: bool = True
 
@@ -89,7 +90,7 @@ class FuseNormalization(RewritePattern):
             and (gamma is not None or norm.x.type.has_static_shape())
             and not drops_rounding(norm.x.type.element_type, self.keep_rounding)
         )
-        record(self.ctx, name, applied, op)
+        self.session.record(name, applied, op)
         if not applied:
             return
         element = norm.x.type.element_type
@@ -119,8 +120,9 @@ class FuseLayerNormPass(ModulePass):
     """Leave float16 and bfloat16 formulas alone (see `match.drops_rounding`)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        pattern = FuseNormalization(ctx, getattr(ctx, "weights", None), self.keep_rounding)
-        PatternRewriteWalker(pattern, apply_recursively=True).rewrite_module(op)
+        session = current()
+        pattern = FuseNormalization(session, session.weights, self.keep_rounding)
+        rewrite(op, [pattern], session)
 
 
 # --------------------------------------------------------------------------------------------

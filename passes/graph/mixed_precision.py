@@ -46,7 +46,6 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -58,7 +57,9 @@ from ge.errors import CompileError, InvalidModelError
 from ge.semantics import constant_array
 from ge.weights import WeightStore
 
+from ..driver import rewrite
 from ..fusion import SOURCES
+from ..session import current
 
 MODES: dict[str, tuple[Attribute, tuple[Attribute, ...]] | None] = {
     "must_keep_origin_dtype": None,
@@ -287,9 +288,8 @@ class MixedPrecisionPass(ModulePass):
         if MODES[self.mode] is None:
             return
         target, sources = MODES[self.mode]
-        weights = getattr(ctx, "weights", None)
-        if weights is None:
-            weights = WeightStore()
+        session = current()
+        weights = session.weights
         inserted: set[Operation] = set()
         assign = AssignComputeType(
             self.mode,
@@ -300,8 +300,8 @@ class MixedPrecisionPass(ModulePass):
             weights,
             inserted,
         )
-        PatternRewriteWalker(assign, apply_recursively=False).rewrite_module(op)
-        PatternRewriteWalker(CancelInsertedCastPair(inserted)).rewrite_module(op)
+        rewrite(op, [assign], session, apply_recursively=False)
+        rewrite(op, [CancelInsertedCastPair(inserted)], session)
         for value, _ in assign.converted:
             if isinstance(value.owner, graph.ConstOp) and not value.uses:
                 Rewriter.erase_op(value.owner)

@@ -32,15 +32,16 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
 
 from ge.dialects import graph
 from ge.dialects.common import get_ints, ints_attr
+
+from ..driver import rewrite
+from ..session import current
 
 
 class RemoveNoOpDataMovement(RewritePattern):
@@ -198,4 +199,4 @@ class SimplifyPass(ModulePass):
             RemoveNeutralOperand(),
             RemoveDoubleNegation(),
         ]
-        PatternRewriteWalker(GreedyRewritePatternApplier(patterns), apply_recursively=True).rewrite_module(op)
+        rewrite(op, patterns, current())

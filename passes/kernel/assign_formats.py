@@ -38,9 +38,7 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -58,6 +56,9 @@ from ge.dialects.kernel import (
     VectorKernelOp,
     ViewOp,
 )
+
+from ..driver import rewrite
+from ..session import current
 
 PER_CHANNEL_OPS: tuple[type[Operation], ...] = (
     graph.ElementwiseOp,
@@ -333,6 +334,4 @@ class AssignFormatsPass(ModulePass):
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
             if not func.is_declaration:
                 FormatAssigner().run(func.body.block)
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([CancelInverseTransData(), ChainTransData()])
-        ).rewrite_module(op)
+        rewrite(op, [CancelInverseTransData(), ChainTransData()], current())

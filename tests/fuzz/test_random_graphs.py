@@ -16,12 +16,15 @@ import onnxruntime
 import pytest
 from graphs import RandomModel, random_models
 from hypothesis import HealthCheck, given, settings
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
 
 import ge
 import ge.backend
-from ge.context import make_context
 from ge.interpreter import run_function
+from ge.passes.manager import PassManager
 from ge.passes.pipelines import graph_passes
+from ge.passes.session import CompileSession
 
 EXAMPLES = {"ci": 1200, "fuzz": 834}
 TESTS = settings(
@@ -86,10 +89,13 @@ def test_each_graph_pass_keeps_what_the_graph_computes(random: RandomModel, leve
     before = run_function(imported.module, inputs, imported.weights)
     assert_close(before, expected, random.half, "the reference interpreter on the imported graph")
     module = imported.module.clone()
-    context = make_context(imported.weights.copy())
-    for graph_pass in graph_passes(level):
-        graph_pass.apply(context, module)
-        module.verify()
-        after = run_function(module, inputs, context.weights)
-        assert_close(after, before, random.half, f"after {graph_pass.name}")
-        before = after
+    session = CompileSession(imported.weights.copy())
+
+    def compare(previous: ModulePass | None, module: ModuleOp, _: ModulePass | None) -> None:
+        nonlocal before
+        if previous is not None:
+            after = run_function(module, inputs, session.weights)
+            assert_close(after, before, random.half, f"after {previous.name}")
+            before = after
+
+    PassManager(graph_passes(level), instruments=[compare]).run(module, session)

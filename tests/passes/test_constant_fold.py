@@ -6,18 +6,19 @@ import numpy as np
 import pytest
 
 import ge
-from ge.context import make_context
 from ge.dialects import graph as ops
 from ge.interpreter import run_function
 from ge.passes import get_pass
+from ge.passes.manager import PassManager
+from ge.passes.session import CompileSession
 
 
 def _fold(g: ge.Graph, **options) -> tuple[object, object]:
     module = g.module.clone()
-    ctx = make_context(g.weights.copy())
-    get_pass("ge-constant-fold")(**options).apply(ctx, module)
-    module.verify()
-    return module, ctx.weights
+    session = PassManager([get_pass("ge-constant-fold")(**options)]).run(
+        module, CompileSession(g.weights.copy())
+    )
+    return module, session.weights
 
 
 def _ops(module) -> list[str]:

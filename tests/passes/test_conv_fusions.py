@@ -12,20 +12,18 @@ import onnx
 import pytest
 
 import ge
-from ge.context import make_context
 from ge.interpreter import run_function
+from ge.passes.manager import PassManager
 from ge.passes.pipelines import graph_passes, make_pass
+from ge.passes.session import CompileSession
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
 
 def _run_passes(g: ge.Graph, names: list[str]):
     module = g.module.clone()
-    ctx = make_context(g.weights.copy())
-    for name in names:
-        make_pass(name).apply(ctx, module)
-    module.verify()
-    return module, ctx
+    session = PassManager([make_pass(name) for name in names]).run(module, CompileSession(g.weights.copy()))
+    return module, session
 
 
 def _top_level(module) -> collections.Counter:
@@ -58,7 +56,7 @@ def test_residual_block_keeps_its_results(dtype: str, tolerance: float, rng: np.
     counts = _top_level(module)
     assert "batch_norm" not in counts and "mul" not in counts and "relu" not in counts
     assert counts["fused_conv2d"] == 2 and counts["fused_gemm"] + counts["gemm"] == 1
-    assert ctx.fusion_counts["FoldBatchNormIntoConv"] == {"matched": 2, "applied": 2}
+    assert ctx.patterns["ge-fuse-conv-bn"]["FoldBatchNormIntoConv"] == {"matched": 2, "applied": 2}
     x = rng.standard_normal((2, 8, 10, 10)).astype(dtype)
     before = run_function(g.module, [x], g.weights)[0].astype(np.float32)
     after = run_function(module, [x], ctx.weights)[0].astype(np.float32)
@@ -74,7 +72,7 @@ def test_float16_convolutions_keep_their_rounding_unless_a_precision_mode_allows
     g = _residual_block("float16")
     module, ctx = _run_passes(g, ["ge-fuse-conv-bn", "ge-constant-fold", "dce"])
     assert _top_level(module)["batch_norm"] == 2
-    assert ctx.fusion_counts["FoldBatchNormIntoConv"] == {"matched": 2, "applied": 0}
+    assert ctx.patterns["ge-fuse-conv-bn"]["FoldBatchNormIntoConv"] == {"matched": 2, "applied": 0}
     x = rng.standard_normal((2, 8, 10, 10)).astype(np.float16)
     before = run_function(g.module, [x], g.weights)[0]
     np.testing.assert_array_equal(run_function(module, [x], ctx.weights)[0], before)
@@ -82,7 +80,7 @@ def test_float16_convolutions_keep_their_rounding_unless_a_precision_mode_allows
         compiled = ge.GraphCompiler().compile(
             _residual_block("float16"), optimization_level=2, precision_mode=mode
         )
-        folded = compiled.fusion_report["patterns"]["FoldBatchNormIntoConv"]["applied"]
+        folded = compiled.fusion_report["passes"]["ge-fuse-conv-bn"]["FoldBatchNormIntoConv"]["applied"]
         assert folded == (0 if mode == "must_keep_origin_dtype" else 2), mode
 
 
@@ -97,10 +95,10 @@ def test_switch_file_turns_fusions_off_and_the_report_counts(tmp_path: Path) -> 
     written = json.loads(report.read_text())
     assert written == compiled.fusion_report
     assert written["disabled"] == ["ge-fuse-bias-activation"]
-    assert "AbsorbElementwiseTail" not in written["patterns"]
-    assert written["patterns"]["FoldBatchNormIntoConv"] == {"matched": 2, "applied": 2}
+    assert "ge-fuse-bias-activation" not in written["passes"]
+    assert written["passes"]["ge-fuse-conv-bn"]["FoldBatchNormIntoConv"] == {"matched": 2, "applied": 2}
     full = ge.GraphCompiler().compile(g, optimization_level=2)
-    assert full.fusion_report["patterns"]["AbsorbElementwiseTail"]["applied"] >= 3
+    assert full.fusion_report["passes"]["ge-fuse-bias-activation"]["AbsorbElementwiseTail"]["applied"] >= 3
     assert full.num_operators < compiled.num_operators
     with pytest.raises(ge.CompileError, match="unknown fusion passes in the switch: ge-fuse-nothing"):
         ge.GraphCompiler().compile(
@@ -113,10 +111,7 @@ def test_light_models_after_o2(name: str) -> None:
     """No batch norm left after a conv; resnet50 reaches the floor of fusion."""
     g = ge.GraphParser().parse_onnx(str(LIGHT / f"light_{name}.onnx"))
     module = g.module.clone()
-    ctx = make_context(g.weights.copy())
-    for compiler_pass in graph_passes(2):
-        compiler_pass.apply(ctx, module)
-    module.verify()
+    PassManager(graph_passes(2)).run(module, CompileSession(g.weights.copy()))
     counts = _top_level(module)
     func = next(op for op in module.body.block.ops if op.name == "func.func")
     for op in func.body.block.ops:

@@ -9,12 +9,13 @@ from test_transformer_graphs import V, encoder_block
 from xdsl.dialects.builtin import bf16, f16, f32
 
 import ge
-from ge.context import make_context
 from ge.dialects import graph as ops
 from ge.errors import CompileError
 from ge.interpreter import run_function
 from ge.passes import get_pass
 from ge.passes.graph.mixed_precision import BLACK_LIST, CUBE_OPS
+from ge.passes.manager import PassManager
+from ge.passes.session import CompileSession
 
 TOLERANCE = {
     "force_fp16": 1e-2,
@@ -58,10 +59,10 @@ MODELS = {"resnet": resnet, "encoder": encoder}
 
 def apply(g: ge.Graph, **options):
     module = g.module.clone()
-    ctx = make_context(g.weights.copy())
-    get_pass("ge-mixed-precision")(**options).apply(ctx, module)
-    module.verify()
-    return module, ctx.weights
+    session = PassManager([get_pass("ge-mixed-precision")(**options)]).run(
+        module, CompileSession(g.weights.copy())
+    )
+    return module, session.weights
 
 
 def compile_and_run(g: ge.Graph, inputs: list[np.ndarray], mode: str):
@@ -172,10 +173,9 @@ def test_keep_lists_hold_ops_in_fp32() -> None:
 def test_keep_lists_name_fused_ops_by_what_they_fused() -> None:
     g = resnet()
     fused = g.module.clone()
-    ctx = make_context(g.weights.copy())
-    for name in ("ge-fuse-conv-bn", "ge-fuse-bias-activation"):
-        get_pass(name)().apply(ctx, fused)
-    g = ge.Graph.from_module(fused, ctx.weights)
+    passes = [get_pass(name)() for name in ("ge-fuse-conv-bn", "ge-fuse-bias-activation")]
+    session = PassManager(passes).run(fused, CompileSession(g.weights.copy()))
+    g = ge.Graph.from_module(fused, session.weights)
     module, _ = apply(g, mode="allow_mix_precision", keep_nodes=("stem",))
     types = {
         "stem" in [s.data for s in op.attributes["sources"]]: op.result.type.element_type

@@ -5,20 +5,16 @@ from __future__ import annotations
 import numpy as np
 
 import ge
-from ge.context import make_context
 from ge.interpreter import run_function
 from ge.passes import get_pass
+from ge.passes.manager import PassManager
+from ge.passes.pipelines import make_pass
+from ge.passes.session import CompileSession
 
 
 def _simplify(g: ge.Graph):
     module = g.module.clone()
-    ctx = make_context(g.weights.copy())
-    for name in ("ge-simplify",):
-        get_pass(name)().apply(ctx, module)
-    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
-
-    DeadCodeElimination().apply(ctx, module)
-    module.verify()
+    PassManager([get_pass("ge-simplify")(), make_pass("dce")]).run(module, CompileSession(g.weights.copy()))
     return module
 
 
