@@ -93,3 +93,20 @@ func.func @dedupe(%x: tensor<2xf32>) -> tensor<2xf32> {
   }
   func.return %0 : tensor<2xf32>
 }
+
+// -----
+
+// A kernel never takes the name of the model (which is the function's): the relu kernel of @relu
+// becomes @relu_1.
+
+// CHECK-LABEL: ascend.stream.kernel @relu_1
+// CHECK:       ascend.stream.model @relu
+// CHECK:       ascend.stream.launch @relu_1
+func.func @relu(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ascend.kernel.vector(%a) {in_formats = ["ND"], out_formats = ["ND"], kernel_name = "relu"} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %r = ascend.graph.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.kernel.yield %r : tensor<4xf32>
+  }
+  func.return %0 : tensor<4xf32>
+}

@@ -105,6 +105,10 @@ class _StreamBuilder:
     def lower(self, func: FuncOp) -> None:
         if func.is_declaration:
             raise CompileError(f"function @{func.sym_name.data} has no body to compile")
+        # Kernels take names no symbol of the module has (the model is named as the function).
+        if (parent := func.parent) is not None:
+            names = (getattr(o, "sym_name", None) for o in parent.ops)
+            self.symbols |= {name.data for name in names if isinstance(name, StringAttr)}
         block = func.body.block
         for op in block.ops:
             if isinstance(op, ConcatViewOp):
