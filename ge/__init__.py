@@ -23,6 +23,7 @@ from .executor import GraphExecutor
 from .graph import Graph, Node, Tensor
 from .optimizer import GraphOptimizer, MemoryOptimizer
 from .parser import GraphParser
+from .passes.registration import register_fusion_pattern, register_pass, unregister_pass
 
 __all__ = [
     "CompileError",
@@ -41,4 +42,7 @@ __all__ = [
     "TensorSpec",
     "UnsupportedOperatorError",
     "VerificationError",
+    "register_fusion_pattern",
+    "register_pass",
+    "unregister_pass",
 ]

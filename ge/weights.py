@@ -1,7 +1,7 @@
 """The weight store: the tensors behind `dense_resource<key>` constants.
 
 Weights never go into textual IR in bulk: the IR names them by key and the store holds the
-bytes. It travels with a compilation (inside its `GeContext`), is saved as `.npz` and loaded
+bytes. It travels with a compilation (in its compile session), is saved as `.npz` and loaded
 without pickle.
 """
 

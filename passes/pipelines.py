@@ -34,6 +34,20 @@ FUSION: tuple[str, ...] = (
     "ge-fuse-bias-activation",
 )
 """Pattern fusion, in the order it runs: later patterns absorb what earlier ones fused."""
+CUSTOM_FUSION: list[str] = []
+"""Fusion passes registered with `ge.register_fusion_pattern`: they run after the built-in ones
+wherever those run, and a fusion switch file turns them off by name."""
+
+CUSTOM_STAGES: dict[str, str] = {}
+"""Passes registered with `ge.register_pass(..., after=NAME)`: every pipeline that runs NAME runs
+the pass right after it."""
+
+
+def fusion_passes() -> tuple[str, ...]:
+    """The fusion passes a switch file may name: the built-in ones, then the registered ones."""
+    return (*FUSION, *CUSTOM_FUSION)
+
+
 LOWERING = ("ge-lower-graph-to-kernel{form-kernels=false}", "ge-tile-kernels", "ge-lower-kernel-to-stream")
 """One kernel per graph op, in framework formats, tiled for the target."""
 KERNEL = ("ge-lower-graph-to-kernel", "ge-assign-formats", "ge-tile-kernels", "ge-lower-kernel-to-stream")
@@ -52,7 +66,7 @@ PIPELINES: dict[int, tuple[str, ...]] = {
     3: (*PREPARE, *FUSION, *CLEANUP, *KERNEL, *STREAM),
 }
 
-_XDSL_PASSES: dict[str, type[ModulePass]] = {
+XDSL_PASSES: dict[str, type[ModulePass]] = {
     "cse": CommonSubexpressionElimination,
     "dce": DeadCodeElimination,
 }
@@ -72,7 +86,7 @@ def _keeps_rounding(name: str) -> bool:
 def make_pass(spec: str) -> ModulePass:
     """The pass instance of a spec such as `cse` or `ge-lower-graph-to-kernel{form-kernels=false}`."""
     (parsed,) = parse_pipeline(spec)
-    cls = _XDSL_PASSES.get(parsed.name) or get_pass(parsed.name)
+    cls = XDSL_PASSES.get(parsed.name) or get_pass(parsed.name)
     return cls.from_pass_spec(parsed)
 
 
@@ -95,12 +109,13 @@ def pipeline(
         isinstance(max_streams, bool) or not isinstance(max_streams, int) or max_streams < 1
     ):
         raise ValueError(f"max_streams must be an integer of at least 1, got {max_streams!r}")
-    unknown = set(disabled) - set(FUSION)
+    fusion = fusion_passes()
+    unknown = set(disabled) - set(fusion)
     if unknown:
         raise ValueError(
-            f"unknown fusion passes in the switch: {', '.join(sorted(unknown))} (known: {', '.join(FUSION)})"
+            f"unknown fusion passes in the switch: {', '.join(sorted(unknown))} (known: {', '.join(fusion)})"
         )
-    names = [n for n in PIPELINES[level] if n not in disabled]
+    names = [n for n in _with_registered(PIPELINES[level]) if n not in disabled]
     if precision_mode != DEFAULT_PRECISION:
         # The mode allows fused ops to skip the roundings of 16-bit intermediates.
         names = [f"{n}{{keep-rounding=false}}" if _keeps_rounding(n) else n for n in names]
@@ -119,8 +134,24 @@ def pipeline(
             )
         position = next(i for i, p in enumerate(passes) if p.name == LOWERING_PASS)
         precision = get_pass("ge-mixed-precision")(mode=precision_mode)  # type: ignore[call-arg]
-        passes[position:position] = [precision, *[_XDSL_PASSES[n]() for n in ("cse", "dce")]]
+        passes[position:position] = [precision, *[XDSL_PASSES[n]() for n in ("cse", "dce")]]
     return passes
+
+
+def _with_registered(names: tuple[str, ...]) -> list[str]:
+    """`names` with the registered fusion passes after the last built-in fusion pass, and each
+    registered stage right after the pass it follows (and after what was inserted there)."""
+    result = list(names)
+    if CUSTOM_FUSION and FUSION[-1] in result:
+        at = result.index(FUSION[-1]) + 1
+        result[at:at] = CUSTOM_FUSION
+    for name, after in CUSTOM_STAGES.items():
+        if after in result:
+            at = result.index(after) + 1
+            while at < len(result) and CUSTOM_STAGES.get(result[at]) == after:
+                at += 1
+            result.insert(at, name)
+    return result
 
 
 def graph_passes(

@@ -8,8 +8,11 @@ ge-opt model.mlir -p 'ge-lower-graph-to-kernel,ge-lower-kernel-to-stream' --weig
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
@@ -59,6 +62,10 @@ class GeOptMain(xDSLOptMain):
         """The pass manager over the passes of `-p`, an O-level expanded into its passes, with
         the instrumentation the flags ask for."""
         args = self.args
+        for plugin in args.load_pass_plugin:
+            _load_plugin(plugin)
+        for name, (factory, _) in PASSES.items():  # what the plugins registered
+            self.available_passes.setdefault(name, factory)
         try:
             passes = PassPipeline.parse_spec(self.available_passes, args.passes).passes
         except ValueError as error:  # an option of the wrong type or name
@@ -105,6 +112,13 @@ class GeOptMain(xDSLOptMain):
                 metavar="PASS",
                 help=f"print the IR to standard error {when} PASS (repeatable)",
             )
+        arg_parser.add_argument(
+            "--load-pass-plugin",
+            action="append",
+            default=[],
+            metavar="MODULE",
+            help="import a module (dotted name or .py file) that registers passes with ge.register_pass",
+        )
         arg_parser.add_argument(
             "--print-ir-after-all",
             action="store_true",
@@ -167,6 +181,23 @@ def _print_between_passes(
         print(f"IR after {previous.name}:")
         Printer(stream=sys.stdout).print_op(module)
         print("\n\n\n")
+
+
+def _load_plugin(plugin: str) -> None:
+    """Imports `plugin`, a module name or a .py file, for the passes it registers."""
+    try:
+        if plugin.endswith(".py"):
+            spec = importlib.util.spec_from_file_location(Path(plugin).stem, plugin)
+            if spec is None or spec.loader is None or not Path(plugin).is_file():
+                raise GeError(f"pass plugin '{plugin}' is not a readable Python file")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            importlib.import_module(plugin)
+    except GeError:
+        raise
+    except Exception as error:  # the plugin's own failure, whatever it is, named with the plugin
+        raise GeError(f"pass plugin '{plugin}' failed to load: {type(error).__name__}: {error}") from None
 
 
 def _usage_error(message: str) -> NoReturn:
