@@ -171,11 +171,12 @@ class ModelOp(IRDLOperation):
     assembly_format = "$sym_name attr-dict-with-keyword $body"
 
     def kernels(self) -> dict[str, KernelFuncOp]:
-        """The kernels of the model's module, by symbol name (one walk for all its launches)."""
-        module = self.parent_op()
-        if module is None:
+        """The kernels of the model's module, by symbol name: the symbols beside the model (a
+        symbol table's symbols are its direct children)."""
+        block = self.parent
+        if block is None:
             return {}
-        return {op.sym_name.data: op for op in module.walk() if isinstance(op, KernelFuncOp)}
+        return {op.sym_name.data: op for op in block.ops if isinstance(op, KernelFuncOp)}
 
     def verify_(self) -> None:
         arena, weights = self.arena_size.value.data, self.weight_size.value.data
@@ -369,7 +370,7 @@ class WeightOp(_PlacedOp):
 
 
 @irdl_op_definition
-class LaunchOp(IRDLOperation):
+class LaunchOp(LocalVerifier, IRDLOperation):
     """Runs an outlined kernel on a stream, reading `inputs` and writing `outputs`.
 
     `ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)`
@@ -416,7 +417,7 @@ class LaunchOp(IRDLOperation):
                     raise fail(self, f"{what} buffer {b} does not hold kernel {what} {t} in {f.data}")
 
 
-class _EventOp(IRDLOperation):
+class _EventOp(LocalVerifier, IRDLOperation):
     event = prop_def(IntegerAttr[I64])
     stream = prop_def(IntegerAttr[I64])
     traits = traits_def(HasParent(ModelOp))
@@ -472,7 +473,7 @@ def holds(buffer: MemRefType, t: TensorType, fmt: str) -> bool:
 
 
 @irdl_op_definition
-class ViewOp(IRDLOperation):
+class ViewOp(LocalVerifier, IRDLOperation):
     """The same bytes as `source`, seen with another shape: no copy, no task.
 
     `%v = ascend.stream.view %b : memref<1x128x1x1x16xf32> -> memref<1x2048xf32>`
@@ -497,7 +498,7 @@ class ViewOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SubviewOp(IRDLOperation):
+class SubviewOp(LocalVerifier, IRDLOperation):
     """A slice of `source` along `axis`, from `start`, `length` long: a producer writes its result
     straight into its part of a concat.
 

@@ -25,8 +25,16 @@ class LocalVerifier:
     an op that looks at its neighbours, its uses or the module must not derive from it."""
 
 
-VerifiedSignatures = set[Hashable]
-"""Signatures of ops already verified; valid while the op classes' verifiers stay as they are."""
+class VerifiedSignatures:
+    """Signatures of the ops verified so far: as a set, and per op the last one it verified with,
+    which an unchanged op matches without hashing its types again."""
+
+    def __init__(self) -> None:
+        self.signatures: set[Hashable] = set()
+        self.by_op: dict[Operation, Hashable] = {}
+
+    def __len__(self) -> int:
+        return len(self.signatures)
 
 
 def signature(op: Operation) -> Hashable:
@@ -47,7 +55,8 @@ def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
     which this call extends) checked only where they stand. Raises VerifyException (or, as xDSL
     does for an erased operand or a broken parent link, ValueError). Nested ops are checked
     before the op that holds them, as xDSL does."""
-    seen: VerifiedSignatures = set() if verified is None else verified
+    seen = VerifiedSignatures() if verified is None else verified
+    signatures, by_op = seen.signatures, seen.by_op
     for op in root.walk(region_first=True):
         for region in op.regions:
             _verify_region(region, op)
@@ -60,12 +69,13 @@ def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
             and block.last_op is not op
         ):
             key = signature(op)
-            if key in seen:
+            if by_op.get(op) == key or key in signatures:
                 if any(isinstance(v, ErasedSSAValue) for v in op.operands):
                     raise ValueError("Erased SSA value is used by the operation")
-                continue
-            op.verify(verify_nested_ops=False)
-            seen.add(key)
+            else:
+                op.verify(verify_nested_ops=False)
+                signatures.add(key)
+            by_op[op] = key
         else:
             op.verify(verify_nested_ops=False)
 

@@ -66,4 +66,12 @@ def rewrite(
     one sweep without `apply_recursively`; True if the module changed."""
     counted = [CountedPattern(p, session) for p in patterns]
     pattern: RewritePattern = counted[0] if len(counted) == 1 else GreedyRewritePatternApplier(counted)
-    return PatternRewriteWalker(pattern, apply_recursively=apply_recursively).rewrite_module(module)
+    changed = PatternRewriteWalker(pattern, apply_recursively=apply_recursively).rewrite_module(module)
+    session.rewrote = bool(session.rewrote) or changed
+    return changed
+
+
+class RewritesOnly:
+    """Mixin of a pass whose every change to the IR is a pattern rewrite through `rewrite`: when
+    its rewrites changed nothing, the IR is as it was, and the pass manager does not verify it
+    again."""

@@ -31,6 +31,7 @@ from ge.context import make_context
 from ge.dialects.verify import verify
 from ge.errors import CompileError, GeError, VerificationError
 
+from .driver import RewritesOnly
 from .pipelines import pipeline
 from .session import CompileSession
 
@@ -114,7 +115,8 @@ class PassManager:
             nonlocal started, verifying
             if previous is not None:
                 self.timings.append((previous.name, time.perf_counter() - started))
-            if self.verify_each:
+            unchanged = isinstance(previous, RewritesOnly) and session.rewrote is False
+            if self.verify_each and not unchanged:
                 begin = time.perf_counter()
                 what = "the input" if previous is None else f"the output of {previous.name}"
                 _verify(op, what, session)
@@ -127,6 +129,7 @@ class PassManager:
                 if following.name in self.print_ir_before:
                     self._dump(op, f"IR Dump Before {following.name}")
                 session.pass_name = following.name
+                session.rewrote = None
             started = time.perf_counter()
 
         with session.activate():

@@ -30,7 +30,7 @@ from xdsl.pattern_rewriter import RewritePattern
 from ge.errors import GeError
 
 from . import PASSES
-from .driver import pattern_name, rewrite
+from .driver import RewritesOnly, pattern_name, rewrite
 from .pipelines import CUSTOM_FUSION, CUSTOM_STAGES, XDSL_PASSES
 from .session import current
 
@@ -72,7 +72,7 @@ def register_pass(
 
 
 @dataclass(frozen=True)
-class FusionPatternPass(ModulePass):
+class FusionPatternPass(RewritesOnly, ModulePass):
     """A registered fusion pattern as a pass: the pattern applied greedily until it no longer
     matches; each rewrite is counted in the fusion report."""
 

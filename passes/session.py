@@ -49,7 +49,7 @@ class CompileSession:
     (`applied`; a legality check may refuse a match)."""
     rewrites: dict[str, dict[str, int]] = field(default_factory=dict)
     """Per pass, per pattern: how many times the pattern rewrote the IR (see `passes/driver.py`)."""
-    verified: VerifiedSignatures = field(default_factory=set)
+    verified: VerifiedSignatures = field(default_factory=VerifiedSignatures)
     """Op signatures the verifier has checked (see `ge.dialects.verify`)."""
     action_limit: int | None = None
     """Run only the first `action_limit` pattern actions of the compilation (None: all)."""
@@ -59,6 +59,8 @@ class CompileSession:
     """The last action that ran (bisection names it)."""
     pass_name: str = ""
     """The pass running now."""
+    rewrote: bool | None = None
+    """Whether the running pass's pattern rewrites changed the IR (None: it drove no patterns)."""
     _seen: set[tuple[str, str, Operation]] = field(default_factory=set, repr=False)
 
     @contextmanager

@@ -317,3 +317,16 @@ def test_ge_opt_loads_a_pass_plugin(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert exited.value.code == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("ge-opt: error: pass plugin") and "\n" not in err
+
+
+def test_a_pattern_pass_that_rewrote_nothing_is_not_verified_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ge-fuse-gelu finds no GELU in the MLP: the IR it returns is the IR it got."""
+    from ge.passes import manager
+
+    verified: list[str] = []
+    real = manager._verify
+    monkeypatch.setattr(manager, "_verify", lambda m, what, s: (verified.append(what), real(m, what, s)))
+    ge.GraphCompiler().compile(_mlp(), optimization_level=2)
+    assert "the output of ge-fuse-gelu" not in verified
+    assert "the output of ge-fuse-bias-activation" in verified  # it fused the matmul's tail
+    assert "the output of ge-lower-graph-to-kernel" in verified  # not a pattern pass: always

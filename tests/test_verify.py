@@ -14,7 +14,7 @@ from xdsl.utils.exceptions import VerifyException
 import ge
 from ge.context import make_context
 from ge.dialects import graph
-from ge.dialects.verify import LocalVerifier, verify
+from ge.dialects.verify import LocalVerifier, VerifiedSignatures, verify
 
 DIALECT_TESTS = Path(__file__).parent.parent / "lit_tests" / "Dialect"
 CASES = [
@@ -48,7 +48,7 @@ def test_same_verdict_as_xdsl_on_every_dialect_test(path: Path, index: int, chun
     expected = _verdict(lambda m: m.verify(), module)
     assert _verdict(verify, module) == expected
     # A second run, with every signature of the first known, still finds what xDSL finds.
-    verified: set = set()
+    verified = VerifiedSignatures()
     _verdict(lambda m: verify(m, verified), module)
     assert _verdict(lambda m: verify(m, verified), module) == expected
 
@@ -65,7 +65,7 @@ def _two_adds() -> tuple[ge.Graph, list]:
 
 def test_an_op_changed_after_its_twin_was_verified_is_checked_again() -> None:
     g, adds = _two_adds()
-    verified: set = set()
+    verified = VerifiedSignatures()
     verify(g.module, verified)
     assert isinstance(adds[1], LocalVerifier)
     wrong = g.add_constant(np.zeros(4, np.float32), "wrong")
@@ -77,7 +77,7 @@ def test_an_op_changed_after_its_twin_was_verified_is_checked_again() -> None:
 def test_a_known_signature_in_a_wrong_place_is_still_refused() -> None:
     """An op whose signature was verified, moved where the block needs a terminator."""
     g, adds = _two_adds()
-    verified: set = set()
+    verified = VerifiedSignatures()
     verify(g.module, verified)
     block = adds[0].parent
     adds[0].detach()
@@ -89,7 +89,7 @@ def test_a_known_signature_in_a_wrong_place_is_still_refused() -> None:
 
 def test_erased_operand_of_a_known_signature_is_refused() -> None:
     g, adds = _two_adds()
-    verified: set = set()
+    verified = VerifiedSignatures()
     verify(g.module, verified)
     adds[0].detach()
     adds[0].erase(safe_erase=False)  # its user, of a known signature, now reads an erased value

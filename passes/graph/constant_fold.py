@@ -40,7 +40,7 @@ from ge.errors import GeError
 from ge.semantics import constant_array, evaluate
 from ge.weights import WeightStore
 
-from ..driver import rewrite
+from ..driver import RewritesOnly, rewrite
 from ..session import current
 
 INLINE_LIMIT = 16
@@ -108,7 +108,7 @@ def _all_equal(flat: np.ndarray) -> bool:
 
 
 @dataclass(frozen=True)
-class ConstantFoldPass(ModulePass):
+class ConstantFoldPass(RewritesOnly, ModulePass):
     """Folds graph ops on constants through the shared semantics."""
 
     name = "ge-constant-fold"

@@ -44,7 +44,7 @@ from ge.dialects.common import get_int, get_ints, int_attr, ints_attr
 from ge.dtypes import numpy_dtype
 from ge.weights import WeightStore
 
-from ..driver import rewrite
+from ..driver import RewritesOnly, rewrite
 from ..session import CompileSession, current
 from .match import (
     constant_values,
@@ -129,7 +129,7 @@ class FuseScaledDotProductAttention(RewritePattern):
 
 
 @dataclass(frozen=True)
-class FuseAttentionPass(ModulePass):
+class FuseAttentionPass(RewritesOnly, ModulePass):
     """Replaces written-out scaled dot-product attention by `ascend.graph.attention`."""
 
     name = "ge-fuse-attention"

@@ -33,7 +33,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from ge.dialects import graph
 
-from ..driver import rewrite
+from ..driver import RewritesOnly, rewrite
 from ..fusion import source_names
 from ..session import CompileSession, current
 from .match import is_constant
@@ -130,7 +130,7 @@ def _with_step(op: Operation, consumer: Operation, other: SSAValue | None) -> gr
 
 
 @dataclass(frozen=True)
-class FuseBiasActivationPass(ModulePass):
+class FuseBiasActivationPass(RewritesOnly, ModulePass):
     """Fuses each cube op with its single-use elementwise tail."""
 
     name = "ge-fuse-bias-activation"

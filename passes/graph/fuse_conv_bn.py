@@ -36,7 +36,7 @@ from xdsl.rewriter import InsertPoint
 from ge.dialects import graph
 from ge.dialects.common import get_float
 
-from ..driver import rewrite
+from ..driver import RewritesOnly, rewrite
 from ..fusion import source_names
 from ..session import CompileSession, current
 from .match import computed_from_constants, drops_rounding
@@ -232,7 +232,7 @@ class FoldChannelShiftIntoConv(RewritePattern):
 
 
 @dataclass(frozen=True)
-class FuseConvBatchNormPass(ModulePass):
+class FuseConvBatchNormPass(RewritesOnly, ModulePass):
     """Folds batch norm and per-channel scale/shift chains into the preceding convolution."""
 
     name = "ge-fuse-conv-bn"

@@ -39,7 +39,7 @@ from xdsl.pattern_rewriter import (
 from ge.dialects import graph
 from ge.weights import WeightStore
 
-from ..driver import rewrite
+from ..driver import RewritesOnly, rewrite
 from ..session import CompileSession, current
 from .match import (
     close,
@@ -136,7 +136,7 @@ class FuseTanhGelu(FuseGelu):
 
 
 @dataclass(frozen=True)
-class FuseGeluPass(ModulePass):
+class FuseGeluPass(RewritesOnly, ModulePass):
     """Replaces GELU formulas (erf and tanh forms) by `ascend.graph.gelu`."""
 
     name = "ge-fuse-gelu"

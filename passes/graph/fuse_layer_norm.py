@@ -41,7 +41,7 @@ from ge.dialects import graph
 from ge.dialects.common import get_int, get_ints, int_attr
 from ge.weights import WeightStore
 
-from ..driver import rewrite
+from ..driver import RewritesOnly, rewrite
 from ..session import CompileSession, current
 from .match import drops_rounding, intermediates_private, other_operand, replace_pattern, scalar
 
@@ -111,7 +111,7 @@ class FuseNormalization(RewritePattern):
 
 
 @dataclass(frozen=True)
-class FuseLayerNormPass(ModulePass):
+class FuseLayerNormPass(RewritesOnly, ModulePass):
     """Replaces decomposed layer norm and RMS norm by `layer_norm` and `rms_norm`."""
 
     name = "ge-fuse-layer-norm"

@@ -40,7 +40,7 @@ from xdsl.pattern_rewriter import (
 from ge.dialects import graph
 from ge.dialects.common import get_ints, ints_attr
 
-from ..driver import rewrite
+from ..driver import RewritesOnly, rewrite
 from ..session import current
 
 
@@ -185,7 +185,7 @@ def _widens(source: Attribute, target: Attribute) -> bool:
 
 
 @dataclass(frozen=True)
-class SimplifyPass(ModulePass):
+class SimplifyPass(RewritesOnly, ModulePass):
     """Removes no-op ops and collapses reshape, transpose and cast chains."""
 
     name = "ge-simplify"
