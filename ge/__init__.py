@@ -12,6 +12,7 @@ outputs = executor.run(inputs)
 
 from .compiler import CompiledModel, GraphCompiler, TensorSpec
 from .errors import (
+    CheckError,
     CompileError,
     GeError,
     InvalidModelError,
@@ -25,6 +26,7 @@ from .optimizer import GraphOptimizer, MemoryOptimizer
 from .parser import GraphParser
 
 __all__ = [
+    "CheckError",
     "CompileError",
     "CompiledModel",
     "GeError",
