@@ -346,7 +346,7 @@ def _arguments(
     unknown = sorted(set(given) - {name for name, _, _ in specs})
     if unknown:
         raise CompileError(
-            f"check_each names inputs the graph does not take: {', '.join(unknown)} "
+            f"the checked inputs name what the graph does not take: {', '.join(unknown)} "
             f"(it takes: {', '.join(name for name, _, _ in specs)})"
         )
     rng = np.random.default_rng(SEED)
@@ -357,10 +357,10 @@ def _arguments(
             array = np.asarray(given[name])
             if array.shape != shape:
                 raise CompileError(
-                    f"check_each input '{name}' has shape {list(array.shape)}, the graph takes {list(shape)}"
+                    f"checked input '{name}' has shape {list(array.shape)}, the graph takes {list(shape)}"
                 )
             if not np.can_cast(array.dtype, dtype, "same_kind"):
-                raise CompileError(f"check_each input '{name}' is {array.dtype}, the graph takes {dtype}")
+                raise CompileError(f"checked input '{name}' is {array.dtype}, the graph takes {dtype}")
             arguments.append(np.ascontiguousarray(array, dtype))
         elif isinstance(element, AnyFloat):
             arguments.append(rng.uniform(-1.0, 1.0, shape).astype(dtype))

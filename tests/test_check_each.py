@@ -180,10 +180,10 @@ def test_seeded_inputs() -> None:
         ({"x": [1.0]}, "check_each input 'x' must be a numpy array"),
         (
             {"z": np.zeros(4, np.float32)},
-            r"check_each names inputs the graph does not take: z \(it takes: x\)",
+            r"the checked inputs name what the graph does not take: z \(it takes: x\)",
         ),
-        ({"x": np.zeros(3, np.float32)}, r"check_each input 'x' has shape \[3\], the graph takes \[4\]"),
-        ({"x": np.zeros(4, np.complex64)}, "check_each input 'x' is complex64, the graph takes float32"),
+        ({"x": np.zeros(3, np.float32)}, r"checked input 'x' has shape \[3\], the graph takes \[4\]"),
+        ({"x": np.zeros(4, np.complex64)}, "checked input 'x' is complex64, the graph takes float32"),
     ],
 )
 def test_bad_check_each_values_are_refused(value: object, message: str) -> None:
