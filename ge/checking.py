@@ -111,15 +111,15 @@ class NumericCheck:
     precision_mode: str = PRECISION_MODES[0]
     at: int | None = None
     reference: list[np.ndarray] | None = None
-    arguments: list[np.ndarray] = field(default_factory=list)
+    arguments: list[np.ndarray] = field(init=False, default_factory=list)
     """The inputs every stage runs on, in argument order (set before the first pass)."""
-    checked: list[str] = field(default_factory=list)
+    checked: list[str] = field(init=False, default_factory=list)
     """The passes whose output was run and compared (a pass that changed nothing is not)."""
-    _tolerances: list[tuple[float, float] | None] = field(default_factory=list)
-    _names: list[str] = field(default_factory=list)
-    _snapshot: _Snapshot | None = None
-    _position: int = 0
-    _actions: int = 0
+    _tolerances: list[tuple[float, float] | None] = field(init=False, default_factory=list)
+    _names: list[str] = field(init=False, default_factory=list)
+    _snapshot: _Snapshot | None = field(init=False, default=None)
+    _position: int = field(init=False, default=0)
+    _actions: int = field(init=False, default=0)
 
     def __call__(self, previous: ModulePass | None, module: ModuleOp, following: ModulePass | None) -> None:
         session = current()
@@ -135,7 +135,7 @@ class NumericCheck:
         self._actions = session.actions
 
     def _start(self, module: ModuleOp, weights: WeightStore) -> None:
-        self._position = 0
+        self._position, self.checked = 0, []
         specs, outputs = _signature(module)
         self.arguments = _arguments(specs, self.inputs)
         self._names = [name for name, _ in outputs]

@@ -77,11 +77,11 @@ def check_options(options: Mapping[str, object]) -> dict[str, object]:
     if "max_tensor_bytes" in options:
         checked["max_tensor_bytes"] = check_limit(options["max_tensor_bytes"], CompileError)
     if "check_each" in options:
-        checked["check_each"] = _check_inputs(options["check_each"])
+        checked["check_each"] = _check_each(options["check_each"])
     return checked
 
 
-def _check_inputs(value: object) -> bool | dict[str, np.ndarray]:
+def _check_each(value: object) -> bool | dict[str, np.ndarray]:
     """`check_each`: True, False, or some inputs by name (as arrays; the others are seeded)."""
     if isinstance(value, bool):
         return value

@@ -127,9 +127,9 @@ def bisect(
     good, bad = failure.actions
     if good == bad:
         return result(failure, None, 1)
-    # The module after `good` actions is the checked input of the failing pass, so it is right;
-    # after `bad` actions it is wrong. Each step keeps that so.
-    failing = {bad: session}
+    # After `good` actions the module is the failing pass's input, which the check passed; after
+    # `bad` it is its wrong output. Each step keeps that so, and `failing` is the run at `bad`.
+    failing = session
     prefix = passes[: failure.pass_index + 1]
     runs = 1
     while bad - good > 1:
@@ -140,9 +140,8 @@ def bisect(
         if error is None:
             good = limit
         else:
-            bad = limit
-            failing[bad] = session
-    action = failing[bad].last_action
+            bad, failing = limit, session
+    action = failing.last_action
     if action is None or action.index <= good:
         action = None
     return result(failure, action, runs)
