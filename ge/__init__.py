@@ -12,6 +12,7 @@ outputs = executor.run(inputs)
 
 from .compiler import CompiledModel, GraphCompiler, TensorSpec
 from .errors import (
+    CheckError,
     CompileError,
     GeError,
     InvalidModelError,
@@ -26,6 +27,7 @@ from .parser import GraphParser
 from .passes.registration import register_fusion_pattern, register_pass, unregister_pass
 
 __all__ = [
+    "CheckError",
     "CompileError",
     "CompiledModel",
     "GeError",

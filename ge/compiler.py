@@ -21,12 +21,13 @@ from ge.cost.stream import launches, soc_figures
 from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.stream import LaunchOp, ModelOp, model_of
 from ge.dialects.verify import verify
-from ge.passes.manager import PassManager
+from ge.passes.manager import Instrument, PassManager
 from ge.passes.pipelines import DEFAULT_STREAMS, pipeline
 from ge.passes.session import CompileSession
 
 from . import arguments, artifact
 from .arguments import shown
+from .checking import NumericCheck
 from .collection import without_collection
 from .dtypes import numpy_dtype
 from .errors import CompileError, GeError, VerificationError
@@ -218,6 +219,7 @@ class GraphCompiler:
             print_ir_after=checked.get("print_ir_after", ()),
             print_ir_after_all=checked.get("print_ir_after_all", False),
             timing=checked.get("pass_timing", False),
+            instruments=_instruments(checked.get("check_each", False), precision_mode),
         )
         manager.run(module, session)
         if not verify_each:
@@ -243,6 +245,14 @@ class GraphCompiler:
             fusion_report=report,
             pass_timings=list(manager.timings) if manager.timing else [],
         )
+
+
+def _instruments(check_each: object, precision_mode: str) -> list[Instrument]:
+    """The numeric check between passes when `check_each` asks for it (True or inputs by name)."""
+    if check_each is False:
+        return []
+    inputs = check_each if isinstance(check_each, Mapping) else {}
+    return [NumericCheck(inputs, precision_mode)]
 
 
 def read_fusion_switch(source: str | Path | Mapping[str, object] | None) -> set[str]:

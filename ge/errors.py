@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .checking import CheckFailure
+
 
 class GeError(Exception):
     """Base of every error `ge` raises on purpose."""
@@ -38,6 +43,15 @@ class VerificationError(GeError):
 
 class CompileError(GeError):
     """A pass could not compile the graph (for example an unknown target or a missing weight)."""
+
+
+class CheckError(CompileError):
+    """A pass changed what the graph computes (the `check_each` compile option): `failure` names
+    the pass, the output, the worst difference and the ops the pass changed."""
+
+    def __init__(self, failure: CheckFailure):
+        super().__init__(failure.message)
+        self.failure = failure
 
 
 class RuntimeInputError(GeError):

@@ -246,11 +246,11 @@ class Graph:
         g._rng = np.random.default_rng(0)
         g._module, g._func = module, funcs[0]
         g._block = g._func.body.block
-        g._input_names = _names(g._func.arg_attrs, len(g._block.args), "input")
+        g._input_names = value_names(g._func.arg_attrs, len(g._block.args), "input")
         g._counts, g._names = {}, {n.name for n in g.nodes}
         ret = g._block.last_op
         if isinstance(ret, ReturnOp):
-            out_names = _names(g._func.res_attrs, len(ret.arguments), "output")
+            out_names = value_names(g._func.res_attrs, len(ret.arguments), "output")
             g._outputs = list(zip(ret.arguments, out_names, strict=True))
             g._block.erase_op(ret)
         else:
@@ -761,7 +761,9 @@ def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
     return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
 
 
-def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, prefix: str) -> list[str]:
+def value_names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, prefix: str) -> list[str]:
+    """The names of a function's arguments or results from its `arg_attrs` or `res_attrs`
+    (`<prefix>_<index>` for one without)."""
     names = []
     for index in range(count):
         name = attrs.data[index].data.get(NAME_ATTR) if attrs and index < len(attrs.data) else None

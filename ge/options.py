@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from .arguments import integer, shown
 from .errors import CompileError
 from .limits import check_limit
@@ -18,12 +20,16 @@ INSTRUMENTATION_OPTIONS = (
     "print_ir_before",
     "print_ir_after",
     "pass_timing",
+    "check_each",
 )
 """Options that watch a compilation without changing what it produces (so a `.ge` file does not
 record them): `verify_each` (default True) verifies the IR after every pass and names the pass
 that broke it; `print_ir_after_all`, `print_ir_before` and `print_ir_after` (a pass name or a
 list of them) print the IR to standard error, as mlir-opt's `--mlir-print-ir-*`; `pass_timing`
-times every pass (`CompiledModel.pass_timings`)."""
+times every pass (`CompiledModel.pass_timings`); `check_each` (default False; True, or a dict of
+some inputs by name) runs the graph after every pass on seeded inputs and raises a `CheckError`
+naming the first pass that changes its outputs beyond the precision mode's tolerance
+(`ge.checking`)."""
 
 COMPILE_OPTIONS = ("sink", "max_streams", "max_tensor_bytes", *INSTRUMENTATION_OPTIONS)
 """Keyword options of `GraphCompiler.compile`: `sink` (default: on at O3) sinks the task list to the
@@ -70,7 +76,26 @@ def check_options(options: Mapping[str, object]) -> dict[str, object]:
         checked["max_streams"] = integer(options["max_streams"], where, 1, CompileError)
     if "max_tensor_bytes" in options:
         checked["max_tensor_bytes"] = check_limit(options["max_tensor_bytes"], CompileError)
+    if "check_each" in options:
+        checked["check_each"] = _check_each(options["check_each"])
     return checked
+
+
+def _check_each(value: object) -> bool | dict[str, np.ndarray]:
+    """`check_each`: True, False, or some inputs by name (as arrays; the others are seeded)."""
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, Mapping) or not all(isinstance(name, str) for name in value):
+        raise CompileError(
+            "compile option check_each takes True, False or a dict of input arrays by name, "
+            f"got {shown(value)}"
+        )
+    arrays = {}
+    for name, array in value.items():
+        if not isinstance(array, np.ndarray | np.generic):
+            raise CompileError(f"check_each input '{name}' must be a numpy array, got {shown(array)}")
+        arrays[name] = np.asarray(array)
+    return arrays
 
 
 def _pass_names(value: object, where: str) -> tuple[str, ...]:

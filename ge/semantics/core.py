@@ -9,7 +9,7 @@ last use. Implementations take the op and its operands (`ConstOp` takes the weig
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -118,9 +118,16 @@ def evaluate(
 
 
 def run_block(
-    block: Block, args: Sequence[np.ndarray], weights: WeightStore | None = None
+    block: Block,
+    args: Sequence[np.ndarray],
+    weights: WeightStore | None = None,
+    run_op: Callable[[Operation, Sequence[np.ndarray], WeightStore | None], list[np.ndarray]] | None = None,
 ) -> list[np.ndarray]:
-    """Runs the ops of `block` in order on `args`; returns the operands of its terminator."""
+    """Runs the ops of `block` in order on `args`; returns the operands of its terminator.
+
+    `run_op` computes one op (default: `evaluate`), so a level whose ops hold graph ops, such as
+    kernels, runs with the same loop."""
+    run_op = evaluate if run_op is None else run_op
     ops = list(block.ops)
     if not ops or not ops[-1].has_trait(IsTerminator):
         raise GeError("a block to run must end with a terminator such as 'func.return'")
@@ -137,7 +144,7 @@ def run_block(
         if arg in last_use:
             env[arg] = array
     for index, op in enumerate(ops[:-1]):
-        values = evaluate(op, [env[v] for v in op.operands], weights)
+        values = run_op(op, [env[v] for v in op.operands], weights)
         for result, value in zip(op.results, values, strict=True):
             if result in last_use:
                 env[result] = value

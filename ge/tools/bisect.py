@@ -1,0 +1,236 @@
+"""`ge-bisect`: finds the pass that changes what a model computes and, in a pattern pass, the one
+rewrite that does, as LLVM's `-opt-bisect-limit` and debug counters do.
+
+```
+ge-bisect model.onnx --optimization-level 3 --input x=x.npy
+```
+The pipeline runs once with the numeric check between passes (`ge.checking`); the first pass
+whose outputs leave the tolerance is the culprit. When that pass ran pattern actions (each a
+pattern tried on an op, counted by the compile session), a binary search over
+`CompileSession.action_limit`, between the counts when the pass started and ended, finds the
+first action after which its output is wrong: each step compiles up to that pass, with only the
+first `limit` actions run, and checks its output alone. The action is named by the last rewrite
+of the run at the limit found (`CompileSession.last_action`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import numpy as np
+from xdsl.ir import Attribute
+from xdsl.passes import ModulePass
+
+from ge.arguments import shown
+from ge.checking import CheckFailure, NumericCheck
+from ge.compiler import require_graph
+from ge.dialects.common import TARGET_ATTR_NAME
+from ge.errors import CheckError, CompileError, GeError
+from ge.graph import Graph
+from ge.options import PRECISION_MODES, check_optimization_level, check_options
+from ge.parser import GraphParser
+from ge.passes.manager import PassManager, expand
+from ge.passes.pipelines import pipeline
+from ge.passes.session import CompileSession, PatternAction
+from ge.soc import load_profile
+
+
+@dataclass(frozen=True)
+class BisectResult:
+    """What bisection found: the failing pass (None when no pass changes the result) and, in a
+    pattern pass, the first action after which its output is wrong."""
+
+    failure: CheckFailure | None
+    action: PatternAction | None
+    passes: int
+    """Passes in the pipeline."""
+    compilations: int
+    """Pipelines run: the checked one, then one per bisection step."""
+    seconds: float
+
+    @property
+    def found(self) -> bool:
+        return self.failure is not None
+
+    def report(self) -> str:
+        """The result as a few lines for a person."""
+        failure = self.failure
+        if failure is None:
+            return f"no pass changes the result ({self.passes} passes checked)"
+        first, last = failure.actions
+        if self.action is not None:
+            action = self.action
+            culprit = (
+                f"first bad rewrite: action #{action.index} (the pass ran #{first + 1} to #{last}), "
+                f"pattern {action.pattern} on {action.op}"
+            )
+        elif first == last:
+            culprit = "the pass ran no pattern actions, so the pass is the finest culprit"
+        else:
+            culprit = f"no single action of #{first + 1} to #{last} reproduces the failure"
+        return "\n".join(
+            [
+                f"{failure.pass_name} (pass {failure.pass_index + 1} of {self.passes}) broke the "
+                f"result: {failure.problem}",
+                f"  {failure.changes}",
+                f"  {culprit}",
+                f"  {self.compilations} compilations, {self.seconds:.1f} s",
+            ]
+        )
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def bisect(
+    graph: Graph,
+    optimization_level: int = 3,
+    precision_mode: str = PRECISION_MODES[0],
+    inputs: Mapping[str, np.ndarray] | None = None,
+    *,
+    target: str = "npu",
+    passes: Sequence[ModulePass] | None = None,
+) -> BisectResult:
+    """Finds the first pass of the pipeline (that of `optimization_level` and `precision_mode`,
+    or `passes`) whose output leaves the tolerance on seeded inputs (`inputs` fixes some by name),
+    and within it the first bad pattern action; see the module doc."""
+    start = time.perf_counter()
+    graph = require_graph(graph, "bisect", CompileError)
+    if inputs is not None and not isinstance(inputs, Mapping):
+        raise CompileError(f"bisect takes inputs as a dict of arrays by name, got {shown(inputs)}")
+    checked = check_options({"precision_mode": precision_mode, "check_each": dict(inputs or {})})
+    given: dict[str, np.ndarray] = checked["check_each"]  # type: ignore[assignment]
+    if passes is None:
+        try:
+            passes = pipeline(check_optimization_level(optimization_level), precision_mode=precision_mode)
+        except ValueError as error:
+            raise CompileError(str(error)) from None
+    passes = expand(passes)
+    target_attr = load_profile(target).target_attr()
+
+    def result(failure: CheckFailure | None, action: PatternAction | None, runs: int) -> BisectResult:
+        return BisectResult(failure, action, len(passes), runs, time.perf_counter() - start)
+
+    check = NumericCheck(given, precision_mode)
+    session, error = _compile(graph, target_attr, passes, check)
+    if error is None:
+        return result(None, None, 1)
+    if not isinstance(error, CheckError):
+        raise error
+    failure = error.failure
+    good, bad = failure.actions
+    if good == bad:
+        return result(failure, None, 1)
+    # After `good` actions the module is the failing pass's input, which the check passed; after
+    # `bad` it is its wrong output. Each step keeps that so, and `failing` is the run at `bad`.
+    failing = session
+    prefix = passes[: failure.pass_index + 1]
+    runs = 1
+    while bad - good > 1:
+        limit = (good + bad) // 2
+        probe = NumericCheck(given, precision_mode, at=failure.pass_index, reference=check.reference)
+        session, error = _compile(graph, target_attr, prefix, probe, limit)
+        runs += 1
+        if error is None:
+            good = limit
+        else:
+            bad, failing = limit, session
+    action = failing.last_action
+    if action is None or action.index <= good:
+        action = None
+    return result(failure, action, runs)
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="ge-bisect",
+        description="Find the pass, and the pattern rewrite within it, that changes a model's outputs.",
+    )
+    parser.add_argument("model", help="the ONNX model file")
+    parser.add_argument(
+        "-O", "--optimization-level", type=int, default=3, metavar="LEVEL", help="0 to 3 (default 3)"
+    )
+    parser.add_argument(
+        "--precision-mode",
+        default=PRECISION_MODES[0],
+        metavar="MODE",
+        help=f"{', '.join(PRECISION_MODES)} (default {PRECISION_MODES[0]})",
+    )
+    parser.add_argument("--target", default="npu", metavar="SOC", help="the SoC profile (default npu)")
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="an input's value (repeatable); the others are seeded: floats uniform in [-1, 1], others zero",
+    )
+    parser.error = _usage_error  # type: ignore[method-assign]
+    options = parser.parse_args(args)
+    try:
+        inputs = dict(_read_input(spec) for spec in options.input)
+        graph = GraphParser().parse_onnx(options.model)
+        found = bisect(
+            graph,
+            options.optimization_level,
+            options.precision_mode,
+            inputs,
+            target=options.target,
+        )
+    except GeError as error:
+        print(f"ge-bisect: error: {' '.join(str(error).split())}", file=sys.stderr)
+        sys.exit(1)
+    print(found.report())
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _compile(
+    graph: Graph,
+    target: Attribute,
+    passes: Sequence[ModulePass],
+    check: NumericCheck,
+    limit: int | None = None,
+) -> tuple[CompileSession, GeError | None]:
+    """Runs `passes` on a copy of `graph` for `target` as `GraphCompiler.compile` does, with
+    `check` between passes and at most `limit` pattern actions; the session, and the error that
+    stopped the run (None if it completed)."""
+    module = graph.module.clone()
+    module.attributes[TARGET_ATTR_NAME] = target
+    session = CompileSession(graph.weights.copy())
+    session.action_limit = limit
+    try:
+        PassManager(passes, instruments=[check]).run(module, session)
+    except GeError as error:
+        return session, error
+    return session, None
+
+
+def _read_input(spec: str) -> tuple[str, np.ndarray]:
+    """`name=file.npy` as the name and the array (read without pickle)."""
+    name, separator, path = spec.partition("=")
+    if not separator or not name or not path:
+        raise GeError(f"--input takes NAME=FILE.npy, got '{spec}'")
+    if not Path(path).is_file():
+        raise GeError(f"input file '{path}' for '{name}' does not exist")
+    try:
+        return name, np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise GeError(f"cannot read input '{name}' from '{path}' (a .npy file): {error}") from None
+
+
+def _usage_error(message: str) -> NoReturn:
+    print(f"ge-bisect: error: {message} (ge-bisect --help lists the options)", file=sys.stderr)
+    sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()
