@@ -28,7 +28,7 @@ from ge.dialects.common import describe
 from ge.dialects.graph.base import tensor_type
 from ge.passes import get_pass
 from ge.passes.manager import PassManager
-from ge.passes.pipelines import PREPARE, fusion_passes, graph_passes, make_pass
+from ge.passes.pipelines import FUSION, PREPARE, graph_passes, make_pass, with_registered
 from ge.passes.session import CompileSession
 from ge.passes.stream.plan_memory import MEMORY_ATTR
 
@@ -58,7 +58,7 @@ class GraphOptimizer:
 
     def apply_operator_fusion(self, graph: Graph) -> Graph:
         """Pattern fusion alone (with the folding that computes fused weights)."""
-        names = (*PREPARE, *fusion_passes(), "ge-constant-fold", "dce")
+        names = with_registered((*PREPARE, *FUSION, "ge-constant-fold", "dce"))
         return self._run(graph, [make_pass(name) for name in names], "apply_operator_fusion")
 
     def apply_memory_optimization(self, graph: Graph) -> Graph:

@@ -13,7 +13,7 @@ level, which the pass manager expands into its passes (`passes/manager.py`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from xdsl.passes import ModulePass
 from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
@@ -115,7 +115,7 @@ def pipeline(
         raise ValueError(
             f"unknown fusion passes in the switch: {', '.join(sorted(unknown))} (known: {', '.join(fusion)})"
         )
-    names = [n for n in _with_registered(PIPELINES[level]) if n not in disabled]
+    names = [n for n in with_registered(PIPELINES[level]) if n not in disabled]
     if precision_mode != DEFAULT_PRECISION:
         # The mode allows fused ops to skip the roundings of 16-bit intermediates.
         names = [f"{n}{{keep-rounding=false}}" if _keeps_rounding(n) else n for n in names]
@@ -138,19 +138,27 @@ def pipeline(
     return passes
 
 
-def _with_registered(names: tuple[str, ...]) -> list[str]:
+def with_registered(names: Sequence[str]) -> list[str]:
     """`names` with the registered fusion passes after the last built-in fusion pass, and each
-    registered stage right after the pass it follows (and after what was inserted there)."""
-    result = list(names)
-    if CUSTOM_FUSION and FUSION[-1] in result:
-        at = result.index(FUSION[-1]) + 1
-        result[at:at] = CUSTOM_FUSION
-    for name, after in CUSTOM_STAGES.items():
-        if after in result:
-            at = result.index(after) + 1
-            while at < len(result) and CUSTOM_STAGES.get(result[at]) == after:
-                at += 1
-            result.insert(at, name)
+    registered stage right after every run of the pass it follows (after the stages registered
+    before it to follow that pass)."""
+    result: list[str] = []
+    for name in names:
+        result.append(name)
+        if CUSTOM_FUSION and name == FUSION[-1]:
+            result += CUSTOM_FUSION
+    for stage, after in CUSTOM_STAGES.items():
+        placed: list[str] = []
+        index = 0
+        while index < len(result):
+            placed.append(result[index])
+            if result[index] == after:
+                while index + 1 < len(result) and CUSTOM_STAGES.get(result[index + 1]) == after:
+                    index += 1
+                    placed.append(result[index])
+                placed.append(stage)
+            index += 1
+        result = placed
     return result
 
 

@@ -17,20 +17,24 @@ report. Without `after`, a pass runs only where it is named.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import RewritePattern
+from xdsl.universe import Universe
 
 from ge.errors import GeError
 
 from . import PASSES
-from .driver import RewritesOnly, pattern_name, rewrite
+from .driver import pattern_name, rewrite
 from .pipelines import CUSTOM_FUSION, CUSTOM_STAGES, XDSL_PASSES
 from .session import current
 
@@ -38,6 +42,24 @@ NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 """Pass names are kebab-case, as `ge-fuse-conv-bn`."""
 
 _BUILT_IN = frozenset(PASSES) | frozenset(XDSL_PASSES)
+
+
+def _taken(name: str) -> str | None:
+    """Who has `name` already: a built-in pass, one of xDSL's (which `ge-opt -p` offers too), a
+    registered pass, or None."""
+    if name in _BUILT_IN:
+        return "a built-in pass"
+    if name in Universe.get_multiverse().all_passes:
+        return "an xDSL pass"
+    if name in PASSES:
+        return "another registered pass"
+    return None
+
+
+def _check_name(name: object, what: str) -> str:
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise GeError(f"{what} needs a kebab-case name such as 'my-fold-scale', got {name!r}")
+    return name
 
 
 def register_pass(
@@ -49,20 +71,17 @@ def register_pass(
     class again does nothing."""
     if not (isinstance(pass_class, type) and issubclass(pass_class, ModulePass)):
         raise GeError(f"register_pass takes a ModulePass subclass, got {pass_class!r}")
-    name = getattr(pass_class, "name", None)
-    if not isinstance(name, str) or not NAME.fullmatch(name):
-        raise GeError(
-            f"pass {pass_class.__name__} needs a kebab-case `name` such as 'my-fold-scale', got {name!r}"
-        )
+    name = _check_name(getattr(pass_class, "name", None), f"pass {pass_class.__name__}")
+    if description is not None and not isinstance(description, str):
+        raise GeError(f"register_pass: the description of '{name}' must be text, got {description!r}")
     if after is not None and after not in PASSES and after not in XDSL_PASSES:
         raise GeError(
             f"register_pass: '{name}' cannot run after '{after}', which is no pass "
             f"(known: {', '.join(PASSES)})"
         )
-    if name in PASSES:
-        if PASSES[name][0]() is pass_class and CUSTOM_STAGES.get(name) == after:
-            return pass_class
-        owner = "a built-in pass" if name in _BUILT_IN else "another registered pass"
+    if name in PASSES and PASSES[name][0]() is pass_class and CUSTOM_STAGES.get(name) == after:
+        return pass_class
+    if (owner := _taken(name)) is not None:
         raise GeError(f"pass name '{name}' is taken by {owner}; unregister_pass('{name}') first")
     doc = (pass_class.__doc__ or "").strip().splitlines()
     PASSES[name] = (lambda: pass_class, description or (doc[0] if doc else "a registered pass"))
@@ -72,9 +91,10 @@ def register_pass(
 
 
 @dataclass(frozen=True)
-class FusionPatternPass(RewritesOnly, ModulePass):
+class FusionPatternPass(ModulePass):
     """A registered fusion pattern as a pass: the pattern applied greedily until it no longer
-    matches; each rewrite is counted in the fusion report."""
+    matches; each rewrite is counted in the fusion report. (Not `RewritesOnly`: nothing promises
+    that a user's pattern changes the IR only through the rewriter, so its output is verified.)"""
 
     name = "fusion-pattern"
     PATTERN: ClassVar[Callable[[], RewritePattern]]
@@ -94,14 +114,18 @@ def register_fusion_pattern(
     """Registers `pattern` (a `RewritePattern` class, or anything that makes one with no
     arguments) as the fusion pass `name`, run after the built-in fusions at O2 and O3 and named
     in fusion switch files and the fusion report. Returns the pass class."""
-    if not callable(pattern):
+    name = _check_name(name, "register_fusion_pattern")
+    try:
+        probe = pattern() if callable(pattern) else None
+    except Exception as error:  # the factory's own failure, named with the registration
+        raise GeError(f"register_fusion_pattern('{name}'): {pattern!r}() fails: {error}") from None
+    if not isinstance(probe, RewritePattern):
         raise GeError(
-            f"register_fusion_pattern('{name}') takes a RewritePattern class or factory, got {pattern!r}"
+            f"register_fusion_pattern('{name}') takes a RewritePattern class, or a function that "
+            f"makes one with no arguments, got {pattern!r}"
         )
-    if name in PASSES and name not in CUSTOM_FUSION:
-        raise GeError(f"pass name '{name}' is taken; unregister_pass('{name}') first")
-    if name in CUSTOM_FUSION:
-        unregister_pass(name)
+    if name in CUSTOM_FUSION and getattr(PASSES[name][0](), "PATTERN", None) is pattern:
+        return PASSES[name][0]()
     title = "".join(part.title() for part in name.split("-"))
     doc = description or f"the registered fusion pattern {getattr(pattern, '__name__', name)}"
     pass_class = dataclass(frozen=True)(
@@ -125,3 +149,22 @@ def unregister_pass(name: str) -> None:
     CUSTOM_STAGES.pop(name, None)
     if name in CUSTOM_FUSION:
         CUSTOM_FUSION.remove(name)
+
+
+def load_pass_plugin(plugin: str) -> None:
+    """Imports `plugin` (a module name or a `.py` file) for the passes it registers, as
+    `ge-opt --load-pass-plugin` and `ge-bisect --load-pass-plugin` do."""
+    try:
+        if plugin.endswith(".py"):
+            path = Path(plugin)
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            if spec is None or spec.loader is None or not path.is_file():
+                raise GeError(f"pass plugin '{plugin}' is not a readable Python file")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            importlib.import_module(plugin)
+    except GeError:
+        raise
+    except Exception as error:  # the plugin's own failure, whatever it is, named with the plugin
+        raise GeError(f"pass plugin '{plugin}' failed to load: {type(error).__name__}: {error}") from None

@@ -182,3 +182,25 @@ def test_cli_runs_as_a_module(model_file: str) -> None:
     usage = subprocess.run([sys.executable, "-m", "ge.tools.bisect"], capture_output=True, text=True)
     assert usage.returncode == 2
     assert usage.stderr.startswith("ge-bisect: error: the following arguments are required: model")
+
+
+def test_cli_loads_a_pass_plugin_and_names_its_pattern(model_file: str, tmp_path, capsys) -> None:
+    """A wrong fusion pattern registered by a plugin, found from the command line."""
+    plugin = tmp_path / "wrong_fusion.py"
+    plugin.write_text(
+        "import ge\n"
+        "from ge.dialects import graph\n"
+        "from xdsl.pattern_rewriter import RewritePattern\n"
+        "class SoftmaxIsRelu(RewritePattern):\n"
+        "    def match_and_rewrite(self, op, rewriter):\n"
+        "        if isinstance(op, graph.SoftmaxOp):\n"
+        "            rewriter.replace(op, graph.ReluOp.build_inferred([op.operands[0]]))\n"
+        "ge.register_fusion_pattern('test-plugin-softmax-is-relu', SoftmaxIsRelu)\n"
+    )
+    try:
+        main([model_file, "--load-pass-plugin", str(plugin), "--load-pass-plugin", str(plugin)])
+    finally:
+        ge.unregister_pass("test-plugin-softmax-is-relu")
+    out = capsys.readouterr().out
+    assert out.startswith("test-plugin-softmax-is-relu (pass ")
+    assert "pattern SoftmaxIsRelu on 'ascend.graph.softmax'" in out

@@ -37,6 +37,7 @@ from ge.options import PRECISION_MODES, check_optimization_level, check_options
 from ge.parser import GraphParser
 from ge.passes.manager import PassManager, expand
 from ge.passes.pipelines import pipeline
+from ge.passes.registration import load_pass_plugin
 from ge.passes.session import CompileSession, PatternAction
 from ge.soc import load_profile
 
@@ -170,9 +171,18 @@ def main(args: Sequence[str] | None = None) -> None:
         metavar="NAME=FILE.npy",
         help="an input's value (repeatable); the others are seeded: floats uniform in [-1, 1], others zero",
     )
+    parser.add_argument(
+        "--load-pass-plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import a module (dotted name or .py file) that registers passes, as ge-opt does",
+    )
     parser.error = _usage_error  # type: ignore[method-assign]
     options = parser.parse_args(args)
     try:
+        for plugin in dict.fromkeys(options.load_pass_plugin):
+            load_pass_plugin(plugin)
         inputs = dict(_read_input(spec) for spec in options.input)
         graph = GraphParser().parse_onnx(options.model)
         found = bisect(

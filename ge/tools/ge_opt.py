@@ -8,11 +8,8 @@ ge-opt model.mlir -p 'ge-lower-graph-to-kernel,ge-lower-kernel-to-stream' --weig
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import NoReturn
 
 from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
@@ -37,6 +34,7 @@ from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 from ge.passes import PASSES
 from ge.passes.manager import PassManager, level_pass
 from ge.passes.pipelines import PIPELINES
+from ge.passes.registration import load_pass_plugin
 from ge.passes.session import CompileSession
 from ge.weights import WeightStore
 
@@ -62,10 +60,10 @@ class GeOptMain(xDSLOptMain):
         """The pass manager over the passes of `-p`, an O-level expanded into its passes, with
         the instrumentation the flags ask for."""
         args = self.args
-        for plugin in args.load_pass_plugin:
-            _load_plugin(plugin)
-        for name, (factory, _) in PASSES.items():  # what the plugins registered
-            self.available_passes.setdefault(name, factory)
+        for plugin in dict.fromkeys(args.load_pass_plugin):  # each once
+            load_pass_plugin(plugin)
+        for name, (factory, _) in PASSES.items():  # with what the plugins registered
+            self.available_passes[name] = factory
         try:
             passes = PassPipeline.parse_spec(self.available_passes, args.passes).passes
         except ValueError as error:  # an option of the wrong type or name
@@ -92,7 +90,8 @@ class GeOptMain(xDSLOptMain):
             if self.args.verify_diagnostics:  # the driver prints it for the test to check
                 raise
             raise GeError(_invalid_op(prog, error)) from None
-        self.manager.run(prog, self.session, self.ctx)
+        # A session per module (one per --split-input-file chunk), over the one weight store.
+        self.manager.run(prog, CompileSession(self.session.weights), self.ctx)
         if self.args.time_passes:
             print(self.manager.timing_report(), file=sys.stderr)
 
@@ -181,23 +180,6 @@ def _print_between_passes(
         print(f"IR after {previous.name}:")
         Printer(stream=sys.stdout).print_op(module)
         print("\n\n\n")
-
-
-def _load_plugin(plugin: str) -> None:
-    """Imports `plugin`, a module name or a .py file, for the passes it registers."""
-    try:
-        if plugin.endswith(".py"):
-            spec = importlib.util.spec_from_file_location(Path(plugin).stem, plugin)
-            if spec is None or spec.loader is None or not Path(plugin).is_file():
-                raise GeError(f"pass plugin '{plugin}' is not a readable Python file")
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        else:
-            importlib.import_module(plugin)
-    except GeError:
-        raise
-    except Exception as error:  # the plugin's own failure, whatever it is, named with the plugin
-        raise GeError(f"pass plugin '{plugin}' failed to load: {type(error).__name__}: {error}") from None
 
 
 def _usage_error(message: str) -> NoReturn:
