@@ -14,14 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.utils.exceptions import VerifyException
 
 from ge.cost import KernelCost, kernel_cost
 from ge.cost.stream import launches, soc_figures
 from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.stream import LaunchOp, ModelOp, model_of
-from ge.dialects.verify import verify
-from ge.passes.manager import Instrument, PassManager
+from ge.passes.manager import Instrument, PassManager, verify_module
 from ge.passes.pipelines import DEFAULT_STREAMS, pipeline
 from ge.passes.session import CompileSession
 
@@ -30,7 +28,7 @@ from .arguments import shown
 from .checking import NumericCheck
 from .collection import without_collection
 from .dtypes import numpy_dtype
-from .errors import CompileError, GeError, VerificationError
+from .errors import CompileError, GeError
 from .graph import Graph
 from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 from .options import INSTRUMENTATION_OPTIONS, check_optimization_level, check_options
@@ -204,7 +202,7 @@ class GraphCompiler:
         session = CompileSession(graph.weights.copy())
         verify_each = checked.get("verify_each", True)
         if not verify_each:  # the pass manager verifies the input when it verifies each pass
-            _verify(module, "the input graph", session)
+            verify_module(module, "the input graph", session)
         limit = checked.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
         check_max_tensor_bytes(module, limit, CompileError)
         disabled = read_fusion_switch(fusion_switch_file)
@@ -223,7 +221,7 @@ class GraphCompiler:
         )
         manager.run(module, session)
         if not verify_each:
-            _verify(module, "the compiled model", session)
+            verify_module(module, "the compiled model", session)
         blob = pack_weights(model_of(module), session.weights)
         report = {
             "disabled": sorted(disabled),
@@ -286,10 +284,3 @@ def require_graph(graph: object, where: str, error: type[GeError] = GeError) -> 
             "ge.GraphParser().parse_onnx, which returns a ge.Graph)"
         )
     return graph
-
-
-def _verify(module: ModuleOp, what: str, session: CompileSession) -> None:
-    try:
-        verify(module, session.verified)
-    except VerifyException as error:
-        raise VerificationError(f"{what} is invalid: {error}") from None

@@ -101,6 +101,6 @@ def _check_each(value: object) -> bool | dict[str, np.ndarray]:
 def _pass_names(value: object, where: str) -> tuple[str, ...]:
     """A pass name or a list of them, as a tuple."""
     names = (value,) if isinstance(value, str) else value
-    if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
-        raise CompileError(f"{where} takes a pass name or a list of them, got {shown(value)}")
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) and n for n in names):
+        raise CompileError(f"{where} takes a pass name or a list of them (non-empty), got {shown(value)}")
     return tuple(names)

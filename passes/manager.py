@@ -33,7 +33,7 @@ from ge.errors import CompileError, GeError, VerificationError
 
 from .driver import RewritesOnly
 from .pipelines import pipeline
-from .session import CompileSession
+from .session import CompileSession, current
 
 Instrument = Callable[[ModulePass | None, ModuleOp, ModulePass | None], None]
 """Called between passes like `PassPipeline`'s callback: (pass that ran, module, pass to run next);
@@ -52,7 +52,7 @@ class OptimizationLevelPass(ModulePass):
         return pipeline(self.LEVEL)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PassManager(self.passes()).run(op, ctx=ctx)
+        PassManager(self.passes()).run(op, current(), ctx)
 
 
 def level_pass(level: int) -> type[ModulePass]:
@@ -119,7 +119,7 @@ class PassManager:
             if self.verify_each and not unchanged:
                 begin = time.perf_counter()
                 what = "the input" if previous is None else f"the output of {previous.name}"
-                _verify(op, what, session)
+                verify_module(op, what, session)
                 verifying += time.perf_counter() - begin
             if previous is not None and (self.print_ir_after_all or previous.name in self.print_ir_after):
                 self._dump(op, f"IR Dump After {previous.name}")
@@ -138,7 +138,10 @@ class PassManager:
             except GeError:
                 raise
             except (VerifyException, DiagnosticException, ValueError) as error:
-                raise CompileError(f"{session.pass_name}: {error}") from None
+                raise CompileError(f"{session.pass_name or 'the input'}: {error}") from None
+            except Exception as error:  # a pass's own bug (a registered pass's too): name the pass
+                where = session.pass_name or "the input"
+                raise CompileError(f"{where}: {type(error).__name__}: {error}") from None
             finally:
                 session.pass_name = ""
         if self.verify_each:
@@ -170,7 +173,9 @@ class PassManager:
         print("\n", file=stream)
 
 
-def _verify(module: ModuleOp, what: str, session: CompileSession) -> None:
+def verify_module(module: ModuleOp, what: str, session: CompileSession) -> None:
+    """Verifies `module` with the session's verified signatures; a failure is a
+    `VerificationError` that says what was verified ("the output of ge-simplify is invalid")."""
     try:
         verify(module, session.verified)
     except VerifyException as error:

@@ -6,10 +6,9 @@ often a pattern applied, the signatures the verifier has already checked, and th
 action counter that bisection limits (as LLVM's debug counters do):
 
 ```
-session = CompileSession(weights)
-with session.activate():
-    ConstantFoldPass().apply(ctx, module)
-session.patterns  # {"ge-constant-fold": {"FoldConstantOperands": {"matched": 12, "applied": 12}}}
+session = PassManager(pipeline(2)).run(module, CompileSession(weights))
+session.rewrites  # {"ge-constant-fold": {"FoldConstantOperands": 12}, ...}
+session.patterns  # {"ge-fuse-conv-bn": {"FoldBatchNormIntoConv": {"matched": 2, "applied": 2}}, ...}
 ```
 
 A pass run with no session current gets a fresh one (the weights it folds are then lost with it).

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, TensorType, f32, i64
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
@@ -222,6 +222,12 @@ def test_registration_refuses_what_it_cannot_use(registered: list[str]) -> None:
         def apply(self, ctx: Context, op: ModuleOp) -> None: ...
 
     @dataclass(frozen=True)
+    class XdslName(ModulePass):
+        name = "canonicalize"
+
+        def apply(self, ctx: Context, op: ModuleOp) -> None: ...
+
+    @dataclass(frozen=True)
     class Clash(ModulePass):
         name = "ge-constant-fold"
 
@@ -229,7 +235,15 @@ def test_registration_refuses_what_it_cannot_use(registered: list[str]) -> None:
 
     cases = [
         (lambda: ge.register_pass(NotAPass), "takes a ModulePass subclass"),
-        (lambda: ge.register_pass(BadName), "needs a kebab-case `name`"),
+        (lambda: ge.register_pass(BadName), "pass BadName needs a kebab-case name .* got 'Bad_Name'"),
+        (lambda: ge.register_pass(XdslName), "'canonicalize' is taken by an xDSL pass"),
+        (
+            lambda: ge.register_pass(DoubleOutput, description=5),
+            "description of 'test-double-output' must be text",
+        ),
+        (lambda: ge.register_fusion_pattern(3, NegateToRelu), "needs a kebab-case name .* got 3"),
+        (lambda: ge.register_fusion_pattern("test-x", lambda a: None), "fails: .*missing 1 required"),
+        (lambda: ge.register_fusion_pattern("test-x", int), "takes a RewritePattern class"),
         (lambda: ge.register_pass(Clash), "'ge-constant-fold' is taken by a built-in pass"),
         (lambda: ge.register_pass(DoubleOutput, after="ge-nothing"), "cannot run after 'ge-nothing'"),
         (lambda: ge.unregister_pass("ge-constant-fold"), "is a built-in pass"),
@@ -324,9 +338,85 @@ def test_a_pattern_pass_that_rewrote_nothing_is_not_verified_again(monkeypatch: 
     from ge.passes import manager
 
     verified: list[str] = []
-    real = manager._verify
-    monkeypatch.setattr(manager, "_verify", lambda m, what, s: (verified.append(what), real(m, what, s)))
+    real = manager.verify_module
+    monkeypatch.setattr(
+        manager, "verify_module", lambda m, what, s: (verified.append(what), real(m, what, s))
+    )
     ge.GraphCompiler().compile(_mlp(), optimization_level=2)
     assert "the output of ge-fuse-gelu" not in verified
     assert "the output of ge-fuse-bias-activation" in verified  # it fused the matmul's tail
     assert "the output of ge-lower-graph-to-kernel" in verified  # not a pattern pass: always
+
+
+@dataclass(frozen=True)
+class CountRuns(ModulePass):
+    """Counts its runs in the session's rewrites, as a pattern pass would."""
+
+    name = "test-count-runs"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        runs = current().rewrites.setdefault(self.name, {})
+        runs["runs"] = runs.get("runs", 0) + 1
+
+
+def test_a_registered_stage_runs_after_every_run_of_its_pass(registered: list[str]) -> None:
+    ge.register_pass(CountRuns, after="ge-simplify")
+    registered.append(CountRuns.name)
+    names = [p.name for p in pipeline(2)]
+    assert names.count("ge-simplify") == 2
+    assert [names[i + 1] for i, n in enumerate(names) if n == "ge-simplify"] == ["test-count-runs"] * 2
+    fused = ge.GraphOptimizer().apply_operator_fusion(_mlp())  # its own list of passes
+    assert fused is not None
+    module = _mlp().module.clone()
+    session = PassManager([level_pass(2)()]).run(module, CompileSession())
+    assert session.rewrites["test-count-runs"]["runs"] == 2
+
+
+def test_an_optimization_level_run_as_a_pass_keeps_the_session(rng: np.random.Generator) -> None:
+    """`ge-O1` applied inside a session folds into that session's weights."""
+    g = ge.Graph("fold")
+    x = g.add_input("x", [32], "float32")
+    a = g.add_constant(rng.standard_normal(32).astype(np.float32), "a")
+    g.add_output(g.add_add(x, g.add_mul(a, a)))
+    module = g.module.clone()
+    session = CompileSession(g.weights.copy())
+    with session.activate():
+        level_pass(1)().apply(Context(), module)
+    assert any(op.name == "ascend.stream.model" for op in module.walk())
+    assert len(session.weights) > len(g.weights)
+
+
+@dataclass(frozen=True)
+class Crash(ModulePass):
+    """Fails the way a user's pass with a bug does."""
+
+    name = "test-crash"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise RuntimeError("index 3 is out of range")
+
+
+def test_a_pass_that_raises_is_named(registered: list[str]) -> None:
+    ge.register_pass(Crash, after="dce")
+    registered.append(Crash.name)
+    with pytest.raises(ge.CompileError, match="^test-crash: RuntimeError: index 3 is out of range$"):
+        ge.GraphCompiler().compile(_mlp(), optimization_level=1)
+
+
+@dataclass
+class BreakSoftmaxAxis(RewritePattern):
+    """Sets a softmax's axis out of range in place, without telling the rewriter."""
+
+    def match_and_rewrite(self, op, rewriter: PatternRewriter) -> None:
+        if isinstance(op, ops.SoftmaxOp) and op.properties["axis"] != IntegerAttr(7, i64):
+            op.properties["axis"] = IntegerAttr(7, i64)
+
+
+def test_a_registered_pattern_is_verified_even_when_it_says_it_changed_nothing(registered: list[str]) -> None:
+    ge.register_fusion_pattern("test-break-softmax-axis", BreakSoftmaxAxis)
+    registered.append("test-break-softmax-axis")
+    g = ge.Graph("soft")
+    x = g.add_input("x", [2, 8], "float32")
+    g.add_output(g.add_softmax(g.add_relu(x)))
+    with pytest.raises(ge.VerificationError, match="the output of test-break-softmax-axis is invalid"):
+        ge.GraphCompiler().compile(g, optimization_level=2)
