@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -41,6 +41,7 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from .common import TARGET_ATTR_NAME, TargetAttr, fail
 from .formats import FORMATS, c0_of, device_shape
 from .tiling import TILED_UNITS, tiling_error
+from .verify import LocalVerifier
 
 UNITS = ("cube", "vector", "aicpu")
 
@@ -59,6 +60,13 @@ def target_of(op: Operation) -> TargetAttr | None:
             return target
         parent = parent.parent_op()
     return None
+
+
+class _TargetChecked(LocalVerifier):
+    """An op whose verifier reads the target's figures (through `target_of`) beside itself."""
+
+    def verification_context(self) -> Hashable:
+        return target_of(self)  # type: ignore[arg-type]
 
 
 def _check_formats(op: Operation, what: str, formats: ArrayAttr[StringAttr], values: Sequence[SSAValue]):
@@ -94,7 +102,7 @@ def _check_schedule(op: Operation, unit: str, types: Sequence[TensorType]) -> No
             raise fail(op, error)
 
 
-class KernelOp(IRDLOperation, ABC):
+class KernelOp(_TargetChecked, IRDLOperation, ABC):
     """A kernel: its body computes results from block arguments that stand for its inputs."""
 
     inputs = var_operand_def(TensorType)
@@ -208,7 +216,7 @@ class AiCpuKernelOp(KernelOp):
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(LocalVerifier, IRDLOperation):
     """Returns a kernel body's results: `ascend.kernel.yield %r : tensor<4xf32>`."""
 
     name = "ascend.kernel.yield"
@@ -222,7 +230,7 @@ class YieldOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TransDataOp(IRDLOperation):
+class TransDataOp(_TargetChecked, IRDLOperation):
     """A format conversion kernel (GE's TransData): the same logical tensor, laid out anew.
 
     ```
@@ -272,7 +280,7 @@ class TransDataOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ViewOp(IRDLOperation):
+class ViewOp(_TargetChecked, IRDLOperation):
     """A reinterpretation of a tensor's bytes with another shape: no kernel, no data moved.
 
     Reshape, flatten, squeeze and unsqueeze become views of contiguous (ND / NCHW) data. A view
@@ -331,7 +339,7 @@ class ViewOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ConcatViewOp(IRDLOperation):
+class ConcatViewOp(_TargetChecked, IRDLOperation):
     """A concat that moves no data: each input's producer writes straight into its slice of the
     result (the stream lowering places the buffers so).
 

@@ -68,7 +68,7 @@ def byte_size(t: MemRefType | TensorType) -> int:
 
 
 @irdl_op_definition
-class KernelFuncOp(IRDLOperation):
+class KernelFuncOp(LocalVerifier, IRDLOperation):
     """An outlined kernel: a symbol holding the graph ops it computes, its unit and formats.
 
     ```
@@ -129,7 +129,7 @@ class KernelFuncOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ReturnOp(IRDLOperation):
+class ReturnOp(LocalVerifier, IRDLOperation):
     """Ends an outlined kernel: `ascend.stream.return %r : tensor<4xf32>`."""
 
     name = "ascend.stream.return"

@@ -1,11 +1,16 @@
 """Verification that checks each distinct op once.
 
 An op whose class derives from `LocalVerifier` declares that its verifier reads nothing but the
-op itself: its operand and result types, properties, attributes and the kind of op it sits in.
-Two such ops with equal signatures verify alike, so `verify` runs the verifier on one op per
-signature and, for the others, only the structural checks that depend on where the op stands.
-Ops with regions or successors, terminators, the last op of a block and every op whose class
-does not declare `LocalVerifier` get xDSL's full verification, as `Operation.verify` gives it.
+op itself: its operand and result types, properties, attributes, the kind of op it sits in and
+whether it ends its block (where a terminator must stand), what its regions hold, and what its
+`verification_context` returns (e.g. the target's figures). Two such ops with equal keys verify
+alike, so `verify` runs the verifier on one op per key and, for the others, only the checks of
+the links between ops (parents, erased operands). A region's content is its block arguments'
+types and, for every op nested in it, its name, operand and result types, properties,
+attributes and where each operand comes from (a value of the op's own regions, by position, or
+one from outside), so an `IsolatedFromAbove` check reads nothing the key leaves out. Ops with
+successors and every op whose class does not declare `LocalVerifier` get xDSL's full
+verification, as `Operation.verify` gives it.
 
 A graph of a thousand convolutions has a few dozen distinct ones; a pipeline that verifies after
 every pass passes a `VerifiedSignatures` along, so an op a pass left alone is not checked again.
@@ -15,14 +20,19 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from xdsl.ir import ErasedSSAValue, Operation, Region
+from xdsl.ir import ErasedSSAValue, Operation, Region, SSAValue
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 
 class LocalVerifier:
-    """Mixin of an op class whose verifier reads only the op's signature (see the module doc);
-    an op that looks at its neighbours, its uses or the module must not derive from it."""
+    """Mixin of an op class whose verifier reads only the op's key (see the module doc); an op
+    that looks at its neighbours, its uses or the module must not derive from it, unless what
+    it reads there is in its `verification_context`."""
+
+    def verification_context(self) -> Hashable:
+        """What else the verifier reads, beside the op (default: nothing)."""
+        return ()
 
 
 class VerifiedSignatures:
@@ -38,16 +48,50 @@ class VerifiedSignatures:
 
 
 def signature(op: Operation) -> Hashable:
-    """What a `LocalVerifier` op's verification depends on."""
-    parent = op.parent_op()
+    """What a `LocalVerifier` op's verification depends on (with `region_content` for an op that
+    holds regions)."""
+    block = op.parent
+    region = block.parent if block is not None else None
     return (
         type(op),
-        type(parent),
-        tuple(v.type for v in op.operands),
-        tuple(r.type for r in op.results),
+        type(op.parent_op()),
+        block is not None and block.last_op is op,  # where a terminator must be, and only it
+        region is not None and len(region.blocks) > 1,
+        tuple([v.type for v in op.operands]),
+        tuple([r.type for r in op.results]),
         tuple(op.properties.items()),
         tuple(op.attributes.items()),
+        op.verification_context() if isinstance(op, LocalVerifier) else (),
     )
+
+
+def region_content(op: Operation, codes: dict[SSAValue, int] | None = None) -> Hashable:
+    """What `op`'s regions hold, as its verifier may read it (see the module doc); operands are
+    coded by where their value is defined within `op`, -1 for a value from outside."""
+    codes = {} if codes is None else codes
+    content: list[Hashable] = []
+    for region in op.regions:
+        content.append(len(region.blocks))
+        for block in region.blocks:
+            content.append(tuple([a.type for a in block.args]))
+            for arg in block.args:
+                codes[arg] = len(codes)
+            for child in block.ops:
+                content.append(
+                    (
+                        child.name,
+                        tuple([codes.get(v, -1) for v in child.operands]),
+                        tuple([v.type for v in child.operands]),
+                        tuple([r.type for r in child.results]),
+                        tuple(child.properties.items()),
+                        tuple(child.attributes.items()),
+                        len(child.successors),
+                        region_content(child, codes) if child.regions else (),
+                    )
+                )
+                for result in child.results:
+                    codes[result] = len(codes)
+    return tuple(content)
 
 
 def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
@@ -60,15 +104,8 @@ def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
     for op in root.walk(region_first=True):
         for region in op.regions:
             _verify_region(region, op)
-        block = op.parent
-        if (
-            isinstance(op, LocalVerifier)
-            and not op.regions
-            and not op.successors
-            and block is not None
-            and block.last_op is not op
-        ):
-            key = signature(op)
+        if isinstance(op, LocalVerifier) and not op.successors and op.parent is not None:
+            key = (signature(op), region_content(op)) if op.regions else signature(op)
             if by_op.get(op) == key or key in signatures:
                 if any(isinstance(v, ErasedSSAValue) for v in op.operands):
                     raise ValueError("Erased SSA value is used by the operation")

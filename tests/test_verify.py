@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import VerifyException
@@ -14,7 +15,9 @@ from xdsl.utils.exceptions import VerifyException
 import ge
 from ge.context import make_context
 from ge.dialects import graph
+from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
 from ge.dialects.verify import LocalVerifier, VerifiedSignatures, verify
+from ge.soc import load_profile
 
 DIALECT_TESTS = Path(__file__).parent.parent / "lit_tests" / "Dialect"
 CASES = [
@@ -115,3 +118,49 @@ def test_compiles_with_the_same_results() -> None:
     (out,) = executor.run({"x": data})
     assert out.dtype == np.float16
     np.testing.assert_allclose(out.astype(np.float32), expected, rtol=1e-3)
+
+
+KERNEL = """
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %k = ascend.kernel.vector(%a) {in_formats = ["ND"], out_formats = ["ND"], block_dim = 2 : i64}
+      : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    %r = ascend.graph.relu %x : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.kernel.yield %r : tensor<4xf32>
+  }
+  %n = ascend.graph.neg %k : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %n : tensor<4xf32>
+}
+"""
+
+
+def _kernel_module() -> tuple[object, Operation, Operation]:
+    module = Parser(_context(), KERNEL).parse_module()
+    kernel = next(op for op in module.walk() if op.name == "ascend.kernel.vector")
+    relu = next(op for op in module.walk() if op.name == "ascend.graph.relu")
+    return module, kernel, relu
+
+
+def test_a_region_op_that_reads_from_outside_is_refused_though_its_key_was_verified() -> None:
+    """The kernel is IsolatedFromAbove: its relu rewired to the function's argument breaks it,
+    and where an operand comes from is part of the key."""
+    module, kernel, relu = _kernel_module()
+    verified = VerifiedSignatures()
+    verify(module, verified)
+    outer = next(op for op in module.walk() if op.name == "func.func").body.block.args[0]
+    relu.operands = [outer]
+    expected = _verdict(lambda m: m.verify(), module)
+    assert expected is not None and "isolated" in expected.lower()
+    assert _verdict(lambda m: verify(m, verified), module) == expected
+
+
+def test_a_kernel_verified_for_one_target_is_checked_again_for_another() -> None:
+    """block_dim 2 fits a target of 2 vector cores, not one of 1: the target is in the key."""
+    module, kernel, _ = _kernel_module()
+    figures = load_profile("npu").target_attr().as_dict()
+    module.attributes[TARGET_ATTR_NAME] = TargetAttr("two", {**figures, "vector_cores": 2})
+    verified = VerifiedSignatures()
+    verify(module, verified)
+    module.attributes[TARGET_ATTR_NAME] = TargetAttr("one", {**figures, "vector_cores": 1})
+    with pytest.raises(VerifyException, match="block_dim 2 exceeds the 1 vector cores"):
+        verify(module, verified)

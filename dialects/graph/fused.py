@@ -39,11 +39,12 @@ from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import IsTerminator, Pure
 
 from ..common import IntArray, describe, fail, int_attr
+from ..verify import LocalVerifier
 from .base import GraphOp, compatible
 from .nn import Conv2DOp, Conv3DOp, GemmOp, MatMulOp
 
 
-class FusedOp(IRDLOperation, ABC):
+class FusedOp(LocalVerifier, IRDLOperation, ABC):
     """A base cube op (`BASE`) whose result runs through the `epilogue` region.
 
     The operands are the base op's operands followed by `extras` of them (the epilogue's extra
@@ -175,7 +176,7 @@ FUSED_BY_BASE: dict[type[Operation], type[FusedOp]] = {
 
 
 @irdl_op_definition
-class YieldOp(IRDLOperation):
+class YieldOp(LocalVerifier, IRDLOperation):
     """Ends a fused op's epilogue: `ascend.graph.yield %r : tensor<4xf32>`."""
 
     name = "ascend.graph.yield"
