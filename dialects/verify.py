@@ -36,15 +36,35 @@ class LocalVerifier:
 
 
 class VerifiedSignatures:
-    """Signatures of the ops verified so far: as a set, and per op the last one it verified with,
-    which an unchanged op matches without hashing its types again."""
+    """Keys of the ops verified so far, and per op the last key it verified with and what it
+    was made of (its block, region and parent, operand values, results, properties,
+    attributes, whether it ended its block, its verification context): an op without regions
+    whose parts are the same objects as then has the same key (SSA values never change type),
+    so it is matched without building the key again."""
 
     def __init__(self) -> None:
         self.signatures: set[Hashable] = set()
-        self.by_op: dict[Operation, Hashable] = {}
+        self.by_op: dict[Operation, tuple[Hashable, Hashable]] = {}
 
     def __len__(self) -> int:
         return len(self.signatures)
+
+
+def _parts(op: Operation) -> Hashable:
+    block = op.parent
+    region = block.parent if block is not None else None
+    return (
+        block,
+        region,
+        region.parent if region is not None else None,
+        region is not None and len(region.blocks) > 1,
+        tuple(op.operands),
+        op.results,
+        tuple(op.properties.items()),
+        tuple(op.attributes.items()),
+        block is not None and block.last_op is op,
+        op.verification_context() if isinstance(op, LocalVerifier) else (),
+    )
 
 
 def signature(op: Operation) -> Hashable:
@@ -105,14 +125,18 @@ def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
         for region in op.regions:
             _verify_region(region, op)
         if isinstance(op, LocalVerifier) and not op.successors and op.parent is not None:
+            parts = None if op.regions else _parts(op)
+            last = by_op.get(op)
+            if parts is not None and last is not None and last[0] == parts:
+                continue  # the same op as when it verified, made of the same objects
             key = (signature(op), region_content(op)) if op.regions else signature(op)
-            if by_op.get(op) == key or key in signatures:
+            if key in signatures:
                 if any(isinstance(v, ErasedSSAValue) for v in op.operands):
                     raise ValueError("Erased SSA value is used by the operation")
             else:
                 op.verify(verify_nested_ops=False)
                 signatures.add(key)
-            by_op[op] = key
+            by_op[op] = (parts, key)
         else:
             op.verify(verify_nested_ops=False)
 
