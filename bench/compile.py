@@ -11,6 +11,7 @@ onnxruntime, with the growth ratios t(5n)/t(n) the compiler is held to (at most 
 from __future__ import annotations
 
 import argparse
+import gc
 import statistics
 import time
 from collections.abc import Callable
@@ -27,8 +28,11 @@ SIZES = (200, 1000, 5000)
 
 
 def _median(run: Callable[[], object], repeat: int) -> float:
+    """The median time of `run`; the garbage of earlier runs is collected before each one, untimed
+    (as `timeit` keeps the collector out of its timings), so a run does not pay for the last."""
     times = []
     for _ in range(repeat):
+        gc.collect()
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)

@@ -1,7 +1,7 @@
 """Verification that checks each distinct op once.
 
 An op whose class derives from `LocalVerifier` declares that its verifier reads nothing but the
-op itself: its operand and result types, properties, attributes, the kind of op it sits in and
+op itself: its operand and result types, properties, declared attributes, the kind of op it sits in and
 whether it ends its block (where a terminator must stand), what its regions hold, and what its
 `verification_context` returns (e.g. the target's figures). Two such ops with equal keys verify
 alike, so `verify` runs the verifier on one op per key and, for the others, only the checks of
@@ -18,17 +18,20 @@ every pass passes a `VerifiedSignatures` along, so an op a pass left alone is no
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable
 
 from xdsl.ir import ErasedSSAValue, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
 
 
 class LocalVerifier:
     """Mixin of an op class whose verifier reads only the op's key (see the module doc); an op
-    that looks at its neighbours, its uses or the module must not derive from it, unless what
-    it reads there is in its `verification_context`."""
+    that looks at its neighbours, its uses, the module or an attribute its definition does not
+    declare must not derive from it, unless what it reads there is in its
+    `verification_context`."""
 
     def verification_context(self) -> Hashable:
         """What else the verifier reads, beside the op (default: nothing)."""
@@ -38,9 +41,10 @@ class LocalVerifier:
 class VerifiedSignatures:
     """Keys of the ops verified so far, and per op the last key it verified with and what it
     was made of (its block, region and parent, operand values, results, properties,
-    attributes, whether it ended its block, its verification context): an op without regions
-    whose parts are the same objects as then has the same key (SSA values never change type),
-    so it is matched without building the key again."""
+    attributes, whether it ended its block, its verification context, and for an op with
+    regions the block arguments and the parts of every op in them): an op whose parts are the
+    same objects as then has the same key (SSA values never change type), so it is matched
+    without building the key again."""
 
     def __init__(self) -> None:
         self.signatures: set[Hashable] = set()
@@ -80,9 +84,18 @@ def signature(op: Operation) -> Hashable:
         tuple([v.type for v in op.operands]),
         tuple([r.type for r in op.results]),
         tuple(op.properties.items()),
-        tuple(op.attributes.items()),
+        tuple([(k, v) for k, v in op.attributes.items() if k in _declared(type(op))]),
         op.verification_context() if isinstance(op, LocalVerifier) else (),
     )
+
+
+@functools.cache
+def _declared(op_class: type[Operation]) -> frozenset[str]:
+    """The attributes an op class's definition declares: the only ones its verifier checks (the
+    others, such as a fused op's `sources`, are discardable, as in MLIR)."""
+    if issubclass(op_class, IRDLOperation):
+        return frozenset(op_class.get_irdl_definition().attributes)
+    return frozenset()
 
 
 def region_content(op: Operation, codes: dict[SSAValue, int] | None = None) -> Hashable:
@@ -121,13 +134,17 @@ def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
     before the op that holds them, as xDSL does."""
     seen = VerifiedSignatures() if verified is None else verified
     signatures, by_op = seen.signatures, seen.by_op
+    parts_of: dict[Operation, Hashable] = {}
     for op in root.walk(region_first=True):
         for region in op.regions:
             _verify_region(region, op)
+        parts = _parts(op)
+        if op.regions:  # what its regions hold, made of the parts of the ops in them (seen before)
+            parts = (parts, _nested_parts(op, parts_of))
+        parts_of[op] = parts
         if isinstance(op, LocalVerifier) and not op.successors and op.parent is not None:
-            parts = None if op.regions else _parts(op)
             last = by_op.get(op)
-            if parts is not None and last is not None and last[0] == parts:
+            if last is not None and last[0] == parts:
                 continue  # the same op as when it verified, made of the same objects
             key = (signature(op), region_content(op)) if op.regions else signature(op)
             if key in signatures:
@@ -139,6 +156,13 @@ def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
             by_op[op] = (parts, key)
         else:
             op.verify(verify_nested_ops=False)
+
+
+def _nested_parts(op: Operation, parts_of: dict[Operation, Hashable]) -> Hashable:
+    return tuple(
+        tuple((tuple(block.args), tuple([parts_of[child] for child in block.ops])) for block in region.blocks)
+        for region in op.regions
+    )
 
 
 def _verify_region(region: Region, owner: Operation) -> None:

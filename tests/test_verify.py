@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.universe import Universe
@@ -164,3 +165,20 @@ def test_a_kernel_verified_for_one_target_is_checked_again_for_another() -> None
     module.attributes[TARGET_ATTR_NAME] = TargetAttr("one", {**figures, "vector_cores": 1})
     with pytest.raises(VerifyException, match="block_dim 2 exceeds the 1 vector cores"):
         verify(module, verified)
+
+
+def test_ops_that_differ_only_in_discardable_attributes_verify_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fused op's `sources` names what it replaced; no verifier reads it."""
+    g, adds = _two_adds()
+    for index, op in enumerate(adds):
+        op.attributes["sources"] = StringAttr(f"node_{index}")
+    checked: list[str] = []
+    real = Operation.verify
+
+    def counting(op: Operation, verify_nested_ops: bool = True) -> None:
+        checked.append(op.name)
+        real(op, verify_nested_ops)
+
+    monkeypatch.setattr(Operation, "verify", counting)
+    verify(g.module)
+    assert checked.count("ascend.graph.add") == 1  # three adds of one key, each with its own sources
