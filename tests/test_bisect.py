@@ -130,7 +130,7 @@ def model_file(tmp_path) -> str:
 
 def test_cli_reports_the_culprit(model_file: str, monkeypatch, capsys) -> None:
     monkeypatch.setattr(
-        ge.tools.bisect, "pipeline", lambda level, **_: with_pass(level, DropReluPass(), after="dce")
+        ge.tools.bisect, "pipeline", lambda level, *_, **__: with_pass(level, DropReluPass(), after="dce")
     )
     main([model_file])
     out = capsys.readouterr().out
@@ -204,3 +204,25 @@ def test_cli_loads_a_pass_plugin_and_names_its_pattern(model_file: str, tmp_path
     out = capsys.readouterr().out
     assert out.startswith("test-plugin-softmax-is-relu (pass ")
     assert "pattern SoftmaxIsRelu on 'ascend.graph.softmax'" in out
+
+
+def test_a_fusion_switch_file_turns_a_culprit_off(model_file: str, tmp_path, capsys) -> None:
+    """The same plugin's pattern, switched off as GE's switch files do: nothing is left to find."""
+    plugin = tmp_path / "wrong_fusion_off.py"
+    plugin.write_text(
+        "import ge\n"
+        "from ge.dialects import graph\n"
+        "from xdsl.pattern_rewriter import RewritePattern\n"
+        "class SoftmaxIsRelu(RewritePattern):\n"
+        "    def match_and_rewrite(self, op, rewriter):\n"
+        "        if isinstance(op, graph.SoftmaxOp):\n"
+        "            rewriter.replace(op, graph.ReluOp.build_inferred([op.operands[0]]))\n"
+        "ge.register_fusion_pattern('test-plugin-softmax-off', SoftmaxIsRelu)\n"
+    )
+    switch = tmp_path / "switch.json"
+    switch.write_text('{"Switch": {"GraphFusion": {"test-plugin-softmax-off": "off"}}}')
+    try:
+        main([model_file, "--load-pass-plugin", str(plugin), "--fusion-switch-file", str(switch)])
+    finally:
+        ge.unregister_pass("test-plugin-softmax-off")
+    assert capsys.readouterr().out.startswith("no pass changes the result")

@@ -29,10 +29,11 @@ from xdsl.passes import ModulePass
 
 from ge.arguments import shown
 from ge.checking import CheckFailure, NumericCheck
-from ge.compiler import require_graph
+from ge.compiler import read_fusion_switch, require_graph
 from ge.dialects.common import TARGET_ATTR_NAME
 from ge.errors import CheckError, CompileError, GeError
 from ge.graph import Graph
+from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 from ge.options import PRECISION_MODES, check_optimization_level, check_options
 from ge.parser import GraphParser
 from ge.passes.manager import PassManager, expand
@@ -97,19 +98,24 @@ def bisect(
     *,
     target: str = "npu",
     passes: Sequence[ModulePass] | None = None,
+    fusion_switch_file: str | Path | Mapping[str, object] | None = None,
 ) -> BisectResult:
-    """Finds the first pass of the pipeline (that of `optimization_level` and `precision_mode`,
-    or `passes`) whose output leaves the tolerance on seeded inputs (`inputs` fixes some by name),
-    and within it the first bad pattern action; see the module doc."""
+    """Finds the first pass of the pipeline (that of `optimization_level`, `precision_mode` and
+    `fusion_switch_file`, as `GraphCompiler.compile` builds it, or `passes`) whose output leaves
+    the tolerance on seeded inputs (`inputs` fixes some by name), and within it the first bad
+    pattern action; see the module doc."""
     start = time.perf_counter()
     graph = require_graph(graph, "bisect", CompileError)
+    check_max_tensor_bytes(graph.module, DEFAULT_MAX_TENSOR_BYTES, CompileError)
+    disabled = read_fusion_switch(fusion_switch_file)
     if inputs is not None and not isinstance(inputs, Mapping):
         raise CompileError(f"bisect takes inputs as a dict of arrays by name, got {shown(inputs)}")
     checked = check_options({"precision_mode": precision_mode, "check_each": dict(inputs or {})})
     given: dict[str, np.ndarray] = checked["check_each"]  # type: ignore[assignment]
     if passes is None:
         try:
-            passes = pipeline(check_optimization_level(optimization_level), precision_mode=precision_mode)
+            level = check_optimization_level(optimization_level)
+            passes = pipeline(level, disabled, precision_mode=precision_mode)
         except ValueError as error:
             raise CompileError(str(error)) from None
     passes = expand(passes)
@@ -172,6 +178,12 @@ def main(args: Sequence[str] | None = None) -> None:
         help="an input's value (repeatable); the others are seeded: floats uniform in [-1, 1], others zero",
     )
     parser.add_argument(
+        "--fusion-switch-file",
+        default=None,
+        metavar="FILE.json",
+        help='fusion passes to turn off, as GE\'s: {"Switch": {"GraphFusion": {"<pass>": "off"}}}',
+    )
+    parser.add_argument(
         "--load-pass-plugin",
         action="append",
         default=[],
@@ -191,6 +203,7 @@ def main(args: Sequence[str] | None = None) -> None:
             options.precision_mode,
             inputs,
             target=options.target,
+            fusion_switch_file=options.fusion_switch_file,
         )
     except GeError as error:
         print(f"ge-bisect: error: {' '.join(str(error).split())}", file=sys.stderr)

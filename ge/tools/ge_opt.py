@@ -29,7 +29,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ge.context import make_context
-from ge.errors import GeError
+from ge.errors import CompileError, GeError
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 from ge.passes import PASSES
 from ge.passes.manager import PassManager, level_pass
@@ -70,15 +70,22 @@ class GeOptMain(xDSLOptMain):
             raise GeError(_bad_pass(args.passes, self.available_passes, error)) from None
         self.session = CompileSession()
         instruments = [_print_between_passes] if args.print_between_passes else []
-        self.manager = PassManager(
-            passes,
-            verify_each=not args.disable_verify,
-            print_ir_before=args.print_ir_before,
-            print_ir_after=args.print_ir_after,
-            print_ir_after_all=args.print_ir_after_all,
-            timing=args.time_passes,
-            instruments=instruments,
-        )
+        try:
+            self.manager = PassManager(
+                passes,
+                verify_each=not args.disable_verify,
+                print_ir_before=args.print_ir_before,
+                print_ir_after=args.print_ir_after,
+                print_ir_after_all=args.print_ir_after_all,
+                timing=args.time_passes,
+                instruments=instruments,
+            )
+        except CompileError as error:  # named as the flag, not as compile's option
+            flags = {"print_ir_before": "--print-ir-before", "print_ir_after": "--print-ir-after"}
+            message = str(error)
+            for option, flag in flags.items():
+                message = message.replace(f"{option} names", f"{flag} names")
+            raise GeError(message) from None
 
     def apply_passes(self, prog: ModuleOp) -> None:
         _check_resources(prog, self.session.weights, self.args.weights)

@@ -28,7 +28,7 @@
 // TIME: verifier
 // TIME: (100.0%)  Total
 
-// UNKNOWN: ge-opt: error: print_ir_after names passes the pipeline does not run: ge-fuse-gelu
+// UNKNOWN: ge-opt: error: --print-ir-after names passes the pipeline does not run: ge-fuse-gelu
 func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %z = ascend.graph.const splat<1.0 : f32> : tensor<2x3xf32>
   %0 = ascend.graph.mul %a, %z : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
