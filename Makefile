@@ -53,9 +53,11 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format .
 
 # The dev lock is resolved first and constrains the runtime lock, so the two agree on every
-# package they share; build dependencies (setuptools) and pip itself are pinned too.
+# package they share; build dependencies (setuptools) and pip itself are pinned too. Every pin
+# carries its files' hashes, so pip installs in hash-checking mode: a package the lock does not
+# pin, or a file that is not the one locked, is refused.
 COMPILE := $(BIN)/pip-compile --quiet --upgrade --allow-unsafe --strip-extras --all-build-deps \
-	--no-emit-index-url --no-emit-find-links
+	--generate-hashes --no-emit-index-url --no-emit-find-links
 lock: $(VENV)/.installed-dev
 	$(COMPILE) --extra dev -o requirements-dev.txt pyproject.toml
 	$(COMPILE) -c requirements-dev.txt -o requirements.txt pyproject.toml
