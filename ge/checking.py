@@ -33,7 +33,7 @@ from ge.passes.session import current
 
 from .dtypes import numpy_dtype
 from .emulator import Emulator
-from .errors import CheckError, CompileError, GeError
+from .errors import CheckError, CheckFailure, CompileError, GeError, OpChanges
 from .graph import value_names
 from .interpreter import run_function, run_kernels
 from .options import PRECISION_MODES
@@ -49,54 +49,6 @@ NARROW = (0.25, 0.25)
 """(rtol, atol) of float8 and float4 outputs, a few units in the last place."""
 LOOSE = 5e-2
 """rtol and atol of float outputs under a precision mode that changes dtypes on purpose."""
-SHOWN_OPS = 8
-"""How many changed ops a failure names."""
-
-
-@dataclass(frozen=True)
-class OpChanges:
-    """The ops a pass changed, each by name and location."""
-
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    modified: tuple[str, ...] = ()
-    """Ops kept whose name, properties, attributes, operands, result types or block changed."""
-
-    def __str__(self) -> str:
-        """The changes, at most SHOWN_OPS ops of them."""
-        kinds = {"added": self.added, "removed": self.removed, "modified": self.modified}
-        total = sum(len(ops) for ops in kinds.values())
-        if not total:
-            return "it changed no op, only weights"
-        groups, room = [], SHOWN_OPS
-        for kind, ops in kinds.items():
-            if ops[:room]:
-                groups.append(f"{kind} {', '.join(ops[:room])}")
-            room -= len(ops[:room])
-        more = f" (and {total - SHOWN_OPS} more)" if total > SHOWN_OPS else ""
-        return f"ops it changed: {'; '.join(groups)}{more}"
-
-
-@dataclass(frozen=True)
-class CheckFailure:
-    """The first pass whose output left the tolerance, as `CheckError` reports it."""
-
-    pass_name: str
-    pass_index: int
-    """The pass's position in the pipeline (from 0)."""
-    problem: str
-    """What is wrong, e.g. "output 'y' differs: max |diff| 3.2 at [0, 3] (...)"."""
-    output: str | None
-    """The first output out of tolerance (None: the stage did not run)."""
-    max_diff: float | None
-    """Its largest difference to the reference (inf for a NaN against a number)."""
-    changes: OpChanges
-    actions: tuple[int, int]
-    """The session's pattern action count when the pass started and when it ended."""
-
-    @property
-    def message(self) -> str:
-        return f"{self.pass_name}: {self.problem}; {self.changes}"
 
 
 @dataclass

@@ -28,10 +28,10 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
 from ge.arguments import shown
-from ge.checking import CheckFailure, NumericCheck
+from ge.checking import NumericCheck
 from ge.compiler import read_fusion_switch, require_graph
 from ge.dialects.common import TARGET_ATTR_NAME
-from ge.errors import CheckError, CompileError, GeError
+from ge.errors import CheckError, CheckFailure, CompileError, GeError
 from ge.graph import Graph
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 from ge.options import PRECISION_MODES, check_optimization_level, check_options
