@@ -50,9 +50,6 @@ class VerifiedSignatures:
         self.signatures: set[Hashable] = set()
         self.by_op: dict[Operation, tuple[Hashable, Hashable]] = {}
 
-    def __len__(self) -> int:
-        return len(self.signatures)
-
 
 def _parts(op: Operation) -> Hashable:
     block = op.parent

@@ -30,7 +30,8 @@ from .session import CompileSession, PatternAction
 
 
 def pattern_name(pattern: RewritePattern) -> str:
-    return getattr(pattern, "NAME", None) or type(pattern).__name__
+    """How counts, reports and bisection name a pattern: by its class."""
+    return type(pattern).__name__
 
 
 @dataclass

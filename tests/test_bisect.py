@@ -184,9 +184,9 @@ def test_cli_runs_as_a_module(model_file: str) -> None:
     assert usage.stderr.startswith("ge-bisect: error: the following arguments are required: model")
 
 
-def test_cli_loads_a_pass_plugin_and_names_its_pattern(model_file: str, tmp_path, capsys) -> None:
-    """A wrong fusion pattern registered by a plugin, found from the command line."""
-    plugin = tmp_path / "wrong_fusion.py"
+def softmax_is_relu_plugin(tmp_path, name: str) -> str:
+    """A plugin file registering the wrong fusion pattern `name`: softmax rewritten as relu."""
+    plugin = tmp_path / f"{name.replace('-', '_')}.py"
     plugin.write_text(
         "import ge\n"
         "from ge.dialects import graph\n"
@@ -195,10 +195,17 @@ def test_cli_loads_a_pass_plugin_and_names_its_pattern(model_file: str, tmp_path
         "    def match_and_rewrite(self, op, rewriter):\n"
         "        if isinstance(op, graph.SoftmaxOp):\n"
         "            rewriter.replace(op, graph.ReluOp.build_inferred([op.operands[0]]))\n"
-        "ge.register_fusion_pattern('test-plugin-softmax-is-relu', SoftmaxIsRelu)\n"
+        f"ge.register_fusion_pattern('{name}', SoftmaxIsRelu)\n"
     )
+    return str(plugin)
+
+
+def test_cli_loads_a_pass_plugin_and_names_its_pattern(model_file: str, tmp_path, capsys) -> None:
+    """A wrong fusion pattern registered by a plugin (given twice, loaded once), found from the
+    command line."""
+    plugin = softmax_is_relu_plugin(tmp_path, "test-plugin-softmax-is-relu")
     try:
-        main([model_file, "--load-pass-plugin", str(plugin), "--load-pass-plugin", str(plugin)])
+        main([model_file, "--load-pass-plugin", plugin, "--load-pass-plugin", plugin])
     finally:
         ge.unregister_pass("test-plugin-softmax-is-relu")
     out = capsys.readouterr().out
@@ -207,22 +214,12 @@ def test_cli_loads_a_pass_plugin_and_names_its_pattern(model_file: str, tmp_path
 
 
 def test_a_fusion_switch_file_turns_a_culprit_off(model_file: str, tmp_path, capsys) -> None:
-    """The same plugin's pattern, switched off as GE's switch files do: nothing is left to find."""
-    plugin = tmp_path / "wrong_fusion_off.py"
-    plugin.write_text(
-        "import ge\n"
-        "from ge.dialects import graph\n"
-        "from xdsl.pattern_rewriter import RewritePattern\n"
-        "class SoftmaxIsRelu(RewritePattern):\n"
-        "    def match_and_rewrite(self, op, rewriter):\n"
-        "        if isinstance(op, graph.SoftmaxOp):\n"
-        "            rewriter.replace(op, graph.ReluOp.build_inferred([op.operands[0]]))\n"
-        "ge.register_fusion_pattern('test-plugin-softmax-off', SoftmaxIsRelu)\n"
-    )
+    """The same pattern, switched off as GE's switch files do: nothing is left to find."""
+    plugin = softmax_is_relu_plugin(tmp_path, "test-plugin-softmax-off")
     switch = tmp_path / "switch.json"
     switch.write_text('{"Switch": {"GraphFusion": {"test-plugin-softmax-off": "off"}}}')
     try:
-        main([model_file, "--load-pass-plugin", str(plugin), "--fusion-switch-file", str(switch)])
+        main([model_file, "--load-pass-plugin", plugin, "--fusion-switch-file", str(switch)])
     finally:
         ge.unregister_pass("test-plugin-softmax-off")
     assert capsys.readouterr().out.startswith("no pass changes the result")

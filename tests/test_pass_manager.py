@@ -94,9 +94,18 @@ def test_print_ir_before_and_after_name_the_passes(capsys: pytest.CaptureFixture
 
 
 def test_print_ir_after_all_prints_after_every_pass(capsys: pytest.CaptureFixture[str]) -> None:
-    ge.GraphCompiler().compile(_mlp(), optimization_level=2, print_ir_after_all=True)
+    ge.GraphCompiler().compile(_mlp(), optimization_level=1, print_ir_after_all=True)
     headers = [line for line in capsys.readouterr().err.splitlines() if "IR Dump After" in line]
-    assert headers == [f"// -----// IR Dump After {p.name} //----- //" for p in pipeline(2)]
+    o1 = [
+        "ge-constant-fold",
+        "ge-simplify",
+        "cse",
+        "dce",
+        "ge-lower-graph-to-kernel",
+        "ge-tile-kernels",
+        "ge-lower-kernel-to-stream",
+    ]
+    assert headers == [f"// -----// IR Dump After {name} //----- //" for name in o1]
 
 
 def test_printing_a_pass_the_pipeline_does_not_run_is_refused() -> None:
