@@ -5,7 +5,7 @@
 opt = ge.GraphOptimizer()
 g2 = opt.apply_standard_optimizations(graph)   # fold, simplify, pattern fusion, CSE, DCE
 g3 = opt.apply_mixed_precision_optimization(graph, target_precision="float16")
-before = ge.MemoryOptimizer.calculate_memory_usage(graph, batch_size=32)
+before = ge.MemoryOptimizer.calculate_memory_usage(graph, batch_size=32, seq_len=224 * 224)
 after = ge.MemoryOptimizer.calculate_memory_usage(opt.apply_memory_optimization(graph), batch_size=32)
 ```
 Every `GraphOptimizer` method returns a new `Graph` and leaves its argument unchanged.
@@ -34,7 +34,8 @@ from ge.passes.stream.plan_memory import MEMORY_ATTR
 
 from . import arguments
 from .collection import without_collection
-from .compiler import GraphCompiler, require_graph
+from .compiler import GraphCompiler, TensorSpec, require_graph
+from .dtypes import element_type, numpy_dtype
 from .errors import CompileError, GeError
 from .graph import Graph
 
@@ -127,14 +128,17 @@ def _layer_names(graph: Graph, names: object, types: set[str], where: str) -> li
 
 
 class MemoryUsage(int):
-    """Bytes of a compiled graph's planned activation arena (the `int` value), with the figures
-    beside it: the total with no reuse, the lower bound (most bytes live at once), the weight
-    blob, the batch size it was computed for, and the memory plan's strategy and in-place count."""
+    """Bytes of device memory a compiled graph needs (the `int` value): its planned activation
+    arena, its weight blob, and its inputs and outputs (which live in the caller's buffers, outside
+    the arena). Beside them: the arena with no reuse, the arena's lower bound (most bytes live at
+    once), the batch size it was computed for, and the memory plan's strategy and in-place count."""
 
     arena_bytes: int
+    weight_bytes: int
+    input_bytes: int
+    output_bytes: int
     no_reuse_bytes: int
     lower_bound_bytes: int
-    weight_bytes: int
     batch_size: int
     strategy: str | None
     inplace: int
@@ -142,28 +146,44 @@ class MemoryUsage(int):
     def __new__(
         cls,
         arena_bytes: int,
+        weight_bytes: int,
+        input_bytes: int,
+        output_bytes: int,
         no_reuse_bytes: int,
         lower_bound_bytes: int,
-        weight_bytes: int,
         batch_size: int,
         strategy: str | None = None,
         inplace: int = 0,
     ) -> MemoryUsage:
-        usage = super().__new__(cls, arena_bytes)
+        usage = super().__new__(cls, arena_bytes + weight_bytes + input_bytes + output_bytes)
         usage.arena_bytes = arena_bytes
+        usage.weight_bytes = weight_bytes
+        usage.input_bytes = input_bytes
+        usage.output_bytes = output_bytes
         usage.no_reuse_bytes = no_reuse_bytes
         usage.lower_bound_bytes = lower_bound_bytes
-        usage.weight_bytes = weight_bytes
         usage.batch_size = batch_size
         usage.strategy = strategy
         usage.inplace = inplace
         return usage
 
+    @property
+    def breakdown(self) -> dict[str, int]:
+        """The total's parts, in bytes."""
+        return {
+            "arena": self.arena_bytes,
+            "weights": self.weight_bytes,
+            "inputs": self.input_bytes,
+            "outputs": self.output_bytes,
+        }
+
     def __repr__(self) -> str:
         return (
-            f"MemoryUsage(arena_bytes={self.arena_bytes}, lower_bound_bytes={self.lower_bound_bytes}, "
-            f"no_reuse_bytes={self.no_reuse_bytes}, weight_bytes={self.weight_bytes}, "
-            f"batch_size={self.batch_size}, strategy={self.strategy!r}, inplace={self.inplace})"
+            f"MemoryUsage({int(self)} bytes: arena_bytes={self.arena_bytes}, "
+            f"weight_bytes={self.weight_bytes}, input_bytes={self.input_bytes}, "
+            f"output_bytes={self.output_bytes}, lower_bound_bytes={self.lower_bound_bytes}, "
+            f"no_reuse_bytes={self.no_reuse_bytes}, batch_size={self.batch_size}, "
+            f"strategy={self.strategy!r}, inplace={self.inplace})"
         )
 
 
@@ -180,7 +200,8 @@ class MemoryOptimizer:
     ) -> MemoryUsage:
         """Compiles `graph` with its inputs re-batched to `batch_size` on their first dimension
         (and holding `seq_len` positions per sample, when given: see `with_batch_size`) at
-        `optimization_level`, and returns the planned arena in bytes. Raises GeError when the
+        `optimization_level`, and returns the bytes of device memory it needs: the planned arena,
+        the weights, the inputs and the outputs (`MemoryUsage.breakdown`). Raises GeError when the
         graph's fixed shapes cannot take the sizes."""
         sized = with_batch_size(graph, batch_size, seq_len, "MemoryOptimizer.calculate_memory_usage")
         compiled = GraphCompiler().compile(sized, target=target, optimization_level=optimization_level)
@@ -191,13 +212,19 @@ class MemoryOptimizer:
         inplace = figures.get("inplace")
         return MemoryUsage(
             arena_bytes=memory.arena_bytes,
+            weight_bytes=memory.weight_bytes,
+            input_bytes=sum(_tensor_bytes(spec) for spec in compiled.inputs),
+            output_bytes=sum(_tensor_bytes(spec) for spec in compiled.outputs),
             no_reuse_bytes=memory.no_reuse_bytes,
             lower_bound_bytes=memory.lower_bound_bytes,
-            weight_bytes=memory.weight_bytes,
             batch_size=batch_size,
             strategy=strategy.data if isinstance(strategy, StringAttr) else None,
             inplace=inplace.value.data if isinstance(inplace, IntegerAttr) else 0,
         )
+
+
+def _tensor_bytes(spec: TensorSpec) -> int:
+    return math.prod(spec.shape) * numpy_dtype(element_type(spec.dtype)).itemsize
 
 
 def with_batch_size(

@@ -114,7 +114,14 @@ def test_memory_usage_as_the_api_shows() -> None:
     assert str(graph) == text, "the argument is left unchanged"
     for usage in (before, after):
         assert isinstance(usage, int) and isinstance(usage, MemoryUsage)
-        assert int(usage) == usage.arena_bytes and usage.batch_size == 32
+        assert usage.batch_size == 32
+        assert int(usage) == usage.arena_bytes + usage.weight_bytes + usage.input_bytes + usage.output_bytes
+        assert usage.breakdown == {
+            "arena": usage.arena_bytes,
+            "weights": usage.weight_bytes,
+            "inputs": usage.input_bytes,
+            "outputs": usage.output_bytes,
+        }
         assert usage.lower_bound_bytes <= usage.arena_bytes <= usage.no_reuse_bytes
         assert usage.weight_bytes > 0 and usage.strategy in ("greedy_by_size", "size_binned")
     assert after <= before
@@ -179,6 +186,34 @@ def test_fixed_shapes_refuse_another_batch_size(rng) -> None:
     with pytest.raises(ge.GeError, match="cannot take the new input sizes.*do not allow this batch size"):
         ge.MemoryOptimizer.calculate_memory_usage(g, batch_size=3)
     usage = ge.MemoryOptimizer.calculate_memory_usage(g, batch_size=2)
-    assert usage == 0 and usage.weight_bytes > 0  # the input and output are the caller's memory
+    # The input and output are the caller's buffers, outside the arena; the blob is 512-aligned.
+    assert usage.breakdown == {"arena": 0, "weights": 512, "inputs": 2 * 16 * 4, "outputs": 2 * 16 * 4}
+    assert usage == 512 + 2 * 128
     with pytest.raises(ge.GeError, match="batch_size must be an integer of at least 1, got 0"):
         ge.MemoryOptimizer.calculate_memory_usage(g, batch_size=0)
+
+
+def _tutorial_cnn(batch: int) -> ge.Graph:
+    g = ge.Graph()
+    x = g.add_input("input", shape=[batch, 3, 224, 224])
+    y = g.add_conv2d(x, out_channels=64, kernel_size=7, stride=2, padding=3)
+    y = g.add_maxpool(g.add_relu(g.add_batchnorm(y)), kernel_size=3, stride=2, padding=1)
+    y = g.add_linear(g.add_flatten(g.add_global_avgpool(y)), out_features=1000)
+    g.add_output(g.add_softmax(y))
+    return g
+
+
+def test_memory_snippet_of_the_api_as_written() -> None:
+    """shared/API.md's memory snippet on its tutorial CNN: 224 * 224 positions on a 224 x 224
+    model change nothing, and the figures are those of the model built at batch 32."""
+    graph = _tutorial_cnn(1)
+    opt = ge.GraphOptimizer()
+    before = ge.MemoryOptimizer.calculate_memory_usage(graph, batch_size=32, seq_len=224 * 224)
+    after = ge.MemoryOptimizer.calculate_memory_usage(
+        opt.apply_memory_optimization(graph), batch_size=32, seq_len=224 * 224
+    )
+    native = ge.GraphCompiler().compile(_tutorial_cnn(32), optimization_level=3).memory
+    assert _figures(before) == _figures(native)
+    assert before.input_bytes == after.input_bytes == 32 * 3 * 224 * 224 * 4
+    assert before.output_bytes == after.output_bytes == 32 * 1000 * 4
+    assert after <= before
