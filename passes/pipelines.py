@@ -169,3 +169,12 @@ def graph_passes(
     passes = pipeline(level, disabled, precision_mode)
     lowering = next(i for i, p in enumerate(passes) if p.name == LOWERING_PASS)
     return passes[:lowering]
+
+
+def kernel_passes(
+    level: int, disabled: Collection[str] = (), precision_mode: str = DEFAULT_PRECISION
+) -> list[ModulePass]:
+    """The passes of `level` that end at the kernel level: everything before the lowering to streams."""
+    passes = pipeline(level, disabled, precision_mode)
+    lowering = next(i for i, p in enumerate(passes) if p.name == STREAM_LOWERING_PASS)
+    return passes[:lowering]
