@@ -60,7 +60,7 @@ def visualize_graph(
     else:
         from .compiler import GraphCompiler
 
-        compiled = GraphCompiler().compile(graph, target, optimization_level, **options)  # type: ignore[arg-type]
+        compiled = GraphCompiler().compile(graph, target, optimization_level, **options)
         dot = stream_dot(compiled.module)
     return write(dot, path)
 
@@ -105,6 +105,7 @@ def check_path(path: object) -> Path:
 
 
 def check_level(level: object, levels: tuple[str, ...]) -> str:
+    """`level` when it is one of `levels`; anything else is refused with the choices."""
     if not isinstance(level, str) or level not in levels:
         raise GeError(f"visualize: unknown level {shown(level)} (known: {', '.join(levels)})")
     return level
@@ -196,7 +197,8 @@ def stream_dot(module: ModuleOp) -> graphviz.Digraph:
                 lane.edge(before, after, color="#999999")
     for event, wait in waits:
         dot.edge(recorded[event], wait, label=f"event {event}", style="dashed", color="#cb181d")
-    _legend(dot, kinds)
+    if kinds:
+        _legend(dot, kinds)
     return dot
 
 
@@ -241,7 +243,7 @@ class _DagDrawer:
         source, label = self.sources[value]
         self.edges.append((source, node, {"label": label} if label else {}))
 
-    def _op(self, dot: graphviz.Digraph, op: Operation, extra: str = "") -> str:
+    def _op(self, dot: graphviz.Digraph, op: Operation, extra: str = "") -> None:
         node = f"op{self.nodes}"
         self.nodes += 1
         lines = [_op_type(op)]
@@ -259,7 +261,6 @@ class _DagDrawer:
                 self.edge(value, node)
         for result in op.results:
             self.sources[result] = (node, type_text(result.type) if len(op.results) > 1 else None)
-        return node
 
     def _kernel(self, dot: graphviz.Digraph, op: KernelOp) -> None:
         name = op.kernel_name.data if op.kernel_name is not None else f"kernel {self.kernels}"
