@@ -7,6 +7,7 @@ list) plus the one weight blob it addresses; the emulator runs exactly that.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -95,6 +96,20 @@ class CompiledModel:
     @property
     def model(self) -> ModelOp:
         return model_of(self.module)
+
+    def visualize(self, path: str | os.PathLike[str], level: str = "stream") -> Path:
+        """Draws the model's streams into `path` (as `Graph.visualize(..., level="stream")`): a
+        lane per stream with its launches in task order, dashed event record -> wait edges."""
+        from .visualize import check_level, check_path, stream_dot, write
+
+        path = check_path(path)
+        if level != "stream":
+            check_level(level, ("graph", "kernel", "stream"))
+            raise GeError(
+                f"a compiled model holds the stream level only, not '{level}'; "
+                f"draw that level with Graph.visualize(path, level='{level}')"
+            )
+        return write(stream_dot(self.module), path)
 
     @property
     def sunk(self) -> bool:

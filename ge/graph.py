@@ -16,8 +16,10 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -287,6 +289,26 @@ class Graph:
 
     def __str__(self) -> str:
         return str(self.module)
+
+    def visualize(
+        self,
+        path: str | os.PathLike[str],
+        level: str = "graph",
+        target: str = "npu",
+        optimization_level: int = 3,
+        **options: object,
+    ) -> Path:
+        """Draws the graph with Graphviz into `path` and returns it: `.dot`/`.gv` write the DOT
+        source, `.svg`/`.png`/`.pdf` the picture (rendered by Graphviz's `dot` program).
+
+        `level` is `graph` (the ops as they are), `kernel` (compiled for `target` through the
+        kernel-level passes of `optimization_level`: kernels as clusters coloured by unit, with
+        their formats) or `stream` (compiled: a lane per stream, event edges across them);
+        `options` are `GraphCompiler.compile`'s (e.g. `max_streams=2`). See `ge.visualize`.
+        """
+        from .visualize import visualize_graph
+
+        return visualize_graph(self, path, level, target, optimization_level, **options)
 
     @property
     def nodes(self) -> list[Node]:

@@ -166,6 +166,15 @@ def graph_passes(
     level: int, disabled: Collection[str] = (), precision_mode: str = DEFAULT_PRECISION
 ) -> list[ModulePass]:
     """The passes of `level` that work on the graph: everything before the lowering."""
-    passes = pipeline(level, disabled, precision_mode)
-    lowering = next(i for i, p in enumerate(passes) if p.name == LOWERING_PASS)
-    return passes[:lowering]
+    return _before(LOWERING_PASS, pipeline(level, disabled, precision_mode))
+
+
+def kernel_passes(
+    level: int, disabled: Collection[str] = (), precision_mode: str = DEFAULT_PRECISION
+) -> list[ModulePass]:
+    """The passes of `level` that end at the kernel level: everything before the lowering to streams."""
+    return _before(STREAM_LOWERING_PASS, pipeline(level, disabled, precision_mode))
+
+
+def _before(name: str, passes: list[ModulePass]) -> list[ModulePass]:
+    return passes[: next(i for i, p in enumerate(passes) if p.name == name)]
