@@ -79,13 +79,15 @@ def plot_roofline(report: ProfileReport, path: str | Path) -> None:
     )
     for k, intensity in zip(shown, intensities, strict=True):
         colour = UNIT_COLOURS.get(k.unit, "tab:gray")
-        axes.scatter(intensity, k.flops / (k.core_us * 1e-6), color=colour, s=20, zorder=3)
+        achieved = k.flops / (k.core_us * 1e-6)
+        axes.scatter(intensity, achieved, color=colour, s=20, zorder=3)
+        axes.annotate(k.kernel, (intensity, achieved), fontsize=6, xytext=(3, 3), textcoords="offset points")
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("arithmetic intensity (FLOPs per HBM byte)")
     axes.set_ylabel("achieved FLOP/s")
     left_out = len(report.kernels) - len(shown)
-    note = f" ({left_out} kernels without FLOPs or bytes not shown)" if left_out else ""
+    note = f" ({left_out} without FLOPs or HBM bytes not shown)" if left_out else ""
     axes.set_title(f"{report.soc}: {len(shown)} kernels{note}", fontsize=10)
     patches = _patches(report, only_units=True)
     handles, _ = axes.get_legend_handles_labels()
