@@ -126,7 +126,8 @@ class ProfileReport:
     """The SoC profile's figures the model was compiled with."""
     outputs: list[np.ndarray]
     measured_total_us: float
-    """Emulator wall time of the whole profiled run."""
+    """Wall time of the whole profiled run: the launches plus the input checks and, on an
+    executor's first run, the emulator's race check."""
 
     @property
     def stream_utilization(self) -> dict[int, float]:
