@@ -25,6 +25,7 @@ from .graph import Graph, Node, Tensor
 from .optimizer import GraphOptimizer, MemoryOptimizer
 from .parser import GraphParser
 from .passes.registration import register_fusion_pattern, register_pass, unregister_pass
+from .profiler import GraphProfiler, KernelProfile, ProfileReport
 
 __all__ = [
     "CheckError",
@@ -36,9 +37,12 @@ __all__ = [
     "GraphExecutor",
     "GraphOptimizer",
     "GraphParser",
+    "GraphProfiler",
     "InvalidModelError",
+    "KernelProfile",
     "MemoryOptimizer",
     "Node",
+    "ProfileReport",
     "RuntimeInputError",
     "Tensor",
     "TensorSpec",

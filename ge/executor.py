@@ -29,11 +29,18 @@ class GraphExecutor:
         self.compiled = model
         self._emulator = Emulator(model.module, model.weight_blob)
 
-    def run(self, inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    def run(
+        self,
+        inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray],
+        *,
+        launch_times: list[float] | None = None,
+    ) -> list[np.ndarray]:
+        """The model's outputs on `inputs`; `launch_times`, if given, receives each launch's wall
+        time in seconds on the emulator, in task order (as `ge.GraphProfiler` measures)."""
         if self.compiled is None or self._emulator is None:
             raise GeError("no model is loaded: call load_graph first")
         arrays = bind_inputs(self.compiled.inputs, inputs)
-        return self._emulator.run(arrays)
+        return self._emulator.run(arrays, launch_times=launch_times)
 
 
 def bind_inputs(
