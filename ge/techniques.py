@@ -96,7 +96,9 @@ class TechniqueReport:
         return json.dumps(self.as_dict(), indent=2)
 
     def __str__(self) -> str:
-        table = Table(title=f"optimization techniques on {self.target}", box=box.SIMPLE_HEAD)
+        table = Table(
+            title=f"optimization techniques on {self.target}", box=box.SIMPLE_HEAD, title_justify="left"
+        )
         for heading in ("compiled as", "latency (us)", "speedup", "kernels", "streams", "arena (B)"):
             table.add_column(heading, justify="left" if heading == "compiled as" else "right")
         table.add_column("weights (B)", justify="right")
