@@ -158,12 +158,7 @@ LEVELS: dict[int, frozenset[str]] = {
 
 def check_techniques(techniques: Iterable[str]) -> frozenset[str]:
     """`techniques` as a set, when each is known and its prerequisites are in it; else ValueError."""
-    if isinstance(techniques, str):
-        raise ValueError(f"techniques takes a collection of technique names, got the string '{techniques}'")
-    chosen = frozenset(techniques)
-    unknown = sorted(str(name) for name in chosen - set(TECHNIQUES))
-    if unknown:
-        raise ValueError(f"unknown techniques: {', '.join(unknown)} (known: {', '.join(TECHNIQUES)})")
+    chosen = _known(techniques)
     for name in TECHNIQUES:
         missing = [r for r in TECHNIQUES[name].requires if name in chosen and r not in chosen]
         if missing:
@@ -173,7 +168,7 @@ def check_techniques(techniques: Iterable[str]) -> frozenset[str]:
 
 def with_prerequisites(techniques: Iterable[str]) -> frozenset[str]:
     """`techniques` with every technique they need, transitively."""
-    chosen = set(techniques)
+    chosen = set(_known(techniques))
     while needed := {r for name in chosen for r in TECHNIQUES[name].requires} - chosen:
         chosen |= needed
     return frozenset(chosen)
@@ -181,10 +176,21 @@ def with_prerequisites(techniques: Iterable[str]) -> frozenset[str]:
 
 def without_dependents(techniques: Iterable[str], removed: Iterable[str]) -> frozenset[str]:
     """`techniques` less `removed` and every technique that needs one of them, transitively."""
-    gone = set(removed)
-    while more := {n for n in techniques if n not in gone and set(TECHNIQUES[n].requires) & gone}:
+    chosen, gone = _known(techniques), set(_known(removed))
+    while more := {n for n in chosen if n not in gone and set(TECHNIQUES[n].requires) & gone}:
         gone |= more
-    return frozenset(techniques) - gone
+    return chosen - gone
+
+
+def _known(techniques: Iterable[str]) -> frozenset[str]:
+    """`techniques` as a set when each is a name of `TECHNIQUES`; else ValueError."""
+    if isinstance(techniques, str):
+        raise ValueError(f"techniques takes a collection of technique names, got the string '{techniques}'")
+    chosen = frozenset(techniques)
+    unknown = sorted(str(name) for name in chosen - set(TECHNIQUES))
+    if unknown:
+        raise ValueError(f"unknown techniques: {', '.join(unknown)} (known: {', '.join(TECHNIQUES)})")
+    return chosen
 
 
 def pipeline_names(techniques: Iterable[str]) -> tuple[str, ...]:
