@@ -21,7 +21,7 @@ from ge.cost.stream import launches, soc_figures
 from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.stream import LaunchOp, ModelOp, model_of
 from ge.passes.manager import Instrument, PassManager, verify_module
-from ge.passes.pipelines import DEFAULT_STREAMS, pipeline
+from ge.passes.pipelines import LEVELS, compile_defaults, default_streams, pipeline
 from ge.passes.session import CompileSession
 
 from . import arguments, artifact
@@ -112,9 +112,17 @@ class CompiledModel:
         return write(stream_dot(self.module), path)
 
     @property
+    def techniques(self) -> frozenset[str]:
+        """The optimization techniques it was compiled with: the `techniques` compile option, or
+        those of its optimization level (`ge.passes.pipelines.TECHNIQUES`)."""
+        chosen = self.options.get("techniques")
+        return frozenset(chosen) if isinstance(chosen, list | tuple) else LEVELS[self.optimization_level]
+
+    @property
     def sunk(self) -> bool:
-        """Whether the task list is sunk to the device (one call runs it, no host launch per kernel)."""
-        return bool(self.options.get("sink", self.optimization_level >= 3))
+        """Whether the task list is sunk to the device (one call runs it, no host launch per kernel):
+        the `sink` option, else whether sinking is one of its techniques (at O3)."""
+        return bool(self.options.get("sink", compile_defaults(self.techniques)["sink"]))
 
     def kernel_costs(self) -> list[tuple[str, KernelCost]]:
         """Each launch's kernel name and its modelled cost on the target, in task order."""
@@ -198,7 +206,8 @@ class GraphCompiler:
         fusion_report: str | Path | None = None,
         **options: object,
     ) -> CompiledModel:
-        """Compiles `graph` for `target` at `optimization_level` (0 to 3).
+        """Compiles `graph` for `target` at `optimization_level` (0 to 3), or with the optimization
+        techniques named by the `techniques` option (see `ge.options.COMPILE_OPTIONS`).
 
         `fusion_switch_file` (a path or its parsed JSON) turns fusion passes off, as GE's:
         `{"Switch": {"GraphFusion": {"ge-fuse-conv-bn": "off"}}}`; `fusion_report` names a JSON
@@ -207,7 +216,9 @@ class GraphCompiler:
         graph = require_graph(graph, "GraphCompiler.compile", CompileError)
         optimization_level = check_optimization_level(optimization_level)
         checked = check_options({"precision_mode": precision_mode, **options})
-        max_streams = checked.get("max_streams", DEFAULT_STREAMS[optimization_level])
+        techniques = checked.get("techniques")
+        chosen = LEVELS[optimization_level] if techniques is None else frozenset(techniques)
+        max_streams = checked.get("max_streams", default_streams(chosen))
         if fusion_report is not None:
             arguments.path(fusion_report, "fusion_report", CompileError)
         start = time.perf_counter()
@@ -222,7 +233,7 @@ class GraphCompiler:
         check_max_tensor_bytes(module, limit, CompileError)
         disabled = read_fusion_switch(fusion_switch_file)
         try:
-            passes = pipeline(optimization_level, disabled, precision_mode, max_streams)
+            passes = pipeline(optimization_level, disabled, precision_mode, max_streams, techniques)
         except ValueError as error:
             raise CompileError(str(error)) from None
         manager = PassManager(

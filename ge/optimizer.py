@@ -38,6 +38,7 @@ from .compiler import GraphCompiler, TensorSpec, require_graph
 from .dtypes import element_type, numpy_dtype
 from .errors import CompileError, GeError
 from .graph import Graph
+from .techniques import TechniqueReport, technique_report
 
 PRECISION_BY_DTYPE = {"float16": "allow_mix_precision", "bfloat16": "allow_mix_precision_bf16"}
 
@@ -96,14 +97,20 @@ class GraphOptimizer:
 
     def estimate_speedup(self, before: Graph, after: Graph, target: str = "npu") -> float:
         """How many times faster `after` runs than `before` on `target`, by the modelled latency of
-        both compiled the same way: one kernel per graph op (O0), so the ratio is what the graph
-        transformation itself bought."""
+        both compiled the same way: at O0 (one kernel per graph op, framework formats, one stream,
+        no memory reuse) and both launched from the host (O0 does not sink), so the ratio is what
+        the graph transformation itself bought, like for like."""
         require_graph(before, "GraphOptimizer.estimate_speedup: before")
         require_graph(after, "GraphOptimizer.estimate_speedup: after")
         compiler = GraphCompiler()
-        slow = compiler.compile(before, target=target, optimization_level=0).modelled_latency_us()
-        fast = compiler.compile(after, target=target, optimization_level=0).modelled_latency_us()
+        slow = compiler.compile(before, target=target, optimization_level=0, sink=False).modelled_latency_us()
+        fast = compiler.compile(after, target=target, optimization_level=0, sink=False).modelled_latency_us()
         return slow / fast
+
+    def report(self, graph: Graph, target: str = "npu") -> TechniqueReport:
+        """What each optimization technique gives `graph` on `target`: O0 and O3, each technique
+        switched off alone from O3 and on alone from O0, and mixed precision (`ge.techniques`)."""
+        return technique_report(graph, target)
 
     @without_collection
     def _run(self, graph: Graph, passes: Sequence[ModulePass], method: str) -> Graph:

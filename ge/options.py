@@ -8,6 +8,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ge.passes.pipelines import TECHNIQUES, check_techniques
+
 from .arguments import integer, shown
 from .errors import CompileError
 from .limits import check_limit
@@ -31,12 +33,14 @@ some inputs by name) runs the graph after every pass on seeded inputs and raises
 naming the first pass that changes its outputs beyond the precision mode's tolerance
 (`ge.checking`)."""
 
-COMPILE_OPTIONS = ("sink", "max_streams", "max_tensor_bytes", *INSTRUMENTATION_OPTIONS)
+COMPILE_OPTIONS = ("sink", "max_streams", "max_tensor_bytes", "techniques", *INSTRUMENTATION_OPTIONS)
 """Keyword options of `GraphCompiler.compile`: `sink` (default: on at O3) sinks the task list to the
 device, so no host launch overhead is paid per kernel; `max_streams` (an integer of at least 1;
 default 4 at O3, 1 below) bounds the streams independent kernels are spread over (above 1, the
 lower levels spread theirs too); `max_tensor_bytes` (default 4 GiB) refuses a graph with a larger
-tensor before anything is allocated; and the INSTRUMENTATION_OPTIONS."""
+tensor before anything is allocated; `techniques` (names of `ge.passes.pipelines.TECHNIQUES`, each
+with its prerequisites) compiles with that set of techniques instead of the optimization level's,
+the defaults of `sink` and `max_streams` included; and the INSTRUMENTATION_OPTIONS."""
 
 PRECISION_MODES = (
     "must_keep_origin_dtype",
@@ -78,7 +82,24 @@ def check_options(options: Mapping[str, object]) -> dict[str, object]:
         checked["max_tensor_bytes"] = check_limit(options["max_tensor_bytes"], CompileError)
     if "check_each" in options:
         checked["check_each"] = _check_each(options["check_each"])
+    if "techniques" in options:
+        checked["techniques"] = check_techniques_option(options["techniques"])
     return checked
+
+
+def check_techniques_option(value: object) -> tuple[str, ...]:
+    """The `techniques` option as a tuple in `TECHNIQUES` order (so a manifest records it the same
+    way whatever order it was given in)."""
+    where = "compile option techniques"
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        raise CompileError(f"{where} takes a list of technique names, got {shown(value)}")
+    if not all(isinstance(name, str) for name in value):
+        raise CompileError(f"{where} takes technique names (strings), got {shown(value)}")
+    try:
+        chosen = check_techniques(value)
+    except ValueError as error:
+        raise CompileError(f"{where}: {error}") from None
+    return tuple(name for name in TECHNIQUES if name in chosen)
 
 
 def _check_each(value: object) -> bool | dict[str, np.ndarray]:
