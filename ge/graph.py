@@ -474,7 +474,11 @@ class Graph:
             if (error := shape_error(result.type)) is not None:
                 raise VerificationError(f"node '{name}' ({op.name.removeprefix('ascend.graph.')}): {error}")
         op.location = NameLoc(StringAttr(name), _UNKNOWN)
-        self._block.add_op(op)
+        last = self._block.last_op
+        if isinstance(last, ReturnOp):  # `module` was read: the graph goes on before its return
+            self._block.insert_op_before(op, last)
+        else:
+            self._block.add_op(op)
         for result in op.results:
             result.name_hint = _hint(name)
         return [Tensor(r, name) for r in op.results]

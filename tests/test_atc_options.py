@@ -104,6 +104,7 @@ def test_cast_outputs_converts_float_outputs_only() -> None:
     x = g.add_input("x", [2, 2])
     g.add_output(g.add_relu(x), "y")
     g.add_output(g.add_cast(x, "int32"), "n")
+    str(g)  # a graph whose module was read goes on being built
     g.cast_outputs("float16")
     assert g.outputs == ["y", "n"]
     x = np.array([[-1.5, 0.1], [2.0, 70000.0]], np.float32)
