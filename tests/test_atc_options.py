@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper
+from models import relu_add
 
 import ge
 from ge.artifact import FORMAT_VERSION, read_manifest
@@ -24,21 +23,6 @@ O1 = [
     "ge-lower-kernel-to-stream",
 ]
 """The passes of O1, in order (docs/architecture.md lists them)."""
-
-
-def dynamic_model() -> onnx.ModelProto:
-    """`r = relu(a); s = r + b`, both inputs [N, 4] with N symbolic."""
-    nodes = [
-        helper.make_node("Relu", ["a"], ["r"], name="relu"),
-        helper.make_node("Add", ["r", "b"], ["s"], name="add"),
-    ]
-    inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 4]) for n in ("a", "b")]
-    outputs = [helper.make_tensor_value_info("s", TensorProto.FLOAT, ["N", 4])]
-    model = helper.make_model(
-        helper.make_graph(nodes, "g", inputs, outputs), opset_imports=[helper.make_opsetid("", 17)]
-    )
-    model.ir_version = 8
-    return model
 
 
 def small_graph() -> ge.Graph:
@@ -59,7 +43,7 @@ def run(graph: ge.Graph, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
 
 
 def test_input_shapes_fix_dynamic_dimensions() -> None:
-    graph = ge.GraphParser().parse_onnx(dynamic_model(), input_shapes={"a": [2, 4], "b": [2, -1]})
+    graph = ge.GraphParser().parse_onnx(relu_add(), input_shapes={"a": [2, 4], "b": [2, -1]})
     module = str(graph)
     assert "%a: tensor<2x4xf32>" in module and "%b: tensor<2x?xf32>" in module
     assert "tensor<?x4xf32>" not in module
@@ -75,12 +59,12 @@ def test_input_shapes_fix_dynamic_dimensions() -> None:
 )
 def test_input_shapes_that_contradict_the_model_are_refused(shapes, message: str) -> None:
     with pytest.raises(ge.CompileError) as error:
-        ge.GraphParser().parse_onnx(dynamic_model(), input_shapes=shapes)
+        ge.GraphParser().parse_onnx(relu_add(), input_shapes=shapes)
     assert message in str(error.value)
 
 
 def test_outputs_choose_what_the_graph_returns() -> None:
-    model = dynamic_model()
+    model = relu_add()
     graph = ge.GraphParser().parse_onnx(model, input_shapes={"a": [2, 4], "b": [2, 4]}, outputs=["r"])
     assert graph.outputs == ["r"]
     assert [o.name for o in model.graph.output] == ["s"]  # the caller's model is left as it was
@@ -91,7 +75,7 @@ def test_outputs_choose_what_the_graph_returns() -> None:
 
 def test_an_unknown_output_is_refused() -> None:
     with pytest.raises(ge.CompileError) as error:
-        ge.GraphParser().parse_onnx(dynamic_model(), outputs=["q"])
+        ge.GraphParser().parse_onnx(relu_add(), outputs=["q"])
     assert str(error.value) == "output 'q' is no value of the model (its node outputs: r, s)"
 
 

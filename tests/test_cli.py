@@ -12,8 +12,9 @@ import numpy as np
 import onnx
 import pytest
 from click.testing import CliRunner, Result
-from models import mlp
+from models import mlp, relu_add
 from onnx import TensorProto, helper
+from test_atc_options import O1
 
 import ge
 from ge.dialects import graph as ops
@@ -35,25 +36,10 @@ def error_lines(result: Result) -> list[str]:
     return result.stderr.splitlines()
 
 
-def relu_add_model() -> onnx.ModelProto:
-    """`r = relu(a); s = r + b`, inputs [N, 4] with N symbolic."""
-    nodes = [
-        helper.make_node("Relu", ["a"], ["r"], name="relu"),
-        helper.make_node("Add", ["r", "b"], ["s"], name="add"),
-    ]
-    inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 4]) for n in ("a", "b")]
-    outputs = [helper.make_tensor_value_info("s", TensorProto.FLOAT, ["N", 4])]
-    model = helper.make_model(
-        helper.make_graph(nodes, "g", inputs, outputs), opset_imports=[helper.make_opsetid("", 17)]
-    )
-    model.ir_version = 8
-    return model
-
-
 @pytest.fixture(scope="module")
-def relu_add(tmp_path_factory) -> str:
+def relu_add_file(tmp_path_factory) -> str:
     path = tmp_path_factory.mktemp("models") / "relu_add.onnx"
-    onnx.save(relu_add_model(), path)
+    onnx.save(relu_add(), path)
     return str(path)
 
 
@@ -120,17 +106,6 @@ def test_instrumentation_flags(tmp_path: Path) -> None:
     assert f"ge: INFO: parsed {TINY_CNN_NODES} ops in " in result.stderr
 
 
-O1 = [
-    "ge-constant-fold",
-    "ge-simplify",
-    "cse",
-    "dce",
-    "ge-lower-graph-to-kernel",
-    "ge-tile-kernels",
-    "ge-lower-kernel-to-stream",
-]
-
-
 def test_dump_ir_writes_one_file_per_pass_in_order(tmp_path: Path) -> None:
     args = ["compile", "--model", TINY_CNN, "--framework", "5", "--optimization_level", "1"]
     result = ge_command(*args, "--output", tmp_path / "a", "--dump_ir", tmp_path / "flag")
@@ -143,9 +118,9 @@ def test_dump_ir_writes_one_file_per_pass_in_order(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "env").iterdir()) == expected
 
 
-def test_input_shape_out_nodes_and_output_type(relu_add: str, tmp_path: Path) -> None:
+def test_input_shape_out_nodes_and_output_type(relu_add_file: str, tmp_path: Path) -> None:
     result = ge_command(
-        "compile", "--model", relu_add, "--framework", "5", "--output", tmp_path / "m",
+        "compile", "--model", relu_add_file, "--framework", "5", "--output", tmp_path / "m",
         "--input_shape", "a:2,4;b:2,4", "--out_nodes", "relu:0", "--output_type", "FP16",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -176,9 +151,11 @@ def test_input_shape_out_nodes_and_output_type(relu_add: str, tmp_path: Path) ->
         ("--out_nodes", "relu:1", "node 'relu' has 1 output(s); output 1 does not exist"),
     ],
 )
-def test_bad_shapes_and_outputs_are_one_line(relu_add: str, tmp_path: Path, flag, value, message) -> None:
+def test_bad_shapes_and_outputs_are_one_line(
+    relu_add_file: str, tmp_path: Path, flag, value, message
+) -> None:
     result = ge_command(
-        "compile", "--model", relu_add, "--framework", "5", "--output", tmp_path / "m", flag, value
+        "compile", "--model", relu_add_file, "--framework", "5", "--output", tmp_path / "m", flag, value
     )
     assert result.exit_code == 1
     (line,) = error_lines(result)
