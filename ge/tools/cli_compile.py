@@ -83,12 +83,12 @@ def compile_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
         settings = dict(COMPILE_OPTION_FLAGS.get(name, {}))
         if not settings:
             continue  # tests/test_cli.py fails: every compile option must have a flag
-        dashed = name.replace("_", "-")
         if settings.pop("on_off", False):
-            names = [f"--{name}/--no-{name}", f"--{dashed}/--no-{dashed}"]
+            dashed = name.replace("_", "-")
+            pairs = dict.fromkeys([f"--{name}/--no-{name}", f"--{dashed}/--no-{dashed}"])
+            command = click.option(*pairs, name, **settings)(command)
         else:
-            names = [f"--{name}", f"--{dashed}"]
-        command = click.option(*dict.fromkeys(names), name, **settings)(command)
+            command = flags(name, **settings)(command)
     return command
 
 
