@@ -68,20 +68,7 @@ def save(model: Artifact, path: str | Path) -> None:
 
 def load(path: str | Path) -> Artifact:
     arguments.path(path, "GraphCompiler.load: path")
-    try:
-        data = Path(path).read_bytes()
-    except OSError as error:
-        raise InvalidModelError(f"cannot read '{path}': {error}") from None
-    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
-        raise InvalidModelError(f"'{path}' is not a .ge model file")
-    (length,) = struct.unpack_from("<I", data, len(MAGIC))
-    start = len(MAGIC) + 4
-    try:
-        manifest = json.loads(data[start : start + length])
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise InvalidModelError(f"'{path}': the manifest is damaged") from None
-    _check_manifest(manifest, path)
-    ir_start = start + length
+    data, manifest, ir_start = _read(path)
     blob_start = ir_start + manifest["ir_bytes"]
     ir, blob = data[ir_start:blob_start], data[blob_start:]
     for what, content, key in (("IR", ir, "ir"), ("weight blob", blob, "weight")):
@@ -104,6 +91,31 @@ def load(path: str | Path) -> Artifact:
         optimization_level=manifest["optimization_level"],
         options=manifest["options"],
     )
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """The manifest of a `.ge` file (format version, SoC, options, lengths and checksums), checked
+    as `load` checks it, without reading the IR."""
+    arguments.path(path, "read_manifest: path")
+    return _read(path)[1]
+
+
+def _read(path: str | Path) -> tuple[bytes, dict[str, Any], int]:
+    """The file's bytes, its checked manifest, and where the IR starts."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise InvalidModelError(f"cannot read '{path}': {error}") from None
+    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + 4:
+        raise InvalidModelError(f"'{path}' is not a .ge model file")
+    (length,) = struct.unpack_from("<I", data, len(MAGIC))
+    start = len(MAGIC) + 4
+    try:
+        manifest = json.loads(data[start : start + length])
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InvalidModelError(f"'{path}': the manifest is damaged") from None
+    _check_manifest(manifest, path)
+    return data, manifest, start + length
 
 
 MANIFEST: dict[str, type | tuple[type, ...]] = {

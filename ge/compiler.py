@@ -244,6 +244,7 @@ class GraphCompiler:
             print_ir_after_all=checked.get("print_ir_after_all", False),
             timing=checked.get("pass_timing", False),
             instruments=_instruments(checked.get("check_each", False), precision_mode),
+            dump_dir=checked.get("dump_ir") or dump_folder_from_environment(),
         )
         manager.run(module, session)
         if not verify_each:
@@ -277,6 +278,15 @@ def _instruments(check_each: object, precision_mode: str) -> list[Instrument]:
         return []
     inputs = check_each if isinstance(check_each, Mapping) else {}
     return [NumericCheck(inputs, precision_mode)]
+
+
+def dump_folder_from_environment() -> str | None:
+    """The folder GE's environment variables ask the IR to be dumped into: `DUMP_GRAPH_PATH`
+    (default `./ge_dump`) when `DUMP_GE_GRAPH` is set (GE's levels 1 to 3 differ in how much of
+    the weights they write; `ge`'s IR holds no weight data, so every level dumps the same)."""
+    if not os.environ.get("DUMP_GE_GRAPH"):
+        return None
+    return os.environ.get("DUMP_GRAPH_PATH") or "ge_dump"
 
 
 def read_fusion_switch(source: str | Path | Mapping[str, object] | None) -> set[str]:

@@ -56,6 +56,8 @@ from .weights import WeightStore
 NAME_ATTR = "ascend.name"
 INLINE_LIMIT = 16
 """Constants with at most this many elements stay inline as `dense<...>`."""
+FLOATING_OUTPUTS = ("float16", "bfloat16", "float32", "float64")
+"""The dtypes `Graph.cast_outputs` converts."""
 
 
 @dataclass(frozen=True)
@@ -385,6 +387,18 @@ class Graph:
             raise GeError(f"Graph.add_output: the graph already has an output named '{name}'; name this one")
         self._outputs.append((tensor.value, name))
 
+    @checked
+    def cast_outputs(self, dtype: str) -> None:
+        """Casts every floating-point output (float16, bfloat16, float32, float64) of another
+        dtype to `dtype` at the end of the graph, keeping its name, as atc's `--output_type`."""
+        outputs = []
+        for value, name in self._output_values():
+            tensor = Tensor(value, name)
+            if tensor.dtype in FLOATING_OUTPUTS and tensor.dtype != dtype:
+                tensor = self.add_cast(tensor, dtype)
+            outputs.append((tensor.value, name))
+        self._outputs = outputs
+
     def _own(self, tensor: object, function: str, parameter: str) -> None:
         """Refuses what is not a tensor of this graph (one of another graph would break the IR)."""
         if not isinstance(tensor, Tensor):
@@ -482,7 +496,11 @@ class Graph:
             if (error := shape_error(result.type)) is not None:
                 raise VerificationError(f"node '{name}' ({op.name.removeprefix('ascend.graph.')}): {error}")
         op.location = NameLoc(StringAttr(name), _UNKNOWN)
-        self._block.add_op(op)
+        last = self._block.last_op
+        if isinstance(last, ReturnOp):  # `module` was read: the graph goes on before its return
+            self._block.insert_op_before(op, last)
+        else:
+            self._block.add_op(op)
         for result in op.results:
             result.name_hint = _hint(name)
         return [Tensor(r, name) for r in op.results]

@@ -5,6 +5,7 @@ compiles is a model that loads, and a manifest cannot claim what no compile give
 from __future__ import annotations
 
 from collections.abc import Mapping
+from os import PathLike
 
 import numpy as np
 
@@ -23,6 +24,7 @@ INSTRUMENTATION_OPTIONS = (
     "print_ir_after",
     "pass_timing",
     "check_each",
+    "dump_ir",
 )
 """Options that watch a compilation without changing what it produces (so a `.ge` file does not
 record them): `verify_each` (default True) verifies the IR after every pass and names the pass
@@ -31,7 +33,9 @@ list of them) print the IR to standard error, as mlir-opt's `--mlir-print-ir-*`;
 times every pass (`CompiledModel.pass_timings`); `check_each` (default False; True, or a dict of
 some inputs by name) runs the graph after every pass on seeded inputs and raises a `CheckError`
 naming the first pass that changes its outputs beyond the precision mode's tolerance
-(`ge.checking`)."""
+(`ge.checking`); `dump_ir` (a folder) writes the IR after every pass there, one numbered file per
+pass (`03_ge-fuse-conv-bn.mlir`); without it, GE's environment variables `DUMP_GE_GRAPH` (any
+non-empty value) and `DUMP_GRAPH_PATH` (the folder, default `./ge_dump`) do the same."""
 
 COMPILE_OPTIONS = ("sink", "max_streams", "max_tensor_bytes", "techniques", *INSTRUMENTATION_OPTIONS)
 """Keyword options of `GraphCompiler.compile`: `sink` (default: on at O3) sinks the task list to the
@@ -84,6 +88,11 @@ def check_options(options: Mapping[str, object]) -> dict[str, object]:
         checked["check_each"] = _check_each(options["check_each"])
     if "techniques" in options:
         checked["techniques"] = check_techniques_option(options["techniques"])
+    if "dump_ir" in options and options["dump_ir"] is not None:
+        dump = options["dump_ir"]
+        if not isinstance(dump, str | PathLike) or not str(dump):
+            raise CompileError(f"compile option dump_ir takes a folder (a path), got {shown(dump)}")
+        checked["dump_ir"] = str(dump)
     return checked
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import onnx
@@ -23,17 +24,35 @@ class GraphParser:
         self.max_tensor_bytes = check_limit(max_tensor_bytes, GeError)
 
     @without_collection
-    def parse_onnx(self, model: str | Path | bytes | onnx.ModelProto) -> Graph:
+    def parse_onnx(
+        self,
+        model: str | Path | bytes | onnx.ModelProto,
+        input_shapes: Mapping[str, Sequence[int]] | None = None,
+        outputs: Sequence[str] | None = None,
+    ) -> Graph:
         """Imports an ONNX model (a path, serialized bytes or a `ModelProto`), opset 6 and up.
+
+        `input_shapes` fixes the shapes of some inputs by name (atc's `--input_shape`): a dynamic
+        dimension takes the size given, a static one must be given as it is (or -1). `outputs`
+        names the values (ONNX tensor names) that become the graph's outputs instead of the
+        model's (atc's `--out_nodes`). Either, when wrong, raises a `CompileError` naming the input
+        and axis, or the output, and what the model has.
 
         Raises `UnsupportedOperatorError` listing every unsupported operator of the model, and
         `InvalidModelError` for a file that is not a valid ONNX model.
         """
         from .errors import UnsupportedOperatorError
-        from .frontends.onnx import ValueNeeded, import_onnx
+        from .frontends.onnx import ValueNeeded, import_onnx, load_model
+        from .frontends.onnx.selection import check_input_shapes, with_outputs
 
         try:
-            return import_onnx(model, max_tensor_bytes=self.max_tensor_bytes)
+            if input_shapes is not None or outputs is not None:
+                model = load_model(model)
+                if input_shapes is not None:
+                    input_shapes = check_input_shapes(model, input_shapes)
+                if outputs is not None:
+                    model = with_outputs(model, outputs)
+            return import_onnx(model, input_shapes=input_shapes, max_tensor_bytes=self.max_tensor_bytes)
         except ValueNeeded as needed:
             raise UnsupportedOperatorError(
                 f"{needed.consumer}: input '{needed.name}' decides a shape, so its value must be "

@@ -1,7 +1,9 @@
 """The pass manager: every pipeline (GraphCompiler, GraphOptimizer, ge-opt, the O-levels) runs here,
 on xDSL's `PassPipeline`, with one callback between passes (and before the first and after the
 last) that verifies, prints, times and lets instruments look at the IR, as mlir-opt's
-`--verify-each`, `--mlir-print-ir-after-all` and `--mlir-timing` do.
+`--verify-each`, `--mlir-print-ir-after-all` and `--mlir-timing` do; `dump_dir` writes the IR
+after every pass into a folder, one numbered file per pass (`03_ge-fuse-conv-bn.mlir`), as GE's
+`DUMP_GE_GRAPH` does.
 
 ```
 manager = PassManager(pipeline(3), print_ir_after={"ge-fuse-conv-bn"}, timing=True)
@@ -19,6 +21,7 @@ import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import ClassVar, TextIO
 
 from xdsl.context import Context
@@ -86,6 +89,9 @@ class PassManager:
     """Further callbacks, run after verification (e.g. the numeric checks of `check_each`)."""
     stream: TextIO | None = None
     """Where IR dumps go (default: standard error, as mlir-opt's)."""
+    dump_dir: str | Path | None = None
+    """A folder (made if missing) to write the IR into after every pass, as `NN_<pass>.mlir`
+    numbered from 01 in the order the passes run."""
     timings: list[tuple[str, float]] = field(default_factory=list)
     """(pass name, seconds) per pass run, in order; ("verifier", seconds) last, if timed."""
 
@@ -110,9 +116,16 @@ class PassManager:
         self.timings = []
         verifying = 0.0
         started = time.perf_counter()
+        dumped = 0
+        digits = max(2, len(str(len(self.passes))))  # file names sort in the order the passes ran
+        if self.dump_dir is not None:
+            try:
+                Path(self.dump_dir).mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise CompileError(f"cannot make the IR dump folder '{self.dump_dir}': {error}") from None
 
         def callback(previous: ModulePass | None, op: ModuleOp, following: ModulePass | None) -> None:
-            nonlocal started, verifying
+            nonlocal started, verifying, dumped
             if previous is not None:
                 self.timings.append((previous.name, time.perf_counter() - started))
             unchanged = isinstance(previous, RewritesOnly) and session.rewrote is False
@@ -123,6 +136,9 @@ class PassManager:
                 verifying += time.perf_counter() - begin
             if previous is not None and (self.print_ir_after_all or previous.name in self.print_ir_after):
                 self._dump(op, f"IR Dump After {previous.name}")
+            if previous is not None and self.dump_dir is not None:
+                dumped += 1
+                self._write(op, Path(self.dump_dir) / f"{dumped:0{digits}d}_{previous.name}.mlir")
             for instrument in self.instruments:
                 instrument(previous, op, following)
             if following is not None:
@@ -150,27 +166,42 @@ class PassManager:
 
     def timing_report(self) -> str:
         """The timings as mlir-opt's `--mlir-timing` report: wall time per pass, with its share."""
-        total = sum(seconds for _, seconds in self.timings)
-        rule = "===" + "-" * 73 + "==="
-        lines = [
-            rule,
-            "Pass execution timing report".center(79).rstrip(),
-            rule,
-            f"  Total Execution Time: {total:.4f} seconds",
-            "",
-            "  ----Wall Time----  ----Name----",
-        ]
-        for name, seconds in self.timings:
-            share = 100 * seconds / total if total else 0.0
-            lines.append(f"  {seconds:8.4f} ({share:5.1f}%)  {name}")
-        lines.append(f"  {total:8.4f} (100.0%)  Total")
-        return "\n".join(lines)
+        return timing_report(self.timings)
 
     def _dump(self, module: ModuleOp, title: str) -> None:
         stream = self.stream if self.stream is not None else sys.stderr
         print(f"// -----// {title} //----- //", file=stream)
         Printer(stream=stream).print_op(module)
         print("\n", file=stream)
+
+    @staticmethod
+    def _write(module: ModuleOp, path: Path) -> None:
+        try:
+            with path.open("w", encoding="utf-8") as file:
+                Printer(stream=file).print_op(module)
+                file.write("\n")
+        except OSError as error:
+            raise CompileError(f"cannot write the IR dump '{path}': {error}") from None
+
+
+def timing_report(timings: Sequence[tuple[str, float]]) -> str:
+    """(pass, seconds) pairs (`PassManager.timings`, `CompiledModel.pass_timings`) as mlir-opt's
+    `--mlir-timing` report: wall time per pass, with its share."""
+    total = sum(seconds for _, seconds in timings)
+    rule = "===" + "-" * 73 + "==="
+    lines = [
+        rule,
+        "Pass execution timing report".center(79).rstrip(),
+        rule,
+        f"  Total Execution Time: {total:.4f} seconds",
+        "",
+        "  ----Wall Time----  ----Name----",
+    ]
+    for name, seconds in timings:
+        share = 100 * seconds / total if total else 0.0
+        lines.append(f"  {seconds:8.4f} ({share:5.1f}%)  {name}")
+    lines.append(f"  {total:8.4f} (100.0%)  Total")
+    return "\n".join(lines)
 
 
 def verify_module(module: ModuleOp, what: str, session: CompileSession) -> None:

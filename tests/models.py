@@ -114,3 +114,14 @@ def cnn(seed: int = 0, batch: int = 2, size: int = 16, classes: int = 10) -> Twi
     y = g.add_linear(y, classes, weight=w["fc.weight"], bias_value=w["fc.bias"], name="fc")
     g.add_output(g.add_softmax(y), "probs")
     return TwinModel(model, g, "x", shape)
+
+
+def relu_add() -> onnx.ModelProto:
+    """`r = relu(a); s = r + b`, nodes named relu and add, both inputs [N, 4] with N symbolic."""
+    nodes = [
+        helper.make_node("Relu", ["a"], ["r"], name="relu"),
+        helper.make_node("Add", ["r", "b"], ["s"], name="add"),
+    ]
+    inputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 4]) for n in ("a", "b")]
+    outputs = [helper.make_tensor_value_info("s", TensorProto.FLOAT, ["N", 4])]
+    return _model(nodes, inputs, outputs, {})

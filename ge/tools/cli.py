@@ -1,0 +1,75 @@
+"""`ge`: the atc-style command, on click. Each subcommand is one function registered with
+`@subcommand` (ge/tools/cli_base.py), which gives it `--log`, one-line errors and exit codes
+(0 ok, 1 bad input, 2 usage):
+
+```
+ge compile --model m.onnx --framework 5 --output m --soc_version Ascend910B2   # -> m.ge
+ge run m.ge --input x.npy --output y.npz
+ge inspect m.ge
+ge bisect m.onnx --input x=x.npy
+```
+`compile` lives in cli_compile.py, `run` and `inspect` in cli_model.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import click
+
+from ge.options import PRECISION_MODES
+from ge.parser import GraphParser
+from ge.passes.registration import load_pass_plugin as load_plugin
+from ge.soc import known_socs
+
+from . import cli_compile, cli_model  # noqa: F401  (they register their subcommands)
+from .bisect import bisect
+from .cli_base import cli, read_inputs, step, subcommand
+from .cli_compile import flags
+
+
+@subcommand("bisect")
+@click.argument("model")
+@flags("optimization_level", type=click.IntRange(0, 3), default=3, help="the pipeline bisected")
+@flags("precision_mode", type=click.Choice(PRECISION_MODES), default=PRECISION_MODES[0], help="tolerances")
+@flags("soc_version", type=click.Choice(["npu", *known_socs()]), default="npu", help="the SoC profile")
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="NAME=FILE.npy",
+    help="an input's value (repeatable); the others are seeded: floats uniform in [-1, 1], others zero",
+)
+@flags("fusion_switch_file", metavar="FILE", help="fusion passes to turn off, as compile's")
+@flags("load_pass_plugin", multiple=True, metavar="MODULE", help="a module that registers passes")
+def bisect_command(
+    model: str,
+    optimization_level: int,
+    precision_mode: str,
+    soc_version: str,
+    inputs: tuple[str, ...],
+    fusion_switch_file: str | None,
+    load_pass_plugin: tuple[str, ...],
+) -> None:
+    """The first pass, and the rewrite within it, that changes an ONNX model's outputs (as ge-bisect)."""
+    for plugin in dict.fromkeys(load_pass_plugin):
+        load_plugin(plugin)
+    graph = GraphParser().parse_onnx(model)
+    with step("bisecting"):
+        found = bisect(
+            graph,
+            optimization_level,
+            precision_mode,
+            read_inputs(inputs, graph.inputs),
+            target=soc_version,
+            fusion_switch_file=fusion_switch_file,
+        )
+    click.echo(found.report())
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    cli.main(args=args, prog_name="ge")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""What every subcommand of the `ge` command shares: the click group, the `subcommand` decorator
+(which adds `--log` and turns an error into one line and exit code 1), the `ge` logger, spinners
+on long steps, and the readers of input arrays.
+
+A subcommand is one function:
+```
+@subcommand("inspect")
+@click.argument("model")
+def inspect_command(model: str) -> None:
+    ...
+```
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+import numpy as np
+from rich.console import Console
+
+from ge.errors import GeError, RuntimeInputError
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+logger = logging.getLogger("ge")
+"""The logger of the `ge` command: steps at info ("parsed 53 ops"), details at debug."""
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+@click.group(context_settings={"show_default": True, "help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """ge: compile, run and inspect models for Ascend-style NPUs, as atc does."""
+
+
+def subcommand(name: str) -> Callable[[Command], click.Command]:
+    """Registers the function as `ge <name>`, with `--log` and one-line errors (see the module doc)."""
+
+    def register(function: Command) -> click.Command:
+        @functools.wraps(function)
+        def run(*args: Any, log: str, **kwargs: Any) -> Any:
+            set_log_level(log)
+            try:
+                return function(*args, **kwargs)
+            except (GeError, OSError) as error:
+                fail(name, error, show_traceback=log == "debug")
+
+        run = click.option(
+            "--log",
+            type=click.Choice(LOG_LEVELS, case_sensitive=False),
+            default="warning",
+            help="what the ge logger prints to standard error (debug also shows tracebacks)",
+        )(run)
+        return cli.command(name)(run)
+
+    return register
+
+
+def fail(command: str, error: BaseException, show_traceback: bool = False) -> NoReturn:
+    """Prints `ge <command>: error: <message>` on one line (after the traceback, if asked) and exits 1."""
+    if show_traceback:
+        traceback.print_exception(error, file=sys.stderr)
+    click.echo(f"ge {command}: error: {one_line(error)}", err=True)
+    sys.exit(1)
+
+
+def one_line(error: BaseException) -> str:
+    """The error's message on one line; an OSError says what it could not open."""
+    if isinstance(error, OSError) and not isinstance(error, GeError):
+        where = f"cannot open '{error.filename}': " if error.filename else ""
+        return f"{where}{error.strerror or error}"
+    return " ".join(str(error).split())
+
+
+def set_log_level(level: str) -> None:
+    """Sends the `ge` logger's records at `level` and above to standard error."""
+    if not any(isinstance(h, _EchoHandler) for h in logger.handlers):
+        handler = _EchoHandler()
+        handler.setFormatter(logging.Formatter("ge: %(levelname)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(level.upper())
+
+
+@contextmanager
+def step(text: str) -> Iterator[None]:
+    """A spinner saying `text` while the block runs, when standard error is a terminal."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield
+        return
+    with console.status(text):
+        yield
+
+
+def read_inputs(specs: tuple[str, ...], names: list[str]) -> dict[str, np.ndarray]:
+    """Input arrays by name from `--input` values: `name=file.npy`, a `.npz` file (its arrays by
+    name), or a `.npy` file, which takes the first of `names` not given otherwise."""
+    named: dict[str, np.ndarray] = {}
+    unnamed: list[tuple[str, np.ndarray]] = []
+    for spec in specs:
+        name, separator, path = spec.partition("=")
+        if separator and name and not Path(spec).exists():
+            named[name] = _load_array(path, name)
+        elif spec.endswith(".npz"):
+            named.update(_load_archive(spec))
+        else:
+            unnamed.append((spec, _load_array(spec, spec)))
+    free = [n for n in names if n not in named]
+    if len(unnamed) > len(free):
+        raise RuntimeInputError(
+            f"{len(unnamed)} unnamed input file(s) but only {len(free)} input(s) left to bind "
+            f"(the model takes {', '.join(names)}); name them as NAME=FILE.npy"
+        )
+    named.update({name: array for name, (_, array) in zip(free, unnamed, strict=False)})
+    return named
+
+
+class _EchoHandler(logging.Handler):
+    """Writes to the standard error of the moment (click's, under a test runner)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        click.echo(self.format(record), err=True)
+
+
+def _load_array(path: str, name: str) -> np.ndarray:
+    if not Path(path).is_file():
+        raise GeError(f"input file '{path}' for '{name}' does not exist")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as error:
+        raise GeError(f"cannot read input '{name}' from '{path}' (a .npy file): {error}") from None
+
+
+def _load_archive(path: str) -> dict[str, np.ndarray]:
+    if not Path(path).is_file():
+        raise GeError(f"input file '{path}' does not exist")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            return {name: archive[name] for name in archive.files}
+    except (OSError, ValueError) as error:
+        raise GeError(f"cannot read inputs from '{path}' (an .npz file): {error}") from None

@@ -1,0 +1,269 @@
+"""`ge compile`: atc's command. `--mode 0` (the default) compiles a framework model into a `.ge`
+file, `--mode 1` writes a `.ge` model as JSON, `--mode 3` only checks that every operator of a
+model is supported. Atc's flags keep atc's names and underscores (the dash spellings work too);
+every keyword option of `GraphCompiler.compile` (`ge.options.COMPILE_OPTIONS`) is a flag made from
+that tuple by `compile_option_flags`, so a new option is a new flag.
+
+```
+ge compile --model m.onnx --framework 5 --output m --soc_version Ascend910B2 --input_shape "x:1,3,224,224"
+```
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import click
+import onnx
+
+from ge.compiler import GraphCompiler
+from ge.errors import GeError, UnsupportedOperatorError
+from ge.frontends.onnx import check_supported, check_versions, default_opset, load_model
+from ge.frontends.onnx.selection import node_output
+from ge.graph import Graph
+from ge.limits import DEFAULT_MAX_TENSOR_BYTES
+from ge.options import COMPILE_OPTIONS, PRECISION_MODES
+from ge.parser import GraphParser
+from ge.passes.manager import timing_report
+from ge.soc import DEFAULT_SOC, known_socs
+
+from .cli_base import logger, step, subcommand
+from .cli_model import model_json
+
+FRAMEWORKS = {"5": "onnx", "onnx": "onnx", "1": "MindSpore", "mindspore": "MindSpore"}
+FRAMEWORKS |= {"3": "TensorFlow", "tensorflow": "TensorFlow", "pytorch": "PyTorch"}
+"""atc's framework codes (and names) to the framework; only ONNX has an importer yet."""
+
+OUTPUT_TYPES = {"FP32": "float32", "FP16": "float16"}
+
+COMPILE_OPTION_FLAGS: dict[str, dict[str, Any]] = {
+    "sink": {"on_off": True, "default": None, "show_default": "on at O3", "help": "sink the task list"},
+    "max_streams": {
+        "type": click.IntRange(min=1),
+        "default": None,
+        "show_default": "4 at O3, 1 below",
+        "help": "streams independent kernels are spread over",
+    },
+    "max_tensor_bytes": {
+        "type": click.IntRange(min=1),
+        "default": DEFAULT_MAX_TENSOR_BYTES,
+        "help": "refuse a model with a larger tensor",
+    },
+    "verify_each": {
+        "on_off": True,
+        "default": True,
+        "show_default": "on",
+        "help": "verify the IR after every pass",
+    },
+    "print_ir_after_all": {"is_flag": True, "help": "print the IR to standard error after every pass"},
+    "print_ir_before": {"multiple": True, "metavar": "PASS", "help": "print the IR before PASS (repeatable)"},
+    "print_ir_after": {"multiple": True, "metavar": "PASS", "help": "print the IR after PASS (repeatable)"},
+    "pass_timing": {"is_flag": True, "help": "time every pass and print the table to standard error"},
+    "check_each": {
+        "is_flag": True,
+        "help": "run the graph after every pass on seeded inputs; name the first that changes the outputs",
+    },
+    "dump_ir": {
+        "default": None,
+        "metavar": "DIR",
+        "help": "write the IR after every pass into DIR, one numbered file per pass "
+        "(also: DUMP_GE_GRAPH=1 with DUMP_GRAPH_PATH=DIR)",
+    },
+}
+"""How each of `COMPILE_OPTIONS` is spelled on the command line (click's option settings; `on_off`
+makes a `--x/--no-x` pair)."""
+
+
+def compile_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Adds a flag for each of `COMPILE_OPTIONS` that `COMPILE_OPTION_FLAGS` says how to spell."""
+    for name in reversed(COMPILE_OPTIONS):
+        settings = dict(COMPILE_OPTION_FLAGS.get(name, {}))
+        if not settings:
+            continue  # tests/test_cli.py fails: every compile option must have a flag
+        if settings.pop("on_off", False):
+            dashed = name.replace("_", "-")
+            pairs = dict.fromkeys([f"--{name}/--no-{name}", f"--{dashed}/--no-{dashed}"])
+            command = click.option(*pairs, name, **settings)(command)
+        else:
+            command = flags(name, **settings)(command)
+    return command
+
+
+def flags(name: str, **settings: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An atc flag, `--name`, also spelled with dashes."""
+    return click.option(*dict.fromkeys([f"--{name}", f"--{name.replace('_', '-')}"]), name, **settings)
+
+
+@subcommand("compile")
+@flags("mode", type=click.Choice(["0", "1", "3"]), default="0", help="0 compile, 1 .ge to JSON, 3 check only")
+@flags("model", metavar="FILE", help="the framework model (mode 0 and 3)")
+@flags(
+    "framework",
+    type=click.Choice(list(FRAMEWORKS), case_sensitive=False),
+    help="atc's codes: 5 ONNX, 1 MindSpore, 3 TensorFlow, or a name",
+)
+@flags("output", metavar="PATH", help="the compiled model, PATH.ge (mode 0)")
+@flags("soc_version", type=click.Choice(known_socs()), default=DEFAULT_SOC, help="the SoC to compile for")
+@flags("input_shape", metavar='"NAME:D,D,...;NAME:..."', help="fix input shapes (-1 keeps a dimension)")
+@flags(
+    "input_format",
+    type=click.Choice(["NCHW", "ND"]),
+    default="NCHW",
+    help="the inputs' layout; ge keeps the model's NCHW or ND layout, so both compile alike",
+)
+@flags("out_nodes", metavar='"NODE:INDEX;..."', help="the outputs, as node names and output indices")
+@flags("output_type", type=click.Choice(list(OUTPUT_TYPES)), help="cast float outputs (unset: as the model)")
+@flags("precision_mode", type=click.Choice(PRECISION_MODES), default=PRECISION_MODES[0], help="dtype changes")
+@flags("fusion_switch_file", metavar="FILE", help='passes to turn off: {"Switch": {"GraphFusion": ...}}')
+@flags("optimization_level", type=click.IntRange(0, 3), default=3, help="0 (lowering only) to 3")
+@flags("om", metavar="FILE.ge", help="the model to write as JSON (mode 1)")
+@flags("json", metavar="FILE.json", help="where mode 1 writes the JSON")
+@compile_option_flags
+def compile_command(mode: str, **settings: Any) -> None:
+    """Compile a model into a .ge file, as atc does; or write a .ge as JSON (--mode 1), or check a
+    model's operators (--mode 3)."""
+    if mode == "1":
+        _to_json(settings["om"], settings["json"])
+    elif mode == "3":
+        _check(_model_path(settings))
+    else:
+        _compile(settings)
+
+
+# --------------------------------------------------------------------------------------------
+# The three modes
+# --------------------------------------------------------------------------------------------
+
+
+def _compile(settings: dict[str, Any]) -> None:
+    path = _model_path(settings)
+    if not settings["output"]:
+        raise click.UsageError("--output is required to compile (--mode 0)")
+    options = {
+        name: settings[name]
+        for name in COMPILE_OPTIONS
+        if name in settings and settings[name] not in (None, ())
+    }
+    start = time.perf_counter()
+    with step(f"parsing {path}"):
+        graph = _parse(path, settings)
+    logger.info("parsed %d ops in %.2f s", len(graph.nodes), time.perf_counter() - start)
+    if settings["output_type"]:
+        graph.cast_outputs(OUTPUT_TYPES[settings["output_type"]])
+    with step(f"compiling for {settings['soc_version']}"):
+        compiled = GraphCompiler().compile(
+            graph,
+            target=settings["soc_version"],
+            optimization_level=settings["optimization_level"],
+            precision_mode=settings["precision_mode"],
+            fusion_switch_file=settings["fusion_switch_file"],
+            **options,
+        )
+    logger.info("compiled in %.2f s: %d kernels", compiled.compilation_time, compiled.num_operators)
+    if compiled.pass_timings:
+        click.echo(timing_report(compiled.pass_timings), err=True)
+    output = settings["output"]
+    output = output if output.endswith(".ge") else f"{output}.ge"
+    compiled.save(output)
+    click.echo(f"wrote {output}: {compiled.num_operators} kernels, {compiled.binary_size} bytes")
+
+
+def _to_json(model: str | None, output: str | None) -> None:
+    if not model or not output:
+        raise click.UsageError("--mode 1 takes --om FILE.ge and --json FILE.json")
+    data = model_json(model)
+    with open(output, "w", encoding="utf-8") as file:
+        json.dump(data, file, indent=2)
+        file.write("\n")
+    click.echo(f"wrote {output}: {len(data['tasks'])} tasks, {len(data['buffers'])} buffers")
+
+
+def _check(path: str) -> None:
+    """Every unsupported operator of the model on standard output, then exit 1; or one line."""
+    model = load_model(path)
+    check_versions(model)
+    try:
+        check_supported(model, default_opset(model))
+    except UnsupportedOperatorError as error:
+        for node in error.unsupported:
+            missing = f": {node['missing']}" if node.get("missing") else ""
+            domain = f" (domain {node['domain']})" if node.get("domain") else ""
+            click.echo(f"unsupported: {node['op_type']}{domain} at node '{node['node']}'{missing}")
+        raise UnsupportedOperatorError(
+            f"{len(error.unsupported)} of {_count_nodes(model.graph)} ops are not supported",
+            error.unsupported,
+            error.category,
+        ) from None
+    with step(f"parsing {path}"):
+        GraphParser().parse_onnx(model)  # dtypes and attribute values are checked as the ops import
+    click.echo(f"all {_count_nodes(model.graph)} ops supported")
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _model_path(settings: dict[str, Any]) -> str:
+    """The model file, after checking its framework has an importer."""
+    if not settings["model"] or not settings["framework"]:
+        raise click.UsageError("--model and --framework are required (atc's --framework 5 is ONNX)")
+    framework = FRAMEWORKS[settings["framework"].lower()]
+    if framework != "onnx":
+        raise GeError(
+            f"framework {settings['framework']} ({framework}) is not yet supported: ge reads ONNX "
+            "models (--framework 5)"
+        )
+    return settings["model"]
+
+
+def _parse(path: str, settings: dict[str, Any]) -> Graph:
+    model = load_model(path)
+    outputs = None
+    if settings["out_nodes"]:
+        outputs = [_out_node(model, spec) for spec in _entries(settings["out_nodes"])]
+    shapes = None
+    if settings["input_shape"]:
+        shapes = dict(_input_shape(spec) for spec in _entries(settings["input_shape"]))
+    return GraphParser(settings.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)).parse_onnx(
+        model, input_shapes=shapes, outputs=outputs
+    )
+
+
+def _entries(text: str) -> list[str]:
+    return [entry.strip() for entry in text.split(";") if entry.strip()]
+
+
+def _input_shape(entry: str) -> tuple[str, list[int]]:
+    """`name:1,3,224,224` (the name may hold colons: the last one splits)."""
+    name, separator, dims = entry.rpartition(":")
+    try:
+        if not separator or not name:
+            raise ValueError
+        return name, [int(d) for d in dims.split(",")] if dims.strip() else []
+    except ValueError:
+        raise GeError(
+            f"--input_shape entry '{entry}' is not NAME:D,D,... (whole numbers, -1 for dynamic)"
+        ) from None
+
+
+def _out_node(model: onnx.ModelProto, entry: str) -> str:
+    """The value name of `node:index`."""
+    node, separator, index = entry.rpartition(":")
+    if not separator or not node or not index.strip().isdigit():
+        raise GeError(f"--out_nodes entry '{entry}' is not NODE:INDEX (e.g. conv1:0)")
+    return node_output(model, node, int(index))
+
+
+def _count_nodes(graph: onnx.GraphProto) -> int:
+    """Nodes of the graph and of its subgraphs."""
+    count = 0
+    for node in graph.node:
+        count += 1
+        for attribute in node.attribute:
+            for sub in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                count += _count_nodes(sub)
+    return count
