@@ -28,6 +28,7 @@ from ge.limits import DEFAULT_MAX_TENSOR_BYTES
 from ge.options import COMPILE_OPTIONS, PRECISION_MODES
 from ge.parser import GraphParser
 from ge.passes.manager import timing_report
+from ge.passes.pipelines import TECHNIQUES
 from ge.soc import DEFAULT_SOC, known_socs
 
 from .cli_base import logger, step, subcommand
@@ -52,6 +53,13 @@ COMPILE_OPTION_FLAGS: dict[str, dict[str, Any]] = {
         "default": DEFAULT_MAX_TENSOR_BYTES,
         "help": "refuse a model with a larger tensor",
     },
+    "techniques": {
+        "default": None,
+        "metavar": "NAME,NAME,...",
+        "callback": lambda _context, _param, value: None if value is None else _names(value),
+        "help": "compile with exactly these techniques instead of the level's "
+        f"({', '.join(TECHNIQUES)}; an empty string for none)",
+    },
     "verify_each": {
         "on_off": True,
         "default": True,
@@ -75,6 +83,10 @@ COMPILE_OPTION_FLAGS: dict[str, dict[str, Any]] = {
 }
 """How each of `COMPILE_OPTIONS` is spelled on the command line (click's option settings; `on_off`
 makes a `--x/--no-x` pair)."""
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def compile_option_flags(command: Callable[..., Any]) -> Callable[..., Any]:
