@@ -179,13 +179,17 @@ def max_output_error(expected: CompiledModel, actual: CompiledModel, seed: int =
         executor = GraphExecutor()
         executor.load_graph(model)
         outputs.append(executor.run(inputs))
-    return max(
-        (
-            float(np.max(np.abs(e.astype(np.float64) - a.astype(np.float64)), initial=0.0))
-            for e, a in zip(*outputs, strict=True)
-        ),
-        default=0.0,
-    )
+    return max((_difference(e, a) for e, a in zip(*outputs, strict=True)), default=0.0)
+
+
+def _difference(expected: np.ndarray, actual: np.ndarray) -> float:
+    """The largest absolute difference; inf where one side is not finite and the other differs
+    (a 16-bit overflow), rather than the nan that subtracting infinities gives."""
+    e, a = expected.astype(np.float64), actual.astype(np.float64)
+    same = (e == a) | (np.isnan(e) & np.isnan(a))
+    with np.errstate(invalid="ignore"):
+        difference = np.where(same, 0.0, np.abs(e - a))
+    return float(np.max(np.nan_to_num(difference, nan=np.inf), initial=0.0))
 
 
 def _row(label: str, technique: str | None, change: str, compiled: CompiledModel) -> TechniqueRow:

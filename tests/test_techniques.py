@@ -7,6 +7,7 @@ from collections import Counter
 from functools import cache
 from importlib import resources
 
+import numpy as np
 import pytest
 
 import ge
@@ -245,3 +246,13 @@ def test_the_report_is_a_table_and_json() -> None:
     assert data["rows"][1]["techniques"] == list(TECHNIQUES)
     with pytest.raises(ge.GeError, match="no row"):
         report.row("sinking", "sideways")
+
+
+def test_an_overflow_is_an_infinite_error_not_nan() -> None:
+    from ge.techniques import _difference
+
+    expected = np.array([1.0, 2.0, np.inf, np.nan], np.float32)
+    assert _difference(expected, expected.copy()) == 0.0
+    assert _difference(expected, np.array([1.0, 2.5, np.inf, np.nan], np.float16)) == 0.5
+    assert _difference(expected, np.array([1.0, np.inf, np.inf, np.nan], np.float16)) == np.inf
+    assert _difference(expected, np.array([1.0, 2.0, np.inf, 0.0], np.float16)) == np.inf

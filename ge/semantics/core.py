@@ -171,10 +171,11 @@ def epilogue(op: ops.FusedOp, accumulator: np.ndarray, extras: Sequence[np.ndarr
     rounded to its stored type first, as the unfused graph stores it."""
     block = op.epilogue.block
     args = [accumulator, *extras]
-    stored = [
-        a.astype(numpy_dtype(arg.type.element_type), copy=False)
-        for a, arg in zip(args, block.args, strict=True)
-    ]
+    with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
+        stored = [
+            a.astype(numpy_dtype(arg.type.element_type), copy=False)
+            for a, arg in zip(args, block.args, strict=True)
+        ]
     (result,) = run_block(block, stored)
     return result.astype(np.float32) if result.dtype in _NARROW_FLOATS else result
 
