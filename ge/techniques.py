@@ -189,7 +189,7 @@ def _difference(expected: np.ndarray, actual: np.ndarray) -> float:
     same = (e == a) | (np.isnan(e) & np.isnan(a))
     with np.errstate(invalid="ignore"):
         difference = np.where(same, 0.0, np.abs(e - a))
-    return float(np.max(np.nan_to_num(difference, nan=np.inf), initial=0.0))
+    return float(np.max(np.nan_to_num(difference, nan=np.inf, posinf=np.inf), initial=0.0))
 
 
 def _row(label: str, technique: str | None, change: str, compiled: CompiledModel) -> TechniqueRow:
