@@ -95,6 +95,12 @@ def plot_roofline(report: ProfileReport, path: str | Path) -> None:
     _save(figure, path)
 
 
+def check_picture_path(path: str | Path) -> None:
+    """Refuses a path whose extension names no format the plots are drawn in."""
+    if Path(path).suffix.lower() not in FORMATS:
+        raise GeError(f"cannot draw '{path}': the format follows the extension, one of {', '.join(FORMATS)}")
+
+
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
@@ -104,9 +110,7 @@ def _figure_class(path: str | Path) -> Any:
     """matplotlib's `Figure`, once the extension of `path` is known good. A `Figure` made without
     pyplot draws on the Agg canvas (vector formats on their own) and leaves pyplot's backend and
     figure list as the caller had them."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in FORMATS:
-        raise GeError(f"cannot draw '{path}': the format follows the extension, one of {', '.join(FORMATS)}")
+    check_picture_path(path)
     try:
         from matplotlib.figure import Figure
     except ImportError:

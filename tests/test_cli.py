@@ -321,6 +321,60 @@ def test_bisect_finds_no_culprit_in_a_correct_pipeline(tmp_path: Path) -> None:
     assert result.stdout.startswith("no pass changes the result (")
 
 
+def test_profile_prints_the_profilers_figures_and_writes_its_files(tiny_ge: str, tmp_path: Path) -> None:
+    x = np.random.default_rng(3).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    trace, plot, roofline = tmp_path / "t.json", tmp_path / "timeline.png", tmp_path / "roofline.svg"
+    result = ge_command(
+        "profile", tiny_ge, "--input", tmp_path / "x.npy", "--trace", trace, "--plot", plot,
+        "--roofline", roofline, "--top", "2",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler.load(tiny_ge))
+    report = ge.GraphProfiler().profile(executor, x)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"Ascend910B2, sunk: 7 launches, modelled {report.latency_us:.2f} us")
+    assert lines[1] == (
+        f"npu utilization {report.npu_utilization:.1%}, compute (cube) {report.compute_utilization:.1%}, "
+        f"HBM bandwidth {report.memory_bandwidth_utilization:.1%}"
+    )
+    longest = sorted(report.kernels, key=lambda k: -k.modelled_us)[:2]
+    listed = [
+        line.split()[0]
+        for line in lines
+        if line.split() and line.split()[0] in {k.kernel for k in report.kernels}
+    ]
+    assert listed == [k.kernel for k in longest] and "... 5 more kernels" in result.stdout
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert sum(e["ph"] == "X" and e["pid"] == events[0]["pid"] for e in events) >= 7
+    assert plot.read_bytes().startswith(b"\x89PNG") and b"<svg" in roofline.read_bytes()
+    result = ge_command("profile", tiny_ge, "--input", tmp_path / "x.npy", "--plot", tmp_path / "t.bmp")
+    assert result.exit_code == 1
+    assert error_lines(result) == [
+        f"ge profile: error: cannot draw '{tmp_path / 't.bmp'}': the format follows the extension, "
+        "one of .png, .svg, .pdf"
+    ]
+
+
+def test_report_prints_the_technique_reports_rows(relu_add_file: str) -> None:
+    shapes = "a:3,4;b:3,4"
+    result = ge_command("report", relu_add_file, "--input_shape", shapes, "--json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["rows"]
+    graph = ge.GraphParser().parse_onnx(relu_add_file, input_shapes={"a": [3, 4], "b": [3, 4]})
+    compiler = ge.GraphCompiler()
+    o0, o3 = compiler.compile(graph, optimization_level=0), compiler.compile(graph, optimization_level=3)
+    assert [r["label"] for r in rows[:2]] == ["O0", "O3"]
+    assert rows[0]["latency_us"] == pytest.approx(o0.modelled_latency_us())
+    assert rows[1]["kernels"] == o3.num_operators
+    assert len(rows) == 2 + 2 * 7 + 1  # the baselines, each technique off and on, mixed precision
+    text = ge_command("report", relu_add_file, "--input_shape", shapes).stdout
+    assert text.startswith("optimization techniques on Ascend910B2") and "O3 - sinking" in text
+    result = ge_command("report", relu_add_file, "--framework", "3")
+    assert result.exit_code == 1 and "is not yet supported" in result.stderr
+
+
 # --------------------------------------------------------------------------------------------
 # End to end, as processes
 
@@ -345,6 +399,10 @@ def test_end_to_end(tmp_path: Path) -> None:
     done = ge_process("inspect", "m.ge", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["kernels"] == executor.compiled.num_operators
     onnx.save(mlp().onnx_model, tmp_path / "mlp.onnx")
+    done = ge_process("profile", "m.ge", "--input", "x.npy", "--trace", "t.json")
+    assert done.returncode == 0 and (tmp_path / "t.json").is_file(), done.stderr
+    done = ge_process("report", TINY_CNN, "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["rows"][0]["label"] == "O0", done.stderr
     done = ge_process("bisect", "mlp.onnx", "-h")
     assert done.returncode == 0 and "--fusion_switch_file" in done.stdout
     done = ge_process("inspect", "missing.ge")

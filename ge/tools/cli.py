@@ -6,9 +6,12 @@
 ge compile --model m.onnx --framework 5 --output m --soc_version Ascend910B2   # -> m.ge
 ge run m.ge --input x.npy --output y.npz
 ge inspect m.ge
+ge profile m.ge --input x.npy --trace trace.json --plot timeline.png
+ge report m.onnx
 ge bisect m.onnx --input x=x.npy
 ```
-`compile` lives in cli_compile.py, `run` and `inspect` in cli_model.py.
+`compile` lives in cli_compile.py, `run` and `inspect` in cli_model.py, `profile` and `report` in
+cli_profile.py.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from ge.parser import GraphParser
 from ge.passes.registration import load_pass_plugin as load_plugin
 from ge.soc import known_socs
 
-from . import cli_compile, cli_model  # noqa: F401  (they register their subcommands)
+from . import cli_compile, cli_model, cli_profile  # noqa: F401  (they register their subcommands)
 from .bisect import bisect
 from .cli_base import cli, read_inputs, step, subcommand
 from .cli_compile import flags

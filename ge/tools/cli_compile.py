@@ -161,7 +161,13 @@ def _compile(settings: dict[str, Any]) -> None:
     }
     start = time.perf_counter()
     with step(f"parsing {path}"):
-        graph = _parse(path, settings)
+        graph = parse_model(
+            path,
+            settings["framework"],
+            settings["input_shape"],
+            settings["out_nodes"],
+            settings.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES),
+        )
     logger.info("parsed %d ops in %.2f s", len(graph.nodes), time.perf_counter() - start)
     if settings["output_type"]:
         graph.cast_outputs(OUTPUT_TYPES[settings["output_type"]])
@@ -223,26 +229,32 @@ def _model_path(settings: dict[str, Any]) -> str:
     """The model file, after checking its framework has an importer."""
     if not settings["model"] or not settings["framework"]:
         raise click.UsageError("--model and --framework are required (atc's --framework 5 is ONNX)")
-    framework = FRAMEWORKS[settings["framework"].lower()]
-    if framework != "onnx":
-        raise GeError(
-            f"framework {settings['framework']} ({framework}) is not yet supported: ge reads ONNX "
-            "models (--framework 5)"
-        )
+    check_framework(settings["framework"])
     return settings["model"]
 
 
-def _parse(path: str, settings: dict[str, Any]) -> Graph:
+def check_framework(code: str) -> None:
+    """Refuses a framework (atc's code or a name) that has no importer yet."""
+    framework = FRAMEWORKS[code.lower()]
+    if framework != "onnx":
+        raise GeError(
+            f"framework {code} ({framework}) is not yet supported: ge reads ONNX models (--framework 5)"
+        )
+
+
+def parse_model(
+    path: str,
+    framework: str,
+    input_shape: str | None = None,
+    out_nodes: str | None = None,
+    max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
+) -> Graph:
+    """The graph of a framework model, with atc's `--input_shape` and `--out_nodes` applied."""
+    check_framework(framework)
     model = load_model(path)
-    outputs = None
-    if settings["out_nodes"]:
-        outputs = [_out_node(model, spec) for spec in _entries(settings["out_nodes"])]
-    shapes = None
-    if settings["input_shape"]:
-        shapes = dict(_input_shape(spec) for spec in _entries(settings["input_shape"]))
-    return GraphParser(settings.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)).parse_onnx(
-        model, input_shapes=shapes, outputs=outputs
-    )
+    outputs = [_out_node(model, spec) for spec in _entries(out_nodes)] if out_nodes else None
+    shapes = dict(_input_shape(spec) for spec in _entries(input_shape)) if input_shape else None
+    return GraphParser(max_tensor_bytes).parse_onnx(model, input_shapes=shapes, outputs=outputs)
 
 
 def _entries(text: str) -> list[str]:
