@@ -100,6 +100,16 @@ def step(text: str) -> Iterator[None]:
         yield
 
 
+input_files = click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    metavar="FILE.npy|FILE.npz|NAME=FILE.npy",
+    help="input arrays (repeatable): an .npz binds its arrays by name, a .npy the next input in order",
+)
+"""The `--input` option of the subcommands that run a model; `read_inputs` reads what it gives."""
+
+
 def read_inputs(specs: tuple[str, ...], names: list[str]) -> dict[str, np.ndarray]:
     """Input arrays by name from `--input` values: `name=file.npy`, a `.npz` file (its arrays by
     name), or a `.npy` file, which takes the first of `names` not given otherwise."""

@@ -23,18 +23,12 @@ from ge.dialects.stream import BufferOp, EventRecordOp, EventWaitOp, LaunchOp, S
 from ge.dtypes import numpy_dtype
 from ge.executor import GraphExecutor
 
-from .cli_base import logger, read_inputs, step, subcommand
+from .cli_base import input_files, logger, read_inputs, step, subcommand
 
 
 @subcommand("run")
 @click.argument("model")
-@click.option(
-    "--input",
-    "inputs",
-    multiple=True,
-    metavar="FILE.npy|FILE.npz|NAME=FILE.npy",
-    help="input arrays (repeatable): an .npz binds its arrays by name, a .npy the next input in order",
-)
+@input_files
 @click.option("--output", default=None, metavar="FILE.npz", help="write the outputs there, by name")
 def run_command(model: str, inputs: tuple[str, ...], output: str | None) -> None:
     """Run a compiled .ge model on the emulator and print its outputs."""

@@ -19,20 +19,14 @@ from ge.profiler import GraphProfiler
 from ge.profiler_plots import check_picture_path
 from ge.soc import DEFAULT_SOC, known_socs
 
-from .cli_base import logger, read_inputs, step, subcommand
+from .cli_base import input_files, logger, read_inputs, step, subcommand
 from .cli_compile import FRAMEWORKS, flags, parse_model
 from .cli_model import load
 
 
 @subcommand("profile")
 @click.argument("model")
-@click.option(
-    "--input",
-    "inputs",
-    multiple=True,
-    metavar="FILE.npy|FILE.npz|NAME=FILE.npy",
-    help="input arrays (repeatable), as ge run takes them",
-)
+@input_files
 @click.option("--trace", default=None, metavar="FILE.json", help="write a Chrome trace (Perfetto)")
 @click.option("--plot", default=None, metavar="FILE.png|svg|pdf", help="draw the timeline")
 @click.option("--roofline", default=None, metavar="FILE.png|svg|pdf", help="draw the roofline")
