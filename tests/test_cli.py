@@ -7,6 +7,7 @@ import json
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ from ge.dialects import graph as ops
 from ge.dialects.stream import LaunchOp
 from ge.options import COMPILE_OPTIONS
 from ge.tools.cli import cli
+from ge.tools.cli_base import step
 from ge.tools.cli_compile import compile_command
 
 TINY_CNN = str(Path(ge.__file__).parent / "models" / "tiny_cnn.onnx")
@@ -437,3 +439,15 @@ def test_end_to_end(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [
         "ge inspect: error: cannot read 'missing.ge': [Errno 2] No such file or directory: 'missing.ge'"
     ]
+
+
+def test_a_spinner_shows_on_a_terminal_only_for_long_steps(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich then takes standard error for a terminal
+    with step("quick", after_seconds=5.0):
+        pass
+    assert capsys.readouterr().err == ""
+    with step("compiling", after_seconds=0.05):
+        time.sleep(0.5)
+    assert "compiling" in capsys.readouterr().err

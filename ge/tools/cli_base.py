@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ from rich.console import Console
 from ge.errors import GeError, RuntimeInputError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
+SPINNER_AFTER_SECONDS = 1.0
 logger = logging.getLogger("ge")
 """The logger of the `ge` command: steps at info ("parsed 53 ops"), details at debug."""
 
@@ -90,14 +92,21 @@ def set_log_level(level: str) -> None:
 
 
 @contextmanager
-def step(text: str) -> Iterator[None]:
-    """A spinner saying `text` while the block runs, when standard error is a terminal."""
+def step(text: str, after_seconds: float = SPINNER_AFTER_SECONDS) -> Iterator[None]:
+    """A spinner saying `text` while the block runs, when standard error is a terminal and the
+    block has run for `after_seconds` (a quick step shows nothing)."""
     console = Console(stderr=True)
     if not console.is_terminal:
         yield
         return
-    with console.status(text):
+    status = console.status(text)
+    timer = threading.Timer(after_seconds, status.start)
+    timer.start()
+    try:
         yield
+    finally:
+        timer.cancel()
+        status.stop()
 
 
 input_files = click.option(
