@@ -10,11 +10,13 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.passes import ModulePass
 
 from ge.cost import KernelCost, kernel_cost
 from ge.cost.stream import launches, soc_figures
@@ -32,7 +34,7 @@ from .dtypes import numpy_dtype
 from .errors import CompileError, GeError
 from .graph import Graph
 from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
-from .options import INSTRUMENTATION_OPTIONS, check_optimization_level, check_options
+from .options import INSTRUMENTATION_OPTIONS, PRECISION_MODES, check_optimization_level, check_options
 from .soc import load_profile
 from .weight_blob import pack_weights
 
@@ -216,26 +218,15 @@ class GraphCompiler:
         graph = require_graph(graph, "GraphCompiler.compile", CompileError)
         optimization_level = check_optimization_level(optimization_level)
         checked = check_options({"precision_mode": precision_mode, **options})
-        techniques = checked.get("techniques")
-        chosen = LEVELS[optimization_level] if techniques is None else frozenset(techniques)
-        max_streams = checked.get("max_streams", default_streams(chosen))
         if fusion_report is not None:
             arguments.path(fusion_report, "fusion_report", CompileError)
         start = time.perf_counter()
-        profile = load_profile(target)
-        module = graph.module.clone()
-        module.attributes[TARGET_ATTR_NAME] = profile.target_attr()
-        session = CompileSession(graph.weights.copy())
+        plan = compile_plan(optimization_level, checked, fusion_switch_file)
         verify_each = checked.get("verify_each", True)
-        if not verify_each:  # the pass manager verifies the input when it verifies each pass
-            verify_module(module, "the input graph", session)
-        limit = checked.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
-        check_max_tensor_bytes(module, limit, CompileError)
-        disabled = read_fusion_switch(fusion_switch_file)
-        try:
-            passes = pipeline(optimization_level, disabled, precision_mode, max_streams, techniques)
-        except ValueError as error:
-            raise CompileError(str(error)) from None
+        module, session = start_compilation(
+            graph, target, checked.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES), verify=not verify_each
+        )
+        passes = plan.passes
         manager = PassManager(
             passes,
             verify_each=verify_each,
@@ -251,7 +242,7 @@ class GraphCompiler:
             verify_module(module, "the compiled model", session)
         blob = pack_weights(model_of(module), session.weights)
         report = {
-            "disabled": sorted(disabled),
+            "disabled": sorted(plan.disabled),
             "passes": {name: dict(sorted(counts.items())) for name, counts in session.patterns.items()},
         }
         if fusion_report is not None:
@@ -263,13 +254,77 @@ class GraphCompiler:
         return CompiledModel(
             module=module,
             weight_blob=blob,
-            target=profile.name,
+            target=load_profile(target).name,
             optimization_level=optimization_level,
             compilation_time=time.perf_counter() - start,
-            options={**model_options, "max_streams": max_streams},
+            options={**model_options, "max_streams": plan.max_streams},
             fusion_report=report,
             pass_timings=list(manager.timings) if manager.timing else [],
         )
+
+
+@dataclass(frozen=True)
+class CompilePlan:
+    """The passes a compilation runs, and the choices they were built from."""
+
+    passes: list[ModulePass]
+    disabled: frozenset[str]
+    """Fusion passes a fusion switch file turned off."""
+    max_streams: int
+
+
+def compile_plan(
+    optimization_level: int,
+    checked: Mapping[str, object],
+    fusion_switch_file: str | Path | Mapping[str, object] | None = None,
+) -> CompilePlan:
+    """The pipeline `GraphCompiler.compile` runs for `optimization_level` and the compile options
+    `checked` (by `ge.options.check_options`): the level's techniques or those `techniques`
+    names, the precision mode, `max_streams`, and the fusion passes the switch file turns off."""
+    techniques = checked.get("techniques")
+    chosen = LEVELS[optimization_level] if techniques is None else frozenset(techniques)  # type: ignore[arg-type]
+    max_streams = int(checked.get("max_streams", default_streams(chosen)))  # type: ignore[call-overload]
+    disabled = frozenset(read_fusion_switch(fusion_switch_file))
+    precision_mode = str(checked.get("precision_mode", PRECISION_MODES[0]))
+    try:
+        passes = pipeline(optimization_level, disabled, precision_mode, max_streams, techniques)  # type: ignore[arg-type]
+    except ValueError as error:
+        raise CompileError(str(error)) from None
+    return CompilePlan(passes, disabled, max_streams)
+
+
+def start_compilation(
+    graph: Graph,
+    target: str,
+    max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
+    verify: bool = False,
+) -> tuple[ModuleOp, CompileSession]:
+    """What every pipeline over `graph` starts from: a copy of its module for `target` and a
+    compile session over a copy of its weights, after refusing a tensor over `max_tensor_bytes`
+    and a graph input of a dynamic shape (and verifying the copy, when asked)."""
+    module = graph.module.clone()
+    module.attributes[TARGET_ATTR_NAME] = load_profile(target).target_attr()
+    session = CompileSession(graph.weights.copy())
+    if verify:
+        verify_module(module, "the input graph", session)
+    check_max_tensor_bytes(module, max_tensor_bytes, CompileError)
+    check_static_inputs(module, graph.inputs)
+    return module, session
+
+
+def check_static_inputs(module: ModuleOp, names: Sequence[str]) -> None:
+    """Refuses a graph input with a dynamic dimension, naming it, the axis, and how to fix it."""
+    func = next(op for op in module.body.block.ops if isinstance(op, FuncOp))
+    for name, value in zip(names, func.body.block.args, strict=True):
+        t = value.type
+        if isinstance(t, TensorType) and any(d < 0 for d in t.get_shape()):
+            axis = next(i for i, d in enumerate(t.get_shape()) if d < 0)
+            sizes = ",".join("N" if d < 0 else str(d) for d in t.get_shape())
+            raise CompileError(
+                f"input '{name}' has a dynamic dimension at axis {axis} ({t}); compiling needs static "
+                f"shapes: give its sizes when importing (parse_onnx(..., input_shapes={{'{name}': [...]}}) "
+                f'or ge compile --input_shape "{name}:{sizes}" with N a number)'
+            )
 
 
 def _instruments(check_each: object, precision_mode: str) -> list[Instrument]:

@@ -13,14 +13,13 @@ from importlib import resources
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.kernel import KernelOp
 from ge.dialects.stream import BufferOp, LaunchOp, WeightOp, model_of
 from ge.passes import get_pass
 from ge.passes.manager import PassManager
-from ge.passes.session import CompileSession
 
 from . import GraphCompiler, GraphExecutor, GraphParser
+from .compiler import start_compilation
 from .errors import GeError
 from .interpreter import run_function
 from .soc import load_profile
@@ -34,9 +33,8 @@ def main() -> int:
     ops = Counter(n.op_type for n in graph.nodes)
     print(f"ascend.graph   {len(graph.nodes)} ops: " + ", ".join(f"{k} x{v}" for k, v in ops.items()))
 
-    module = graph.module.clone()
-    module.attributes[TARGET_ATTR_NAME] = load_profile(TARGET).target_attr()
-    PassManager([get_pass("ge-lower-graph-to-kernel")()]).run(module, CompileSession(graph.weights))
+    module, session = start_compilation(graph, TARGET)
+    PassManager([get_pass("ge-lower-graph-to-kernel")()]).run(module, session)
     _print_kernels(module)
 
     compiled = GraphCompiler().compile(graph, target=TARGET, optimization_level=0)

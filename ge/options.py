@@ -88,6 +88,12 @@ def check_options(options: Mapping[str, object]) -> dict[str, object]:
         checked["check_each"] = _check_each(options["check_each"])
     if "techniques" in options:
         checked["techniques"] = check_techniques_option(options["techniques"])
+        if "sink" in checked and checked["sink"] != ("sinking" in checked["techniques"]):
+            raise CompileError(
+                f"compile options sink={checked['sink']} and techniques "
+                f"{list(checked['techniques'])} disagree: sinking is one of the techniques; "
+                "give one of the two"
+            )
     if "dump_ir" in options and options["dump_ir"] is not None:
         dump = options["dump_ir"]
         if not isinstance(dump, str | PathLike) or not str(dump):

@@ -18,12 +18,10 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ge.dialects import graph as graph_ops
-from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.kernel import KernelOp, TransDataOp, ViewOp, YieldOp
 from ge.dialects.stream import EventRecordOp, EventWaitOp, LaunchOp, byte_size, model_of
 from ge.passes.manager import PassManager
-from ge.passes.pipelines import DEFAULT_PRECISION, kernel_passes
-from ge.passes.session import CompileSession
+from ge.passes.pipelines import STREAM_LOWERING_PASS, passes_before
 
 from .arguments import shown
 from .errors import CompileError, GeError
@@ -53,7 +51,13 @@ def visualize_graph(
 ) -> Path:
     """Draws `graph` at `level` into `path` (see `Graph.visualize`); returns the path written."""
     path, level = check_path(path), check_level(level, LEVELS)
-    if level == "graph":
+    if level == "graph":  # the other levels' arguments are checked as they compile
+        from .options import check_optimization_level, check_options
+        from .soc import load_profile
+
+        load_profile(target)
+        check_optimization_level(optimization_level)
+        check_options({name: value for name, value in options.items() if name != "fusion_switch_file"})
         dot = graph_dot(graph.module)
     elif level == "kernel":
         dot = graph_dot(kernel_module(graph, target, optimization_level, **options))
@@ -68,26 +72,18 @@ def visualize_graph(
 def kernel_module(
     graph: Graph, target: str = "npu", optimization_level: int = 3, **options: object
 ) -> ModuleOp:
-    """`graph` compiled through the passes of `optimization_level` that come before the lowering to
-    the stream level. `options` are compile options; the precision mode and the fusion switch file
-    shape these passes, the others only what comes after them."""
-    from .compiler import read_fusion_switch, require_graph
+    """`graph` compiled through the passes `GraphCompiler.compile` runs with these arguments
+    (compile options included) that come before the lowering to the stream level."""
+    from .compiler import compile_plan, require_graph, start_compilation
     from .options import check_optimization_level, check_options
-    from .soc import load_profile
 
     graph = require_graph(graph, "Graph.visualize", CompileError)
     level = check_optimization_level(optimization_level)
     switch = options.pop("fusion_switch_file", None)
-    options.pop("fusion_report", None)  # written by a compile, not by a picture
     checked = check_options(options)
-    module = graph.module.clone()
-    module.attributes[TARGET_ATTR_NAME] = load_profile(target).target_attr()
-    disabled = read_fusion_switch(switch)  # type: ignore[arg-type]
-    try:
-        passes = kernel_passes(level, disabled, str(checked.get("precision_mode", DEFAULT_PRECISION)))
-    except ValueError as error:
-        raise CompileError(str(error)) from None
-    PassManager(passes).run(module, CompileSession(graph.weights.copy()))
+    plan = compile_plan(level, checked, switch)  # type: ignore[arg-type]
+    module, session = start_compilation(graph, target)
+    PassManager(passes_before(STREAM_LOWERING_PASS, plan.passes)).run(module, session)
     return module
 
 

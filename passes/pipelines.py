@@ -334,15 +334,9 @@ def graph_passes(
     level: int, disabled: Collection[str] = (), precision_mode: str = DEFAULT_PRECISION
 ) -> list[ModulePass]:
     """The passes of `level` that work on the graph: everything before the lowering."""
-    return _before(LOWERING_PASS, pipeline(level, disabled, precision_mode))
+    return passes_before(LOWERING_PASS, pipeline(level, disabled, precision_mode))
 
 
-def kernel_passes(
-    level: int, disabled: Collection[str] = (), precision_mode: str = DEFAULT_PRECISION
-) -> list[ModulePass]:
-    """The passes of `level` that end at the kernel level: everything before the lowering to streams."""
-    return _before(STREAM_LOWERING_PASS, pipeline(level, disabled, precision_mode))
-
-
-def _before(name: str, passes: list[ModulePass]) -> list[ModulePass]:
+def passes_before(name: str, passes: list[ModulePass]) -> list[ModulePass]:
+    """The passes of `passes` that run before the first one named `name`."""
     return passes[: next(i for i, p in enumerate(passes) if p.name == name)]

@@ -44,9 +44,11 @@ def run(graph: ge.Graph, inputs: dict[str, np.ndarray]) -> list[np.ndarray]:
 
 def test_input_shapes_fix_dynamic_dimensions() -> None:
     graph = ge.GraphParser().parse_onnx(relu_add(), input_shapes={"a": [2, 4], "b": [2, -1]})
-    module = str(graph)
-    assert "%a: tensor<2x4xf32>" in module and "%b: tensor<2x?xf32>" in module
-    assert "tensor<?x4xf32>" not in module
+    module = str(graph)  # -1 keeps the model's dimension: b's axis 1 is 4 in the model
+    assert "%a: tensor<2x4xf32>" in module and "%b: tensor<2x4xf32>" in module
+    assert "?" not in module
+    kept = str(ge.GraphParser().parse_onnx(relu_add(), input_shapes={"a": [-1, -1]}))
+    assert "%a: tensor<?x4xf32>" in kept  # and a dynamic one stays dynamic
 
 
 @pytest.mark.parametrize(
@@ -55,6 +57,7 @@ def test_input_shapes_fix_dynamic_dimensions() -> None:
         ({"c": [1, 4]}, "input_shapes names 'c', which is no input of the model (its inputs: a, b)"),
         ({"a": [2, 5]}, "input 'a' axis 1 is 4 in the model, the shape given [2, 5] makes it 5"),
         ({"a": [2]}, "input 'a' has 2 dimensions in the model, the shape given [2] has 1"),
+        ({"a": [2, -2]}, "input_shapes['a'] takes sizes of at least 0, or -1 to keep the model's, got [2, -2]"),
     ],
 )
 def test_input_shapes_that_contradict_the_model_are_refused(shapes, message: str) -> None:
@@ -155,3 +158,14 @@ def test_read_manifest_without_loading(tmp_path: Path) -> None:
     (tmp_path / "bad.ge").write_bytes(b"not a model")
     with pytest.raises(ge.InvalidModelError, match="is not a .ge model file"):
         read_manifest(tmp_path / "bad.ge")
+
+
+def test_a_dynamic_input_is_refused_with_the_way_to_size_it() -> None:
+    graph = ge.GraphParser().parse_onnx(relu_add())
+    with pytest.raises(ge.CompileError) as error:
+        ge.GraphCompiler().compile(graph)
+    assert str(error.value) == (
+        "input 'a' has a dynamic dimension at axis 0 (tensor<?x4xf32>); compiling needs static shapes: "
+        "give its sizes when importing (parse_onnx(..., input_shapes={'a': [...]}) or ge compile "
+        '--input_shape "a:N,4" with N a number)'
+    )

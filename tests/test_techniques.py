@@ -256,3 +256,12 @@ def test_an_overflow_is_an_infinite_error_not_nan() -> None:
     assert _difference(expected, np.array([1.0, 2.5, np.inf, np.nan], np.float16)) == 0.5
     assert _difference(expected, np.array([1.0, np.inf, np.inf, np.nan], np.float16)) == np.inf
     assert _difference(expected, np.array([1.0, 2.0, np.inf, 0.0], np.float16)) == np.inf
+
+
+def test_sink_and_techniques_that_disagree_are_refused() -> None:
+    graph = _tiny_cnn()
+    with pytest.raises(ge.CompileError, match=r"sink=False and techniques \['sinking'\] disagree"):
+        ge.GraphCompiler().compile(graph, sink=False, techniques=["sinking"])
+    with pytest.raises(ge.CompileError, match=r"sink=True and techniques \[\] disagree"):
+        ge.GraphCompiler().compile(graph, sink=True, techniques=[])
+    assert ge.GraphCompiler().compile(graph, sink=True, techniques=["sinking"]).sunk

@@ -237,6 +237,27 @@ def test_kernel_level_at_o0_draws_one_kernel_per_op_in_framework_formats(tmp_pat
     assert not any(f in label for label in kernels for f in ("NC1HWC0", "FRACTAL"))
 
 
+def test_kernel_level_compiles_with_the_techniques_given(tmp_path: Path) -> None:
+    """With only operator fusion (and the folding it needs), the conv, bn and relu are one fused
+    op, but every op is a kernel of its own in framework formats, as compile would make them."""
+    graph = small_cnn()
+    dot = drawn(
+        tmp_path,
+        lambda p: graph.visualize(p, level="kernel", techniques=["constant-folding", "operator-fusion"]),
+    )
+    names = [n for n in dot.clusters if n.startswith("cluster_kernel_")]
+    assert [dot.label(dot.members[n][0]).split("\n")[0] for n in names] == [
+        "fused_conv2d",
+        "max_pool",
+        "global_avg_pool",
+        "flatten",
+        "gemm",
+        "softmax",
+    ]
+    labels = [dot.clusters[n]["label"] for n in names]
+    assert not any(f in label for label in labels for f in ("NC1HWC0", "FRACTAL"))
+
+
 # --------------------------------------------------------------------------------------------
 # stream level
 # --------------------------------------------------------------------------------------------
@@ -307,6 +328,8 @@ def test_dot_and_gv_write_the_source_and_only_that(tmp_path: Path) -> None:
         (lambda g, p: g.visualize(3), ["file path", "3"]),
         (lambda g, p: g.visualize(p / "g.dot", level="kernel", optimization_level=7), ["7"]),
         (lambda g, p: g.visualize(p / "g.dot", level="kernel", streams=2), ["streams", "max_streams"]),
+        (lambda g, p: g.visualize(p / "g.dot", streams=2), ["streams", "max_streams"]),
+        (lambda g, p: g.visualize(p / "g.dot", target="Ascend999"), ["Ascend999"]),
         (lambda g, p: g.visualize(p / "missing" / "g.dot"), ["cannot write", "missing"]),
     ],
 )

@@ -24,16 +24,13 @@ from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
-from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
 from ge.arguments import shown
 from ge.checking import NumericCheck
-from ge.compiler import read_fusion_switch, require_graph
-from ge.dialects.common import TARGET_ATTR_NAME
+from ge.compiler import read_fusion_switch, require_graph, start_compilation
 from ge.errors import CheckError, CheckFailure, CompileError, GeError
 from ge.graph import Graph
-from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 from ge.options import PRECISION_MODES, check_optimization_level, check_options
 from ge.parser import GraphParser
 from ge.passes.manager import PassManager, expand
@@ -106,7 +103,6 @@ def bisect(
     pattern action; see the module doc."""
     start = time.perf_counter()
     graph = require_graph(graph, "bisect", CompileError)
-    check_max_tensor_bytes(graph.module, DEFAULT_MAX_TENSOR_BYTES, CompileError)
     disabled = read_fusion_switch(fusion_switch_file)
     if inputs is not None and not isinstance(inputs, Mapping):
         raise CompileError(f"bisect takes inputs as a dict of arrays by name, got {shown(inputs)}")
@@ -119,13 +115,13 @@ def bisect(
         except ValueError as error:
             raise CompileError(str(error)) from None
     passes = expand(passes)
-    target_attr = load_profile(target).target_attr()
+    load_profile(target)  # a bad target is refused before the first compilation
 
     def result(failure: CheckFailure | None, action: PatternAction | None, runs: int) -> BisectResult:
         return BisectResult(failure, action, len(passes), runs, time.perf_counter() - start)
 
     check = NumericCheck(given, precision_mode)
-    session, error = _compile(graph, target_attr, passes, check)
+    session, error = _compile(graph, target, passes, check)
     if error is None:
         return result(None, None, 1)
     if not isinstance(error, CheckError):
@@ -142,7 +138,7 @@ def bisect(
     while bad - good > 1:
         limit = (good + bad) // 2
         probe = NumericCheck(given, precision_mode, at=failure.pass_index, reference=check.reference)
-        session, error = _compile(graph, target_attr, prefix, probe, limit)
+        session, error = _compile(graph, target, prefix, probe, limit)
         runs += 1
         if error is None:
             good = limit
@@ -218,7 +214,7 @@ def main(args: Sequence[str] | None = None) -> None:
 
 def _compile(
     graph: Graph,
-    target: Attribute,
+    target: str,
     passes: Sequence[ModulePass],
     check: NumericCheck,
     limit: int | None = None,
@@ -226,9 +222,7 @@ def _compile(
     """Runs `passes` on a copy of `graph` for `target` as `GraphCompiler.compile` does, with
     `check` between passes and at most `limit` pattern actions; the session, and the error that
     stopped the run (None if it completed)."""
-    module = graph.module.clone()
-    module.attributes[TARGET_ATTR_NAME] = target
-    session = CompileSession(graph.weights.copy())
+    module, session = start_compilation(graph, target)
     session.action_limit = limit
     try:
         PassManager(passes, instruments=[check]).run(module, session)

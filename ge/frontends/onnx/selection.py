@@ -17,7 +17,8 @@ def check_input_shapes(
     model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]]
 ) -> dict[str, list[int]]:
     """`input_shapes` as lists, after checking each names a graph input, has its rank, and keeps
-    every static dimension the model declares (-1 leaves a dimension to the run)."""
+        every static dimension the model declares; -1 keeps the model's dimension (its size, or a
+    dynamic one left dynamic)."""
     if not isinstance(input_shapes, Mapping):
         raise CompileError(f"input_shapes takes a dict of shapes by input name, got {shown(input_shapes)}")
     inputs = {info.name: info for info in graph_inputs(model)}
@@ -31,6 +32,10 @@ def check_input_shapes(
         if isinstance(shape, str | bytes) or not isinstance(shape, Sequence):
             raise CompileError(f"input_shapes['{name}'] must be a list of dimensions, got {shown(shape)}")
         given = list(shape)
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= -1 for d in given):
+            raise CompileError(
+                f"input_shapes['{name}'] takes sizes of at least 0, or -1 to keep the model's, got {given}"
+            )
         tensor = inputs[name].type.tensor_type
         if inputs[name].type.HasField("tensor_type") and tensor.HasField("shape"):
             declared = tensor.shape.dim
@@ -45,6 +50,11 @@ def check_input_shapes(
                         f"input '{name}' axis {axis} is {dim.dim_value} in the model, the shape given "
                         f"{given} makes it {size} (only a dynamic dimension can be chosen)"
                     )
+            # -1 keeps what the model declares: its size where it has one.
+            given = [
+                dim.dim_value if size == -1 and dim.HasField("dim_value") else size
+                for dim, size in zip(declared, given, strict=True)
+            ]
         checked[name] = given
     return checked
 
