@@ -57,7 +57,7 @@ def test_input_shapes_fix_dynamic_dimensions() -> None:
         ({"c": [1, 4]}, "input_shapes names 'c', which is no input of the model (its inputs: a, b)"),
         ({"a": [2, 5]}, "input 'a' axis 1 is 4 in the model, the shape given [2, 5] makes it 5"),
         ({"a": [2]}, "input 'a' has 2 dimensions in the model, the shape given [2] has 1"),
-        ({"a": [2, -2]}, "input_shapes['a'] takes sizes of at least 0, or -1 to keep the model's, got [2, -2]"),
+        ({"a": [2, -2]}, "input_shapes['a'] takes sizes of at least 0, or -1 to keep the model's"),
     ],
 )
 def test_input_shapes_that_contradict_the_model_are_refused(shapes, message: str) -> None:
