@@ -194,6 +194,11 @@ class MemoryUsage(int):
         )
 
 
+MEMORY_AS_IT_STANDS = ("memory-reuse",)
+"""The techniques `calculate_memory_usage` compiles a graph with by default: none that rewrites
+it, and the memory planner's reuse, which every compiled model's arena has from O3 on."""
+
+
 class MemoryOptimizer:
     """The device memory a graph needs once compiled, as the memory planner lays it out."""
 
@@ -202,16 +207,25 @@ class MemoryOptimizer:
         graph: Graph,
         batch_size: int = 1,
         seq_len: int | None = None,
-        optimization_level: int = 3,
+        optimization_level: int | None = None,
         target: str = "npu",
     ) -> MemoryUsage:
         """Compiles `graph` with its inputs re-batched to `batch_size` on their first dimension
-        (and holding `seq_len` positions per sample, when given: see `with_batch_size`) at
-        `optimization_level`, and returns the bytes of device memory it needs: the planned arena,
-        the weights, the inputs and the outputs (`MemoryUsage.breakdown`). Raises GeError when the
-        graph's fixed shapes cannot take the sizes."""
+        (and holding `seq_len` positions per sample, when given: see `with_batch_size`) and
+        returns the bytes of device memory it needs: the planned arena, the weights, the inputs
+        and the outputs (`MemoryUsage.breakdown`). Raises GeError when the graph's fixed shapes
+        cannot take the sizes.
+
+        By default the graph is measured as it stands: one kernel per op in framework formats, no
+        graph rewrites, and the memory planner's reuse (`MEMORY_AS_IT_STANDS`), so the memory an
+        optimized graph saves shows; `optimization_level` (0 to 3) measures it as that level
+        compiles it instead."""
         sized = with_batch_size(graph, batch_size, seq_len, "MemoryOptimizer.calculate_memory_usage")
-        compiled = GraphCompiler().compile(sized, target=target, optimization_level=optimization_level)
+        compiler = GraphCompiler()
+        if optimization_level is None:
+            compiled = compiler.compile(sized, target=target, techniques=list(MEMORY_AS_IT_STANDS))
+        else:
+            compiled = compiler.compile(sized, target=target, optimization_level=optimization_level)
         memory = compiled.memory
         recorded = compiled.model.attributes.get(MEMORY_ATTR)
         figures = recorded.data if isinstance(recorded, DictionaryAttr) else {}

@@ -101,6 +101,12 @@ def _sequence_graph(batch: int, seq: int) -> tuple[ge.Graph, dict[str, np.ndarra
     return g, w
 
 
+def _as_it_stands(graph: ge.Graph):
+    """The memory of `graph` compiled with no rewrites and memory reuse, as calculate_memory_usage
+    measures it by default."""
+    return ge.GraphCompiler().compile(graph, techniques=["memory-reuse"]).memory
+
+
 def _figures(memory: object) -> tuple[int, int, int, int]:
     return (memory.arena_bytes, memory.lower_bound_bytes, memory.no_reuse_bytes, memory.weight_bytes)
 
@@ -124,17 +130,17 @@ def test_memory_usage_as_the_api_shows() -> None:
         }
         assert usage.lower_bound_bytes <= usage.arena_bytes <= usage.no_reuse_bytes
         assert usage.weight_bytes > 0 and usage.strategy in ("greedy_by_size", "size_binned")
-    assert after <= before
+    # Folding the batch norm into the conv and fusing the relu leave fewer tensors to place;
+    # this model's peak is elsewhere, so the arena stays.
+    assert after.no_reuse_bytes < before.no_reuse_bytes and after <= before
     # The same figures as the graph built at batch 32 from the start.
-    native = ge.GraphCompiler().compile(cnn(batch=32).graph, optimization_level=3).memory
-    assert _figures(before) == _figures(native)
+    assert _figures(before) == _figures(_as_it_stands(cnn(batch=32).graph))
 
 
 @pytest.mark.parametrize("batch", [1, 8])
 def test_memory_usage_follows_the_batch_size(batch: int) -> None:
     usage = ge.MemoryOptimizer.calculate_memory_usage(cnn(batch=2).graph, batch_size=batch)
-    native = ge.GraphCompiler().compile(cnn(batch=batch).graph, optimization_level=3).memory
-    assert _figures(usage) == _figures(native)
+    assert _figures(usage) == _figures(_as_it_stands(cnn(batch=batch).graph))
     assert usage.batch_size == batch
 
 
@@ -175,8 +181,7 @@ def test_seq_len_resizes_the_second_dimension(rng) -> None:
     executor.load_graph(ge.GraphCompiler().compile(resized, optimization_level=3))
     np.testing.assert_allclose(executor.run(x)[0], expected, rtol=1e-4, atol=1e-4)
     usage = ge.MemoryOptimizer.calculate_memory_usage(graph, batch_size=4, seq_len=10)
-    native = ge.GraphCompiler().compile(_sequence_graph(4, 10)[0], optimization_level=3).memory
-    assert _figures(usage) == _figures(native)
+    assert _figures(usage) == _figures(_as_it_stands(_sequence_graph(4, 10)[0]))
 
 
 def test_fixed_shapes_refuse_another_batch_size(rng) -> None:
@@ -205,15 +210,17 @@ def _tutorial_cnn(batch: int) -> ge.Graph:
 
 def test_memory_snippet_of_the_api_as_written() -> None:
     """shared/API.md's memory snippet on its tutorial CNN: 224 * 224 positions on a 224 x 224
-    model change nothing, and the figures are those of the model built at batch 32."""
+    model change nothing, the figures are those of the model built at batch 32, and the memory
+    optimizations lower the peak: before, the conv's and the batch norm's outputs live together
+    (the relu works in place); after, the fused conv's output and the max pool's."""
     graph = _tutorial_cnn(1)
     opt = ge.GraphOptimizer()
     before = ge.MemoryOptimizer.calculate_memory_usage(graph, batch_size=32, seq_len=224 * 224)
     after = ge.MemoryOptimizer.calculate_memory_usage(
         opt.apply_memory_optimization(graph), batch_size=32, seq_len=224 * 224
     )
-    native = ge.GraphCompiler().compile(_tutorial_cnn(32), optimization_level=3).memory
-    assert _figures(before) == _figures(native)
+    assert _figures(before) == _figures(_as_it_stands(_tutorial_cnn(32)))
     assert before.input_bytes == after.input_bytes == 32 * 3 * 224 * 224 * 4
     assert before.output_bytes == after.output_bytes == 32 * 1000 * 4
-    assert after <= before
+    conv, pool = 32 * 64 * 112 * 112 * 4, 32 * 64 * 56 * 56 * 4
+    assert (before.arena_bytes, after.arena_bytes) == (2 * conv, conv + pool)
