@@ -2,7 +2,7 @@
 rewrite that does, as LLVM's `-opt-bisect-limit` and debug counters do.
 
 ```
-ge-bisect model.onnx --optimization-level 3 --input x=x.npy
+ge bisect model.onnx --optimization_level 3 --input x=x.npy      # or ge-bisect model.onnx ...
 ```
 The pipeline runs once with the numeric check between passes (`ge.checking`); the first pass
 whose outputs leave the tolerance is the culprit. When that pass ran pattern actions (each a
@@ -15,13 +15,11 @@ of the run at the limit found (`CompileSession.last_action`).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
 
 import numpy as np
 from xdsl.passes import ModulePass
@@ -32,10 +30,8 @@ from ge.compiler import read_fusion_switch, require_graph, start_compilation
 from ge.errors import CheckError, CheckFailure, CompileError, GeError
 from ge.graph import Graph
 from ge.options import PRECISION_MODES, check_optimization_level, check_options
-from ge.parser import GraphParser
 from ge.passes.manager import PassManager, expand
 from ge.passes.pipelines import pipeline
-from ge.passes.registration import load_pass_plugin
 from ge.passes.session import CompileSession, PatternAction
 from ge.soc import load_profile
 
@@ -151,60 +147,10 @@ def bisect(
 
 
 def main(args: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="ge-bisect",
-        description="Find the pass, and the pattern rewrite within it, that changes a model's outputs.",
-    )
-    parser.add_argument("model", help="the ONNX model file")
-    parser.add_argument(
-        "-O", "--optimization-level", type=int, default=3, metavar="LEVEL", help="0 to 3 (default 3)"
-    )
-    parser.add_argument(
-        "--precision-mode",
-        default=PRECISION_MODES[0],
-        metavar="MODE",
-        help=f"{', '.join(PRECISION_MODES)} (default {PRECISION_MODES[0]})",
-    )
-    parser.add_argument("--target", default="npu", metavar="SOC", help="the SoC profile (default npu)")
-    parser.add_argument(
-        "--input",
-        action="append",
-        default=[],
-        metavar="NAME=FILE.npy",
-        help="an input's value (repeatable); the others are seeded: floats uniform in [-1, 1], others zero",
-    )
-    parser.add_argument(
-        "--fusion-switch-file",
-        default=None,
-        metavar="FILE.json",
-        help='fusion passes to turn off, as GE\'s: {"Switch": {"GraphFusion": {"<pass>": "off"}}}',
-    )
-    parser.add_argument(
-        "--load-pass-plugin",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="import a module (dotted name or .py file) that registers passes, as ge-opt does",
-    )
-    parser.error = _usage_error  # type: ignore[method-assign]
-    options = parser.parse_args(args)
-    try:
-        for plugin in dict.fromkeys(options.load_pass_plugin):
-            load_pass_plugin(plugin)
-        inputs = dict(_read_input(spec) for spec in options.input)
-        graph = GraphParser().parse_onnx(options.model)
-        found = bisect(
-            graph,
-            options.optimization_level,
-            options.precision_mode,
-            inputs,
-            target=options.target,
-            fusion_switch_file=options.fusion_switch_file,
-        )
-    except GeError as error:
-        print(f"ge-bisect: error: {' '.join(str(error).split())}", file=sys.stderr)
-        sys.exit(1)
-    print(found.report())
+    """`ge-bisect ARGS` is `ge bisect ARGS` (ge/tools/cli.py)."""
+    from .cli import cli
+
+    cli.main(args=["bisect", *(sys.argv[1:] if args is None else args)], prog_name="ge")
 
 
 # --------------------------------------------------------------------------------------------
@@ -229,24 +175,6 @@ def _compile(
     except GeError as error:
         return session, error
     return session, None
-
-
-def _read_input(spec: str) -> tuple[str, np.ndarray]:
-    """`name=file.npy` as the name and the array (read without pickle)."""
-    name, separator, path = spec.partition("=")
-    if not separator or not name or not path:
-        raise GeError(f"--input takes NAME=FILE.npy, got '{spec}'")
-    if not Path(path).is_file():
-        raise GeError(f"input file '{path}' for '{name}' does not exist")
-    try:
-        return name, np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise GeError(f"cannot read input '{name}' from '{path}' (a .npy file): {error}") from None
-
-
-def _usage_error(message: str) -> NoReturn:
-    print(f"ge-bisect: error: {message} (ge-bisect --help lists the options)", file=sys.stderr)
-    sys.exit(2)
 
 
 if __name__ == "__main__":

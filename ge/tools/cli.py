@@ -23,26 +23,23 @@ import click
 from ge.options import PRECISION_MODES
 from ge.parser import GraphParser
 from ge.passes.registration import load_pass_plugin as load_plugin
-from ge.soc import known_socs
+from ge.soc import DEFAULT_SOC, known_socs
 
 from . import cli_compile, cli_model, cli_profile  # noqa: F401  (they register their subcommands)
 from .bisect import bisect
-from .cli_base import cli, read_inputs, step, subcommand
+from .cli_base import cli, input_files, read_inputs, step, subcommand
 from .cli_compile import flags
 
 
 @subcommand("bisect")
 @click.argument("model")
-@flags("optimization_level", type=click.IntRange(0, 3), default=3, help="the pipeline bisected")
-@flags("precision_mode", type=click.Choice(PRECISION_MODES), default=PRECISION_MODES[0], help="tolerances")
-@flags("soc_version", type=click.Choice(["npu", *known_socs()]), default="npu", help="the SoC profile")
 @click.option(
-    "--input",
-    "inputs",
-    multiple=True,
-    metavar="NAME=FILE.npy",
-    help="an input's value (repeatable); the others are seeded: floats uniform in [-1, 1], others zero",
-)
+    "-O", "--optimization_level", "--optimization-level", "optimization_level",
+    type=click.IntRange(0, 3), default=3, help="the pipeline bisected",
+)  # fmt: skip
+@flags("precision_mode", type=click.Choice(PRECISION_MODES), default=PRECISION_MODES[0], help="tolerances")
+@flags("soc_version", type=click.Choice(known_socs()), default=DEFAULT_SOC, help="the SoC to compile for")
+@input_files
 @flags("fusion_switch_file", metavar="FILE", help="fusion passes to turn off, as compile's")
 @flags("load_pass_plugin", multiple=True, metavar="MODULE", help="a module that registers passes")
 def bisect_command(
@@ -54,7 +51,8 @@ def bisect_command(
     fusion_switch_file: str | None,
     load_pass_plugin: tuple[str, ...],
 ) -> None:
-    """The first pass, and the rewrite within it, that changes an ONNX model's outputs (as ge-bisect)."""
+    """The first pass, and the rewrite within it, that changes an ONNX model's outputs on seeded
+    inputs (floats uniform in [-1, 1], others zero) or those given with --input."""
     for plugin in dict.fromkeys(load_pass_plugin):
         load_plugin(plugin)
     graph = GraphParser().parse_onnx(model)
@@ -71,6 +69,7 @@ def bisect_command(
 
 
 def main(args: Sequence[str] | None = None) -> None:
+    """The `ge` command; `args` default to the process's."""
     cli.main(args=args, prog_name="ge")
 
 

@@ -18,7 +18,7 @@ import logging
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
@@ -27,6 +27,7 @@ import click
 import numpy as np
 from rich.console import Console
 
+from ge.compiler import TensorSpec
 from ge.errors import GeError, RuntimeInputError
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -127,11 +128,16 @@ def read_inputs(specs: tuple[str, ...], names: list[str]) -> dict[str, np.ndarra
     for spec in specs:
         name, separator, path = spec.partition("=")
         if separator and name and not Path(spec).exists():
+            if path.endswith(".npz"):
+                raise GeError(
+                    f"--input {spec}: NAME= takes one array, a .npy file; an .npz file binds its "
+                    f"arrays by their names: --input {path}"
+                )
             named[name] = _load_array(path, name)
         elif spec.endswith(".npz"):
             named.update(_load_archive(spec))
         else:
-            unnamed.append((spec, _load_array(spec, spec)))
+            unnamed.append((spec, _load_array(spec)))
     free = [n for n in names if n not in named]
     if len(unnamed) > len(free):
         raise RuntimeInputError(
@@ -149,13 +155,41 @@ class _EchoHandler(logging.Handler):
         click.echo(self.format(record), err=True)
 
 
-def _load_array(path: str, name: str) -> np.ndarray:
+def check_writable(path: str | None) -> None:
+    """Refuses, before any work, an output file whose folder does not exist or which is a folder."""
+    if path is None:
+        return
+    folder = Path(path).resolve().parent
+    if not folder.is_dir():
+        raise GeError(f"cannot write '{path}': the folder '{folder}' does not exist")
+    if Path(path).is_dir():
+        raise GeError(f"cannot write '{path}': it is a folder")
+
+
+def require_inputs(arrays: dict[str, np.ndarray], specs: Sequence[TensorSpec]) -> None:
+    """Refuses a run that leaves model inputs without a value, saying what the model takes."""
+    missing = [spec.name for spec in specs if spec.name not in arrays]
+    if missing:
+        takes = ", ".join(f"{s.name} {s.dtype}{list(s.shape)}" for s in specs)
+        raise RuntimeInputError(
+            f"no value for {', '.join(missing)}: the model takes {takes}; give them with --input "
+            "FILE.npy (in order), --input NAME=FILE.npy or --input FILE.npz (by name)"
+        )
+
+
+def _load_array(path: str, name: str | None = None) -> np.ndarray:
+    which = f" for '{name}'" if name else ""
     if not Path(path).is_file():
-        raise GeError(f"input file '{path}' for '{name}' does not exist")
+        raise GeError(f"input file '{path}'{which} does not exist")
     try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as error:
-        raise GeError(f"cannot read input '{name}' from '{path}' (a .npy file): {error}") from None
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        array = None
+    if not isinstance(array, np.ndarray):
+        raise GeError(
+            f"cannot read input{which} from '{path}': it is not a .npy file (numpy.save writes one)"
+        )
+    return array
 
 
 def _load_archive(path: str) -> dict[str, np.ndarray]:
@@ -164,5 +198,7 @@ def _load_archive(path: str) -> dict[str, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as archive:
             return {name: archive[name] for name in archive.files}
-    except (OSError, ValueError) as error:
-        raise GeError(f"cannot read inputs from '{path}' (an .npz file): {error}") from None
+    except (OSError, ValueError):
+        raise GeError(
+            f"cannot read inputs from '{path}': it is not an .npz file (numpy.savez writes one)"
+        ) from None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -31,7 +32,7 @@ from ge.passes.manager import timing_report
 from ge.passes.pipelines import TECHNIQUES
 from ge.soc import DEFAULT_SOC, known_socs
 
-from .cli_base import logger, step, subcommand
+from .cli_base import check_writable, logger, step, subcommand
 from .cli_model import model_json
 
 FRAMEWORKS = {"5": "onnx", "onnx": "onnx", "1": "MindSpore", "mindspore": "MindSpore"}
@@ -154,6 +155,8 @@ def _compile(settings: dict[str, Any]) -> None:
     path = _model_path(settings)
     if not settings["output"]:
         raise click.UsageError("--output is required to compile (--mode 0)")
+    output = settings["output"] if settings["output"].endswith(".ge") else f"{settings['output']}.ge"
+    check_writable(output)
     options = {
         name: settings[name]
         for name in COMPILE_OPTIONS
@@ -183,15 +186,14 @@ def _compile(settings: dict[str, Any]) -> None:
     logger.info("compiled in %.2f s: %d kernels", compiled.compilation_time, compiled.num_operators)
     if compiled.pass_timings:
         click.echo(timing_report(compiled.pass_timings), err=True)
-    output = settings["output"]
-    output = output if output.endswith(".ge") else f"{output}.ge"
     compiled.save(output)
-    click.echo(f"wrote {output}: {compiled.num_operators} kernels, {compiled.binary_size} bytes")
+    click.echo(f"wrote {output}: {compiled.num_operators} kernels, {Path(output).stat().st_size} bytes")
 
 
 def _to_json(model: str | None, output: str | None) -> None:
     if not model or not output:
         raise click.UsageError("--mode 1 takes --om FILE.ge and --json FILE.json")
+    check_writable(output)
     data = model_json(model)
     with open(output, "w", encoding="utf-8") as file:
         json.dump(data, file, indent=2)

@@ -23,7 +23,7 @@ from ge.dialects.stream import BufferOp, EventRecordOp, EventWaitOp, LaunchOp, S
 from ge.dtypes import numpy_dtype
 from ge.executor import GraphExecutor
 
-from .cli_base import input_files, logger, read_inputs, step, subcommand
+from .cli_base import check_writable, input_files, logger, read_inputs, require_inputs, step, subcommand
 
 
 @subcommand("run")
@@ -32,8 +32,10 @@ from .cli_base import input_files, logger, read_inputs, step, subcommand
 @click.option("--output", default=None, metavar="FILE.npz", help="write the outputs there, by name")
 def run_command(model: str, inputs: tuple[str, ...], output: str | None) -> None:
     """Run a compiled .ge model on the emulator and print its outputs."""
+    check_writable(output)
     compiled = load(model)
     arrays = read_inputs(inputs, compiled.input_names)
+    require_inputs(arrays, compiled.inputs)
     executor = GraphExecutor()
     executor.load_graph(compiled)
     start = time.perf_counter()
@@ -46,8 +48,9 @@ def run_command(model: str, inputs: tuple[str, ...], output: str | None) -> None
         table.add_row(name, str(list(array.shape)), str(array.dtype), *_summary(array))
     Console().print(table)
     if output is not None:
-        np.savez(output, **outputs)
-        logger.info("wrote %s", output)
+        with open(output, "wb") as file:  # numpy would add .npz to a name without it
+            np.savez(file, **outputs)
+        click.echo(f"wrote {output}")
 
 
 @subcommand("inspect")

@@ -19,7 +19,7 @@ from ge.profiler import GraphProfiler
 from ge.profiler_plots import check_picture_path
 from ge.soc import DEFAULT_SOC, known_socs
 
-from .cli_base import input_files, logger, read_inputs, step, subcommand
+from .cli_base import check_writable, input_files, logger, read_inputs, require_inputs, step, subcommand
 from .cli_compile import FRAMEWORKS, flags, parse_model
 from .cli_model import load
 
@@ -41,11 +41,14 @@ def profile_command(
 ) -> None:
     """Run a .ge model once on the emulator and show its modelled timeline: utilizations, the
     longest kernels, the emulator's measured time beside them."""
+    for path in (trace, plot, roofline):
+        check_writable(path)  # before the run, not after
     for picture in (plot, roofline):
         if picture is not None:
-            check_picture_path(picture)  # before the run, not after
+            check_picture_path(picture)
     compiled = load(model)
     arrays = read_inputs(inputs, compiled.input_names)
+    require_inputs(arrays, compiled.inputs)
     executor = GraphExecutor()
     executor.load_graph(compiled)
     with step(f"profiling {model}"):
