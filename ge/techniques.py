@@ -90,9 +90,11 @@ class TechniqueReport:
         raise GeError(f"the technique report has no baseline '{level}' (it has O0 and O3)")
 
     def as_dict(self) -> dict[str, object]:
+        """The target and every row's fields, as plain data."""
         return {"target": self.target, "rows": [dataclasses.asdict(row) for row in self.rows]}
 
     def to_json(self) -> str:
+        """`as_dict()` as indented JSON."""
         return json.dumps(self.as_dict(), indent=2)
 
     def __str__(self) -> str:

@@ -243,7 +243,7 @@ def test_a_missing_model_is_one_line_and_debug_shows_the_traceback(tmp_path: Pat
 
 
 def test_help_shows_defaults() -> None:
-    for command in ("compile", "run", "inspect", "bisect"):
+    for command in ("compile", "run", "inspect", "profile", "report", "bisect"):
         result = ge_command(command, "--help")
         text = " ".join(result.stdout.split())  # as click wraps it
         assert result.exit_code == 0 and text.startswith(f"Usage: ge {command} [OPTIONS]"), command
@@ -252,6 +252,10 @@ def test_help_shows_defaults() -> None:
     text = " ".join(ge_command("compile", "--help").stdout.split())
     assert "the SoC to compile for [default: Ascend910B2]" in text
     assert "0 (lowering only) to 3 [default: 3; 0<=x<=3]" in text
+    assert "kernels listed, longest first [default: 10; x>=1]" in " ".join(
+        ge_command("profile", "--help").stdout.split()
+    )
+    assert "or a name [default: 5]" in " ".join(ge_command("report", "--help").stdout.split())
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,7 +302,9 @@ def test_inspect_reports_the_compiled_models_figures(branches_ge: str) -> None:
         "no_reuse_bytes": memory.no_reuse_bytes,
         "weight_bytes": memory.weight_bytes,
     }
-    assert data["kernels_by_unit"] == compiled.kernel_histogram()
+    assert data["kernels_by_kind"] == compiled.kernel_histogram() == {"vector": 3}  # relu, neg, add
+    assert data["kernels_by_unit"] == {"vector": 3}
+    assert data["techniques"] == []  # O0
     assert data["modelled_latency_us"] == pytest.approx(compiled.modelled_latency_us(), abs=1e-3)
     assert (data["target"], data["optimization_level"], data["sunk"]) == ("Ascend910B2", 0, False)
     assert data["events"] == 1 and len(data["streams"]) == 2

@@ -19,9 +19,11 @@ from xdsl.ir import SSAValue
 
 from ge.artifact import read_manifest
 from ge.compiler import CompiledModel, GraphCompiler
+from ge.cost.timeline import UNIT_OF_KIND
 from ge.dialects.stream import BufferOp, EventRecordOp, EventWaitOp, LaunchOp, SubviewOp, ViewOp, WeightOp
 from ge.dtypes import numpy_dtype
 from ge.executor import GraphExecutor
+from ge.passes.pipelines import TECHNIQUES
 
 from .cli_base import check_writable, input_files, logger, read_inputs, require_inputs, step, subcommand
 
@@ -71,7 +73,8 @@ def inspect_command(model: str, as_json: bool) -> None:
         specs = [f"{s['name']} {s['dtype']}{s['shape']}" for s in summary[kind]]
         overview.add_row(kind, ", ".join(specs))
     console.print(overview)
-    console.print(_table("kernels by unit", ("unit", "kernels"), summary["kernels_by_unit"].items()))
+    kinds = [(kind, UNIT_OF_KIND[kind], n) for kind, n in summary["kernels_by_kind"].items()]
+    console.print(_table("kernels by unit", ("kind", "unit", "kernels"), kinds))
     streams = [(s["stream"], s["launches"], s["event_records"], s["event_waits"]) for s in summary["streams"]]
     console.print(_table("streams", ("stream", "launches", "event records", "event waits"), streams))
     memory = [(key.removesuffix("_bytes").replace("_", " "), n) for key, n in summary["memory"].items()]
@@ -95,14 +98,19 @@ def describe(compiled: CompiledModel) -> dict[str, Any]:
         if kind is not None:
             per_stream.setdefault(op.stream.value.data, Counter())[kind] += 1  # type: ignore[attr-defined]
     events = {op.event.value.data for op in compiled.model.body.block.ops if isinstance(op, EventRecordOp)}
+    units: Counter[str] = Counter()
+    for kind, count in compiled.kernel_histogram().items():
+        units[UNIT_OF_KIND[kind]] += count
     return {
         "target": compiled.target,
         "optimization_level": compiled.optimization_level,
+        "techniques": [name for name in TECHNIQUES if name in compiled.techniques],
         "options": compiled.options,
         "sunk": compiled.sunk,
         "modelled_latency_us": round(compiled.modelled_latency_us(), 3),
         "kernels": compiled.num_operators,
-        "kernels_by_unit": compiled.kernel_histogram(),
+        "kernels_by_kind": compiled.kernel_histogram(),
+        "kernels_by_unit": dict(sorted(units.items())),
         "streams": [
             {
                 "stream": stream,
@@ -191,6 +199,7 @@ def model_json(path: str | Path, with_ir: bool = True) -> dict[str, Any]:
 _OVERVIEW = {
     "target": "target",
     "optimization level": "optimization_level",
+    "techniques": "techniques",
     "sunk": "sunk",
     "modelled latency (us)": "modelled_latency_us",
     "kernels": "kernels",

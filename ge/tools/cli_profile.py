@@ -20,7 +20,7 @@ from ge.profiler_plots import check_picture_path
 from ge.soc import DEFAULT_SOC, known_socs
 
 from .cli_base import check_writable, input_files, logger, read_inputs, require_inputs, step, subcommand
-from .cli_compile import FRAMEWORKS, flags, parse_model
+from .cli_compile import flags, framework_flag, parse_model
 from .cli_model import load
 
 
@@ -66,22 +66,23 @@ def profile_command(
 
 @subcommand("report")
 @click.argument("model")
-@flags(
-    "framework",
-    type=click.Choice(list(FRAMEWORKS), case_sensitive=False),
-    default="5",
-    help="atc's codes: 5 ONNX, 1 MindSpore, 3 TensorFlow, or a name",
-)
+@framework_flag(default="5")
 @flags("soc_version", type=click.Choice(known_socs()), default=DEFAULT_SOC, help="the SoC to model")
 @flags("input_shape", metavar='"NAME:D,D,...;NAME:..."', help="fix input shapes (-1 keeps a dimension)")
+@flags("out_nodes", metavar='"NODE:INDEX;..."', help="the outputs, as node names and output indices")
 @click.option("--json", "as_json", is_flag=True, help="print the rows as JSON")
 def report_command(
-    model: str, framework: str, soc_version: str, input_shape: str | None, as_json: bool
+    model: str,
+    framework: str,
+    soc_version: str,
+    input_shape: str | None,
+    out_nodes: str | None,
+    as_json: bool,
 ) -> None:
     """What each technique gives the model: each switched off alone from O3 and on alone from O0
     (modelled latency, kernels, streams, arena and weight bytes), and mixed precision against O3."""
     with step(f"parsing {model}"):
-        graph = parse_model(model, framework, input_shape=input_shape)
+        graph = parse_model(model, framework, input_shape, out_nodes)
     start = time.perf_counter()
     with step("compiling each technique off and on"):
         report = GraphOptimizer().report(graph, target=soc_version)
