@@ -22,7 +22,8 @@ from .errors import (
 )
 from .executor import GraphExecutor
 from .graph import Graph, Node, Tensor
-from .optimizer import GraphOptimizer, MemoryOptimizer
+from .memory import MemoryOptimizer
+from .optimizer import GraphOptimizer
 from .parser import GraphParser
 from .passes.registration import register_fusion_pattern, register_pass, unregister_pass
 from .profiler import GraphProfiler, KernelProfile, ProfileReport

@@ -11,7 +11,8 @@ import pytest
 
 import ge
 from ge.interpreter import run_function
-from ge.optimizer import MemoryUsage, with_batch_size
+from ge.memory import MemoryUsage
+from ge.resize import with_batch_size
 
 sys.path.insert(0, str(Path(__file__).parent))
 from models import cnn  # noqa: E402
