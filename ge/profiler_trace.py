@@ -4,9 +4,9 @@ Process 1, "streams", has a thread per stream: each launch is a complete ("X") e
 start (launch overhead included) to its end. Process 2, "units", shows the cores: a unit's
 kernels overlap when they hold different cores, and a thread's events must nest, so each unit
 (in the order of the kernel dialect's `UNITS`) gets as many lanes ("cube 0", "cube 1", ...) as
-it ever had kernels at once, each kernel an "X" event from its cores' start to its end.
-Each cross-stream event is a flow arrow ("s" in the
-launch before the record, "f" with `"bp": "e"` at the start of the launch after the wait).
+it ever had kernels at once, each kernel an "X" event from its cores' start to its end. Each
+cross-stream event is a flow arrow ("s" in the launch before the record, "f" with `"bp": "e"` at
+the start of the launch after the wait).
 Timestamps are microseconds of the modelled run.
 """
 
