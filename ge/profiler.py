@@ -18,11 +18,24 @@ per launch and these figures, each in [0, 1], all from the modelled timeline of 
 - `memory_bandwidth_utilization`: HBM bytes moved (MTE2 reads plus MTE3 writes of every launch,
   AI CPU ones included) over T x the HBM bandwidth.
 
-A kernel's own `utilization` is that of the resource it is bound by: a memory-bound kernel's
-achieved HBM bandwidth (bytes over its core time) against the SoC's; a compute-bound kernel's
-compute busy time at peak rate on its cores (the cost model's cube, vector or AI CPU time) over
-its core time. `measured_us` is the emulator's wall time of the launch on this machine: it says
-where the emulator spends its time, not how fast the NPU would be.
+Per kernel, over its core time:
+
+- `bound`: the cost model's `KernelCost.bound`, as `ge compile --mode 1` reports it: "cube",
+  "vector" or "memory" (MTE2 + MTE3 over HBM), whichever unit is busiest; "launch" when the launch
+  overhead is longer than any of them; "aicpu" for AI CPU kernels. `compute_or_memory` groups
+  them: cube, vector and aicpu are "compute", memory is "memory", launch stays "launch".
+- `busy`: the share of its core time its bound unit works (a launch-bound kernel: its busiest
+  unit). It says what limits the kernel, not how fast it is: a kernel can keep its cube busy all
+  along and still run far below the cube's peak when its tiles are mostly padding.
+- `of_peak`: how fast it is. A memory-bound kernel, or one without FLOPs (trans_data), against
+  the HBM bandwidth: HBM bytes over core time over bandwidth (`peak` is "HBM"). Any other
+  against the peak FLOP/s of the cores it holds at its type (`ge.profiler_peaks.peak_flops`):
+  achieved FLOPs over core time over that peak (`peak` is e.g. "cube fp32", "vector fp16").
+
+`measured_us` is the emulator's wall time of the launch on this machine: it says where the
+emulator spends its time, not how fast the NPU would be. `profile` first runs the model `warmup`
+times untimed, so one-time costs of a fresh executor (the emulator's race check, first-touch
+allocation) do not land on the first kernel.
 """
 
 from __future__ import annotations
@@ -43,13 +56,37 @@ from ge.cost.stream import launches, soc_figures
 from ge.cost.timeline import LaunchSpan, Timeline, simulate
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
 from ge.dialects.stream import EventRecordOp, EventWaitOp, KernelFuncOp, LaunchOp, model_of
+from ge.dialects.tiling import TILED_UNITS
 from ge.passes.fusion import SOURCES
 
 from .errors import GeError
 from .executor import GraphExecutor
+from .profiler_peaks import kernel_dtype, peak_flops
 
-AI_CORE_UNITS = ("cube", "vector")
-"""Units whose cores are AI Cores (the AI CPU is not)."""
+BOUNDS = ("cube", "vector", "memory", "launch", "aicpu")
+"""What a kernel can be bound by, as the cost model names it."""
+
+
+TABLE_HEADER = (
+    "kernel",
+    "unit",
+    "type",
+    "stream",
+    "start us",
+    "launch us",
+    "core us",
+    "measured us",
+    "MFLOP",
+    "KiB",
+    "bound",
+    "busy",
+    "of peak",
+    "peak",
+)
+TABLE_NOTE = (
+    "core us: time its cores were held, launch overhead apart; busy: share of it its bound unit works\n"
+    "of peak: achieved FLOP/s (peak HBM: bytes/s) over the peak of the cores it holds at its type"
+)
 
 
 @dataclass(frozen=True)
@@ -66,20 +103,29 @@ class KernelProfile:
     """`cube`, `vector`, `aicpu` or `trans_data`."""
     unit: str
     """The cores it runs on: `cube`, `vector` or `aicpu`."""
+    dtype: str
+    """The type it computes in: its matrix products' input type for a cube kernel, else the
+    narrowest type it reads or writes (`fp32`, `fp16`, `bf16`, `int8`, ...)."""
     stream: int
     cores: int
     start_us: float
     """Its stream takes it up: launch overhead begins."""
     core_start_us: float
-    """Its cores start computing."""
+    """Its cores start computing; after `launch_us` of overhead, and any wait for free cores."""
     end_us: float
+    launch_us: float
+    """Launch overhead: the host launch, or the device's per-task scheduling of a sunk model."""
     flops: int
     hbm_bytes: int
     """MTE2 reads plus MTE3 writes."""
-    utilization: float
-    """Of the resource it is bound by (see the module docstring), in [0, 1]."""
     bound: str
-    """`compute` or `memory`: which of the cost model's unit times is the longer."""
+    """The cost model's `KernelCost.bound`: `cube`, `vector`, `memory`, `launch` or `aicpu`."""
+    busy: float
+    """Share of its core time its bound unit works, in [0, 1] (see the module docstring)."""
+    of_peak: float
+    """Achieved rate over the peak named by `peak` (see the module docstring)."""
+    peak: str
+    """What `of_peak` is measured against: `HBM`, or the cores and type, e.g. `cube fp32`."""
     measured_us: float
     """Emulator wall time of this launch, measured; not a model of the NPU."""
 
@@ -92,6 +138,11 @@ class KernelProfile:
     def core_us(self) -> float:
         """Modelled time its cores were held."""
         return self.end_us - self.core_start_us
+
+    @property
+    def compute_or_memory(self) -> str:
+        """`compute` (bound by cube, vector or AI CPU), `memory` or `launch`."""
+        return {"memory": "memory", "launch": "launch"}.get(self.bound, "compute")
 
 
 @dataclass(frozen=True)
@@ -131,10 +182,14 @@ class ProfileReport:
 
     @property
     def stream_utilization(self) -> dict[int, float]:
+        """Per stream, the share of the makespan it ran a task (`stream_busy_us` over
+        `latency_us`): launch overhead, kernels and events count, waiting for an event does not."""
         return {s: _share(busy, self.latency_us) for s, busy in self.stream_busy_us.items()}
 
     @property
     def unit_utilization(self) -> dict[str, float]:
+        """Per unit (`cube`, `vector`, `aicpu`), the core-microseconds its kernels held over its
+        cores x the makespan; trans_data kernels count on the vector cores they run on."""
         return {
             unit: _share(used, self.unit_cores[unit] * self.latency_us)
             for unit, used in self.unit_busy_core_us.items()
@@ -142,7 +197,7 @@ class ProfileReport:
 
     def table(self, top: int = 10) -> str:
         """A text summary: the figures, per-stream and per-unit busy shares, then the `top`
-        kernels by modelled time."""
+        kernels by core time (launch overhead apart), each with its bound, `busy` and `of_peak`."""
         lines = [
             f"{self.soc}, {'sunk' if self.sunk else 'launched from the host'}: "
             f"{len(self.kernels)} launches, modelled {self.latency_us:.2f} us, "
@@ -153,41 +208,37 @@ class ProfileReport:
             "units busy: " + ", ".join(f"{u}: {v:.1%}" for u, v in self.unit_utilization.items()),
             "",
         ]
-        header = (
-            "kernel",
-            "unit",
-            "stream",
-            "start us",
-            "model us",
-            "measured us",
-            "MFLOP",
-            "KiB",
-            "util",
-            "bound",
-        )
+        header = TABLE_HEADER
         rows = [
             (
                 k.kernel,
                 k.unit,
+                k.dtype,
                 str(k.stream),
                 f"{k.start_us:.2f}",
-                f"{k.modelled_us:.2f}",
+                f"{k.launch_us:.2f}",
+                f"{k.core_us:.2f}",
                 f"{k.measured_us:.0f}",
                 f"{k.flops / 1e6:.3f}",
                 f"{k.hbm_bytes / 1024:.1f}",
-                f"{k.utilization:.0%}",
                 k.bound,
+                f"{k.busy:.0%}",
+                f"{k.of_peak:.1%}",
+                k.peak,
             )
-            for k in sorted(self.kernels, key=lambda k: (-k.modelled_us, k.index))[:top]
+            for k in sorted(self.kernels, key=lambda k: (-k.core_us, k.index))[:top]
         ]
+        left = {0, 1, 2, 10, 13}
         widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
         for row in (header, *rows):
             cells = [
-                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+                c.ljust(w) if i in left else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
             ]
             lines.append("  ".join(cells).rstrip())
         if len(self.kernels) > top:
             lines.append(f"... {len(self.kernels) - top} more kernels")
+        lines.append(TABLE_NOTE)
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -226,9 +277,12 @@ class GraphProfiler:
         self,
         executor: GraphExecutor,
         inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray],
+        warmup: int = 1,
     ) -> ProfileReport:
-        """Runs the executor's model once on `inputs` (as `GraphExecutor.run` takes them), timing
-        each launch, and returns the report of that run on its modelled timeline."""
+        """Runs the executor's model `warmup` times untimed (an integer >= 0; one-time costs of a
+        fresh executor then stay out of the figures), then once more on `inputs` (as
+        `GraphExecutor.run` takes them), timing each launch, and returns the report of that run
+        on its modelled timeline."""
         if not isinstance(executor, GraphExecutor):
             raise GeError(
                 f"profile takes a GraphExecutor with a model loaded, got {type(executor).__name__}; "
@@ -237,6 +291,13 @@ class GraphProfiler:
         compiled = executor.compiled
         if compiled is None:
             raise GeError("the executor has no model loaded: call its load_graph(compiled) before profile")
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+            raise GeError(
+                f"profile's warmup is the number of untimed runs before the timed one, an integer "
+                f">= 0; got {warmup!r}"
+            )
+        for _ in range(warmup):
+            executor.run(inputs)
         seconds: list[float] = []
         began = time.perf_counter()
         outputs = executor.run(inputs, launch_times=seconds)
@@ -270,7 +331,7 @@ def build_report(
     timeline = simulate(module, sunk=sunk, kernels=(infos, costs))
     bandwidth = float(soc["hbm_gbps"]) * 1e3  # bytes per microsecond
     kernels = [
-        _kernel_profile(span, info, names.get(info.name, info.name), cost, bandwidth, measured)
+        _kernel_profile(span, info, names.get(info.name, info.name), cost, soc, measured)
         for span, info, cost, measured in zip(timeline.launches, infos, costs, measured_us, strict=True)
     ]
     return ProfileReport(
@@ -311,34 +372,39 @@ def source_nodes(info: KernelInfo, kernel_name: str | None = None) -> tuple[str,
 
 
 def _kernel_profile(
-    span: LaunchSpan, info: KernelInfo, name: str, cost: KernelCost, bandwidth: float, measured: float
+    span: LaunchSpan, info: KernelInfo, name: str, cost: KernelCost, soc: Mapping[str, Any], measured: float
 ) -> KernelProfile:
     hbm_bytes = cost.mte2_bytes + cost.mte3_bytes
     memory_us = cost.mte2_us + cost.mte3_us
-    compute_us = max(cost.cube_us, cost.vector_us, cost.scalar_us)
-    bound = "memory" if memory_us > compute_us else "compute"
+    unit_us = {"cube": cost.cube_us, "vector": cost.vector_us, "memory": memory_us, "aicpu": cost.scalar_us}
+    # A launch-bound kernel's cores wait on no unit: its busiest one tells how full they are.
+    working_us = unit_us.get(cost.bound, max(cost.cube_us, cost.vector_us, memory_us))
+    dtype = kernel_dtype(info)
     core_us = span.end_us - span.core_start_us
-    if core_us <= 0:
-        utilization = 0.0
-    elif bound == "memory":
-        utilization = hbm_bytes / (core_us * bandwidth)
+    if cost.bound == "memory" or cost.flops == 0:
+        peak, achieved, rate = "HBM", hbm_bytes, float(soc["hbm_gbps"]) * 1e9
     else:
-        utilization = compute_us / core_us
+        peak, rate = peak_flops(span.kind, dtype, span.cores, soc)
+        achieved = cost.flops
     return KernelProfile(
         index=span.index,
         kernel=span.kernel,
         sources=source_nodes(info, name),
         kind=span.kind,
         unit=span.unit,
+        dtype=dtype,
         stream=span.stream,
         cores=span.cores,
         start_us=span.start_us,
         core_start_us=span.core_start_us,
         end_us=span.end_us,
+        launch_us=cost.launch_us,
         flops=cost.flops,
         hbm_bytes=hbm_bytes,
-        utilization=min(1.0, utilization),
-        bound=bound,
+        bound=cost.bound,
+        busy=min(1.0, _share(working_us, core_us)),
+        of_peak=_share(achieved, core_us * 1e-6 * rate),
+        peak=peak,
         measured_us=measured,
     )
 
@@ -350,7 +416,7 @@ def _figures(timeline: Timeline, kernels: list[KernelProfile], bandwidth: float)
     held = {unit: sum(k.cores * k.core_us for k in kernels if k.unit == unit) for unit in pools}
     return {
         "npu_utilization": _share(
-            sum(held[u] for u in AI_CORE_UNITS), makespan * sum(pools[u] for u in AI_CORE_UNITS)
+            sum(held[u] for u in TILED_UNITS), makespan * sum(pools[u] for u in TILED_UNITS)
         ),
         "compute_utilization": _share(held["cube"], makespan * pools["cube"]),
         "memory_bandwidth_utilization": _share(sum(k.hbm_bytes for k in kernels), makespan * bandwidth),

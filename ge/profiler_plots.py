@@ -8,19 +8,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import GeError
+from .palette import UNIT_COLOURS, UNKNOWN_COLOUR
+from .profiler_peaks import peak_flops
 
 if TYPE_CHECKING:
     from .profiler import ProfileReport
 
 FORMATS = (".png", ".svg", ".pdf")
-UNIT_COLOURS = {"cube": "tab:red", "vector": "tab:blue", "aicpu": "tab:green"}
-CONVERSION_COLOUR = "tab:purple"
-"""trans_data kernels run on the vector cores but are shown apart: they only move data."""
+LAUNCH_HATCH = "////"
+"""Launch overhead: the kernel's colour, lighter and hatched."""
 
 
 def plot_timeline(report: ProfileReport, path: str | Path) -> None:
     """One lane per stream; a launch is a bar from its start to its end, its launch overhead
-    lighter, coloured by unit and labelled with its name where the name fits."""
+    lighter and hatched, coloured by unit (trans_data apart) and labelled with its name where the
+    name fits; the legend sits right of the chart, clear of the last kernels."""
     figure_class = _figure_class(path)
     streams = sorted({k.stream for k in report.kernels}) or [0]
     figure = figure_class(figsize=(12, 1.2 + 0.6 * len(streams)))
@@ -28,9 +30,15 @@ def plot_timeline(report: ProfileReport, path: str | Path) -> None:
     span = report.latency_us or 1.0
     for k in report.kernels:
         lane = streams.index(k.stream)
-        colour = CONVERSION_COLOUR if k.kind == "trans_data" else UNIT_COLOURS.get(k.unit, "tab:gray")
+        colour = _colour(k.kind, k.unit)
         axes.broken_barh(
-            [(k.start_us, k.core_start_us - k.start_us)], (lane - 0.4, 0.8), color=colour, alpha=0.3
+            [(k.start_us, k.core_start_us - k.start_us)],
+            (lane - 0.4, 0.8),
+            facecolor=colour,
+            alpha=0.4,
+            hatch=LAUNCH_HATCH,
+            edgecolor="gray",
+            linewidth=0,
         )
         axes.broken_barh(
             [(k.core_start_us, k.core_us)], (lane - 0.4, 0.8), color=colour, edgecolor="black", linewidth=0.3
@@ -43,44 +51,49 @@ def plot_timeline(report: ProfileReport, path: str | Path) -> None:
     axes.set_xlim(0, span)
     axes.set_xlabel("modelled time (us)")
     axes.set_title(
-        f"{report.soc}: {report.latency_us:.2f} us, NPU {report.npu_utilization:.0%}, "
-        f"cube {report.compute_utilization:.0%}, HBM {report.memory_bandwidth_utilization:.0%}"
+        f"{report.soc}: {report.latency_us:.2f} us, NPU {report.npu_utilization:.1%}, "
+        f"cube {report.compute_utilization:.1%}, HBM {report.memory_bandwidth_utilization:.1%}"
     )
-    patches = _patches(report)
-    handles = [patches[name] for name in patches]
-    axes.legend(handles=handles, loc="upper right", fontsize=8)
+    handles = list(_patches(report).values())
+    if any(k.core_start_us > k.start_us for k in report.kernels):
+        from matplotlib.patches import Patch
+
+        handles.append(
+            Patch(facecolor="white", edgecolor="gray", hatch=LAUNCH_HATCH, label="launch overhead")
+        )
+    axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
     _save(figure, path)
 
 
 def plot_roofline(report: ProfileReport, path: str | Path) -> None:
     """Each kernel with FLOPs and HBM bytes at (FLOPs per byte, achieved FLOP/s over its core
-    time), under the roofline of its SoC: the HBM bandwidth's slope and the cube and vector peaks
-    (fp16; the vector peak counts one operation per 16-bit lane per cycle)."""
+    time), under the roofline of its SoC: the HBM bandwidth's slope and, for each type the kernels
+    compute in, the peak of all cube cores (cube kernels) or all vector cores (the others) at that
+    type (`ge.profiler_peaks.peak_flops`), each ceiling labelled with its unit, type and rate."""
     figure_class = _figure_class(path)
     figures = report.figures
-    clock_hz = float(figures["clock_mhz"]) * 1e6
     bandwidth = float(figures["hbm_gbps"]) * 1e9
-    cube_peak = int(figures["cube_cores"]) * 2 * float(figures["cube_fp16_macs_per_cycle"]) * clock_hz
-    vector_peak = int(figures["vector_cores"]) * float(figures["vector_bytes_per_cycle"]) / 2 * clock_hz
+    ceilings = _ceilings(report)
     shown = [k for k in report.kernels if k.flops > 0 and k.hbm_bytes > 0 and k.core_us > 0]
     figure = figure_class(figsize=(8, 6))
     axes = figure.subplots()
     intensities = [k.flops / k.hbm_bytes for k in shown]
+    top = max(ceilings.values())
     low = min([0.01, *intensities]) / 2
-    high = max([10 * cube_peak / bandwidth, *intensities]) * 2
+    high = max([10 * top / bandwidth, *intensities]) * 2
     grid = [low * (high / low) ** (i / 200) for i in range(201)]
-    axes.plot(grid, [min(cube_peak, bandwidth * x) for x in grid], color="black", label="roofline (cube)")
-    axes.plot(
-        grid,
-        [min(vector_peak, bandwidth * x) for x in grid],
-        color="gray",
-        linestyle="--",
-        label="roofline (vector)",
-    )
+    for number, (name, peak) in enumerate(sorted(ceilings.items(), key=lambda item: -item[1])):
+        axes.plot(
+            grid,
+            [min(peak, bandwidth * x) for x in grid],
+            color="black" if name.startswith("cube") else "dimgray",
+            linestyle=("-", "--", "-.", ":")[number % 4],
+            label=f"roofline, {name}: {peak / 1e12:.3g} TFLOP/s",
+        )
     for k, intensity in zip(shown, intensities, strict=True):
-        colour = UNIT_COLOURS.get(k.unit, "tab:gray")
         achieved = k.flops / (k.core_us * 1e-6)
-        axes.scatter(intensity, achieved, color=colour, s=20, zorder=3)
+        colour = _colour(k.kind, k.unit)
+        axes.scatter(intensity, achieved, color=colour, edgecolor="black", linewidth=0.5, s=24, zorder=3)
         axes.annotate(k.kernel, (intensity, achieved), fontsize=6, xytext=(3, 3), textcoords="offset points")
     axes.set_xscale("log")
     axes.set_yscale("log")
@@ -121,17 +134,39 @@ def _figure_class(path: str | Path) -> Any:
 def _patches(report: ProfileReport, only_units: bool = False) -> dict[str, Any]:
     from matplotlib.patches import Patch
 
-    patches = {unit: Patch(color=colour, label=unit) for unit, colour in UNIT_COLOURS.items()}
-    kinds = {k.unit for k in report.kernels}
-    found = {unit: patch for unit, patch in patches.items() if unit in kinds}
-    if not only_units and any(k.kind == "trans_data" for k in report.kernels):
-        found["trans_data"] = Patch(color=CONVERSION_COLOUR, label="trans_data")
-    return found
+    shown = {k.unit for k in report.kernels}
+    if not only_units:
+        shown |= {k.kind for k in report.kernels if k.kind == "trans_data"}
+    return {
+        name: Patch(facecolor=colour, edgecolor="black", linewidth=0.5, label=name)
+        for name, colour in UNIT_COLOURS.items()
+        if name in shown
+    }
+
+
+def _colour(kind: str, unit: str) -> str:
+    return UNIT_COLOURS["trans_data"] if kind == "trans_data" else UNIT_COLOURS.get(unit, UNKNOWN_COLOUR)
+
+
+def _ceilings(report: ProfileReport) -> dict[str, float]:
+    """Peak FLOP/s by name ("cube fp32", "vector fp16", ...) of every type the kernels compute
+    in, on all the cores of their unit; fp16 on cube and vector cores when no kernel says more."""
+    cube_cores, vector_cores = int(report.figures["cube_cores"]), int(report.figures["vector_cores"])
+    wanted = {("cube", k.dtype) for k in report.kernels if k.kind == "cube"}
+    wanted |= {("vector", k.dtype) for k in report.kernels if k.kind in ("vector", "trans_data")}
+    if not wanted:
+        wanted = {("cube", "fp16"), ("vector", "fp16")}
+    found = [
+        peak_flops(kind, dtype, cube_cores if kind == "cube" else vector_cores, report.figures)
+        for kind, dtype in wanted
+    ]
+    return dict(found)
 
 
 def _save(figure: Any, path: str | Path) -> None:
     try:
         figure.tight_layout()
-        figure.savefig(path)
+        # "tight" keeps a legend placed outside the axes inside the picture.
+        figure.savefig(path, bbox_inches="tight")
     except OSError as error:
         raise GeError(f"cannot write '{path}': {error.strerror}") from None

@@ -3,9 +3,10 @@
 Process 1, "streams", has a thread per stream: each launch is a complete ("X") event from its
 start (launch overhead included) to its end. Process 2, "units", shows the cores: a unit's
 kernels overlap when they hold different cores, and a thread's events must nest, so each unit
-gets as many lanes ("cube 0", "cube 1", ...) as it ever had kernels at once, each kernel an "X"
-event from its cores' start to its end. Each cross-stream event is a flow arrow ("s" in the
-launch before the record, "f" with `"bp": "e"` at the start of the launch after the wait).
+(in the order of the kernel dialect's `UNITS`) gets as many lanes ("cube 0", "cube 1", ...) as
+it ever had kernels at once, each kernel an "X" event from its cores' start to its end. Each
+cross-stream event is a flow arrow ("s" in the launch before the record, "f" with `"bp": "e"` at
+the start of the launch after the wait).
 Timestamps are microseconds of the modelled run.
 """
 
@@ -15,6 +16,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ge.dialects.kernel import UNITS
+
 from .errors import GeError
 
 if TYPE_CHECKING:
@@ -22,8 +25,6 @@ if TYPE_CHECKING:
 
 STREAMS_PID = 1
 UNITS_PID = 2
-UNITS = ("cube", "vector", "aicpu")
-"""The units of `ge.cost.timeline`, in the order their lanes are shown."""
 
 
 def save_trace(report: ProfileReport, path: str | Path) -> None:
@@ -118,8 +119,12 @@ def _complete(k: KernelProfile, pid: int, tid: int, start_us: float, end_us: flo
             "cores": k.cores,
             "flops": k.flops,
             "hbm_bytes": k.hbm_bytes,
+            "dtype": k.dtype,
             "bound": k.bound,
-            "utilization": round(k.utilization, 4),
+            "busy": round(k.busy, 4),
+            "of_peak": round(k.of_peak, 4),
+            "peak": k.peak,
+            "launch_us": k.launch_us,
             "core_start_us": k.core_start_us,
             "measured_us": k.measured_us,
         },

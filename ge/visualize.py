@@ -26,6 +26,7 @@ from ge.passes.pipelines import STREAM_LOWERING_PASS, passes_before
 from .arguments import shown
 from .errors import CompileError, GeError
 from .graph import Graph, value_names
+from .palette import UNIT_COLOURS
 
 LEVELS = ("graph", "kernel", "stream")
 OUTPUT_FORMATS: dict[str, str | None] = {
@@ -36,8 +37,6 @@ OUTPUT_FORMATS: dict[str, str | None] = {
     ".pdf": "pdf",
 }
 """What each file extension holds: the DOT source (None), or a picture Graphviz's `dot` renders."""
-UNIT_COLOURS = {"cube": "#f4a582", "vector": "#92c5de", "aicpu": "#c2a5cf", "trans_data": "#d9d9d9"}
-"""Fill colour of a kernel (or launch) by the unit it runs on; format conversions apart."""
 INSTALL_DOT = "install Graphviz (apt-get install graphviz, brew install graphviz) or write a .dot file"
 
 

@@ -18,7 +18,9 @@ from ge.cost.stream import launches, soc_figures
 from ge.dialects import graph as ops
 from ge.dialects.stream import EventRecordOp, EventWaitOp, KernelFuncOp, LaunchOp
 from ge.errors import GeError, RuntimeInputError
+from ge.profiler import BOUNDS, build_report
 
+MODELS = Path(ge.__file__).parent / "models"
 CUBE_CORES, VECTOR_CORES = 24, 48
 HBM_BYTES_PER_US = 1600e3
 SUNK_TASK_US, HOST_LAUNCH_US = 0.5, 5.0
@@ -176,21 +178,114 @@ def test_a_cross_stream_event_holds_the_waiting_stream() -> None:
     assert [(f.event, f.source, f.target) for f in report.flows] == [(event, 0, 2)]
 
 
-def test_a_kernel_is_as_utilized_as_its_bound_unit() -> None:
-    compiled = _compile(_fork_join_without_join(), streams=1, sink=True, block_dim=1)
-    (_, a), _ = _costs(compiled)
-    _, report = _profile(compiled, np.zeros(4096, np.float32))
-    kernel = report.kernels[0]
-    # One vector core sweeping exp is slower than HBM: compute-bound at its vector time.
-    assert a.vector_us > a.mte2_us + a.mte3_us
-    assert kernel.bound == "compute"
-    assert kernel.utilization == pytest.approx(a.vector_us / _core_us(a))
-    # With every vector core, exp of 4096 floats is bound by HBM.
-    compiled = _compile(_fork_join_without_join(), streams=1, sink=True, block_dim=48)
-    (_, a), _ = _costs(compiled)
-    _, report = _profile(compiled, np.zeros(4096, np.float32))
-    assert report.kernels[0].bound == "memory"
-    assert report.kernels[0].utilization == pytest.approx(_bytes(a) / (_core_us(a) * HBM_BYTES_PER_US))
+# Ascend910B2's figures (ge/soc/Ascend910B2.json) for the hand-worked kernel figures below.
+CLOCK_HZ = 1800e6
+CUBE_FP16_MACS_PER_CYCLE, FP32_CUBE_RATE = 4096, 0.25
+VECTOR_BYTES_PER_CYCLE = 256
+AICPU_FLOPS = 1e9
+
+
+def _matmul(dtype: str) -> tuple[ge.Graph, np.ndarray]:
+    """(64 x 256) @ (256 x 128): 2 x 64 x 256 x 128 FLOPs; 4 x 8 result tiles of 16 x 16, each
+    16 fractal products deep: 512 products of 16 x 16 x 16 multiply-adds."""
+    g = ge.Graph()
+    x = g.add_input("x", shape=[64, 256], dtype=dtype)
+    w = g.add_constant(np.ones((256, 128), dtype), name="w")
+    g.add_output(g.add_matmul(x, w, name="mm"))
+    return g, np.ones((64, 256), dtype)
+
+
+def test_an_fp32_matmul_is_cube_bound_and_measured_against_the_fp32_cube_peak() -> None:
+    g, x = _matmul("float32")
+    compiled = _compile(g, streams=1, sink=True, block_dim=2)
+    ((_, cost),) = _costs(compiled)
+    _, report = _profile(compiled, x)
+    (mm,) = report.kernels
+    flops = 2 * 64 * 256 * 128
+    fp32_macs_per_cycle = CUBE_FP16_MACS_PER_CYCLE * FP32_CUBE_RATE  # 1024
+    cube_us = 512 * 16 * 16 * 16 / fp32_macs_per_cycle / 2 / CLOCK_HZ * 1e6  # two cores share them
+    peak = 2 * 2 * fp32_macs_per_cycle * CLOCK_HZ  # two cores: 7.37 TFLOP/s
+    assert (mm.flops, mm.cores, mm.dtype) == (flops, 2, "fp32")
+    assert (mm.bound, mm.compute_or_memory, mm.peak) == ("cube", "compute", "cube fp32")
+    assert cube_us == pytest.approx(0.56889, rel=1e-4)
+    assert mm.core_us == pytest.approx(_core_us(cost))
+    assert mm.busy == pytest.approx(cube_us / _core_us(cost))
+    assert mm.of_peak == pytest.approx(flops / (_core_us(cost) * 1e-6 * peak))
+    # Its cube is busy three quarters of the time, yet the kernel reaches only that share of the
+    # peak: the rest of the core time goes to laying out the ND inputs and to HBM traffic.
+    assert mm.of_peak == pytest.approx(mm.busy)
+
+
+def test_an_fp16_matmul_on_one_core_is_launch_bound_and_measured_against_the_fp16_cube_peak() -> None:
+    g, x = _matmul("float16")
+    compiled = _compile(g, streams=1, sink=True, block_dim=1)
+    ((_, cost),) = _costs(compiled)
+    _, report = _profile(compiled, x)
+    (mm,) = report.kernels
+    flops = 2 * 64 * 256 * 128
+    cube_us = 512 * 16 * 16 * 16 / CUBE_FP16_MACS_PER_CYCLE / CLOCK_HZ * 1e6  # 0.284 us
+    peak = 2 * CUBE_FP16_MACS_PER_CYCLE * CLOCK_HZ  # one core: 14.7 TFLOP/s
+    # 0.5 us of per-task scheduling is longer than any unit's time: the cost model says launch.
+    assert cube_us < SUNK_TASK_US
+    assert (mm.bound, mm.compute_or_memory, mm.peak, mm.launch_us) == ("launch", "launch", "cube fp16", 0.5)
+    assert mm.busy == pytest.approx(cube_us / _core_us(cost))  # the cube, its busiest unit
+    assert mm.of_peak == pytest.approx(flops / (_core_us(cost) * 1e-6 * peak))
+
+
+def test_a_trans_data_kernel_is_measured_against_the_hbm_bandwidth() -> None:
+    g = ge.Graph()
+    x = g.add_input("x", shape=[1, 3, 16, 16])
+    g.add_output(g.add_conv2d(x, out_channels=16, kernel_size=3, padding=1, name="conv"))
+    _, report = _profile(
+        ge.GraphCompiler().compile(g, optimization_level=3), np.zeros((1, 3, 16, 16), np.float32)
+    )
+    conversion = report.kernels[0]
+    assert (conversion.kind, conversion.unit, conversion.cores) == ("trans_data", "vector", 1)
+    # NCHW in (3 x 16 x 16 floats), NC1HWC0 out (C0 = 16 channels, 13 of them padding).
+    moved = 3 * 16 * 16 * 4 + 16 * 16 * 16 * 4
+    vector_us = moved / VECTOR_BYTES_PER_CYCLE / CLOCK_HZ * 1e6  # re-laying every byte: 0.042 us
+    memory_us = moved / HBM_BYTES_PER_US  # 0.012 us
+    core_us = vector_us + memory_us  # one tile: no overlap
+    assert (conversion.flops, conversion.hbm_bytes) == (0, moved)
+    assert conversion.core_us == pytest.approx(core_us)
+    assert (conversion.bound, conversion.peak) == ("launch", "HBM")
+    assert conversion.busy == pytest.approx(vector_us / core_us)
+    assert conversion.of_peak == pytest.approx(moved / (core_us * HBM_BYTES_PER_US))
+
+
+def test_an_ai_cpu_kernel_is_aicpu_bound_and_measured_against_the_ai_cpu_rate() -> None:
+    g = ge.Graph()
+    x = g.add_input("x", shape=[1000], dtype="float64")
+    g.add_output(g.add_add(x, x, name="sum"))
+    _, report = _profile(_compile(g, streams=1, sink=False), np.zeros(1000))
+    (kernel,) = report.kernels
+    # 1000 additions at 1 GFLOP/s, plus the AI CPU's 2 us launch, then 16 KB through HBM.
+    scalar_us = 1000 / AICPU_FLOPS * 1e6 + 2.0
+    core_us = scalar_us + 16000 / HBM_BYTES_PER_US
+    assert (kernel.unit, kernel.dtype, kernel.flops, kernel.hbm_bytes) == ("aicpu", "fp64", 1000, 16000)
+    assert (kernel.bound, kernel.compute_or_memory, kernel.peak) == ("aicpu", "compute", "aicpu")
+    assert kernel.launch_us == HOST_LAUNCH_US
+    assert kernel.core_us == pytest.approx(core_us)
+    assert kernel.busy == pytest.approx(scalar_us / core_us)
+    assert kernel.of_peak == pytest.approx(1000 / (core_us * 1e-6 * AICPU_FLOPS))
+
+
+def test_a_memory_bound_kernel_is_measured_against_the_hbm_bandwidth() -> None:
+    # exp of 2^18 floats on every vector core: 2 MiB through HBM take 1.31 us, longer than the
+    # vector sweep and the launch.
+    g = ge.Graph()
+    x = g.add_input("x", shape=[1 << 18])
+    g.add_output(g.add_op(ops.ExpOp, [x], name="e"))
+    compiled = _compile(g, streams=1, sink=True, block_dim=48)
+    ((_, exp),) = _costs(compiled)
+    _, report = _profile(compiled, np.zeros(1 << 18, np.float32))
+    (kernel,) = report.kernels
+    moved = 2 * (1 << 18) * 4
+    assert moved / HBM_BYTES_PER_US == pytest.approx(1.31072)
+    assert (kernel.bound, kernel.compute_or_memory, kernel.peak) == ("memory", "memory", "HBM")
+    assert kernel.hbm_bytes == moved
+    assert kernel.busy == pytest.approx(moved / HBM_BYTES_PER_US / _core_us(exp))
+    assert kernel.of_peak == pytest.approx(moved / (_core_us(exp) * HBM_BYTES_PER_US))
 
 
 def _fork_join_without_join() -> ge.Graph:
@@ -229,6 +324,65 @@ def test_every_launch_is_measured_and_fused_kernels_name_their_nodes(tmp_path: P
         text = report.table()
         assert str(report) == text
         assert "conv" in text and "measured us" in text and "npu utilization" in text
+        assert "core us" in text and "of peak" in text
+
+
+def test_kernels_are_listed_by_core_time_not_by_launch_overhead() -> None:
+    graph = ge.GraphParser().parse_onnx(MODELS / "tiny_cnn.onnx")
+    compiled = ge.GraphCompiler().compile(graph, optimization_level=3, sink=False)
+    names = [info.name for _, info in launches(compiled.module)]
+    core_us = [_core_us(cost) for _, cost in _costs(compiled)]
+    expected = [
+        name for _, _, name in sorted(zip([-t for t in core_us], range(len(names)), names, strict=True))
+    ]
+    _, report = _profile(compiled, np.zeros((1, 3, 32, 32), np.float32))
+    lines = report.table(top=len(names)).splitlines()
+    header = lines.index(next(line for line in lines if line.startswith("kernel ")))
+    rows = [line.split() for line in lines[header + 1 : header + 1 + len(names)]]
+    assert [row[0] for row in rows] == expected
+    assert expected[0] != names[0]  # not task order
+    launch_column = lines[header].split("  ")
+    assert "launch us" in [c.strip() for c in launch_column if c.strip()]
+    assert all("5.00" in row for row in rows)  # every host launch, apart from the core time
+
+
+def test_warmup_runs_the_model_untimed_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled = _compile(_fork_join(), streams=1, sink=True)
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    timed: list[bool] = []
+    run = executor.run
+
+    def counting_run(inputs: object, launch_times: list[float] | None = None) -> list[np.ndarray]:
+        timed.append(launch_times is not None)
+        return run(inputs, launch_times=launch_times)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(executor, "run", counting_run)
+    profiler = ge.GraphProfiler()
+    profiler.profile(executor, np.zeros(4096, np.float32))
+    assert timed == [False, True]
+    timed.clear()
+    profiler.profile(executor, np.zeros(4096, np.float32), warmup=3)
+    assert timed == [False, False, False, True]
+    timed.clear()
+    profiler.profile(executor, np.zeros(4096, np.float32), warmup=0)
+    assert timed == [True]
+    timed.clear()
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(GeError, match=f"warmup .*an integer >= 0; got {bad!r}"):
+            profiler.profile(executor, np.zeros(4096, np.float32), warmup=bad)  # type: ignore[arg-type]
+    assert timed == []
+
+
+def test_an_event_recorded_before_any_launch_of_its_stream_has_no_flow() -> None:
+    compiled = _compile(_fork_join(), streams=2, sink=True, block_dim=1)
+    body = compiled.model.body.block
+    (record,) = [op for op in body.ops if isinstance(op, EventRecordOp)]
+    record.detach()
+    body.insert_op_before(record, body.first_op)  # type: ignore[arg-type]
+    report = build_report(compiled.module, True, [1.0, 1.0, 1.0])
+    assert report.flows == []
+    assert len(report.kernels) == 3
 
 
 def test_trace_has_a_track_per_stream_and_an_arrow_per_event(tmp_path: Path) -> None:
@@ -257,7 +411,7 @@ def test_trace_has_a_track_per_stream_and_an_arrow_per_event(tmp_path: Path) -> 
     # Every kernel also shows on its unit's cores: three vector kernels, a and b at once.
     on_units = [e for e in complete if e["pid"] != streams_pid]
     assert sorted(names[e["pid"], e["tid"]] for e in on_units) == ["vector 0", "vector 0", "vector 1"]
-    assert all(e["args"]["bound"] in ("compute", "memory") and "flops" in e["args"] for e in complete)
+    assert all(e["args"]["bound"] in BOUNDS and "flops" in e["args"] for e in complete)
     # One flow: out of a (stream 0, before the record) into c (stream 1, after the wait).
     starts = [e for e in events if e["ph"] == "s"]
     finishes = [e for e in events if e["ph"] == "f"]
