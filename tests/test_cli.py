@@ -252,7 +252,7 @@ def test_help_shows_defaults() -> None:
     text = " ".join(ge_command("compile", "--help").stdout.split())
     assert "the SoC to compile for [default: Ascend910B2]" in text
     assert "0 (lowering only) to 3 [default: 3; 0<=x<=3]" in text
-    assert "kernels listed, longest first [default: 10; x>=1]" in " ".join(
+    assert "kernels listed, longest core time first [default: 10; x>=1]" in " ".join(
         ge_command("profile", "--help").stdout.split()
     )
     assert "or a name [default: 5]" in " ".join(ge_command("report", "--help").stdout.split())

@@ -30,7 +30,7 @@ from .cli_model import load
 @click.option("--trace", default=None, metavar="FILE.json", help="write a Chrome trace (Perfetto)")
 @click.option("--plot", default=None, metavar="FILE.png|svg|pdf", help="draw the timeline")
 @click.option("--roofline", default=None, metavar="FILE.png|svg|pdf", help="draw the roofline")
-@click.option("--top", default=10, type=click.IntRange(min=1), help="kernels listed, longest first")
+@click.option("--top", default=10, type=click.IntRange(min=1), help="kernels listed, longest core time first")
 def profile_command(
     model: str,
     inputs: tuple[str, ...],
