@@ -19,6 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import AnyFloat, ModuleOp
 from xdsl.dialects.func import FuncOp
@@ -125,6 +126,26 @@ class NumericCheck:
             if difference is not None:
                 problem, worst = difference
                 raise fail(f"output '{output}' {problem}", output, worst)
+
+
+def seeded_inputs(
+    specs: Sequence[tuple[str, Sequence[int], np.dtype]], seed: int = SEED
+) -> dict[str, np.ndarray]:
+    """Values for inputs nobody gave, by name: floats (of any width) uniform in [-1, 1] from one
+    generator of `seed`, drawn in the order of `specs`; every other dtype zeros."""
+    rng = np.random.default_rng(seed)
+    return {
+        name: rng.uniform(-1.0, 1.0, shape).astype(dtype) if _is_float(dtype) else np.zeros(shape, dtype)
+        for name, shape, dtype in specs
+    }
+
+
+def _is_float(dtype: np.dtype) -> bool:
+    try:
+        ml_dtypes.finfo(dtype)
+    except ValueError:
+        return False
+    return True
 
 
 def compare(
@@ -301,7 +322,7 @@ def _arguments(
             f"the checked inputs name what the graph does not take: {', '.join(unknown)} "
             f"(it takes: {', '.join(name for name, _, _ in specs)})"
         )
-    rng = np.random.default_rng(SEED)
+    seeded = seeded_inputs([(n, shape, numpy_dtype(e)) for n, shape, e in specs if n not in given])
     arguments = []
     for name, shape, element in specs:
         dtype = numpy_dtype(element)
@@ -314,8 +335,6 @@ def _arguments(
             if not np.can_cast(array.dtype, dtype, "same_kind"):
                 raise CompileError(f"checked input '{name}' is {array.dtype}, the graph takes {dtype}")
             arguments.append(np.ascontiguousarray(array, dtype))
-        elif isinstance(element, AnyFloat):
-            arguments.append(rng.uniform(-1.0, 1.0, shape).astype(dtype))
         else:
-            arguments.append(np.zeros(shape, dtype))
+            arguments.append(seeded[name])
     return arguments

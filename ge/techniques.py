@@ -30,7 +30,9 @@ from rich.table import Table
 from ge.dialects.stream import LaunchOp
 from ge.passes.pipelines import LEVELS, TECHNIQUES, with_prerequisites, without_dependents
 
+from .checking import seeded_inputs
 from .compiler import CompiledModel, GraphCompiler, require_graph
+from .dtypes import element_type, numpy_dtype
 from .errors import GeError
 from .executor import GraphExecutor
 from .graph import Graph
@@ -169,13 +171,8 @@ def technique_report(graph: Graph, target: str = "npu") -> TechniqueReport:
 def max_output_error(expected: CompiledModel, actual: CompiledModel, seed: int = SEED) -> float:
     """The largest absolute difference between the outputs of two compilations of one graph, both
     run on the emulator on the same seeded inputs (floats uniform in [-1, 1], others zeros)."""
-    rng = np.random.default_rng(seed)
-    inputs = {
-        spec.name: rng.uniform(-1.0, 1.0, spec.shape).astype(spec.dtype)
-        if np.issubdtype(np.dtype(spec.dtype), np.floating)
-        else np.zeros(spec.shape, spec.dtype)
-        for spec in expected.inputs
-    }
+    dtypes = [(spec.name, spec.shape, numpy_dtype(element_type(spec.dtype))) for spec in expected.inputs]
+    inputs = seeded_inputs(dtypes, seed)
     outputs = []
     for model in (expected, actual):
         executor = GraphExecutor()
