@@ -118,6 +118,11 @@ class KernelProfile:
         return self.end_us - self.core_start_us
 
     @property
+    def utilization(self) -> float:
+        """The kernel's utilization: `of_peak`, how much of the peak it holds it reaches."""
+        return self.of_peak
+
+    @property
     def compute_or_memory(self) -> str:
         """`compute` (bound by cube, vector or AI CPU), `memory` or `launch`."""
         return {"memory": "memory", "launch": "launch"}.get(self.bound, "compute")

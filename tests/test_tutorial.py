@@ -40,9 +40,8 @@ def test_the_tutorial_runs_as_written(tmp_path: Path, monkeypatch: pytest.Monkey
     for command, expected in commands(text):
         argv = shlex.split(command)
         assert argv[0] == "ge", f"the tutorial's commands are ge's, not {argv[0]}"
-        done = subprocess.run(
-            [sys.executable, "-m", "ge.tools.cli", *argv[1:]], capture_output=True, text=True, timeout=600
-        )
+        installed = Path(sys.executable).with_name("ge")  # the console script, as a user runs it
+        done = subprocess.run([installed, *argv[1:]], capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"$ {command}\n{done.stderr}"
         assert checker.check_output(expected, done.stdout, OPTIONS), (
             f"$ {command}\nexpected:\n{expected}\ngot:\n{done.stdout}"
