@@ -192,7 +192,10 @@ def test_cli_runs_as_a_module(model_file: str) -> None:
         [sys.executable, "-m", "ge.tools.bisect", model_file, "-O", "7"], capture_output=True, text=True
     )
     assert usage.returncode == 2
-    assert "Invalid value for '-O'" in usage.stderr and "7 is not in the range 0<=x<=3" in usage.stderr
+    assert usage.stderr.count("\n") == 1 and usage.stderr.startswith(
+        "ge bisect: error: Invalid value for '-O'"
+    )
+    assert "7 is not in the range 0<=x<=3" in usage.stderr
 
 
 def softmax_is_relu_plugin(tmp_path, name: str) -> str:

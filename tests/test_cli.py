@@ -441,6 +441,11 @@ def test_end_to_end(tmp_path: Path) -> None:
     assert done.returncode == 0 and json.loads(done.stdout)["rows"][0]["label"] == "O0", done.stderr
     done = ge_process("bisect", "mlp.onnx")
     assert done.returncode == 0 and done.stdout.startswith("no pass changes the result ("), done.stderr
+    done = ge_process("compile", "--no-such-flag")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "ge compile: error: No such option '--no-such-flag'. (ge compile --help lists the options)"
+    ]
     done = ge_process("inspect", "missing.ge")
     assert done.returncode == 1
     assert done.stderr.splitlines() == [

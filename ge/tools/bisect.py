@@ -148,9 +148,9 @@ def bisect(
 
 def main(args: Sequence[str] | None = None) -> None:
     """`ge-bisect ARGS` is `ge bisect ARGS` (ge/tools/cli.py)."""
-    from .cli import cli
+    from .cli import main as ge
 
-    cli.main(args=["bisect", *(sys.argv[1:] if args is None else args)], prog_name="ge")
+    ge(["bisect", *(sys.argv[1:] if args is None else args)])
 
 
 # --------------------------------------------------------------------------------------------

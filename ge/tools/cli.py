@@ -16,7 +16,9 @@ cli_profile.py.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 import click
 
@@ -68,9 +70,22 @@ def bisect_command(
     click.echo(found.report())
 
 
-def main(args: Sequence[str] | None = None) -> None:
-    """The `ge` command; `args` default to the process's."""
-    cli.main(args=args, prog_name="ge")
+def main(args: Sequence[str] | None = None) -> NoReturn:
+    """The `ge` command; `args` default to the process's. A usage error is one line, exit 2."""
+    try:
+        code = cli.main(args=args, prog_name="ge", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as error:
+        click.echo(error.format_message(), err=True)  # `ge` alone: the help
+        sys.exit(2)
+    except click.UsageError as error:
+        command = error.ctx.command_path if error.ctx is not None else "ge"
+        message = error.format_message()
+        click.echo(f"{command}: error: {message} ({command} --help lists the options)", err=True)
+        sys.exit(2)
+    except click.Abort:
+        click.echo("ge: aborted", err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,8 @@ Command = TypeVar("Command", bound=Callable[..., Any])
 
 @click.group(context_settings={"show_default": True, "help_option_names": ["-h", "--help"]})
 def cli() -> None:
-    """ge: compile, run and inspect models for Ascend-style NPUs, as atc does."""
+    """ge: compile models for Ascend-style NPUs as atc does; run, profile, inspect and bisect
+    them; report what each optimization technique gives."""
 
 
 def subcommand(name: str) -> Callable[[Command], click.Command]:
