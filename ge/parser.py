@@ -59,3 +59,24 @@ class GraphParser:
                 f"known when the model is imported; make it a constant (an initializer), or run the "
                 f"model through ge.backend, which specializes on the values given at run time"
             ) from None
+
+    @without_collection
+    def parse_tensorflow(
+        self,
+        path: str | Path | bytes,
+        outputs: Sequence[str] | None = None,
+        input_shapes: Mapping[str, Sequence[int]] | None = None,
+    ) -> Graph:
+        """Imports a frozen TensorFlow GraphDef: a binary `.pb` or text `.pbtxt` file (or the
+        serialized bytes), read without TensorFlow; a SavedModel directory needs TensorFlow, which
+        freezes it.
+
+        `outputs` names the output tensors (`name:0`, or a node name for its first output; by
+        default every node output nothing reads); `input_shapes` fixes Placeholder shapes by name.
+        NHWC convolutions and pools import as NCHW ops between transposes, which the compiler's
+        simplification cancels. Raises `UnsupportedOperatorError` listing every unsupported op,
+        and `InvalidModelError` for a file that is not a GraphDef.
+        """
+        from .frontends.tensorflow import import_tensorflow
+
+        return import_tensorflow(path, outputs=outputs, input_shapes=input_shapes)

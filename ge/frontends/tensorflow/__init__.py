@@ -1,0 +1,255 @@
+"""The TensorFlow frontend: a frozen GraphDef (binary `.pb` or text `.pbtxt`) into a `ge.Graph`.
+
+The GraphDef is read with TensorBoard's copy of TensorFlow's protos (`pip install ge[tensorflow]`),
+so TensorFlow itself is not needed; a SavedModel directory is frozen with TensorFlow when it is
+installed. Each supported op has one converter in `CONVERTERS` (by TensorFlow op type), grouped by
+family in this package's modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ge.errors import InvalidModelError, UnsupportedOperatorError
+from ge.graph import Graph, Tensor
+
+from . import elementwise, nn, tensor
+from .importer import DTYPES, Converter, Importer, Node, tensor_array, tensor_name
+
+
+def _placeholder(imp: Importer, node: Node) -> list[Tensor]:
+    shapes = imp.input_shapes
+    dtype = node.dtype("dtype")
+    if node.name in shapes:
+        shape = [int(d) for d in shapes[node.name]]
+    else:
+        proto = node.proto.attr["shape"].shape if "shape" in node.proto.attr else None
+        if proto is None or proto.unknown_rank:
+            raise UnsupportedOperatorError(
+                f"Placeholder '{node.name}' has no known rank: give its shape in input_shapes",
+                category="input",
+            )
+        shape = [int(d.size) for d in proto.dim]
+    return [imp.g.add_input(node.name, shape, dtype)]
+
+
+def _placeholder_with_default(imp: Importer, node: Node) -> list[Tensor]:
+    """Its default, unless input_shapes names it: then it is a graph input."""
+    if node.name in imp.input_shapes:
+        shape = [int(d) for d in imp.input_shapes[node.name]]
+        return [imp.g.add_input(node.name, shape, node.dtype("dtype"))]
+    return [node.inputs[0]]
+
+
+def _const(imp: Importer, node: Node) -> list[np.ndarray]:
+    return [tensor_array(node.proto.attr["value"].tensor, f"Const '{node.name}'")]
+
+
+CONVERTERS: dict[str, Converter] = {
+    "Placeholder": _placeholder,
+    "PlaceholderWithDefault": _placeholder_with_default,
+    "Const": _const,
+    **elementwise.CONVERTERS,
+    **nn.CONVERTERS,
+    **tensor.CONVERTERS,
+}
+"""Every supported TensorFlow op type and its converter."""
+
+NOT_OUTPUTS = ("NoOp", "Const", "Placeholder", "PlaceholderWithDefault")
+"""Ops whose results are never default graph outputs."""
+
+
+def load_graph_def(source: str | Path | bytes):
+    """A `GraphDef` from a `.pb` (binary) or `.pbtxt` (text) file, or serialized bytes; a
+    SavedModel directory is frozen first, which needs TensorFlow."""
+    from google.protobuf import text_format
+    from google.protobuf.message import DecodeError
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+    if isinstance(source, bytes | bytearray):
+        data, what, text = bytes(source), "the given bytes", False
+    elif isinstance(source, str | Path):
+        path = Path(source)
+        what = f"'{path}'"
+        if path.is_dir():
+            return freeze_saved_model(path)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise InvalidModelError(f"TensorFlow model file '{path}' does not exist") from None
+        except OSError as error:
+            raise InvalidModelError(f"cannot read TensorFlow model file '{path}': {error}") from None
+        text = path.suffix == ".pbtxt"
+    else:
+        raise InvalidModelError(f"a TensorFlow model is a path or bytes, got {type(source).__name__}")
+    if not data:
+        raise InvalidModelError(f"{what} is empty (0 bytes): not a TensorFlow GraphDef")
+    graph_def = GraphDef()
+    try:
+        if text:
+            text_format.Parse(data.decode(), graph_def)
+        else:
+            graph_def.ParseFromString(data)
+    except (DecodeError, text_format.ParseError, UnicodeDecodeError, ValueError, RuntimeError) as error:
+        kind = "text GraphDef (.pbtxt)" if text else "binary GraphDef (.pb)"
+        raise InvalidModelError(f"{what} is not a valid TensorFlow {kind}: {error}") from None
+    if not graph_def.node:
+        raise InvalidModelError(f"{what} holds no node: not a frozen TensorFlow GraphDef")
+    return graph_def
+
+
+def freeze_saved_model(path: Path):
+    """The GraphDef of a SavedModel's serving signature, its variables made constants."""
+    try:
+        import tensorflow as tf
+        from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+    except ImportError:
+        raise InvalidModelError(
+            f"'{path}' is a SavedModel directory, which needs TensorFlow to be read; freeze it where "
+            "TensorFlow is installed: load it with tf.saved_model.load, take "
+            "convert_variables_to_constants_v2(model.signatures['serving_default']).graph.as_graph_def() "
+            "and write that GraphDef's SerializeToString() to a .pb file"
+        ) from None
+    from google.protobuf.message import DecodeError
+    from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+    try:
+        model = tf.saved_model.load(str(path))
+        frozen = convert_variables_to_constants_v2(model.signatures["serving_default"])
+    except (OSError, KeyError, ValueError) as error:
+        raise InvalidModelError(f"cannot freeze the SavedModel '{path}': {error}") from None
+    graph_def = GraphDef()
+    try:
+        graph_def.ParseFromString(frozen.graph.as_graph_def().SerializeToString())
+    except DecodeError as error:
+        raise InvalidModelError(f"cannot read the frozen SavedModel '{path}': {error}") from None
+    return graph_def
+
+
+def import_tensorflow(
+    source,
+    outputs: Sequence[str] | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> Graph:
+    """Imports a frozen GraphDef (a path, bytes or a `GraphDef`); see `GraphParser.parse_tensorflow`."""
+    graph_def = source if hasattr(source, "node") else load_graph_def(source)
+    nodes = {}
+    for node in graph_def.node:
+        if node.name in nodes:
+            raise InvalidModelError(f"two nodes are named '{node.name}'")
+        nodes[node.name] = node
+    order = _data_order(nodes)
+    wanted = _outputs(nodes, outputs)
+    needed = _needed(nodes, order, wanted)
+    check_supported([nodes[name] for name in needed])
+    importer = Importer(CONVERTERS, input_shapes)
+    unknown = sorted(
+        set(importer.input_shapes) - {n for n, p in nodes.items() if p.op.startswith("Placeholder")}
+    )
+    if unknown:
+        placeholders = sorted(n for n, p in nodes.items() if p.op.startswith("Placeholder"))
+        raise InvalidModelError(
+            f"input_shapes names {unknown}, which are not placeholders (they are {placeholders})"
+        )
+    for name in needed:
+        importer.convert(nodes[name])
+    for reference in wanted:
+        importer.g.add_output(importer.tensor(reference, "the graph outputs"), reference)
+    return importer.g
+
+
+def check_supported(nodes: Sequence[object]) -> None:
+    """Raises one error listing every node (NodeDef) whose op has no converter."""
+    unsupported = [
+        {"op_type": n.op, "domain": "tensorflow", "node": n.name} for n in nodes if n.op not in CONVERTERS
+    ]
+    if unsupported:
+        kinds = sorted({u["op_type"] for u in unsupported})
+        lines = [f"  {u['op_type']} at node '{u['node']}'" for u in unsupported]
+        raise UnsupportedOperatorError(
+            f"{len(unsupported)} node(s) use TensorFlow ops ge does not support ({', '.join(kinds)}):\n"
+            + "\n".join(lines),
+            unsupported,
+            category="operator",
+        )
+
+
+def load_model_file(
+    path: str | Path,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    outputs: Sequence[str] | None = None,
+) -> Graph:
+    """A TensorFlow model file (`.pb`, `.pbtxt`, or a SavedModel directory) as a `Graph`: what
+    `ge compile --framework 3` reads."""
+    return import_tensorflow(path, outputs=outputs, input_shapes=input_shapes)
+
+
+def _data_order(nodes: Mapping[str, object]) -> list[str]:
+    """The node names in an order where every node comes after the nodes it reads."""
+    order, state = [], {}
+    for root in nodes:
+        stack = [(root, False)]
+        while stack:
+            name, done = stack.pop()
+            if done:
+                state[name] = 2
+                order.append(name)
+                continue
+            if state.get(name) == 2:
+                continue
+            if state.get(name) == 1:
+                raise InvalidModelError(
+                    f"node '{name}' depends on itself (a cycle): not a frozen inference graph"
+                )
+            state[name] = 1
+            stack.append((name, True))
+            for reference in nodes[name].input:
+                source = reference.lstrip("^").partition(":")[0]
+                if source not in nodes:
+                    raise InvalidModelError(f"node '{name}' reads '{reference}', which no node produces")
+                if state.get(source) != 2:
+                    if state.get(source) == 1:
+                        raise InvalidModelError(
+                            f"node '{name}' depends on itself (a cycle): not a frozen inference graph"
+                        )
+                    stack.append((source, False))
+    return order
+
+
+def _outputs(nodes: Mapping[str, object], outputs: Sequence[str] | None) -> list[str]:
+    """The output tensors (`name:index`): those given, or output 0 of every node nothing reads."""
+    if outputs is not None:
+        if isinstance(outputs, str) or not outputs:
+            raise InvalidModelError(f"outputs must be a non-empty list of tensor names, got {outputs!r}")
+        wanted = [tensor_name(o) for o in outputs]
+        for reference in wanted:
+            if reference.partition(":")[0] not in nodes:
+                raise InvalidModelError(f"output '{reference}' names no node of the graph")
+        return wanted
+    read = {i.lstrip("^").partition(":")[0] for n in nodes.values() for i in n.input}
+    return [f"{name}:0" for name, n in nodes.items() if name not in read and n.op not in NOT_OUTPUTS]
+
+
+def _needed(nodes: Mapping[str, object], order: list[str], wanted: list[str]) -> list[str]:
+    """The nodes (in `order`) the outputs read, through data edges."""
+    needed, stack = set(), [w.partition(":")[0] for w in wanted]
+    while stack:
+        name = stack.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        stack.extend(i.partition(":")[0] for i in nodes[name].input if not i.startswith("^"))
+    return [name for name in order if name in needed]
+
+
+__all__ = [
+    "CONVERTERS",
+    "DTYPES",
+    "check_supported",
+    "import_tensorflow",
+    "load_graph_def",
+    "load_model_file",
+]

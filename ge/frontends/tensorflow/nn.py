@@ -1,0 +1,277 @@
+"""Converters of TensorFlow's neural-network ops: convolutions, pools, batch norm, matrix products.
+
+NHWC ops become their NCHW `ascend.graph` op between a transpose to NCHW and one back to NHWC
+(see the importer's docstring); filters (HWIO) are transposed to OIHW at import time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
+
+from ge.dialects import graph as ops
+from ge.dialects.common import int_attr, ints_attr
+from ge.graph import Tensor
+
+from .importer import Converter, Importer, Node, transpose
+
+
+def _conv2d(imp: Importer, node: Node) -> list[Tensor]:
+    x, w = node.inputs
+    kernel = w.shape[:2]
+    weight = _constant_or_op(imp, node, w, (3, 2, 0, 1), "filter")
+    return [_nchw(imp, node, x, ops.Conv2DOp, [weight], _window_props(node, x, kernel, dilated=True))]
+
+
+def _depthwise_conv2d(imp: Importer, node: Node) -> list[Tensor]:
+    """A filter [H, W, C, M] is a grouped convolution of C groups, output channel c * M + m."""
+    x, w = node.inputs
+    height, width, channels, multiplier = w.shape
+    known = imp.known_value(w)
+    if known is None:
+        raise node.fail("the filter must be a constant")
+    oihw = known.transpose(2, 3, 0, 1).reshape(channels * multiplier, 1, height, width)
+    weight = imp.add_constant(f"{node.name}.filter", np.ascontiguousarray(oihw))
+    props = {**_window_props(node, x, (height, width), dilated=True), "groups": int_attr(channels)}
+    return [_nchw(imp, node, x, ops.Conv2DOp, [weight], props)]
+
+
+def _pool(op_class: type) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        """SAME average pools divide by the cells inside the input, as TensorFlow does."""
+        x = node.inputs[0]
+        ksize = _spatial_attr(node, "ksize")
+        props = {
+            "kernel_shape": ints_attr(ksize),
+            "ceil_mode": int_attr(0),
+            **_window_props(node, x, ksize, dilated=False),
+        }
+        if op_class is ops.AvgPoolOp:
+            props["count_include_pad"] = int_attr(0)
+        return [_nchw(imp, node, x, op_class, [], props)]
+
+    return convert
+
+
+def _fused_batch_norm(imp: Importer, node: Node) -> list[Tensor | None]:
+    """Inference only; the batch statistics outputs are not imported."""
+    if node.attr("is_training", True):
+        raise node.fail("is_training=true (training) is not supported: freeze the model for inference")
+    x, *params = node.inputs[:5]
+    props = {"epsilon": ops.float_attr(float(node.attr("epsilon", 1e-4)))}
+    y = _nchw(imp, node, x, ops.BatchNormOp, params, props, keep_weights=True)
+    return [y, None, None, None, None, None]
+
+
+def _bias_add(imp: Importer, node: Node) -> list[Tensor]:
+    """The bias is added along the channel axis: the last one for NHWC, the second for NCHW."""
+    x, bias = node.inputs
+    if node.data_format() == "NCHW" and len(x.shape) > 2:
+        shaped = imp.g.add_reshape(bias, [bias.shape[0]] + [1] * (len(x.shape) - 2), f"{node.name}.bias")
+        return [imp.g.add_op(ops.AddOp, [x, shaped], None, node.name)]
+    from .elementwise import binary_op
+
+    return [binary_op(imp, node, ops.AddOp, x, bias)]
+
+
+def _matmul(imp: Importer, node: Node) -> list[Tensor]:
+    a, b = node.inputs
+    if node.attr("transpose_a", False):
+        a = _constant_or_op(imp, node, a, (1, 0), "a")
+    if node.attr("transpose_b", False):
+        b = _constant_or_op(imp, node, b, (1, 0), "b")
+    return [imp.g.add_op(ops.MatMulOp, [a, b], None, node.name)]
+
+
+def _batch_matmul(imp: Importer, node: Node) -> list[Tensor]:
+    a, b = node.inputs
+    for key, index in (("adj_x", 0), ("adj_y", 1)):
+        if node.attr(key, False):
+            t = node.inputs[index]
+            perm = [*range(len(t.shape) - 2), len(t.shape) - 1, len(t.shape) - 2]
+            swapped = _constant_or_op(imp, node, t, perm, key)
+            a, b = (swapped, b) if index == 0 else (a, swapped)
+    return [imp.g.add_op(ops.MatMulOp, [a, b], None, node.name)]
+
+
+def _einsum(imp: Importer, node: Node) -> list[Tensor]:
+    equation = str(node.attr("equation", ""))
+    if not equation or "..." in equation:
+        raise node.fail(f"equation '{equation}' is not supported (explicit subscripts without '...' are)")
+    return [imp.g.add_op(ops.EinsumOp, node.inputs, {"equation": StringAttr(equation)}, node.name)]
+
+
+def _softmax(op_class: type) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        return [imp.g.add_op(op_class, [node.inputs[0]], {"axis": int_attr(-1)}, node.name)]
+
+    return convert
+
+
+def _resize(mode: str) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        """align_corners and half_pixel_centers map to the coordinate modes of the same meaning."""
+        x = node.inputs[0]
+        height, width = node.ints(1)
+        if node.attr("align_corners", False):
+            coordinates, nearest = "align_corners", "round_prefer_ceil"
+        elif node.attr("half_pixel_centers", False):
+            coordinates = "half_pixel" if mode == "linear" else "tf_half_pixel_for_nn"
+            nearest = "floor"
+        else:
+            coordinates, nearest = "asymmetric", "floor"
+        n, h, w, c = x.shape
+        if h < 0 or w < 0:
+            raise node.fail("needs static spatial dimensions")
+        props = {
+            "scales": DenseArrayBase.from_list(f64, [1.0, 1.0, height / h, width / w]),
+            "sizes": ints_attr([n, c, height, width]),
+            "mode": StringAttr(mode),
+            "coordinate_transformation_mode": StringAttr(coordinates),
+            "nearest_mode": StringAttr(nearest),
+            "cubic_coeff_a": ops.float_attr(-0.75),
+            "exclude_outside": int_attr(0),
+            "extrapolation_value": ops.float_attr(0.0),
+            "antialias": int_attr(0),
+        }
+        return [_nchw(imp, node, x, ops.ResizeOp, [], props)]
+
+    return convert
+
+
+def _conv2d_backprop_input(imp: Importer, node: Node) -> list[Tensor]:
+    """A transposed convolution: the output size is the `input_sizes` input, which must be known."""
+    sizes = node.ints(0)
+    w, dy = node.inputs[1], node.inputs[2]
+    nhwc = node.data_format() == "NHWC"
+    out_h, out_w = (sizes[1], sizes[2]) if nhwc else (sizes[2], sizes[3])
+    in_h, in_w = (dy.shape[1], dy.shape[2]) if nhwc else (dy.shape[2], dy.shape[3])
+    strides = _spatial_attr(node, "strides")
+    dilations = _spatial_attr(node, "dilations", 1)
+    kernel = w.shape[:2]
+    padding = str(node.attr("padding", "VALID"))
+    if padding not in ("SAME", "VALID"):
+        raise node.fail(f"padding '{padding}' is not supported (SAME and VALID are)")
+    begin, end, extra = [], [], []
+    for size, out, k, s, d in zip((in_h, in_w), (out_h, out_w), kernel, strides, dilations, strict=True):
+        span = (k - 1) * d + 1
+        total = max(0, (size - 1) * s + span - out) if padding == "SAME" else 0
+        if padding == "VALID":
+            total = 0
+        first = total // 2
+        begin.append(first)
+        end.append(total - first)
+        extra.append(out - ((size - 1) * s + span - total))
+    if any(e < 0 or e >= max(s, 1) + 1 for e, s in zip(extra, strides, strict=True)):
+        raise node.invalid(f"input_sizes {sizes} do not fit the gradient of shape {list(dy.shape)}")
+    props = {
+        "strides": ints_attr(strides),
+        "pads": ints_attr([*begin, *end]),
+        "dilations": ints_attr(dilations),
+        "output_padding": ints_attr(extra),
+        "groups": int_attr(1),
+    }
+    weight = _constant_or_op(imp, node, w, (3, 2, 0, 1), "filter")
+    if not nhwc:
+        return [imp.g.add_op(ops.ConvTranspose2DOp, [dy, weight], props, node.name)]
+    y = imp.g.add_op(ops.ConvTranspose2DOp, [imp.to_nchw(dy, node.name), weight], props, f"{node.name}.nchw")
+    return [imp.to_nhwc(y, node.name)]
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _nchw(
+    imp: Importer,
+    node: Node,
+    x: Tensor,
+    op_class: type,
+    operands: list[Tensor],
+    props: dict,
+    keep_weights: bool = False,
+) -> Tensor:
+    """The NCHW op on `x`; for NHWC data, between a transpose to NCHW and one back."""
+    if node.data_format() == "NCHW":
+        return imp.g.add_op(op_class, [x, *operands], props, node.name)
+    y = imp.g.add_op(op_class, [imp.to_nchw(x, node.name), *operands], props, f"{node.name}.nchw")
+    return imp.to_nhwc(y, node.name)
+
+
+def _spatial_attr(node: Node, key: str, default: int | None = None) -> list[int]:
+    """The two spatial values of a 4-value attribute in the node's data format."""
+    values = node.attr(key, None if default is None else [default] * 4)
+    if values is None or len(values) != 4:
+        raise node.invalid(f"attribute '{key}' needs 4 values, got {values}")
+    values = [int(v) for v in values]
+    return values[1:3] if node.data_format() == "NHWC" else values[2:4]
+
+
+def _window_props(node: Node, x: Tensor, kernel, dilated: bool) -> dict:
+    """strides, dilations and pads (both leading, then both trailing) from TensorFlow's padding:
+    SAME puts the odd cell at the end, EXPLICIT gives every pad."""
+    strides = _spatial_attr(node, "strides")
+    dilations = _spatial_attr(node, "dilations", 1) if dilated else [1, 1]
+    padding = str(node.attr("padding", "VALID"))
+    sizes = x.shape[1:3] if node.data_format() == "NHWC" else x.shape[2:4]
+    if padding == "SAME":
+        begin, end = [], []
+        for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
+            if size < 0:
+                raise node.fail("SAME padding needs static spatial dimensions")
+            total = max(0, (math.ceil(size / s) - 1) * s + (k - 1) * d + 1 - size)
+            begin.append(total // 2)
+            end.append(total - total // 2)
+        pads = [*begin, *end]
+    elif padding == "VALID":
+        pads = [0, 0, 0, 0]
+    elif padding == "EXPLICIT":
+        explicit = [int(v) for v in node.attr("explicit_paddings", [])]
+        if len(explicit) != 8:
+            raise node.invalid(f"explicit_paddings needs 8 values, got {explicit}")
+        axes = (1, 2) if node.data_format() == "NHWC" else (2, 3)
+        pads = [
+            explicit[2 * axes[0]],
+            explicit[2 * axes[1]],
+            explicit[2 * axes[0] + 1],
+            explicit[2 * axes[1] + 1],
+        ]
+    else:
+        raise node.invalid(f"unknown padding '{padding}'")
+    props = {"strides": ints_attr(strides), "pads": ints_attr(pads)}
+    if dilated:
+        props["dilations"] = ints_attr(dilations)
+    else:
+        props["dilations"] = ints_attr([1, 1])
+    return props
+
+
+def _constant_or_op(imp: Importer, node: Node, t: Tensor, perm, what: str) -> Tensor:
+    """`t` transposed by `perm`: computed now for a constant, else a transpose op."""
+    known = imp.known_value(t)
+    if known is not None:
+        return imp.add_constant(f"{node.name}.{what}", np.ascontiguousarray(known.transpose(perm)))
+    return transpose(imp, t, perm, f"{node.name}.{what}")
+
+
+CONVERTERS: dict[str, Converter] = {
+    "Conv2D": _conv2d,
+    "DepthwiseConv2dNative": _depthwise_conv2d,
+    "Conv2DBackpropInput": _conv2d_backprop_input,
+    "MaxPool": _pool(ops.MaxPoolOp),
+    "AvgPool": _pool(ops.AvgPoolOp),
+    "FusedBatchNorm": _fused_batch_norm,
+    "FusedBatchNormV3": _fused_batch_norm,
+    "BiasAdd": _bias_add,
+    "MatMul": _matmul,
+    "BatchMatMulV2": _batch_matmul,
+    "BatchMatMulV3": _batch_matmul,
+    "Einsum": _einsum,
+    "Softmax": _softmax(ops.SoftmaxOp),
+    "LogSoftmax": _softmax(ops.LogSoftmaxOp),
+    "ResizeBilinear": _resize("linear"),
+    "ResizeNearestNeighbor": _resize("nearest"),
+}

@@ -1,0 +1,201 @@
+"""Builds the small frozen TensorFlow models the TensorFlow frontend's tests read.
+
+Each model is built with Keras on fixed seeds, frozen (variables made constants) into a GraphDef
+with TensorFlow's convert_variables_to_constants_v2, and written as `<name>.pb`, with TensorFlow's
+outputs on fixed inputs as `<name>.npz` (`input_<placeholder>` and `output_<index>` arrays).
+
+    python3 -m venv /tmp/tfvenv && /tmp/tfvenv/bin/pip install -r tools/tensorflow_fixtures/requirements.txt
+    /tmp/tfvenv/bin/python tools/tensorflow_fixtures/make_fixtures.py
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[2] / "tests" / "frontends" / "fixtures" / "tensorflow"
+layers = tf.keras.layers
+
+
+def cnn() -> tf.keras.Model:
+    """Conv2D, BatchNormalization, ReLU, MaxPool, then global pooling and Dense."""
+    x = inputs = layers.Input((16, 16, 3), batch_size=1)
+    for filters in (8, 16):
+        x = layers.Conv2D(filters, 3, padding="same", use_bias=False)(x)
+        x = layers.BatchNormalization()(x)
+        x = layers.ReLU()(x)
+        x = layers.MaxPool2D(2)(x)
+    x = layers.GlobalAveragePooling2D()(x)
+    return tf.keras.Model(inputs, layers.Dense(10, activation="softmax")(x))
+
+
+def depthwise() -> tf.keras.Model:
+    """A depthwise-separable block: depthwise conv, batch norm, ReLU6, pointwise conv, residual."""
+    inputs = layers.Input((12, 12, 8), batch_size=1)
+    x = layers.DepthwiseConv2D(3, padding="same", depth_multiplier=1)(inputs)
+    x = layers.BatchNormalization()(x)
+    x = layers.ReLU(6.0)(x)
+    x = layers.Conv2D(8, 1)(x)
+    x = layers.Add()([x, inputs])
+    x = layers.AveragePooling2D(2, padding="same")(x)
+    return tf.keras.Model(inputs, x)
+
+
+def mlp() -> tf.keras.Model:
+    inputs = layers.Input((20,), batch_size=2)
+    x = layers.Dense(32, activation="relu")(inputs)
+    x = layers.Dense(32, activation="tanh")(x)
+    return tf.keras.Model(inputs, layers.Dense(5, activation="sigmoid")(x))
+
+
+def transformer() -> tf.keras.Model:
+    """Multi-head self-attention (Einsum), residuals, layer norm and a GELU feed-forward."""
+    inputs = layers.Input((6, 16), batch_size=1)
+    attention = layers.MultiHeadAttention(num_heads=2, key_dim=8)(inputs, inputs)
+    x = layers.LayerNormalization()(inputs + attention)
+    hidden = layers.Dense(32, activation="gelu")(x)
+    return tf.keras.Model(inputs, layers.LayerNormalization()(x + layers.Dense(16)(hidden)))
+
+
+class FusedBatchNorm(tf.Module):
+    """TensorFlow's own ops (Keras 3 spells batch norm out): FusedBatchNormV3 between NHWC convs."""
+
+    def __init__(self):
+        rng = np.random.default_rng(7)
+        self.w1 = tf.constant(rng.standard_normal((3, 3, 3, 4)).astype(np.float32) * 0.5)
+        self.w2 = tf.constant(rng.standard_normal((3, 3, 4, 4)).astype(np.float32) * 0.5)
+        self.stats = [tf.constant(v, tf.float32) for v in ([1.5, 0.5, 1.0, 2.0], [0.1, -0.2, 0.3, 0.0])]
+
+    def __call__(self, x):
+        y = tf.nn.conv2d(x, self.w1, 1, "SAME")
+        y, *_ = tf.compat.v1.nn.fused_batch_norm(
+            y,
+            *self.stats,
+            mean=tf.constant([0.2, -0.1, 0.0, 0.4]),
+            variance=tf.constant([1.0, 0.5, 2.0, 1.5]),
+            epsilon=1e-3,
+            is_training=False,
+        )
+        y = tf.nn.leaky_relu(y, 0.1)
+        y = tf.nn.max_pool2d(y, 3, 2, "SAME")
+        y = tf.nn.conv2d(y, self.w2, 2, "VALID", dilations=1)
+        y = tf.nn.elu(y)
+        return tf.reduce_mean(y, axis=[1, 2])
+
+
+class TensorOps(tf.Module):
+    """Shape, slicing, indexing and elementwise ops of the supported list, on small tensors."""
+
+    def __call__(self, x, image):
+        outputs = []
+        outputs.append(tf.concat([x[:, 1:3], x[:, ::2][:, :2]], axis=1))  # StridedSlice, ConcatV2
+        outputs.append(tf.stack(tf.unstack(x, axis=1)[::-1], axis=2))  # Unpack, Pack
+        a, b = tf.split(x, 2, axis=2)
+        c, d = tf.split(x, [2, -1], axis=1)
+        outputs += [a * b, tf.reduce_sum(c, 1) - tf.reduce_max(d, 1)]
+        outputs.append(tf.squeeze(tf.expand_dims(x, 0) + 1.0, [0]))
+        outputs.append(tf.slice(x, [0, 1, 2], [-1, 2, 3]))
+        outputs.append(
+            tf.pad(x, [[0, 0], [1, 2], [0, 1]]) + tf.pad(x, [[0, 0], [1, 2], [0, 1]], constant_values=2.0)
+        )
+        outputs.append(tf.pad(x, [[0, 0], [1, 1], [2, 1]], mode="REFLECT"))
+        outputs.append(tf.tile(tf.transpose(x, [0, 2, 1]), [1, 2, 1]))
+        outputs.append(tf.gather(x, [3, 0, 0], axis=1))
+        outputs.append(
+            tf.reduce_prod(x, axis=-1, keepdims=True) + tf.reduce_min(x, axis=[0, 2], keepdims=True)
+        )
+        outputs.append(tf.one_hot(tf.argmax(x, axis=2), 6, on_value=2.0, off_value=-1.0))
+        outputs.append(tf.where(x > 0.0, tf.exp(x), tf.math.log(tf.abs(x) + 1.0)))
+        outputs.append(tf.cast(tf.equal(x, x), tf.float32) + tf.cast(tf.less(x, 0.0), tf.float32))
+        outputs.append(tf.pow(tf.abs(x) + 1.0, 0.5) / tf.maximum(x, 0.5) + tf.minimum(x, 0.0))
+        outputs.append(
+            tf.nn.selu(x) + tf.nn.softplus(-x) + tf.square(x) + tf.sqrt(tf.abs(x)) - tf.negative(x)
+        )
+        outputs.append(tf.nn.log_softmax(x) + tf.nn.relu6(x * 4.0) + tf.math.erf(x) + tf.math.sigmoid(x))
+        outputs.append(tf.add_n([x, x * 2.0, tf.fill([2, 4, 6], 0.5)]))
+        outputs.append(tf.reshape(x, [4, -1]) + tf.cast(tf.range(12), tf.float32))
+        outputs.append(tf.reshape(x, [tf.shape(x)[0], -1]))  # Shape, StridedSlice, Pack
+        outputs.append(
+            tf.linalg.matmul(x, x, adjoint_b=True) + tf.linalg.matmul(x, x, adjoint_a=True)[:, :4, :4]
+        )
+        outputs.append(tf.linalg.matmul(x[0], x[1], transpose_b=True))
+        outputs.append(tf.einsum("bij,bkj->bik", x, x))
+        outputs.append(tf.image.resize(image, [6, 10], method="bilinear"))
+        outputs.append(tf.image.resize(image, [8, 4], method="nearest"))
+        outputs.append(tf.compat.v1.image.resize_bilinear(image, [7, 9], align_corners=True))
+        kernel = tf.reshape(tf.range(3 * 3 * 2 * 3, dtype=tf.float32) / 20.0, [3, 3, 2, 3])
+        outputs.append(tf.nn.conv2d_transpose(image, kernel, [1, 8, 10, 2], 2, "SAME"))
+        outputs.append(
+            tf.nn.avg_pool2d(image, 3, 2, "SAME") + tf.nn.bias_add(image, [1.0, 2.0, 3.0])[:, :2, :3]
+        )
+        return outputs
+
+
+def fused_batch_norm():
+    return FusedBatchNorm(), [tf.TensorSpec([1, 10, 10, 3], tf.float32, name="image")]
+
+
+def tensor_ops():
+    specs = [
+        tf.TensorSpec([2, 4, 6], tf.float32, name="x"),
+        tf.TensorSpec([1, 4, 5, 3], tf.float32, name="image"),
+    ]
+    return TensorOps(), specs
+
+
+MODELS = {"cnn": cnn, "depthwise": depthwise, "mlp": mlp, "transformer": transformer}
+MODULES = {"fused_batch_norm": fused_batch_norm, "tensor_ops": tensor_ops}
+
+
+def freeze(model: tf.keras.Model):
+    spec = [tf.TensorSpec(t.shape, t.dtype, name=f"input_{i}") for i, t in enumerate(model.inputs)]
+    function = tf.function(lambda *xs: model(list(xs) if len(xs) > 1 else xs[0], training=False))
+    return convert_variables_to_constants_v2(function.get_concrete_function(*spec))
+
+
+def built():
+    """Each fixture's name and frozen function."""
+    for index, (name, build) in enumerate(MODELS.items()):
+        tf.keras.utils.set_random_seed(index)
+        model = build()
+        # Batch-norm statistics away from 0 and 1, so that the test sees them applied.
+        for layer in model.layers:
+            if isinstance(layer, layers.BatchNormalization):
+                channels = layer.moving_mean.shape[0]
+                layer.moving_mean.assign(np.linspace(-0.5, 0.5, channels).astype(np.float32))
+                layer.moving_variance.assign(np.linspace(0.5, 2.0, channels).astype(np.float32))
+        yield name, freeze(model)
+    for name, build in MODULES.items():
+        module, specs = build()
+        yield (
+            name,
+            convert_variables_to_constants_v2(tf.function(module.__call__).get_concrete_function(*specs)),
+        )
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    for index, (name, frozen) in enumerate(built()):
+        rng = np.random.default_rng(index)
+        feeds = {}
+        for t in frozen.inputs:
+            feeds[t.name.partition(":")[0]] = rng.standard_normal(t.shape).astype(np.float32)
+        results = frozen(*[tf.constant(v) for v in feeds.values()])
+        results = results if isinstance(results, list | tuple) else [results]
+        (OUT / f"{name}.pb").write_bytes(frozen.graph.as_graph_def().SerializeToString())
+        arrays = {f"input_{k}": v for k, v in feeds.items()}
+        arrays.update({f"output_{i}": np.asarray(r) for i, r in enumerate(results)})
+        arrays["outputs"] = np.array([t.name for t in frozen.outputs])
+        np.savez(OUT / f"{name}.npz", **arrays)
+        ops = sorted({n.op for n in frozen.graph.as_graph_def().node})
+        print(f"{name}: {len(frozen.graph.as_graph_def().node)} nodes, ops {ops}")
+
+
+if __name__ == "__main__":
+    main()
