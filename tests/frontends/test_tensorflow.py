@@ -1,0 +1,190 @@
+"""The TensorFlow frontend, without TensorFlow: frozen fixtures against TensorFlow's recorded
+outputs at O0 and O3, layout transposes, refusals and bad files.
+
+The fixtures (GraphDefs and TensorFlow's outputs on fixed inputs) are made by
+tools/tensorflow_fixtures/make_fixtures.py.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from google.protobuf import text_format
+from tensorboard.compat.proto.graph_pb2 import GraphDef
+
+import ge
+from ge.compiler import launches
+from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
+from ge.frontends.tensorflow import CONVERTERS, load_model_file
+
+FIXTURES = Path(__file__).parent / "fixtures" / "tensorflow"
+MODELS = ["cnn", "depthwise", "mlp", "transformer", "fused_batch_norm", "tensor_ops"]
+FLOAT = 1  # TensorFlow's DT_FLOAT
+
+
+def _recorded(name: str) -> tuple[list[str], dict[str, np.ndarray], list[np.ndarray]]:
+    data = np.load(FIXTURES / f"{name}.npz")
+    outputs = [str(o) for o in data["outputs"]]
+    feeds = {k.removeprefix("input_"): data[k] for k in data.files if k.startswith("input_")}
+    return outputs, feeds, [data[f"output_{i}"] for i in range(len(outputs))]
+
+
+def _run(graph: ge.Graph, feeds, level: int) -> list[np.ndarray]:
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler().compile(graph, optimization_level=level))
+    results = executor.run(feeds)
+    return [np.asarray(r) for r in (results if isinstance(results, list | tuple) else [results])]
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("name", MODELS)
+def test_fixture_matches_tensorflow(name: str, level: int) -> None:
+    outputs, feeds, expected = _recorded(name)
+    graph = ge.GraphParser().parse_tensorflow(FIXTURES / f"{name}.pb", outputs=outputs)
+    results = _run(graph, feeds, level)
+    assert len(results) == len(expected)
+    for index, (got, want) in enumerate(zip(results, expected, strict=True)):
+        assert got.shape == want.shape, outputs[index]
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=outputs[index])
+
+
+def _transposes(compiled) -> int:
+    return sum(
+        any(op.name == "ascend.graph.transpose" for op in info.ops) for _, info in launches(compiled.module)
+    )
+
+
+def test_cnn_keeps_one_transpose_at_o3() -> None:
+    """Every NHWC conv and pool imports between two transposes, and each elementwise op on their
+    results (batch norm's multiply and add, ReLU) runs on the NCHW value with a transpose back
+    after it; at O3 only the one that brings the NHWC input to NCHW is left (the global pooling
+    reduces the NCHW value)."""
+    graph = ge.GraphParser().parse_tensorflow(FIXTURES / "cnn.pb")
+    imported = sum(node.op_type == "transpose" for node in graph.nodes)
+    assert imported == 2 * (2 + 3 + 2)  # two blocks: conv in and out, 3 elementwise, pool in and out
+    compiled = ge.GraphCompiler().compile(graph, optimization_level=3)
+    assert _transposes(compiled) == 1
+    assert len(graph.inputs) == 1 and len(graph.outputs) == 1
+
+
+def test_default_outputs_and_load_model_file() -> None:
+    """Without `outputs`, the outputs are the node outputs nothing reads (the Identity)."""
+    graph = load_model_file(FIXTURES / "mlp.pb")
+    assert graph.outputs == ["Identity:0"]
+    assert graph.inputs == ["input_0"]
+
+
+def _node(graph_def: GraphDef, name: str, op: str, inputs=(), **attrs):
+    node = graph_def.node.add(name=name, op=op)
+    node.input.extend(inputs)
+    for key, value in attrs.items():
+        if key == "dtype" or key == "T":
+            node.attr[key].type = value
+        elif key == "shape":
+            for size in value:
+                node.attr[key].shape.dim.add(size=size)
+        elif key == "value":
+            array = np.asarray(value, dtype=np.float32)
+            node.attr[key].tensor.dtype = FLOAT
+            for size in array.shape:
+                node.attr[key].tensor.tensor_shape.dim.add(size=size)
+            node.attr[key].tensor.tensor_content = array.tobytes()
+        elif isinstance(value, float):
+            node.attr[key].f = value
+    return node
+
+
+def _small_graph() -> GraphDef:
+    """y = LeakyRelu(x * w + b, alpha=0.3) on x of shape [2, 3]."""
+    graph_def = GraphDef()
+    _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[2, 3])
+    _node(graph_def, "w", "Const", dtype=FLOAT, value=[1.0, -2.0, 0.5])
+    _node(graph_def, "b", "Const", dtype=FLOAT, value=[0.25])
+    _node(graph_def, "scaled", "Mul", ["x", "w"], T=FLOAT)
+    _node(graph_def, "shifted", "AddV2", ["scaled", "b:0"], T=FLOAT)
+    _node(graph_def, "y", "LeakyRelu", ["shifted"], T=FLOAT, alpha=0.3)
+    return graph_def
+
+
+def _small_expected(x: np.ndarray) -> np.ndarray:
+    z = x * np.array([1.0, -2.0, 0.5], np.float32) + 0.25
+    return np.where(z > 0, z, 0.3 * z)
+
+
+def test_text_graph_def(tmp_path: Path) -> None:
+    path = tmp_path / "small.pbtxt"
+    path.write_text(text_format.MessageToString(_small_graph()))
+    x = np.array([[1.0, 2.0, -3.0], [-1.0, 0.5, 4.0]], np.float32)
+    graph = ge.GraphParser().parse_tensorflow(path)
+    assert graph.outputs == ["y:0"]
+    np.testing.assert_allclose(_run(graph, {"x": x}, 3)[0], _small_expected(x), rtol=1e-6)
+
+
+def test_input_shapes_and_outputs_by_node_name(tmp_path: Path) -> None:
+    path = tmp_path / "small.pb"
+    path.write_bytes(_small_graph().SerializeToString())
+    graph = ge.GraphParser().parse_tensorflow(path, outputs=["shifted"], input_shapes={"x": [4, 3]})
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) - 6
+    np.testing.assert_allclose(_run(graph, {"x": x}, 0)[0], x * np.array([1.0, -2.0, 0.5]) + 0.25)
+    with pytest.raises(InvalidModelError, match="'nothing:0' names no node"):
+        ge.GraphParser().parse_tensorflow(path, outputs=["nothing"])
+    with pytest.raises(InvalidModelError, match=r"input_shapes names \['z'\]"):
+        ge.GraphParser().parse_tensorflow(path, input_shapes={"z": [1]})
+
+
+def test_unsupported_ops_are_listed_at_once() -> None:
+    graph_def = _small_graph()
+    _node(graph_def, "fft", "FFT2D", ["y"])
+    _node(graph_def, "sorted", "UniqueWithCounts", ["fft"])
+    with pytest.raises(UnsupportedOperatorError) as error:
+        ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
+    message = str(error.value)
+    assert "2 node(s)" in message and "FFT2D at node 'fft'" in message
+    assert "UniqueWithCounts at node 'sorted'" in message
+    assert [u["node"] for u in error.value.unsupported] == ["fft", "sorted"]
+
+
+def test_saved_model_without_tensorflow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tensorflow", None)  # as if TensorFlow were not installed
+    (tmp_path / "saved_model.pb").write_bytes(b"")
+    with pytest.raises(InvalidModelError, match="convert_variables_to_constants_v2"):
+        ge.GraphParser().parse_tensorflow(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("empty.pb", b"", "is empty"),
+        ("garbage.pb", b"\xff\xff\xff\xff\x0f\x01", "not a valid TensorFlow binary GraphDef"),
+        ("bad.pbtxt", b"node { name: 'x' op: }", "not a valid TensorFlow text GraphDef"),
+        ("no_nodes.pb", GraphDef().SerializeToString() + b"\x20\x01", "holds no node"),
+    ],
+)
+def test_bad_files_are_ge_errors(tmp_path: Path, name: str, content: bytes, message: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(GeError, match=message):
+        ge.GraphParser().parse_tensorflow(path)
+
+
+def test_missing_file_and_dangling_input(tmp_path: Path) -> None:
+    with pytest.raises(InvalidModelError, match="does not exist"):
+        ge.GraphParser().parse_tensorflow(tmp_path / "missing.pb")
+    graph_def = _small_graph()
+    _node(graph_def, "z", "Relu", ["ghost:0"], T=FLOAT)
+    with pytest.raises(InvalidModelError, match="'z' reads 'ghost:0', which no node produces"):
+        ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
+
+
+def test_registry_covers_the_supported_ops() -> None:
+    wanted = """Placeholder PlaceholderWithDefault Const Identity IdentityN NoOp StopGradient Conv2D
+    DepthwiseConv2dNative BiasAdd FusedBatchNorm FusedBatchNormV3 MatMul BatchMatMulV2 BatchMatMulV3
+    Relu Relu6 LeakyRelu Elu Selu Softplus Sigmoid Tanh Softmax LogSoftmax Erf Add AddV2 AddN Sub Mul
+    RealDiv Maximum Minimum Pow SquaredDifference Rsqrt Sqrt Exp Log Neg Square Less Greater Equal Mean
+    Sum Max Min Prod Reshape Transpose ConcatV2 Pack Unpack Split SplitV Squeeze ExpandDims
+    StridedSlice Slice Pad PadV2 MirrorPad Shape Fill Range Tile GatherV2 Cast MaxPool AvgPool
+    ResizeBilinear ResizeNearestNeighbor ArgMax OneHot Select SelectV2 Einsum Conv2DBackpropInput"""
+    assert set(wanted.split()) <= set(CONVERTERS)
