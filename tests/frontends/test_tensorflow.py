@@ -188,3 +188,12 @@ def test_registry_covers_the_supported_ops() -> None:
     StridedSlice Slice Pad PadV2 MirrorPad Shape Fill Range Tile GatherV2 Cast MaxPool AvgPool
     ResizeBilinear ResizeNearestNeighbor ArgMax OneHot Select SelectV2 Einsum Conv2DBackpropInput"""
     assert set(wanted.split()) <= set(CONVERTERS)
+
+
+def test_docs_list_every_converter() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "frontends.md").read_text()
+    section = text.split("## TensorFlow", 1)[1]
+    listed = section.split("**Supported ops**", 1)[1].split("**Refused**", 1)[0]
+    assert {name.strip("`") for name in listed.split(": ", 1)[1].rstrip(". \n").split(", ")} == set(
+        CONVERTERS
+    )
