@@ -92,6 +92,8 @@ def _node(graph_def: GraphDef, name: str, op: str, inputs=(), **attrs):
             for size in array.shape:
                 node.attr[key].tensor.tensor_shape.dim.add(size=size)
             node.attr[key].tensor.tensor_content = array.tobytes()
+        elif isinstance(value, bool):
+            node.attr[key].b = value
         elif isinstance(value, float):
             node.attr[key].f = value
     return node
@@ -197,3 +199,29 @@ def test_docs_list_every_converter() -> None:
     assert {name.strip("`") for name in listed.split(": ", 1)[1].rstrip(". \n").split(", ")} == set(
         CONVERTERS
     )
+
+
+def test_defaults_identity_n_select_and_batch_matmul() -> None:
+    """PlaceholderWithDefault is its default unless input_shapes names it; Select's rank-1
+    condition picks rows; BatchMatMulV3 with adj_y multiplies by the transpose."""
+    graph_def = GraphDef()
+    _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[2, 3])
+    _node(graph_def, "default", "Const", dtype=FLOAT, value=[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    _node(graph_def, "d", "PlaceholderWithDefault", ["default"], dtype=FLOAT, shape=[2, 3])
+    _node(graph_def, "both", "IdentityN", ["x", "d"])
+    _node(graph_def, "sum", "Add", ["both:0", "both:1"], T=FLOAT)
+    _node(graph_def, "rows", "Const", dtype=FLOAT, value=[1.0, -1.0])
+    _node(graph_def, "zero", "Const", dtype=FLOAT, value=0.0)
+    _node(graph_def, "picked", "Greater", ["rows", "zero"], T=FLOAT)
+    _node(graph_def, "chosen", "Select", ["picked", "sum", "x"], T=FLOAT)
+    _node(graph_def, "product", "BatchMatMulV3", ["chosen", "chosen"], adj_y=True)
+    x = np.array([[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]], np.float32)
+    chosen = np.array([[2.0, 0.0, 3.5], [3.0, 0.0, -1.0]])  # row 0 is x + default, row 1 is x
+    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["product"])
+    assert graph.inputs == ["x"]
+    np.testing.assert_allclose(_run(graph, {"x": x}, 0)[0], chosen @ chosen.T, rtol=1e-6)
+    fed = ge.GraphParser().parse_tensorflow(
+        graph_def.SerializeToString(), outputs=["sum"], input_shapes={"d": [2, 3]}
+    )
+    assert fed.inputs == ["x", "d"]
+    np.testing.assert_allclose(_run(fed, {"x": x, "d": x}, 3)[0], 2 * x)
