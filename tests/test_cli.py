@@ -22,6 +22,7 @@ import ge
 from ge.dialects import graph as ops
 from ge.dialects.stream import LaunchOp
 from ge.options import COMPILE_OPTIONS
+from ge.tools import cli_compile
 from ge.tools.cli import cli
 from ge.tools.cli_base import step
 from ge.tools.cli_compile import compile_command
@@ -214,12 +215,48 @@ def test_mode_3_lists_every_unsupported_op(tmp_path: Path) -> None:
     assert (result.exit_code, result.stdout) == (0, f"all {TINY_CNN_NODES} ops supported\n")
 
 
-@pytest.mark.parametrize(("code", "name"), [("1", "MindSpore"), ("3", "TensorFlow"), ("pytorch", "PyTorch")])
-def test_other_frameworks_are_not_yet_supported(code: str, name: str, tmp_path: Path) -> None:
-    result = ge_command("compile", "--model", TINY_CNN, "--framework", code, "--output", tmp_path / "m")
+def test_a_tensorflow_model_compiles_runs_and_matches_tensorflow(tmp_path: Path) -> None:
+    fixtures = Path(__file__).parent / "frontends" / "fixtures" / "tensorflow"
+    recorded = np.load(fixtures / "cnn.npz")
+    output = str(recorded["outputs"][0])
+    result = ge_command(
+        "compile", "--model", fixtures / "cnn.pb", "--framework", "3", "--output", tmp_path / "cnn",
+        "--out_nodes", output,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    np.save(tmp_path / "x.npy", recorded["input_input_0"])
+    result = ge_command(
+        "run", tmp_path / "cnn.ge", "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npz"
+    )
+    assert result.exit_code == 0, result.output
+    with np.load(tmp_path / "y.npz") as outputs:
+        (got,) = outputs.values()
+    np.testing.assert_allclose(got, recorded["output_0"], rtol=1e-4, atol=1e-5)
+    result = ge_command("compile", "--mode", "3", "--model", fixtures / "cnn.pb", "--framework", "3")
+    assert result.exit_code == 0 and result.stdout.startswith("all ops supported (")
+
+
+@pytest.mark.parametrize(
+    ("missing", "message"),
+    [
+        ("ge.frontends.tensorflow", "framework 3 (TensorFlow) is not yet supported: ge reads ONNX (5)"),
+        ("tensorboard", "framework 3 (TensorFlow) needs tensorboard: pip install 'ge[tensorflow]'"),
+    ],
+)
+def test_a_framework_without_its_frontend_or_package_says_so(
+    missing: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def absent(name: str) -> None:
+        raise ModuleNotFoundError(f"No module named '{missing}'", name=missing)
+
+    monkeypatch.setattr(cli_compile.importlib, "import_module", absent)
+    monkeypatch.setattr(
+        cli_compile.importlib.util, "find_spec", lambda name: None if name != "ge.frontends.onnx" else 1
+    )
+    result = ge_command("compile", "--model", TINY_CNN, "--framework", "3", "--output", tmp_path / "m")
     assert result.exit_code == 1
-    message = f"framework {code} ({name}) is not yet supported: ge reads ONNX models (--framework 5)"
-    assert error_lines(result) == [f"ge compile: error: {message}"]
+    (line,) = error_lines(result)
+    assert line.startswith(f"ge compile: error: {message}")
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
@@ -381,7 +418,7 @@ def test_report_prints_the_technique_reports_rows(relu_add_file: str) -> None:
     text = ge_command("report", relu_add_file, "--input_shape", shapes).stdout
     assert text.startswith("optimization techniques on Ascend910B2") and "O3 - sinking" in text
     result = ge_command("report", relu_add_file, "--framework", "3")
-    assert result.exit_code == 1 and "is not yet supported" in result.stderr
+    assert result.exit_code == 1 and "not a frozen TensorFlow GraphDef" in result.stderr
 
 
 API_MD_TOOLS = """

@@ -11,6 +11,9 @@ ge compile --model m.onnx --framework 5 --output m --soc_version Ascend910B2 --i
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import inspect
 import json
 import time
 from collections.abc import Callable
@@ -35,9 +38,10 @@ from ge.soc import DEFAULT_SOC, known_socs
 from .cli_base import check_writable, logger, step, subcommand
 from .cli_model import model_json
 
-FRAMEWORKS = {"5": "onnx", "onnx": "onnx", "1": "MindSpore", "mindspore": "MindSpore"}
-FRAMEWORKS |= {"3": "TensorFlow", "tensorflow": "TensorFlow", "pytorch": "PyTorch"}
-"""atc's framework codes (and names) to the framework; only ONNX has an importer yet."""
+FRAMEWORKS = {"5": "onnx", "onnx": "onnx", "1": "mindspore", "mindspore": "mindspore"}
+FRAMEWORKS |= {"3": "tensorflow", "tensorflow": "tensorflow", "pytorch": "pytorch"}
+"""atc's framework codes (and names) to the frontend package under `ge.frontends`."""
+FRAMEWORK_NAMES = {"onnx": "ONNX", "mindspore": "MindSpore", "tensorflow": "TensorFlow", "pytorch": "PyTorch"}
 
 OUTPUT_TYPES = {"FP32": "float32", "FP16": "float16"}
 
@@ -147,7 +151,7 @@ def compile_command(mode: str, **settings: Any) -> None:
     if mode == "1":
         _to_json(settings["om"], settings["json"])
     elif mode == "3":
-        _check(_model_path(settings))
+        _check(_model_path(settings), settings["framework"])
     else:
         _compile(settings)
 
@@ -207,8 +211,18 @@ def _to_json(model: str | None, output: str | None) -> None:
     click.echo(f"wrote {output}: {len(data['tasks'])} tasks, {len(data['buffers'])} buffers")
 
 
-def _check(path: str) -> None:
+def _check(path: str, framework: str) -> None:
     """Every unsupported operator of the model on standard output, then exit 1; or one line."""
+    if FRAMEWORKS[framework.lower()] != "onnx":
+        try:
+            with step(f"parsing {path}"):
+                graph = frontend_loader(framework)(path)
+        except UnsupportedOperatorError as error:
+            for node in error.unsupported:
+                click.echo(f"unsupported: {node['op_type']} at node '{node['node']}'")
+            raise
+        click.echo(f"all ops supported ({len(graph.nodes)} ge ops imported)")
+        return
     model = load_model(path)
     check_versions(model)
     try:
@@ -237,17 +251,30 @@ def _model_path(settings: dict[str, Any]) -> str:
     """The model file, after checking its framework has an importer."""
     if not settings["model"] or not settings["framework"]:
         raise click.UsageError("--model and --framework are required (atc's --framework 5 is ONNX)")
-    check_framework(settings["framework"])
+    if FRAMEWORKS[settings["framework"].lower()] != "onnx":
+        frontend_loader(settings["framework"])
     return settings["model"]
 
 
-def check_framework(code: str) -> None:
-    """Refuses a framework (atc's code or a name) that has no importer yet."""
-    framework = FRAMEWORKS[code.lower()]
-    if framework != "onnx":
-        raise GeError(
-            f"framework {code} ({framework}) is not yet supported: ge reads ONNX models (--framework 5)"
-        )
+def frontend_loader(code: str) -> Callable[..., Graph]:
+    """The `load_model_file` of the frontend of a framework (atc's code or a name) other than ONNX."""
+    package = FRAMEWORKS[code.lower()]
+    name = FRAMEWORK_NAMES[package]
+    try:
+        module = importlib.import_module(f"ge.frontends.{package}")
+    except ModuleNotFoundError as error:
+        if error.name == f"ge.frontends.{package}":
+            codes = {v: k for k, v in FRAMEWORKS.items() if k.isdigit()}
+            readable = [
+                f"{FRAMEWORK_NAMES[p]} ({codes.get(p, p)})"
+                for p in FRAMEWORK_NAMES
+                if importlib.util.find_spec(f"ge.frontends.{p}") is not None
+            ]
+            raise GeError(
+                f"framework {code} ({name}) is not yet supported: ge reads {', '.join(readable)} models"
+            ) from None
+        raise GeError(f"framework {code} ({name}) needs {error.name}: pip install 'ge[{package}]'") from None
+    return module.load_model_file
 
 
 def parse_model(
@@ -258,10 +285,19 @@ def parse_model(
     max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
 ) -> Graph:
     """The graph of a framework model, with atc's `--input_shape` and `--out_nodes` applied."""
-    check_framework(framework)
+    shapes = dict(_input_shape(spec) for spec in _entries(input_shape)) if input_shape else None
+    if FRAMEWORKS[framework.lower()] != "onnx":
+        loader = frontend_loader(framework)
+        given = {"input_shapes": shapes, "outputs": _entries(out_nodes) if out_nodes else None}
+        accepted = inspect.signature(loader).parameters
+        flags = {"input_shapes": "--input_shape", "outputs": "--out_nodes"}
+        for name, value in given.items():
+            if value is not None and name not in accepted:
+                named = FRAMEWORK_NAMES[FRAMEWORKS[framework.lower()]]
+                raise GeError(f"{flags[name]} is not supported for {named} models")
+        return loader(path, **{name: value for name, value in given.items() if value is not None})
     model = load_model(path)
     outputs = [_out_node(model, spec) for spec in _entries(out_nodes)] if out_nodes else None
-    shapes = dict(_input_shape(spec) for spec in _entries(input_shape)) if input_shape else None
     return GraphParser(max_tensor_bytes).parse_onnx(model, input_shapes=shapes, outputs=outputs)
 
 
