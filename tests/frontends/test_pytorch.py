@@ -363,3 +363,54 @@ def test_every_op_kept_whole_has_a_converter():
 
 def test_docs_list_the_registry():
     assert supported_ops_markdown() in DOCS.read_text()
+
+
+# --------------------------------------------------------------------------------------------
+# torch.compile(backend="ge")
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def compiled_graphs(monkeypatch):
+    """The graphs the backend compiles, in order."""
+    torch._dynamo.reset()
+    graphs = []
+    compile = ge.GraphCompiler.compile
+
+    def recording(self, graph, *args, **kwargs):
+        graphs.append((graph, kwargs))
+        return compile(self, graph, *args, **kwargs)
+
+    monkeypatch.setattr(ge.GraphCompiler, "compile", recording)
+    yield graphs
+    torch._dynamo.reset()
+
+
+def test_torch_compile_runs_on_ge_with_parameters_as_weights(compiled_graphs, caplog):
+    model, (x,) = _model("mobilenet_v2")
+    compiled = torch.compile(model, backend="ge", options={"optimization_level": 0})
+    with torch.no_grad():
+        actual = compiled(x)
+    np.testing.assert_allclose(actual.numpy(), _expected(model, (x,))[0], rtol=1e-4, atol=1e-5)
+    (graph, options), *_ = compiled_graphs
+    assert len(graph.inputs) == 1  # the image; every parameter and buffer is a constant
+    assert options == {"optimization_level": 0}
+    assert "eagerly" not in caplog.text
+
+
+def test_torch_compile_falls_back_to_eager_naming_why(compiled_graphs, caplog):
+    model = Unsupported().eval()
+    x = torch.randn(4)
+    with torch.no_grad():
+        actual = torch.compile(model, backend="ge")(x)
+    np.testing.assert_allclose(actual.numpy(), _expected(model, (x,))[0], rtol=1e-6)
+    assert compiled_graphs == []
+    assert "running the graph eagerly" in caplog.text and "aten.sort.default" in caplog.text
+
+
+def test_torch_compile_leaves_a_graph_needing_autograd_to_eager(compiled_graphs, caplog):
+    model, (x,) = _model("bert")
+    actual = torch.compile(model, backend="ge")(x)  # grad enabled: parameters require grad
+    assert actual.requires_grad
+    assert compiled_graphs == []
+    assert "needs autograd" in caplog.text

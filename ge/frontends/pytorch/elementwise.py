@@ -129,7 +129,11 @@ def _to_copy(g: Graph, node: Node) -> Tensor:
 
 def _identity(g: Graph, node: Node) -> Tensor:
     """Ops that only copy or alias (clone, alias, detach, dropout at inference)."""
-    return node.arg(0, "self" if node.target != "aten.dropout.default" else "input")
+    if node.target == "aten.dropout.default":
+        if node.arg(2, "train") and node.arg(1, "p"):
+            raise node.fail("dropout in training (train=True) is not supported")
+        return node.arg(0, "input")
+    return node.arg(0, "self")
 
 
 CONVERTERS: dict[str, Converter] = {
