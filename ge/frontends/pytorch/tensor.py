@@ -189,6 +189,11 @@ def _sym_size(g: Graph, node: Node) -> int:
     return x.shape[dim]
 
 
+def _assertion(g: Graph, node: Node) -> None:
+    """Checks the export adds (of metadata, of symbolic sizes), which the graph's types state."""
+    return None
+
+
 def _reshape_target(shape: list[int]) -> list[int]:
     """A reshape target from a shape with symbolic sizes: one may be inferred (-1); with more,
     they stay symbolic for `Graph.add_reshape` to pair with the input's."""
@@ -224,4 +229,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.amin.default": _reduce(ops.ReduceMinOp),
     "aten.embedding.default": _embedding,
     "aten.sym_size.int": _sym_size,
+    "aten._assert_tensor_metadata.default": _assertion,
+    "aten._assert_scalar.default": _assertion,
+    "aten.sym_constrain_range_for_size.default": _assertion,
 }
