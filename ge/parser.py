@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import onnx
 
 from .collection import without_collection
 from .errors import GeError
 from .graph import Graph
-from .limits import DEFAULT_MAX_TENSOR_BYTES, check_limit
+from .limits import DEFAULT_MAX_TENSOR_BYTES, check_limit, check_max_tensor_bytes
 
 
 class GraphParser:
@@ -59,6 +60,31 @@ class GraphParser:
                 f"known when the model is imported; make it a constant (an initializer), or run the "
                 f"model through ge.backend, which specializes on the values given at run time"
             ) from None
+
+    @without_collection
+    def parse_pytorch(
+        self,
+        module_or_exported_program: Any,
+        example_inputs: Sequence[Any] | Any | None = None,
+        dynamic_shapes: Any = None,
+    ) -> Graph:
+        """Imports a PyTorch model: a `torch.nn.Module` in eval mode, which `torch.export.export`
+        traces on `example_inputs` (a tuple of tensors; `dynamic_shapes` as torch.export takes
+        it), or an already exported `torch.export.ExportedProgram`.
+
+        Parameters and buffers become the graph's weights, the forward's tensor arguments its
+        inputs (named after them), its results its outputs (`output`, or `output_0`, ...); a
+        symbolic size becomes a `?` dimension. Needs torch (`pip install ge[torch]`).
+
+        Raises `UnsupportedOperatorError` listing every ATen op of the model ge does not support,
+        and `GeError` for what is neither a module nor an exported program.
+        """
+        from .errors import InvalidModelError
+        from .frontends.pytorch import import_pytorch
+
+        graph = import_pytorch(module_or_exported_program, example_inputs, dynamic_shapes)
+        check_max_tensor_bytes(graph.module, self.max_tensor_bytes, InvalidModelError)
+        return graph
 
     @without_collection
     def parse_tensorflow(

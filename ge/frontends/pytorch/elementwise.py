@@ -1,0 +1,202 @@
+"""Converters of elementwise ATen ops: arithmetic, comparisons, math functions, activations, casts.
+
+A Python number among the operands becomes a 0-d constant, and the operands are cast to the
+result dtype the export recorded (ATen promotes `int_tensor * 0.5` to float; the graph's binary
+ops take operands of one dtype). Comparisons cast both operands to their common dtype instead.
+"""
+
+from __future__ import annotations
+
+from ge.dialects import graph as ops
+from ge.graph import Graph, Tensor
+
+from .importer import Converter, Node
+
+
+def _binary(op_class: type) -> Converter:
+    def convert(g: Graph, node: Node) -> Tensor:
+        a, b = node.arg(0, "self"), node.arg(1, "other")
+        return g.add_op(op_class, [node.tensor(a, node.dtype), node.tensor(b, node.dtype)], None, node.name)
+
+    return convert
+
+
+def _with_alpha(op_class: type) -> Converter:
+    """`add` and `sub` of ATen scale `other` by `alpha` first."""
+
+    def convert(g: Graph, node: Node) -> Tensor:
+        a, b = node.tensor(node.arg(0, "self"), node.dtype), node.arg(1, "other")
+        alpha = node.arg(2, "alpha", 1)
+        if alpha != 1:
+            b = g.add_mul(node.tensor(b, node.dtype), node.scalar(alpha), f"{node.name}.alpha")
+        return g.add_op(op_class, [a, node.tensor(b, node.dtype)], None, node.name)
+
+    return convert
+
+
+def _rsub(g: Graph, node: Node) -> Tensor:
+    """`other - alpha * self`."""
+    a, b = node.tensor(node.arg(0, "self"), node.dtype), node.tensor(node.arg(1, "other"), node.dtype)
+    alpha = node.arg(2, "alpha", 1)
+    if alpha != 1:
+        a = g.add_mul(a, node.scalar(alpha), f"{node.name}.alpha")
+    return g.add_sub(b, a, node.name)
+
+
+def _div(g: Graph, node: Node) -> Tensor:
+    """True division; `rounding_mode` "trunc" and "floor" are refused."""
+    if node.arg(2, "rounding_mode") is not None:
+        raise node.fail(f"rounding_mode '{node.arg(2, 'rounding_mode')}' is not supported")
+    return _binary(ops.DivOp)(g, node)
+
+
+def _comparison(op_class: type, negate: bool = False) -> Converter:
+    def convert(g: Graph, node: Node) -> Tensor:
+        a, b = node.arg(0, "self"), node.arg(1, "other")
+        dtype = (a if isinstance(a, Tensor) else b).dtype
+        result = g.add_op(op_class, [node.tensor(a, dtype), node.tensor(b, dtype)], None, node.name)
+        return g.add_op(ops.NotOp, [result], None, f"{node.name}.not") if negate else result
+
+    return convert
+
+
+def _unary(op_class: type, **defaults: float) -> Converter:
+    def convert(g: Graph, node: Node) -> Tensor:
+        props = {key: ops.float_attr(value) for key, value in defaults.items()}
+        return g.add_op(op_class, [node.arg(0, "self")], props or None, node.name)
+
+    return convert
+
+
+def _rsqrt(g: Graph, node: Node) -> Tensor:
+    root = g.add_op(ops.SqrtOp, [node.arg(0, "self")], None, f"{node.name}.sqrt")
+    return g.add_op(ops.ReciprocalOp, [root], None, node.name)
+
+
+def _gelu(g: Graph, node: Node) -> Tensor:
+    from xdsl.dialects.builtin import StringAttr
+
+    approximate = node.arg(1, "approximate", "none")
+    return g.add_op(ops.GeluOp, [node.arg(0, "self")], {"approximate": StringAttr(approximate)}, node.name)
+
+
+def _leaky_relu(g: Graph, node: Node) -> Tensor:
+    slope = node.arg(1, "negative_slope", 0.01)
+    return g.add_op(ops.LeakyReluOp, [node.arg(0, "self")], {"alpha": ops.float_attr(slope)}, node.name)
+
+
+def _elu(g: Graph, node: Node) -> Tensor:
+    alpha, scale, input_scale = (
+        node.arg(1, "alpha", 1),
+        node.arg(2, "scale", 1),
+        node.arg(3, "input_scale", 1),
+    )
+    if scale != 1 or input_scale != 1:
+        raise node.fail("an elu with scale or input_scale other than 1 is not supported")
+    return g.add_op(ops.EluOp, [node.arg(0, "self")], {"alpha": ops.float_attr(alpha)}, node.name)
+
+
+def _clamp(g: Graph, node: Node) -> Tensor:
+    """`clamp`, `clamp_min`, `clamp_max` and `hardtanh` (relu6 is `hardtanh(x, 0, 6)`)."""
+    x = node.arg(0, "self")
+    if node.target == "aten.clamp_max.default":
+        low, high = None, node.arg(1, "max")
+    elif node.target == "aten.clamp_min.default":
+        low, high = node.arg(1, "min"), None
+    elif node.target == "aten.hardtanh.default":
+        low, high = node.arg(1, "min_val", -1.0), node.arg(2, "max_val", 1.0)
+    else:
+        low, high = node.arg(1, "min"), node.arg(2, "max")
+    if low is not None:
+        x = g.add_op(ops.MaxOp, [x, node.tensor(low, x.dtype)], None, f"{node.name}.min")
+    if high is not None:
+        x = g.add_op(ops.MinOp, [x, node.tensor(high, x.dtype)], None, f"{node.name}.max")
+    return x
+
+
+def _where(g: Graph, node: Node) -> Tensor:
+    condition, a, b = node.arg(0, "condition"), node.arg(1, "self"), node.arg(2, "other")
+    return g.add_op(
+        ops.WhereOp, [condition, node.tensor(a, node.dtype), node.tensor(b, node.dtype)], None, node.name
+    )
+
+
+def _to_copy(g: Graph, node: Node) -> Tensor:
+    """A copy, cast to the dtype the export recorded (device and layout do not matter here)."""
+    x = node.arg(0, "self")
+    return x if node.dtype is None or node.dtype == x.dtype else g.add_cast(x, node.dtype, node.name)
+
+
+def _identity(g: Graph, node: Node) -> Tensor:
+    """Ops that only copy or alias (clone, alias, detach, dropout at inference)."""
+    if node.target == "aten.dropout.default":
+        if node.arg(2, "train") and node.arg(1, "p"):
+            raise node.fail("dropout in training (train=True) is not supported")
+        return node.arg(0, "input")
+    return node.arg(0, "self")
+
+
+CONVERTERS: dict[str, Converter] = {
+    "aten.add.Tensor": _with_alpha(ops.AddOp),
+    "aten.add.Scalar": _with_alpha(ops.AddOp),
+    "aten.sub.Tensor": _with_alpha(ops.SubOp),
+    "aten.sub.Scalar": _with_alpha(ops.SubOp),
+    "aten.rsub.Scalar": _rsub,
+    "aten.rsub.Tensor": _rsub,
+    "aten.mul.Tensor": _binary(ops.MulOp),
+    "aten.mul.Scalar": _binary(ops.MulOp),
+    "aten.div.Tensor": _div,
+    "aten.div.Scalar": _div,
+    "aten.div.Tensor_mode": _div,
+    "aten.pow.Tensor_Scalar": _binary(ops.PowOp),
+    "aten.pow.Tensor_Tensor": _binary(ops.PowOp),
+    "aten.maximum.default": _binary(ops.MaxOp),
+    "aten.minimum.default": _binary(ops.MinOp),
+    "aten.eq.Tensor": _comparison(ops.EqualOp),
+    "aten.eq.Scalar": _comparison(ops.EqualOp),
+    "aten.ne.Tensor": _comparison(ops.EqualOp, negate=True),
+    "aten.ne.Scalar": _comparison(ops.EqualOp, negate=True),
+    "aten.lt.Tensor": _comparison(ops.LessOp),
+    "aten.lt.Scalar": _comparison(ops.LessOp),
+    "aten.le.Tensor": _comparison(ops.LessEqualOp),
+    "aten.le.Scalar": _comparison(ops.LessEqualOp),
+    "aten.gt.Tensor": _comparison(ops.GreaterOp),
+    "aten.gt.Scalar": _comparison(ops.GreaterOp),
+    "aten.ge.Tensor": _comparison(ops.GreaterEqualOp),
+    "aten.ge.Scalar": _comparison(ops.GreaterEqualOp),
+    "aten.logical_not.default": _unary(ops.NotOp),
+    "aten.bitwise_not.default": _unary(ops.NotOp),
+    "aten.where.self": _where,
+    "aten.relu.default": _unary(ops.ReluOp),
+    "aten.sigmoid.default": _unary(ops.SigmoidOp),
+    "aten.tanh.default": _unary(ops.TanhOp),
+    "aten.exp.default": _unary(ops.ExpOp),
+    "aten.log.default": _unary(ops.LogOp),
+    "aten.sqrt.default": _unary(ops.SqrtOp),
+    "aten.rsqrt.default": _rsqrt,
+    "aten.reciprocal.default": _unary(ops.ReciprocalOp),
+    "aten.neg.default": _unary(ops.NegOp),
+    "aten.abs.default": _unary(ops.AbsOp),
+    "aten.erf.default": _unary(ops.ErfOp),
+    "aten.sin.default": _unary(ops.SinOp),
+    "aten.cos.default": _unary(ops.CosOp),
+    "aten.floor.default": _unary(ops.FloorOp),
+    "aten.ceil.default": _unary(ops.CeilOp),
+    "aten.gelu.default": _gelu,
+    "aten.silu.default": _unary(ops.SwishOp),
+    "aten.hardswish.default": _unary(ops.HardSwishOp),
+    "aten.hardsigmoid.default": _unary(ops.HardSigmoidOp, alpha=1 / 6, beta=0.5),
+    "aten.mish.default": _unary(ops.MishOp),
+    "aten.leaky_relu.default": _leaky_relu,
+    "aten.elu.default": _elu,
+    "aten.hardtanh.default": _clamp,
+    "aten.clamp.default": _clamp,
+    "aten.clamp_min.default": _clamp,
+    "aten.clamp_max.default": _clamp,
+    "aten._to_copy.default": _to_copy,
+    "aten.clone.default": _identity,
+    "aten.alias.default": _identity,
+    "aten.detach.default": _identity,
+    "aten.lift_fresh_copy.default": _identity,
+    "aten.dropout.default": _identity,
+}

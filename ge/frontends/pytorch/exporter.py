@@ -1,0 +1,125 @@
+"""From a PyTorch model to a core ATen program: `torch.export.export`, then the decompositions of
+torch's default table but for the ops `ge` keeps whole (KEPT_WHOLE), which map to one
+`ascend.graph` op each and which the compiler fuses and tiles better than their pieces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ge.errors import GeError, InvalidModelError
+
+KEPT_WHOLE: tuple[str, ...] = (
+    "aten.convolution.default",
+    "aten.linear.default",
+    "aten.addmm.default",
+    "aten.mm.default",
+    "aten.bmm.default",
+    "aten.matmul.default",
+    "aten.native_layer_norm.default",
+    "aten.layer_norm.default",
+    "aten._softmax.default",
+    "aten.softmax.int",
+    "aten._log_softmax.default",
+    "aten.log_softmax.int",
+    "aten.scaled_dot_product_attention.default",
+    "aten.max_pool2d.default",
+    "aten.max_pool2d_with_indices.default",
+    "aten.avg_pool2d.default",
+    "aten.adaptive_avg_pool2d.default",
+    "aten._adaptive_avg_pool2d.default",
+    "aten._native_batch_norm_legit_no_training.default",
+    "aten.gelu.default",
+    "aten.silu.default",
+    "aten.hardswish.default",
+    "aten.hardsigmoid.default",
+    "aten.mish.default",
+    "aten.elu.default",
+    "aten.leaky_relu.default",
+    "aten.upsample_nearest2d.vec",
+    "aten.upsample_nearest2d.default",
+    "aten.upsample_bilinear2d.vec",
+    "aten.upsample_bilinear2d.default",
+    "aten.embedding.default",
+    "aten.lstm.input",
+)
+"""ATen ops taken out of torch's default decomposition table: each has a converter to one
+`ascend.graph` op (convolution, matmul/gemm, layer_norm, softmax, attention, pools, batch_norm,
+the activations, resize, gather, lstm) instead of the many small ops it would decompose into."""
+
+
+def export_program(
+    model: Any, example_inputs: Sequence[Any] | Any | None = None, dynamic_shapes: Any = None
+) -> Any:
+    """`model` (an `nn.Module` or an `ExportedProgram`) as a program of core ATen ops and KEPT_WHOLE."""
+    import torch
+
+    if isinstance(model, torch.export.ExportedProgram):
+        program = model
+    elif isinstance(model, torch.nn.Module):
+        if model.training:
+            raise GeError(
+                f"the {type(model).__name__} is in training mode (dropout and batch norm would "
+                "update as they run); call model.eval() before parsing it"
+            )
+        if example_inputs is None:
+            raise GeError(
+                f"parsing a {type(model).__name__} needs example_inputs (a tuple of tensors its "
+                "forward takes), from which torch.export traces it"
+            )
+        if isinstance(example_inputs, torch.Tensor):
+            example_inputs = (example_inputs,)
+        try:
+            program = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+        except Exception as error:  # torch raises many kinds; the user needs its message
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise InvalidModelError(
+                f"torch.export could not trace the {type(model).__name__}: {first}"
+            ) from None
+    else:
+        raise GeError(
+            f"GraphParser.parse_pytorch takes a torch.nn.Module or a torch.export.ExportedProgram, "
+            f"got {type(model).__name__}; load a .pt2 archive with "
+            "ge.frontends.pytorch.load_model_file"
+        )
+    return program.run_decompositions(decomposition_table())
+
+
+def decomposition_table() -> Mapping[Any, Any]:
+    """torch's default decomposition table without the ops of KEPT_WHOLE."""
+    import torch
+
+    table = torch.export.default_decompositions()
+    for name in KEPT_WHOLE:
+        op = aten_overload(name)
+        if op is not None and op in table:
+            del table[op]
+    return table
+
+
+def aten_overload(name: str) -> Any:
+    """The `torch.ops` overload `aten.<op>.<overload>` names, or None when this torch has none."""
+    import torch
+
+    _, op, overload = name.split(".")
+    packet = getattr(torch.ops.aten, op, None)
+    return getattr(packet, overload, None) if packet is not None else None
+
+
+def load_program(path: str | Path) -> Any:
+    """An ExportedProgram read from a `torch.export.save` archive (`.pt2`)."""
+    import torch
+
+    path = Path(path)
+    if not path.is_file():
+        what = "is a directory, not a file" if path.is_dir() else "does not exist"
+        raise InvalidModelError(f"PyTorch archive '{path}' {what}")
+    try:
+        return torch.export.load(str(path))
+    except Exception as error:  # a zip error, a pickle error, a version error...
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InvalidModelError(
+            f"'{path}' is not a torch.export archive (.pt2, written by torch.export.save): {first}"
+        ) from None

@@ -1,0 +1,236 @@
+"""The PyTorch importer: walks a core ATen FX graph (a `torch.export.ExportedProgram`) node by node
+and calls one converter per ATen overload.
+
+Converters see a `Node`: its arguments with every FX node replaced by what it stands for (a graph
+`Tensor`, or a Python number for a size the export knows), its keyword arguments, and the dtype
+and shape the export recorded for its result. Lifted parameters, buffers and constants become
+graph weights named after their fully qualified names (`layer1.0.conv1.weight`); user inputs
+become graph inputs named after the forward's arguments. Symbolic sizes (from `dynamic_shapes`)
+become `?` dimensions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
+from ge.graph import Graph, Tensor
+
+DYNAMIC = -1
+"""What a symbolic size (one only the run knows) stands for in a converter's arguments."""
+
+IDENTITY_FUNCTIONS = ("_operator.getitem",)
+"""FX call targets that are not ATen ops but Python's own (picking one result of a tuple)."""
+
+
+@dataclass
+class Node:
+    """What a converter sees of one FX node."""
+
+    target: str
+    """The ATen overload, e.g. `aten.convolution.default`."""
+    name: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+    dtype: str | None
+    """The dtype of the (first) result the export recorded, as ge names it."""
+    shape: tuple[int, ...] | None
+    """The shape of the (first) result, a symbolic size as DYNAMIC."""
+    graph: Graph = field(repr=False)
+
+    def arg(self, index: int, key: str, default: Any = None) -> Any:
+        """Positional argument `index`, else keyword `key`, else `default`."""
+        if index < len(self.args):
+            return self.args[index]
+        return self.kwargs.get(key, default)
+
+    def fail(self, what: str) -> UnsupportedOperatorError:
+        """An unsupported form of a supported op: names the node and what is missing."""
+        return UnsupportedOperatorError(
+            f"{self.target} at node '{self.name}': {what}",
+            [{"op_type": self.target, "domain": "aten", "node": self.name, "missing": what}],
+        )
+
+    def scalar(self, value: Any, dtype: str | None = None) -> Tensor:
+        """A Python number as a 0-d constant of `dtype` (the node's result dtype by default)."""
+        dtype = dtype or self.dtype or "float32"
+        return self.graph.add_splat(
+            float(value) if "float" in dtype else int(value), [], dtype, f"{self.name}.scalar"
+        )
+
+    def tensor(self, value: Any, dtype: str | None = None) -> Tensor:
+        """`value` as a tensor: itself when it is one, else a 0-d constant."""
+        if isinstance(value, Tensor):
+            return value if dtype is None or value.dtype == dtype else self.graph.add_cast(value, dtype)
+        return self.scalar(value, dtype)
+
+
+Result = Tensor | Sequence[Tensor | None] | None
+Converter = Callable[[Graph, Node], Result]
+
+
+def import_program(program: Any, converters: Mapping[str, Converter]) -> Graph:
+    """A `Graph` computing `program` (an ExportedProgram of core ATen ops) with its weights."""
+    check_supported(program, converters)
+    signature = program.graph_signature
+    if signature.buffers_to_mutate or getattr(signature, "user_inputs_to_mutate", None):
+        mutated = ", ".join(sorted({*signature.buffers_to_mutate.values()}))
+        raise UnsupportedOperatorError(
+            f"the program updates buffers ({mutated or 'its inputs'}) as it runs, as training does; "
+            "call module.eval() before exporting it",
+            category="input",
+        )
+    weights = {
+        **{k: program.state_dict[v] for k, v in signature.inputs_to_parameters.items()},
+        **{k: _buffer(program, v) for k, v in signature.inputs_to_buffers.items()},
+        **{k: program.constants[v] for k, v in signature.inputs_to_lifted_tensor_constants.items()},
+    }
+    names = {
+        **signature.inputs_to_parameters,
+        **signature.inputs_to_buffers,
+        **signature.inputs_to_lifted_tensor_constants,
+    }
+    g = Graph()
+    env: dict[str, Any] = {}
+    for fx_node in program.graph_module.graph.nodes:
+        if fx_node.op == "placeholder":
+            if fx_node.name in weights:
+                env[fx_node.name] = g.add_constant(to_numpy(weights[fx_node.name]), names[fx_node.name])
+            else:
+                env[fx_node.name] = _input(g, fx_node)
+        elif fx_node.op == "call_function":
+            env[fx_node.name] = _convert(g, fx_node, env, converters)
+        elif fx_node.op == "output":
+            _outputs(g, fx_node, env)
+        else:
+            raise InvalidModelError(
+                f"FX node '{fx_node.name}' is a {fx_node.op}, which an exported program has not"
+            )
+    return g
+
+
+def check_supported(program: Any, converters: Mapping[str, Converter]) -> None:
+    """Raises one `UnsupportedOperatorError` listing every node whose ATen op has no converter."""
+    unsupported = [
+        {"op_type": target_name(n.target), "domain": "aten", "node": n.name}
+        for n in program.graph_module.graph.nodes
+        if n.op == "call_function"
+        and target_name(n.target) not in converters
+        and target_name(n.target) not in IDENTITY_FUNCTIONS
+    ]
+    if unsupported:
+        kinds = sorted({u["op_type"] for u in unsupported})
+        lines = [f"  {u['op_type']} at node '{u['node']}'" for u in unsupported]
+        raise UnsupportedOperatorError(
+            f"{len(unsupported)} node(s) use ATen ops ge does not support ({', '.join(kinds)}):\n"
+            + "\n".join(lines),
+            unsupported,
+            category="operator",
+        )
+
+
+def target_name(target: Any) -> str:
+    """The name of an FX call target: `aten.relu.default` for an ATen overload."""
+    if callable(target) and getattr(target, "__module__", None) == "_operator":
+        return f"_operator.{target.__name__}"
+    return str(target)
+
+
+def to_numpy(value: Any) -> np.ndarray:
+    """A torch tensor (or a number) as a numpy array of the same dtype; bfloat16 through float32."""
+    import torch
+
+    if not isinstance(value, torch.Tensor):
+        return np.asarray(value)
+    value = value.detach().cpu()
+    if value.dtype == torch.bfloat16:
+        import ml_dtypes
+
+        return value.float().numpy().astype(ml_dtypes.bfloat16)
+    return value.numpy().copy()
+
+
+def dtype_of(torch_dtype: Any) -> str:
+    """The ge name of a torch dtype (`torch.float32` -> `float32`)."""
+    name = str(torch_dtype).removeprefix("torch.")
+    return {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32"}.get(
+        name, name
+    )
+
+
+def shape_of(value: Any) -> tuple[int, ...]:
+    """A (fake) tensor's shape, each symbolic size as DYNAMIC."""
+    return tuple(d if isinstance(d, int) else DYNAMIC for d in value.shape)
+
+
+def _buffer(program: Any, name: str) -> Any:
+    return program.state_dict[name] if name in program.state_dict else program.constants[name]
+
+
+def _input(g: Graph, fx_node: Any) -> Tensor:
+    value = fx_node.meta.get("val")
+    if value is None or not hasattr(value, "shape"):
+        raise UnsupportedOperatorError(
+            f"input '{fx_node.name}' is {type(value).__name__}, not a tensor; pass tensors as the "
+            "example inputs (numbers and flags become constants of the export)",
+            category="input",
+        )
+    return g.add_input(fx_node.name, list(shape_of(value)), dtype_of(value.dtype))
+
+
+def _convert(g: Graph, fx_node: Any, env: Mapping[str, Any], converters: Mapping[str, Converter]) -> Any:
+    target = target_name(fx_node.target)
+    args = [_resolve(a, env) for a in fx_node.args]
+    if target == "_operator.getitem":
+        return args[0][args[1]]
+    value = fx_node.meta.get("val")
+    first = value[0] if isinstance(value, list | tuple) and value else value
+    node = Node(
+        target=target,
+        name=fx_node.name,
+        args=args,
+        kwargs={k: _resolve(v, env) for k, v in fx_node.kwargs.items()},
+        dtype=dtype_of(first.dtype) if hasattr(first, "dtype") else None,
+        shape=shape_of(first) if hasattr(first, "shape") else None,
+        graph=g,
+    )
+    try:
+        result = converters[target](g, node)
+    except GeError:
+        raise
+    except (ValueError, TypeError, IndexError) as error:
+        raise InvalidModelError(f"{target} at node '{fx_node.name}': {error}") from None
+    return result
+
+
+def _resolve(value: Any, env: Mapping[str, Any]) -> Any:
+    """An argument with each FX node replaced by its tensor, and each symbolic size by DYNAMIC."""
+    import torch.fx
+
+    if isinstance(value, torch.fx.Node):
+        if value.name in env:
+            return env[value.name]
+        return DYNAMIC
+    if isinstance(value, list | tuple):
+        return type(value)(_resolve(v, env) for v in value)
+    if isinstance(value, torch.SymInt):
+        return DYNAMIC
+    return value
+
+
+def _outputs(g: Graph, fx_node: Any, env: Mapping[str, Any]) -> None:
+    results = [_resolve(a, env) for a in fx_node.args[0]]
+    if not all(isinstance(r, Tensor) for r in results):
+        kinds = ", ".join(type(r).__name__ for r in results)
+        raise UnsupportedOperatorError(
+            f"the program returns {kinds}; ge graphs return tensors only", category="input"
+        )
+    names = ["output"] if len(results) == 1 else [f"output_{i}" for i in range(len(results))]
+    g.set_outputs(list(zip(results, names, strict=True)))
+
+
+__all__ = ["DYNAMIC", "Converter", "Node", "check_supported", "import_program", "target_name"]

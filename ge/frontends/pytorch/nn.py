@@ -1,0 +1,257 @@
+"""Converters of the neural-network ATen ops ge keeps whole: convolutions, matrix products,
+normalizations, pools, softmax, attention and upsampling, each to one `ascend.graph` op.
+
+ATen lists one padding per spatial axis (both sides alike); the graph ops list every leading
+padding, then every trailing one, as ONNX does.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
+
+from ge.dialects import graph as ops
+from ge.dialects.common import int_attr, ints_attr
+from ge.graph import Graph, Tensor
+
+from .importer import DYNAMIC, Converter, Node
+
+
+def _convolution(g: Graph, node: Node) -> Tensor:
+    """2-D convolutions and transposed convolutions (1-D ones over a unit height)."""
+    x, w, b = node.arg(0, "input"), node.arg(1, "weight"), node.arg(2, "bias")
+    stride, padding, dilation = node.arg(3, "stride"), node.arg(4, "padding"), node.arg(5, "dilation")
+    transposed, output_padding, groups = (
+        node.arg(6, "transposed"),
+        node.arg(7, "output_padding"),
+        node.arg(8, "groups"),
+    )
+    spatial = len(w.shape) - 2
+    if spatial not in (1, 2):
+        raise node.fail(f"a {spatial}-D convolution is not supported (1-D and 2-D are)")
+    if spatial == 1:
+        x = g.add_reshape(x, [*x.shape[:2], 1, x.shape[2]], f"{node.name}.2d_input")
+        w = g.add_reshape(w, [*w.shape[:2], 1, w.shape[2]], f"{node.name}.2d_weight")
+        stride, padding, dilation = [1, *stride], [0, *padding], [1, *dilation]
+        output_padding = [0, *output_padding]
+    props = {
+        "strides": ints_attr(_pair(stride)),
+        "pads": ints_attr(_pair(padding) * 2),
+        "dilations": ints_attr(_pair(dilation)),
+        "groups": int_attr(groups),
+    }
+    if transposed:
+        props["output_padding"] = ints_attr(_pair(output_padding))
+    op_class = ops.ConvTranspose2DOp if transposed else ops.Conv2DOp
+    operands = [x, w] if b is None else [x, w, b]
+    y = g.add_op(op_class, operands, props, node.name if spatial == 2 else f"{node.name}.2d")
+    if spatial == 1:
+        y = g.add_reshape(y, [y.shape[0], y.shape[1], y.shape[3]], node.name)
+    return y
+
+
+def _linear(g: Graph, node: Node) -> Tensor:
+    """`x @ weight.T + bias`: a gemm for a matrix, else a matmul and an add."""
+    x, w, b = node.arg(0, "input"), node.arg(1, "weight"), node.arg(2, "bias")
+    if len(x.shape) == 2:
+        props = {"trans_b": int_attr(1)}
+        return g.add_op(ops.GemmOp, [x, w] if b is None else [x, w, b], props, node.name)
+    wt = g.add_transpose(w, [1, 0], f"{node.name}.weight_t")
+    y = g.add_matmul(x, wt, node.name if b is None else f"{node.name}.matmul")
+    return y if b is None else g.add_add(y, b, node.name)
+
+
+def _addmm(g: Graph, node: Node) -> Tensor:
+    """`beta * input + alpha * (mat1 @ mat2)`."""
+    c, a, b = node.arg(0, "self"), node.arg(1, "mat1"), node.arg(2, "mat2")
+    props = {
+        "alpha": ops.float_attr(node.kwargs.get("alpha", 1.0)),
+        "beta": ops.float_attr(node.kwargs.get("beta", 1.0)),
+    }
+    return g.add_op(ops.GemmOp, [a, b, c], props, node.name)
+
+
+def _matmul(g: Graph, node: Node) -> Tensor:
+    """`mm`, `bmm` and `matmul` (numpy's rules, which the graph op follows)."""
+    return g.add_matmul(
+        node.arg(0, "self"),
+        node.arg(1, "other" if node.target == "aten.matmul.default" else "mat2"),
+        node.name,
+    )
+
+
+def _batch_norm(g: Graph, node: Node) -> list[Tensor | None]:
+    """`_native_batch_norm_legit_no_training`: the running statistics; the saved mean and
+    inverse deviation (for training's backward) are not computed."""
+    x, w, b, mean, var = (
+        node.arg(i, k) for i, k in enumerate(("input", "weight", "bias", "running_mean", "running_var"))
+    )
+    eps = node.arg(6, "eps", 1e-5)
+    channels = x.shape[1]
+    if w is None:
+        w = g.add_splat(1.0, [channels], x.dtype, f"{node.name}.weight")
+    if b is None:
+        b = g.add_splat(0.0, [channels], x.dtype, f"{node.name}.bias")
+    y = g.add_op(ops.BatchNormOp, [x, w, b, mean, var], {"epsilon": ops.float_attr(eps)}, node.name)
+    return [y, None, None]
+
+
+def _layer_norm(g: Graph, node: Node) -> Tensor | list[Tensor]:
+    """`layer_norm` (one result) and `native_layer_norm` (with the mean and 1/std)."""
+    x, shape, w, b = (
+        node.arg(0, "input"),
+        node.arg(1, "normalized_shape"),
+        node.arg(2, "weight"),
+        node.arg(3, "bias"),
+    )
+    eps = node.arg(4, "eps", 1e-5)
+    if w is None:
+        w = g.add_splat(1.0, list(shape), x.dtype, f"{node.name}.weight")
+    props = {"axis": int_attr(-len(shape)), "epsilon": ops.float_attr(eps)}
+    y, mean, inv_std = g.add_op_results(ops.LayerNormOp, [x, w] if b is None else [x, w, b], props, node.name)
+    return [y, mean, inv_std] if node.target == "aten.native_layer_norm.default" else y
+
+
+def _softmax(op_class: type) -> Converter:
+    """`_softmax(x, dim, half_to_float)` and `softmax.int(x, dim, dtype)`."""
+
+    def convert(g: Graph, node: Node) -> Tensor:
+        x = node.tensor(node.arg(0, "self"), node.dtype)
+        return g.add_op(op_class, [x], {"axis": int_attr(node.arg(1, "dim"))}, node.name)
+
+    return convert
+
+
+def _max_pool(g: Graph, node: Node) -> Tensor | list[Tensor]:
+    """`max_pool2d` and `max_pool2d_with_indices` (whose indices are row-major per plane)."""
+    x, kernel = node.arg(0, "self"), _pair(node.arg(1, "kernel_size"))
+    stride = _pair(node.arg(2, "stride") or kernel)
+    padding, dilation, ceil = (
+        _pair(node.arg(3, "padding", 0)),
+        _pair(node.arg(4, "dilation", 1)),
+        node.arg(5, "ceil_mode", False),
+    )
+    props = {
+        "kernel_shape": ints_attr(kernel),
+        "strides": ints_attr(stride),
+        "pads": ints_attr(padding * 2),
+        "dilations": ints_attr(dilation),
+        "ceil_mode": int_attr(int(ceil)),
+    }
+    if node.target == "aten.max_pool2d_with_indices.default":
+        return g.add_op_results(ops.MaxPoolWithArgmaxOp, [x], props, node.name)
+    return g.add_op(ops.MaxPoolOp, [x], props, node.name)
+
+
+def _avg_pool(g: Graph, node: Node) -> Tensor:
+    x, kernel = node.arg(0, "self"), _pair(node.arg(1, "kernel_size"))
+    stride = _pair(node.arg(2, "stride") or kernel)
+    padding, ceil = _pair(node.arg(3, "padding", 0)), node.arg(4, "ceil_mode", False)
+    count_pad, divisor = node.arg(5, "count_include_pad", True), node.arg(6, "divisor_override")
+    if divisor is not None:
+        raise node.fail("divisor_override is not supported")
+    props = {
+        "kernel_shape": ints_attr(kernel),
+        "strides": ints_attr(stride),
+        "pads": ints_attr(padding * 2),
+        "ceil_mode": int_attr(int(ceil)),
+        "count_include_pad": int_attr(int(count_pad)),
+    }
+    return g.add_op(ops.AvgPoolOp, [x], props, node.name)
+
+
+def _adaptive_avg_pool(g: Graph, node: Node) -> Tensor:
+    """An output of 1x1 is a global average pool; one dividing the input evenly is a plain one."""
+    x, size = node.arg(0, "self"), _pair(node.arg(1, "output_size"))
+    if size == [1, 1]:
+        return g.add_op(ops.GlobalAvgPoolOp, [x], None, node.name)
+    height, width = x.shape[2:]
+    if DYNAMIC in (height, width) or height % size[0] or width % size[1]:
+        raise node.fail(
+            f"an output size {size} that does not divide the input {[height, width]} is not supported"
+        )
+    kernel = [height // size[0], width // size[1]]
+    props = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
+    return g.add_op(ops.AvgPoolOp, [x], props, node.name)
+
+
+def _attention(g: Graph, node: Node) -> Tensor:
+    """`scaled_dot_product_attention` over 4-D (batch, heads, length, head_dim) tensors; dropout
+    (training only) is refused."""
+    q, k, v = node.arg(0, "query"), node.arg(1, "key"), node.arg(2, "value")
+    mask, dropout, causal = (
+        node.arg(3, "attn_mask"),
+        node.arg(4, "dropout_p", 0.0),
+        node.arg(5, "is_causal", False),
+    )
+    scale = node.kwargs.get("scale")
+    if dropout:
+        raise node.fail(f"dropout_p={dropout} (training) is not supported")
+    if any(len(t.shape) != 4 for t in (q, k, v)):
+        raise node.fail("attention over tensors of other ranks than 4 is not supported")
+    props = {"is_causal": int_attr(int(bool(causal)))}
+    if scale is not None:
+        props["scale"] = ops.float_attr(scale)
+    operands = [q, k, v] if mask is None else [q, k, v, mask]
+    return g.add_op(ops.AttentionOp, operands, props, node.name)
+
+
+def _upsample(g: Graph, node: Node) -> Tensor:
+    """`upsample_nearest2d` (torch's nearest: floor of `out / scale`) and `upsample_bilinear2d`."""
+    x = node.arg(0, "input" if node.target.endswith(".vec") else "self")
+    bilinear = "bilinear" in node.target
+    if node.target.endswith(".vec"):
+        factors = node.arg(3 if bilinear else 2, "scale_factors")
+    else:
+        given = [node.arg(3 if bilinear else 2, "scales_h"), node.arg(4 if bilinear else 3, "scales_w")]
+        factors = None if None in given else given
+    if node.shape is None or DYNAMIC in node.shape[2:] or DYNAMIC in x.shape[2:]:
+        raise node.fail("upsampling a symbolic height or width is not supported")
+    sizes = list(node.shape)
+    if factors is None:
+        factors = [out / size for out, size in zip(sizes[2:], x.shape[2:], strict=True)]
+    props = {
+        "scales": DenseArrayBase.from_list(f64, [1.0, 1.0, *map(float, factors)]),
+        "sizes": ints_attr(sizes),
+    }
+    if bilinear:
+        align = node.arg(2, "align_corners", False)
+        props["mode"] = StringAttr("linear")
+        props["coordinate_transformation_mode"] = StringAttr(
+            "align_corners" if align else "pytorch_half_pixel"
+        )
+    else:
+        props["mode"] = StringAttr("nearest")
+        props["coordinate_transformation_mode"] = StringAttr("asymmetric")
+        props["nearest_mode"] = StringAttr("floor")
+    return g.add_op(ops.ResizeOp, [x], props, node.name)
+
+
+def _pair(value: int | list[int]) -> list[int]:
+    return [value, value] if isinstance(value, int) else list(value) * (2 if len(value) == 1 else 1)
+
+
+CONVERTERS: dict[str, Converter] = {
+    "aten.convolution.default": _convolution,
+    "aten.linear.default": _linear,
+    "aten.addmm.default": _addmm,
+    "aten.mm.default": _matmul,
+    "aten.bmm.default": _matmul,
+    "aten.matmul.default": _matmul,
+    "aten._native_batch_norm_legit_no_training.default": _batch_norm,
+    "aten.native_layer_norm.default": _layer_norm,
+    "aten.layer_norm.default": _layer_norm,
+    "aten._softmax.default": _softmax(ops.SoftmaxOp),
+    "aten.softmax.int": _softmax(ops.SoftmaxOp),
+    "aten._log_softmax.default": _softmax(ops.LogSoftmaxOp),
+    "aten.log_softmax.int": _softmax(ops.LogSoftmaxOp),
+    "aten.max_pool2d.default": _max_pool,
+    "aten.max_pool2d_with_indices.default": _max_pool,
+    "aten.avg_pool2d.default": _avg_pool,
+    "aten.adaptive_avg_pool2d.default": _adaptive_avg_pool,
+    "aten._adaptive_avg_pool2d.default": _adaptive_avg_pool,
+    "aten.scaled_dot_product_attention.default": _attention,
+    "aten.upsample_nearest2d.vec": _upsample,
+    "aten.upsample_nearest2d.default": _upsample,
+    "aten.upsample_bilinear2d.vec": _upsample,
+    "aten.upsample_bilinear2d.default": _upsample,
+}

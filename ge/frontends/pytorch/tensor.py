@@ -1,0 +1,235 @@
+"""Converters of ATen ops that move data or build tensors: views, permutations, slicing, joining,
+padding, filled tensors, reductions and gathering rows (embedding).
+
+ATen dims may be negative (counting from the end), as the graph ops' axes may. A size a view
+takes from a symbolic dimension arrives as DYNAMIC (-1), which a reshape infers.
+"""
+
+from __future__ import annotations
+
+from ge.dialects import graph as ops
+from ge.dialects.common import int_attr, ints_attr
+from ge.graph import Graph, Tensor
+
+from .importer import DYNAMIC, Converter, Node
+
+INT64_MAX = 2**63 - 1
+
+
+def _view(g: Graph, node: Node) -> Tensor:
+    """`view`, `_unsafe_view` and `reshape`, to the shape the export recorded."""
+    x, shape = node.arg(0, "self"), list(node.arg(1, "size"))
+    if node.shape is not None:
+        shape = list(node.shape)  # the export knows every size but the symbolic ones
+    return g.add_reshape(x, _reshape_target(shape), node.name)
+
+
+def _permute(g: Graph, node: Node) -> Tensor:
+    x = node.arg(0, "self")
+    perm = [d % len(x.shape) for d in node.arg(1, "dims")]
+    return g.add_transpose(x, perm, node.name)
+
+
+def _transpose(g: Graph, node: Node) -> Tensor:
+    """`transpose.int` swaps two dims; `t` transposes a matrix (a vector stays)."""
+    x = node.arg(0, "self")
+    rank = len(x.shape)
+    if rank < 2:
+        return x
+    a, b = (
+        (node.arg(1, "dim0") % rank, node.arg(2, "dim1") % rank)
+        if node.target != "aten.t.default"
+        else (0, 1)
+    )
+    perm = list(range(rank))
+    perm[a], perm[b] = perm[b], perm[a]
+    return g.add_transpose(x, perm, node.name)
+
+
+def _expand(g: Graph, node: Node) -> Tensor:
+    """-1 keeps the input's size; so does a size of 1 in the graph op, which stands for a
+    symbolic size here."""
+    x, sizes = node.arg(0, "self"), list(node.arg(1, "size"))
+    lead = len(sizes) - len(x.shape)
+    target = []
+    for i, size in enumerate(sizes):
+        own = x.shape[i - lead] if i >= lead else 1
+        target.append(1 if size == DYNAMIC and own == DYNAMIC else own if size == DYNAMIC else size)
+    return g.add_op(ops.ExpandOp, [x], {"shape": ints_attr(target)}, node.name)
+
+
+def _cat(g: Graph, node: Node) -> Tensor:
+    """Empty 1-D tensors (which ATen's cat skips) are left out."""
+    tensors = [t for t in node.arg(0, "tensors") if t.shape != (0,)]
+    if len(tensors) == 1:
+        return tensors[0]
+    dtype = node.dtype or tensors[0].dtype
+    tensors = [node.tensor(t, dtype) for t in tensors]
+    return g.add_concat(tensors, node.arg(1, "dim", 0), node.name)
+
+
+def _slice(g: Graph, node: Node) -> Tensor:
+    x = node.arg(0, "self")
+    dim, start, end, step = (
+        node.arg(1, "dim", 0),
+        node.arg(2, "start"),
+        node.arg(3, "end"),
+        node.arg(4, "step", 1),
+    )
+    start = 0 if start is None else start
+    end = INT64_MAX if end is None or end == DYNAMIC else min(end, INT64_MAX)
+    props = {
+        "starts": ints_attr([start]),
+        "ends": ints_attr([end]),
+        "axes": ints_attr([dim % len(x.shape)]),
+        "steps": ints_attr([step]),
+    }
+    return g.add_op(ops.SliceOp, [x], props, node.name)
+
+
+def _select(g: Graph, node: Node) -> Tensor:
+    """One index along `dim`: a slice of one, then the dim dropped."""
+    x, dim, index = (
+        node.arg(0, "self"),
+        node.arg(1, "dim") % len(node.arg(0, "self").shape),
+        node.arg(2, "index"),
+    )
+    end = INT64_MAX if index == -1 else index + 1
+    props = {"starts": ints_attr([index]), "ends": ints_attr([end]), "axes": ints_attr([dim])}
+    one = g.add_op(ops.SliceOp, [x], props, f"{node.name}.slice")
+    shape = [DYNAMIC if d == DYNAMIC else d for i, d in enumerate(one.shape) if i != dim]
+    return g.add_reshape(one, _reshape_target(shape), node.name)
+
+
+def _unsqueeze(g: Graph, node: Node) -> Tensor:
+    x = node.arg(0, "self")
+    dim = node.arg(1, "dim") % (len(x.shape) + 1)
+    shape = list(x.shape)
+    shape.insert(dim, 1)
+    return g.add_reshape(x, _reshape_target(shape), node.name)
+
+
+def _squeeze(g: Graph, node: Node) -> Tensor:
+    """`squeeze.dim`, `squeeze.dims` and `squeeze.default`: only dims of size 1 go."""
+    x = node.arg(0, "self")
+    rank = len(x.shape)
+    given = node.arg(1, "dim")
+    dims = range(rank) if given is None else [given] if isinstance(given, int) else given
+    drop = {d % rank for d in dims if x.shape[d % rank] == 1} if rank else set()
+    return g.add_reshape(x, _reshape_target([d for i, d in enumerate(x.shape) if i not in drop]), node.name)
+
+
+def _split(g: Graph, node: Node) -> list[Tensor]:
+    """`split.Tensor` (chunks of one size, the last maybe smaller) and `split_with_sizes`."""
+    x, size, dim = node.arg(0, "self"), node.arg(1, "split_size"), node.arg(2, "dim", 0)
+    axis = dim % len(x.shape)
+    total = x.shape[axis]
+    if total == DYNAMIC:
+        raise node.fail("splitting a symbolic dimension is not supported")
+    sizes = (
+        list(size)
+        if isinstance(size, list | tuple)
+        else [min(size, total - i) for i in range(0, total, size)]
+    )
+    props = {"axis": int_attr(axis), "sizes": ints_attr(sizes)}
+    return g.add_op_results(ops.SplitOp, [x], props, node.name)
+
+
+def _full(g: Graph, node: Node) -> Tensor:
+    """`full` and `scalar_tensor`: a constant of the export's dtype."""
+    if node.target == "aten.scalar_tensor.default":
+        size, value = [], node.arg(0, "s")
+    else:
+        size, value = list(node.arg(0, "size")), node.arg(1, "fill_value")
+    if DYNAMIC in size:
+        raise node.fail("a filled tensor of a symbolic size is not supported")
+    dtype = node.dtype or "float32"
+    value = float(value) if "float" in dtype else bool(value) if dtype == "bool" else int(value)
+    return g.add_splat(value, size, dtype, node.name)
+
+
+def _pad(g: Graph, node: Node) -> Tensor:
+    """`constant_pad_nd`: ATen lists (before, after) pairs from the last dim backwards."""
+    x, pad, value = node.arg(0, "self"), list(node.arg(1, "pad")), node.arg(2, "value", 0)
+    rank = len(x.shape)
+    before, after = [0] * rank, [0] * rank
+    for i in range(len(pad) // 2):
+        before[rank - 1 - i], after[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
+    return g.add_op(
+        ops.PadOp, [x, node.scalar(value, x.dtype)], {"pads": ints_attr(before + after)}, node.name
+    )
+
+
+def _reduce(op_class: type) -> Converter:
+    """`mean.dim`, `sum.dim_IntList`, `amax`, `amin`: no dims (or an empty list) reduce them all."""
+
+    def convert(g: Graph, node: Node) -> Tensor:
+        x = node.arg(0, "self")
+        dims = node.arg(1, "dim")
+        keep = node.arg(2, "keepdim", False)
+        rank = len(x.shape)
+        axes = (
+            list(range(rank)) if not dims else [d % rank for d in ([dims] if isinstance(dims, int) else dims)]
+        )
+        x = node.tensor(x, node.dtype)
+        return g.add_op(op_class, [x], {"axes": ints_attr(axes), "keepdims": int_attr(int(keep))}, node.name)
+
+    return convert
+
+
+def _embedding(g: Graph, node: Node) -> Tensor:
+    """Rows of the weight picked by the indices (padding_idx only matters to training)."""
+    weight, indices = node.arg(0, "weight"), node.arg(1, "indices")
+    return g.add_op(ops.GatherOp, [weight, indices], {"axis": int_attr(0)}, node.name)
+
+
+def _sym_size(g: Graph, node: Node) -> int:
+    """A size of a tensor: the number when the export knows it, else DYNAMIC."""
+    x, dim = node.arg(0, "self"), node.arg(1, "dim")
+    return x.shape[dim]
+
+
+def _assertion(g: Graph, node: Node) -> None:
+    """Checks the export adds (of metadata, of symbolic sizes), which the graph's types state."""
+    return None
+
+
+def _reshape_target(shape: list[int]) -> list[int]:
+    """A reshape target from a shape with symbolic sizes: one may be inferred (-1); with more,
+    they stay symbolic for `Graph.add_reshape` to pair with the input's."""
+    from xdsl.dialects.builtin import DYNAMIC_INDEX
+
+    unknown = shape.count(DYNAMIC)
+    return [(-1 if unknown == 1 else DYNAMIC_INDEX) if d == DYNAMIC else d for d in shape]
+
+
+CONVERTERS: dict[str, Converter] = {
+    "aten.view.default": _view,
+    "aten._unsafe_view.default": _view,
+    "aten.reshape.default": _view,
+    "aten.permute.default": _permute,
+    "aten.transpose.int": _transpose,
+    "aten.t.default": _transpose,
+    "aten.expand.default": _expand,
+    "aten.cat.default": _cat,
+    "aten.slice.Tensor": _slice,
+    "aten.select.int": _select,
+    "aten.unsqueeze.default": _unsqueeze,
+    "aten.squeeze.dim": _squeeze,
+    "aten.squeeze.dims": _squeeze,
+    "aten.squeeze.default": _squeeze,
+    "aten.split.Tensor": _split,
+    "aten.split_with_sizes.default": _split,
+    "aten.full.default": _full,
+    "aten.scalar_tensor.default": _full,
+    "aten.constant_pad_nd.default": _pad,
+    "aten.mean.dim": _reduce(ops.ReduceMeanOp),
+    "aten.sum.dim_IntList": _reduce(ops.ReduceSumOp),
+    "aten.amax.default": _reduce(ops.ReduceMaxOp),
+    "aten.amin.default": _reduce(ops.ReduceMinOp),
+    "aten.embedding.default": _embedding,
+    "aten.sym_size.int": _sym_size,
+    "aten._assert_tensor_metadata.default": _assertion,
+    "aten._assert_scalar.default": _assertion,
+    "aten.sym_constrain_range_for_size.default": _assertion,
+}

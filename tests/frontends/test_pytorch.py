@@ -1,0 +1,220 @@
+"""The PyTorch frontend: small models of the common families (random weights), parsed, compiled at
+O0 and O3 and run, against eager PyTorch; and what the frontend refuses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from pytorch_models import MODELS, Unsupported, make_model
+from torch import nn
+
+import ge
+from ge.errors import CompileError, GeError, InvalidModelError, UnsupportedOperatorError
+from ge.frontends.pytorch import CONVERTERS, KEPT_WHOLE, load_model_file, supported_ops_markdown
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "frontends.md"
+
+
+def _run(graph: ge.Graph, feeds: dict[str, np.ndarray], level: int) -> list[np.ndarray]:
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler().compile(graph, optimization_level=level))
+    return executor.run(feeds)
+
+
+def _expected(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[np.ndarray]:
+    with torch.no_grad():
+        result = model(*inputs)
+    results = result if isinstance(result, tuple) else (result,)
+    return [r.numpy() for r in results]
+
+
+# --------------------------------------------------------------------------------------------
+# Models against eager PyTorch
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_matches_eager_pytorch(name, level):
+    model, inputs = make_model(name)
+    graph = ge.GraphParser().parse_pytorch(model, inputs)
+    argument = "ids" if name == "gpt2" else "image" if name == "vit" else "x"
+    assert graph.inputs == [argument]
+    expected = _expected(model, inputs)
+    actual = _run(graph, {argument: inputs[0].numpy()}, level)
+    assert len(actual) == len(expected)
+    for got, want in zip(actual, expected, strict=True):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_parameters_and_buffers_become_weights_not_inputs():
+    model, inputs = make_model("resnet")
+    graph = ge.GraphParser().parse_pytorch(model, inputs)
+    assert graph.inputs == ["x"]
+    # Tensors of more than 16 elements go to the weight store under their parameter's name.
+    assert set(graph.weights) == {"stem.0.weight", "conv1.weight", "conv2.weight", "fc.weight"}
+    np.testing.assert_array_equal(graph.weights.get("fc.weight"), model.fc.weight.detach().numpy())
+
+
+def test_an_exported_program_is_taken_as_it_is():
+    model, inputs = make_model("bert")
+    program = torch.export.export(model, inputs)
+    graph = ge.GraphParser().parse_pytorch(program)
+    np.testing.assert_allclose(
+        _run(graph, {"x": inputs[0].numpy()}, 0)[0], _expected(model, inputs)[0], rtol=1e-4, atol=1e-5
+    )
+
+
+def test_kept_whole_ops_stay_whole():
+    """A linear layer is one gemm, a layer norm one layer_norm, a GELU one gelu: not their pieces."""
+    model, inputs = make_model("bert")
+    kinds = [node.op_type for node in ge.GraphParser().parse_pytorch(model, inputs).nodes]
+    assert kinds.count("layer_norm") == 2
+    assert kinds.count("gelu") == 1
+    assert kinds.count("softmax") == 1
+    assert "erf" not in kinds and "reduce_mean" not in kinds
+
+
+def test_a_symbolic_batch_becomes_a_dynamic_dimension():
+    model, inputs = make_model("resnet")
+    batch = torch.export.Dim("batch", min=2, max=8)
+    graph = ge.GraphParser().parse_pytorch(model, inputs, dynamic_shapes={"x": {0: batch}})
+    assert "tensor<?x3x16x16xf32>" in str(graph)
+    with pytest.raises(CompileError, match="dynamic dimension at axis 0"):
+        ge.GraphCompiler().compile(graph, optimization_level=0)
+
+
+# --------------------------------------------------------------------------------------------
+# .pt2 archives
+# --------------------------------------------------------------------------------------------
+
+
+def test_load_model_file_reads_a_torch_export_archive(tmp_path):
+    model, inputs = make_model("lstm")
+    path = tmp_path / "lstm.pt2"
+    torch.export.save(torch.export.export(model, inputs), path)
+    graph = load_model_file(path)
+    assert graph.outputs == ["output_0", "output_1", "output_2"]
+    for got, want in zip(_run(graph, {"x": inputs[0].numpy()}, 3), _expected(model, inputs), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_load_model_file_refuses_what_is_not_an_archive(tmp_path):
+    with pytest.raises(InvalidModelError, match="does not exist"):
+        load_model_file(tmp_path / "missing.pt2")
+    bad = tmp_path / "bad.pt2"
+    bad.write_bytes(b"not a zip archive")
+    with pytest.raises(InvalidModelError, match="not a torch.export archive"):
+        load_model_file(bad)
+
+
+# --------------------------------------------------------------------------------------------
+# What is refused
+# --------------------------------------------------------------------------------------------
+
+
+def test_every_unsupported_op_is_listed_at_once():
+    with pytest.raises(UnsupportedOperatorError) as caught:
+        ge.GraphParser().parse_pytorch(Unsupported().eval(), (torch.randn(4),))
+    message = str(caught.value)
+    for op in ("aten.sort.default", "ge_test.twice.default", "aten.cumsum.default", "aten.atan2.default"):
+        assert op in message
+    assert "4 node(s)" in message
+    assert caught.value.category == "operator"
+    assert {u["op_type"] for u in caught.value.unsupported} == {
+        "aten.sort.default",
+        "ge_test.twice.default",
+        "aten.cumsum.default",
+        "aten.atan2.default",
+    }
+
+
+@pytest.mark.parametrize("model", ["model.onnx", 3, np.zeros(3)])
+def test_what_is_not_a_module_is_refused(model):
+    with pytest.raises(GeError, match="takes a torch.nn.Module or a torch.export.ExportedProgram"):
+        ge.GraphParser().parse_pytorch(model, (torch.randn(1),))
+
+
+def test_a_module_in_training_mode_is_refused():
+    with pytest.raises(GeError, match=r"training mode.*model\.eval\(\)"):
+        ge.GraphParser().parse_pytorch(nn.Linear(2, 2), (torch.randn(1, 2),))
+
+
+def test_a_module_without_example_inputs_is_refused():
+    with pytest.raises(GeError, match="needs example_inputs"):
+        ge.GraphParser().parse_pytorch(nn.Linear(2, 2).eval())
+
+
+def test_importing_ge_does_not_import_torch():
+    code = "import sys, ge; ge.GraphParser(); assert 'torch' not in sys.modules, 'torch was imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --------------------------------------------------------------------------------------------
+# The registry and the docs
+# --------------------------------------------------------------------------------------------
+
+
+def test_every_op_kept_whole_has_a_converter():
+    assert set(KEPT_WHOLE) <= set(CONVERTERS)
+
+
+def test_docs_list_the_registry():
+    assert supported_ops_markdown() in DOCS.read_text()
+
+
+# --------------------------------------------------------------------------------------------
+# torch.compile(backend="ge")
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def compiled_graphs(monkeypatch):
+    """The graphs the backend compiles, in order."""
+    torch._dynamo.reset()
+    graphs = []
+    compile = ge.GraphCompiler.compile
+
+    def recording(self, graph, *args, **kwargs):
+        graphs.append((graph, kwargs))
+        return compile(self, graph, *args, **kwargs)
+
+    monkeypatch.setattr(ge.GraphCompiler, "compile", recording)
+    yield graphs
+    torch._dynamo.reset()
+
+
+def test_torch_compile_runs_on_ge_with_parameters_as_weights(compiled_graphs, caplog):
+    model, (x,) = make_model("mobilenet_v2")
+    compiled = torch.compile(model, backend="ge", options={"optimization_level": 0})
+    with torch.no_grad():
+        actual = compiled(x)
+    np.testing.assert_allclose(actual.numpy(), _expected(model, (x,))[0], rtol=1e-4, atol=1e-5)
+    (graph, options), *_ = compiled_graphs
+    assert len(graph.inputs) == 1  # the image; every parameter and buffer is a constant
+    assert options == {"optimization_level": 0}
+    assert "eagerly" not in caplog.text
+
+
+def test_torch_compile_falls_back_to_eager_naming_why(compiled_graphs, caplog):
+    model = Unsupported().eval()
+    x = torch.randn(4)
+    with torch.no_grad():
+        actual = torch.compile(model, backend="ge")(x)
+    np.testing.assert_allclose(actual.numpy(), _expected(model, (x,))[0], rtol=1e-6)
+    assert compiled_graphs == []
+    assert "running the graph eagerly" in caplog.text and "aten.sort.default" in caplog.text
+
+
+def test_torch_compile_leaves_a_graph_needing_autograd_to_eager(compiled_graphs, caplog):
+    model, (x,) = make_model("bert")
+    actual = torch.compile(model, backend="ge")(x)  # grad enabled: parameters require grad
+    assert actual.requires_grad
+    assert compiled_graphs == []
+    assert "needs autograd" in caplog.text
