@@ -21,7 +21,7 @@ from ge.frontends.mindspore import CONVERTERS, load_model_file
 from ge.frontends.mindspore import mind_ir_pb2 as mind_ir
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mindspore"
-MODELS = {"lenet": "lenet.mindir", "resnet": "resnet.mindir", "mlp": "mlp_graph.mindir"}
+MODELS = {"lenet": "lenet.mindir", "resnet": "resnet.mindir", "mlp": "mlp_graph.mindir", "ops": "ops.mindir"}
 
 
 @pytest.mark.parametrize("level", [0, 3])
@@ -31,6 +31,7 @@ def test_matches_mindspore(name: str, level: int) -> None:
     graph = ge.GraphParser().parse_mindspore(FIXTURES / MODELS[name])
     expected = [recorded[key] for key in sorted(k for k in recorded.files if k.startswith("y"))]
     assert graph.inputs == ["x"]
+    assert len(expected) == {"lenet": 1, "resnet": 1, "mlp": 2, "ops": 4}[name]
     assert graph.outputs == [f"output_{i}" for i in range(len(expected))]
     compiled = ge.GraphCompiler().compile(graph, optimization_level=level)
     executor = ge.GraphExecutor()

@@ -1,5 +1,6 @@
-"""Builds the MindSpore test fixtures: small LeNet-, ResNet- and MLP-style networks exported as MINDIR,
-with MindSpore's own outputs on fixed inputs, into tests/frontends/fixtures/mindspore/.
+"""Builds the MindSpore test fixtures: small LeNet-, ResNet- and MLP-style networks, and one network of
+the other primitives ge converts, exported as MINDIR with MindSpore's own outputs on fixed inputs,
+into tests/frontends/fixtures/mindspore/.
 
 MindSpore is not one of ge's dependencies: run this in a virtual environment of its own,
 
@@ -119,7 +120,30 @@ class MLP(nn.Cell):
         return ops.softmax(y, axis=1), ops.mean(y, axis=1, keep_dims=True)
 
 
+class Ops(nn.Cell):
+    """The elementwise, reduction and shape primitives the three networks above do not use."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(SEED)
+        self.w = ms.Parameter(ms.Tensor(rng.standard_normal((6, 5)).astype(np.float32)), name="w")
+        self.b = ms.Parameter(ms.Tensor(rng.standard_normal(6).astype(np.float32)), name="b")
+
+    def construct(self, x):
+        a = ops.abs(x)
+        b = ops.exp(-a)
+        m = ops.maximum(ops.log(a + 1.0), ops.sqrt(a))
+        n = ops.minimum(ops.tanh(x), ops.erf(x))
+        r = m / (b + 1.0) + n
+        s = ops.squeeze(ops.expand_dims(ops.reduce_sum(r, 2), 1), 1)
+        extremes = ops.amax(x, axis=1) - ops.amin(x, axis=1, keepdims=False)
+        products = ops.bmm(x, ops.transpose(x, (0, 2, 1)))
+        dense = ops.dense(x, self.w, self.b)
+        return s, extremes, ops.log_softmax(products, -1), dense
+
+
 def main() -> None:
+
     ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
     OUT.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(SEED)
@@ -127,6 +151,7 @@ def main() -> None:
         "lenet": (LeNet, rng.standard_normal((2, 1, 32, 32)).astype(np.float32), False),
         "resnet": (SmallResNet, rng.standard_normal((2, 3, 16, 16)).astype(np.float32), False),
         "mlp": (MLP, rng.standard_normal((4, 16)).astype(np.float32), True),
+        "ops": (Ops, rng.standard_normal((3, 4, 5)).astype(np.float32), False),
     }
     for name, (network, x, external) in networks.items():
         ms.set_seed(SEED)

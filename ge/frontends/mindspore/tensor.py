@@ -65,7 +65,10 @@ def _reduce(op_class: type) -> Converter:
             axes, keep = node.value(1), node.value(2) if len(node.inputs) > 2 else False
         else:
             axes, keep = node.attr("axis", ()), node.attr("keep_dims", False)
-        axes = node.ints(axes, "axis") or list(range(len(x.shape)))  # () reduces every axis
+        axes = node.ints(axes, "axis")
+        if not axes and len(node.inputs) > 3 and node.value(3):
+            return x  # ReduceSum's skip_mode: no axes given reduces none
+        axes = axes or list(range(len(x.shape)))  # () reduces every axis
         props = {"axes": ints_attr(axes), "keepdims": int_attr(int(bool(keep)))}
         return imp.g.add_op(op_class, [x], props, node.name)
 
