@@ -167,6 +167,12 @@ def test_import_needs_no_mindspore() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_docs_list_every_primitive() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "frontends.md").read_text()
+    listed = docs.split("<!-- mindspore-primitives -->\n", 1)[1].split("\n<!--", 1)[0]
+    assert listed == ", ".join(f"`{name}`" for name in sorted(CONVERTERS))
+
+
 def _model(name: str) -> mind_ir.ModelProto:
     model = mind_ir.ModelProto()
     model.ParseFromString((FIXTURES / name).read_bytes())

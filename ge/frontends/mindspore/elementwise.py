@@ -23,6 +23,15 @@ def _binary(op_class: type) -> Converter:
     return convert
 
 
+def _divide(imp: Importer, node: Node) -> Value:
+    """True division; MindSpore's integer division rounds in ways of its own, so it is refused."""
+    like = next((value for value in node.inputs[:2] if isinstance(value, Tensor)), None)
+    a, b = node.tensor(0, like), node.tensor(1, like)
+    if not a.dtype.startswith(("float", "bfloat")):
+        raise node.fail(f"division of {a.dtype} tensors is not supported (cast them to float32 first)")
+    return imp.g.add_op(ops.DivOp, [a, b], None, node.name)
+
+
 def _unary(op_class: type) -> Converter:
     def convert(imp: Importer, node: Node) -> Value:
         return imp.g.add_op(op_class, [node.tensor(0)], None, node.name)
@@ -57,8 +66,8 @@ CONVERTERS: dict[str, Converter] = {
     "Add": _binary(ops.AddOp),
     "Sub": _binary(ops.SubOp),
     "Mul": _binary(ops.MulOp),
-    "RealDiv": _binary(ops.DivOp),
-    "Div": _binary(ops.DivOp),
+    "RealDiv": _divide,
+    "Div": _divide,
     "Maximum": _binary(ops.MaxOp),
     "Minimum": _binary(ops.MinOp),
     "ReLU": _unary(ops.ReluOp),
