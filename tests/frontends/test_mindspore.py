@@ -114,6 +114,14 @@ def test_bad_files_are_refused(tmp_path: Path, content: bytes, message: str) -> 
         ge.GraphParser().parse_mindspore(path)
 
 
+def test_onnx_model_is_refused(tmp_path: Path) -> None:
+    """An ONNX model parses as protobuf with the MINDIR classes; its producer gives it away."""
+    path = tmp_path / "model.mindir"
+    shutil.copy(Path(ge.__file__).parent / "models" / "tiny_cnn.onnx", path)
+    with pytest.raises(InvalidModelError, match="made by 'ge', not MindSpore.*parse_onnx"):
+        ge.GraphParser().parse_mindspore(path)
+
+
 def test_truncated_file_is_refused(tmp_path: Path) -> None:
     data = (FIXTURES / "lenet.mindir").read_bytes()
     path = tmp_path / "cut.mindir"

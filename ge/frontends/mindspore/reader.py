@@ -34,6 +34,8 @@ DTYPES: dict[int, np.dtype] = {
 """MINDIR element types ge reads, as numpy dtypes (little-endian, as MindSpore writes them)."""
 
 AIR_SUFFIXES = (".air",)
+PRODUCER = "MindSpore"
+"""The `producer_name` MindSpore writes in every MINDIR file."""
 
 
 def load_mindir(path: str | Path) -> mind_ir.ModelProto:
@@ -66,6 +68,12 @@ def load_mindir(path: str | Path) -> mind_ir.ModelProto:
             f"'{path}' is not a MINDIR model (it does not parse as one: {error}); an encrypted MINDIR "
             "must be exported again without enc_key"
         ) from None
+    if model.producer_name and model.producer_name != PRODUCER:
+        # Other protobuf models, ONNX's among them, parse with these classes too.
+        raise InvalidModelError(
+            f"'{path}' was made by '{model.producer_name}', not {PRODUCER}: it is not a MINDIR model (for an "
+            "ONNX model use GraphParser().parse_onnx)"
+        )
     if not model.HasField("graph") or not model.graph.node:
         raise InvalidModelError(
             f"'{path}' is not a MINDIR model: it has no graph (export it with mindspore.export(net, x, "
