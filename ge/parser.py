@@ -15,7 +15,7 @@ from .limits import DEFAULT_MAX_TENSOR_BYTES, check_limit, check_max_tensor_byte
 
 
 class GraphParser:
-    """`GraphParser().parse_onnx("model.onnx")` -> `Graph`.
+    """`GraphParser().parse_onnx("model.onnx")`, `.parse_mindspore("model.mindir")` -> `Graph`.
 
     `max_tensor_bytes` (default 4 GiB) refuses a model with a larger tensor, before ONNX's shape
     inference or anything else would allocate it.
@@ -106,3 +106,22 @@ class GraphParser:
         from .frontends.tensorflow import import_tensorflow
 
         return import_tensorflow(path, outputs=outputs, input_shapes=input_shapes)
+
+    @without_collection
+    def parse_mindspore(
+        self, path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None = None
+    ) -> Graph:
+        """Imports a MindSpore MINDIR file (`mindspore.export(net, x, file_name=..., file_format="MINDIR")`);
+        weights MindSpore kept in files beside it are read from there. MindSpore need not be installed.
+
+        `input_shapes` fixes dynamic dimensions of inputs by name. Raises `UnsupportedOperatorError`
+        listing every unsupported primitive, and `InvalidModelError` for an AIR file (export MINDIR or
+        ONNX instead) or a file that is not a MINDIR model.
+        """
+        from .errors import InvalidModelError
+        from .frontends.mindspore import import_mindspore
+        from .limits import check_max_tensor_bytes
+
+        graph = import_mindspore(path, input_shapes)
+        check_max_tensor_bytes(graph.module, self.max_tensor_bytes, InvalidModelError)
+        return graph

@@ -1,0 +1,182 @@
+"""Builds the MindSpore test fixtures: small LeNet-, ResNet- and MLP-style networks, and one network of
+the other primitives ge converts, exported as MINDIR with MindSpore's own outputs on fixed inputs,
+into tests/frontends/fixtures/mindspore/.
+
+MindSpore is not one of ge's dependencies: run this in a virtual environment of its own,
+
+    python3.11 -m venv /tmp/msvenv
+    /tmp/msvenv/bin/pip install -r tools/mindspore_fixtures/requirements.txt
+    /tmp/msvenv/bin/python tools/mindspore_fixtures/make_fixtures.py
+
+Each fixture is `<name>.mindir` and `<name>.npz` (the input `x` and the outputs `y0`, `y1`, ...).
+The MLP is saved as MindSpore saves a large model, its weights in `mlp_variables/data_0` beside
+`mlp_graph.mindir`; the ResNet's residual blocks are `lazy_inline` cells, kept as sub-graphs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import mindspore as ms
+import numpy as np
+from mindspore import lazy_inline, nn, ops
+from mindspore.train import serialization
+
+OUT = Path(__file__).resolve().parents[2] / "tests" / "frontends" / "fixtures" / "mindspore"
+SEED = 20260601
+
+
+class LeNet(nn.Cell):
+    """LeNet-5 on a 1 x 32 x 32 image, as MindSpore's model zoo writes it."""
+
+    def __init__(self, classes: int = 10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, pad_mode="valid")
+        self.conv2 = nn.Conv2d(6, 16, 5, pad_mode="valid")
+        self.fc1 = nn.Dense(16 * 5 * 5, 32)
+        self.fc2 = nn.Dense(32, classes)
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(kernel_size=2, stride=2)
+        self.flatten = nn.Flatten()
+
+    def construct(self, x):
+        x = self.pool(self.relu(self.conv1(x)))
+        x = self.pool(self.relu(self.conv2(x)))
+        x = self.relu(self.fc1(self.flatten(x)))
+        return self.fc2(x)
+
+
+class BasicBlock(nn.Cell):
+    """A residual block."""
+
+    def __init__(self, channels_in: int, channels: int, stride: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels_in, channels, 3, stride, pad_mode="pad", padding=1)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, 1, pad_mode="same")
+        self.bn2 = nn.BatchNorm2d(channels)
+        self.relu = nn.ReLU()
+        self.shortcut = None
+        if stride != 1 or channels_in != channels:
+            self.shortcut = nn.SequentialCell(
+                [nn.Conv2d(channels_in, channels, 1, stride, pad_mode="valid"), nn.BatchNorm2d(channels)]
+            )
+
+    def construct(self, x):
+        y = self.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        identity = x if self.shortcut is None else self.shortcut(x)
+        return self.relu(y + identity)
+
+
+class SubGraphBlock(BasicBlock):
+    """The residual block, kept a sub-graph of the exported model by `lazy_inline` (which MindSpore
+    does not run on CPU: the outputs come from the same network built of `BasicBlock`s)."""
+
+    @lazy_inline
+    def __init__(self, channels_in: int, channels: int, stride: int):
+        super().__init__(channels_in, channels, stride)
+
+
+class SmallResNet(nn.Cell):
+    """A stem, two residual stages (one downsampling), global average pooling, a classifier."""
+
+    def __init__(self, classes: int = 10, block: type[BasicBlock] = SubGraphBlock):
+        super().__init__()
+        self.stem = nn.SequentialCell([nn.Conv2d(3, 8, 3, pad_mode="same"), nn.BatchNorm2d(8), nn.ReLU()])
+        self.pool = nn.MaxPool2d(kernel_size=3, stride=2, pad_mode="same")
+        self.layer1 = block(8, 8, 1)
+        self.layer2 = block(8, 16, 2)
+        self.avg = nn.AvgPool2d(kernel_size=2, stride=2)
+        self.fc = nn.Dense(16, classes)
+
+    def construct(self, x):
+        x = self.pool(self.stem(x))
+        x = self.layer2(self.layer1(x))
+        x = self.avg(x)
+        x = ops.mean(x, axis=(2, 3), keep_dims=False)
+        return ops.softmax(self.fc(x), axis=-1)
+
+
+class MLP(nn.Cell):
+    """Dense layers with the tensor ops an MLP head uses: reshape, transpose, concat, cast, mean."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Dense(16, 32, activation="relu")
+        self.fc2 = nn.Dense(32, 32)
+        self.fc3 = nn.Dense(64, 8)
+        self.scale = ms.Parameter(ms.Tensor(np.linspace(0.5, 1.5, 32, dtype=np.float32)), name="scale")
+
+    def construct(self, x):
+        h = self.fc1(x)
+        g = ops.sigmoid(self.fc2(h)) * self.scale + 0.25
+        t = ops.transpose(ops.reshape(g, (-1, 4, 8)), (0, 2, 1))
+        t = ops.reshape(t, (-1, 32))
+        c = ops.concat((h, t - g), axis=1)
+        c = ops.cast(ops.cast(c, ms.float16), ms.float32)
+        y = self.fc3(c)
+        return ops.softmax(y, axis=1), ops.mean(y, axis=1, keep_dims=True)
+
+
+class Ops(nn.Cell):
+    """The elementwise, reduction and shape primitives the three networks above do not use."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(SEED)
+        self.w = ms.Parameter(ms.Tensor(rng.standard_normal((6, 5)).astype(np.float32)), name="w")
+        self.b = ms.Parameter(ms.Tensor(rng.standard_normal(6).astype(np.float32)), name="b")
+
+    def construct(self, x):
+        a = ops.abs(x)
+        b = ops.exp(-a)
+        m = ops.maximum(ops.log(a + 1.0), ops.sqrt(a))
+        n = ops.minimum(ops.tanh(x), ops.erf(x))
+        r = m / (b + 1.0) + n
+        s = ops.squeeze(ops.expand_dims(ops.reduce_sum(r, 2), 1), 1)
+        extremes = ops.amax(x, axis=1) - ops.amin(x, axis=1, keepdims=False)
+        products = ops.bmm(x, ops.transpose(x, (0, 2, 1)))
+        dense = ops.dense(x, self.w, self.b)
+        return s, extremes, ops.log_softmax(products, -1), dense
+
+
+def main() -> None:
+
+    ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
+    OUT.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(SEED)
+    networks = {
+        "lenet": (LeNet, rng.standard_normal((2, 1, 32, 32)).astype(np.float32), False),
+        "resnet": (SmallResNet, rng.standard_normal((2, 3, 16, 16)).astype(np.float32), False),
+        "mlp": (MLP, rng.standard_normal((4, 16)).astype(np.float32), True),
+        "ops": (Ops, rng.standard_normal((3, 4, 5)).astype(np.float32), False),
+    }
+    for name, (network, x, external) in networks.items():
+        ms.set_seed(SEED)
+        net = network()
+        net.set_train(False)
+        if external:
+            # MindSpore keeps weights in files beside the model past TOTAL_SAVE KiB; a small model
+            # takes the same path when that threshold is 0.
+            serialization.TOTAL_SAVE = 0
+        ms.export(net, ms.Tensor(x), file_name=str(OUT / name), file_format="MINDIR")
+        serialization.TOTAL_SAVE = 1024 * 1024
+        for written in OUT.glob(f"{name}*"):  # MindSpore writes them read-only
+            for path in [written, *written.glob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+        if network is SmallResNet:
+            twin = SmallResNet(block=BasicBlock)
+            twin.set_train(False)
+            ms.load_param_into_net(twin, net.parameters_dict(), strict_load=True)
+            net = twin
+        outputs = net(ms.Tensor(x))
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        arrays = {f"y{i}": out.asnumpy() for i, out in enumerate(outputs)}
+        np.savez(OUT / f"{name}.npz", x=x, **arrays)
+        print(name, {key: value.shape for key, value in arrays.items()}, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
