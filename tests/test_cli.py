@@ -236,6 +236,38 @@ def test_a_tensorflow_model_compiles_runs_and_matches_tensorflow(tmp_path: Path)
     assert result.exit_code == 0 and result.stdout.startswith("all ops supported (")
 
 
+def test_mindspore_and_pytorch_models_compile_and_run_from_the_command_line(tmp_path: Path) -> None:
+    import torch
+
+    recorded = np.load(Path(__file__).parent / "frontends" / "fixtures" / "mindspore" / "lenet.npz")
+    lenet = Path(__file__).parent / "frontends" / "fixtures" / "mindspore" / "lenet.mindir"
+    torch.manual_seed(0)
+    linear = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()).eval()
+    x = torch.randn(2, 4)
+    torch.export.save(torch.export.export(linear, (x,)), tmp_path / "m.pt2")
+    cases = [
+        (lenet, "1", recorded["x"], recorded["y0"]),
+        (tmp_path / "m.pt2", "pytorch", x.numpy(), linear(x).detach().numpy()),
+    ]
+    for model, framework, given, expected in cases:
+        output = tmp_path / f"model_{framework}"
+        result = ge_command("compile", "--model", model, "--framework", framework, "--output", output)
+        assert result.exit_code == 0, result.output
+        np.save(tmp_path / "x.npy", given)
+        result = ge_command(
+            "run", f"{output}.ge", "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npz"
+        )
+        assert result.exit_code == 0, result.output
+        with np.load(tmp_path / "y.npz") as outputs:
+            (got,) = outputs.values()
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+    result = ge_command(
+        "compile", "--model", tmp_path / "m.pt2", "--framework", "pytorch", "--output", tmp_path / "p",
+        "--input_shape", "x:2,4",
+    )  # fmt: skip
+    assert error_lines(result) == ["ge compile: error: --input_shape is not supported for PyTorch models"]
+
+
 @pytest.mark.parametrize(
     ("missing", "message"),
     [
