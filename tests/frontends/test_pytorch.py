@@ -218,3 +218,24 @@ def test_torch_compile_leaves_a_graph_needing_autograd_to_eager(compiled_graphs,
     assert actual.requires_grad
     assert compiled_graphs == []
     assert "needs autograd" in caplog.text
+
+
+def test_torch_compile_compiles_again_when_a_parameter_changes(compiled_graphs, caplog):
+    """An in-place write to a parameter (as an optimizer step makes) is seen: the graph is
+    compiled again with the new values, logged and counted; an unchanged call is not."""
+    from ge.frontends.pytorch import dynamo
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.Tanh()).eval()
+    x = torch.randn(3, 8)
+    compiled = torch.compile(model, backend="ge", options={"optimization_level": 0})
+    before = dynamo.RECOMPILES[0]
+    with torch.no_grad():
+        compiled(x)
+        compiled(x)
+        assert len(compiled_graphs) == 1 and dynamo.RECOMPILES[0] == before
+        model[0].weight.mul_(2.0)
+        actual = compiled(x)
+    np.testing.assert_allclose(actual.numpy(), _expected(model, (x,))[0], rtol=1e-4, atol=1e-5)
+    assert len(compiled_graphs) == 2 and dynamo.RECOMPILES[0] == before + 1
+    assert "changed since the graph was compiled; compiling again" in caplog.text

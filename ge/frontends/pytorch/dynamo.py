@@ -1,10 +1,13 @@
 """`torch.compile(model, backend="ge")`: a Dynamo backend that runs each captured graph on ge.
 
 Dynamo hands over an FX graph of torch calls whose parameters and buffers arrive as inputs. The
-backend binds those to the graph as constants (weights, as `torch.compile`'s freezing does: a
-later change of a parameter's values is not seen), exports the rest with `torch.export`, converts
-it with the frontend's converters, compiles it with `ge.GraphCompiler` and runs it with
-`ge.GraphExecutor`. A graph ge cannot take (an unsupported op, a graph that autograd must
+backend binds those to the graph as constants (weights, as `torch.compile`'s freezing does),
+exports the rest with `torch.export`, converts it with the frontend's converters, compiles it
+with `ge.GraphCompiler` and runs it with `ge.GraphExecutor`. Each call checks the parameters and
+buffers it is given against those compiled in (the same storage, the same version counter, which
+every in-place write such as an optimizer step advances); a changed one compiles the graph again
+with the new values, logged and counted (`RECOMPILES`). A write through `.data` bypasses the
+version counter and is not seen. A graph ge cannot take (an unsupported op, a graph that autograd must
 differentiate, a symbolic size, a compile error) runs eagerly instead, with one logged line
 saying why.
 
@@ -59,12 +62,6 @@ def _compiled(
 ) -> Callable[..., Any]:
     import torch
 
-    import ge
-
-    from . import CONVERTERS
-    from .exporter import decomposition_table
-    from .importer import import_program
-
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
     if not all(isinstance(t, torch.Tensor) for t in example_inputs):
         raise GeError("the graph takes symbolic sizes (dynamic shapes); compile with dynamic=False")
@@ -75,26 +72,70 @@ def _compiled(
             "the graph needs autograd (an input or parameter requires grad); run it under "
             "torch.no_grad() or torch.inference_mode() to use ge"
         )
-    bound = _Bound(graph_module, example_inputs, is_weight)
-    try:
-        program = torch.export.export(bound, tuple(example_inputs[i] for i in user), strict=False)
-    except Exception as error:  # torch raises many kinds; the reason is its first line
-        raise GeError(
-            f"torch.export could not trace the graph: {str(error).strip().splitlines()[0]}"
-        ) from None
-    program = program.run_decompositions(decomposition_table())
-    graph = import_program(program, CONVERTERS)
-    executor = ge.GraphExecutor()
-    executor.load_graph(ge.GraphCompiler().compile(graph, **options))
-    names = graph.inputs
-    out_spec = program.call_spec.out_spec
+    build = _builder(graph_module, is_weight, user, options)
+    weights = [i for i, weight in enumerate(is_weight) if weight]
+    state = {"seen": _identity(example_inputs, weights), "run": build(example_inputs)}
 
     def run(*args: Any) -> Any:
-        feeds = {name: args[i].detach().cpu().numpy() for name, i in zip(names, user, strict=True)}
-        results = [torch.from_numpy(r) for r in executor.run(feeds)]
-        return torch.utils._pytree.tree_unflatten(results, out_spec)
+        seen = _identity(args, weights)
+        if seen != state["seen"]:
+            changed = next(i for i, (a, b) in enumerate(zip(seen, state["seen"], strict=True)) if a != b)
+            LOG.warning(
+                "ge backend: weight input %d changed since the graph was compiled; compiling again",
+                weights[changed],
+            )
+            RECOMPILES[0] += 1
+            state["run"], state["seen"] = build(args), seen
+        return state["run"](*args)
 
     return run
+
+
+RECOMPILES = [0]
+"""How many times a graph was compiled again because a parameter or buffer changed."""
+
+
+def _identity(args: Sequence[Any], weights: Sequence[int]) -> list[tuple[int, int]]:
+    """Per weight input, its storage and version counter: what an in-place write changes."""
+    return [(args[i].data_ptr(), args[i]._version) for i in weights]
+
+
+def _builder(
+    graph_module: Any, is_weight: Sequence[bool], user: Sequence[int], options: Mapping[str, Any]
+) -> Callable[[Sequence[Any]], Callable[..., Any]]:
+    """A function compiling `graph_module` with the weight inputs of the arguments it is given
+    bound as constants, returning the callable that runs it on ge."""
+    import torch
+
+    import ge
+
+    from . import CONVERTERS
+    from .exporter import decomposition_table
+    from .importer import import_program
+
+    def build(arguments: Sequence[Any]) -> Callable[..., Any]:
+        bound = _Bound(graph_module, arguments, is_weight)
+        try:
+            program = torch.export.export(bound, tuple(arguments[i] for i in user), strict=False)
+        except Exception as error:  # torch raises many kinds; the reason is its first line
+            raise GeError(
+                f"torch.export could not trace the graph: {str(error).strip().splitlines()[0]}"
+            ) from None
+        program = program.run_decompositions(decomposition_table())
+        graph = import_program(program, CONVERTERS)
+        executor = ge.GraphExecutor()
+        executor.load_graph(ge.GraphCompiler().compile(graph, **options))
+        names = graph.inputs
+        out_spec = program.call_spec.out_spec
+
+        def run(*args: Any) -> Any:
+            feeds = {name: args[i].detach().cpu().numpy() for name, i in zip(names, user, strict=True)}
+            results = [torch.from_numpy(r) for r in executor.run(feeds)]
+            return torch.utils._pytree.tree_unflatten(results, out_spec)
+
+        return run
+
+    return build
 
 
 def _is_weight(node: Any, tensor: Any) -> bool:
