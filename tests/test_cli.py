@@ -265,7 +265,17 @@ def test_mindspore_and_pytorch_models_compile_and_run_from_the_command_line(tmp_
         "compile", "--model", tmp_path / "m.pt2", "--framework", "pytorch", "--output", tmp_path / "p",
         "--input_shape", "x:2,4",
     )  # fmt: skip
-    assert error_lines(result) == ["ge compile: error: --input_shape is not supported for PyTorch models"]
+    assert error_lines(result) == [
+        "ge compile: error: --input_shape is not supported for PyTorch models: export the program "
+        "with the shapes you want (or dynamic_shapes)"
+    ]
+    result = ge_command(
+        "compile", "--model", tmp_path / "m.pt2", "--framework", "5", "--output", tmp_path / "p"
+    )
+    assert error_lines(result) == [
+        f"ge compile: error: '{tmp_path / 'm.pt2'}' is a zip archive, not an ONNX model; a torch.export "
+        "archive is --framework pytorch"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -273,6 +283,7 @@ def test_mindspore_and_pytorch_models_compile_and_run_from_the_command_line(tmp_
     [
         ("ge.frontends.tensorflow", "framework 3 (TensorFlow) is not yet supported: ge reads ONNX (5)"),
         ("tensorboard", "framework 3 (TensorFlow) needs tensorboard: pip install 'ge[tensorflow]'"),
+        ("torch", "framework pytorch (PyTorch) needs torch: pip install 'ge[torch]'"),
     ],
 )
 def test_a_framework_without_its_frontend_or_package_says_so(
@@ -285,7 +296,8 @@ def test_a_framework_without_its_frontend_or_package_says_so(
     monkeypatch.setattr(
         cli_compile.importlib.util, "find_spec", lambda name: None if name != "ge.frontends.onnx" else 1
     )
-    result = ge_command("compile", "--model", TINY_CNN, "--framework", "3", "--output", tmp_path / "m")
+    framework = "pytorch" if missing == "torch" else "3"
+    result = ge_command("compile", "--model", TINY_CNN, "--framework", framework, "--output", tmp_path / "m")
     assert result.exit_code == 1
     (line,) = error_lines(result)
     assert line.startswith(f"ge compile: error: {message}")

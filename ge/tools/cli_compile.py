@@ -16,6 +16,7 @@ import importlib.util
 import inspect
 import json
 import time
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,13 @@ FRAMEWORKS = {"5": "onnx", "onnx": "onnx", "1": "mindspore", "mindspore": "minds
 FRAMEWORKS |= {"3": "tensorflow", "tensorflow": "tensorflow", "pytorch": "pytorch"}
 """atc's framework codes (and names) to the frontend package under `ge.frontends`."""
 FRAMEWORK_NAMES = {"onnx": "ONNX", "mindspore": "MindSpore", "tensorflow": "TensorFlow", "pytorch": "PyTorch"}
+EXTRAS = {"pytorch": "torch"}
+"""The pip extra of a frontend package, where its name differs."""
+UNSET_BY = {
+    ("pytorch", "input_shapes"): "export the program with the shapes you want (or dynamic_shapes)",
+    ("pytorch", "outputs"): "return the values you want from forward and export it again",
+}
+"""How to get what an atc flag asks of a framework whose loader does not take it."""
 
 OUTPUT_TYPES = {"FP32": "float32", "FP16": "float16"}
 
@@ -133,9 +141,10 @@ def flags(name: str, **settings: Any) -> Callable[[Callable[..., Any]], Callable
 @flags("input_shape", metavar='"NAME:D,D,...;NAME:..."', help="fix input shapes (-1 keeps a dimension)")
 @flags(
     "input_format",
-    type=click.Choice(["NCHW", "ND"]),
-    default="NCHW",
-    help="the inputs' layout; ge keeps the model's NCHW or ND layout, so both compile alike",
+    type=click.Choice(["NCHW", "NHWC", "ND"]),
+    default=None,
+    help="the inputs' layout, as atc takes it; ge keeps each input in the layout the model declares "
+    "(a TensorFlow model's NHWC too), so every value compiles alike",
 )
 @flags("out_nodes", metavar='"NODE:INDEX;..."', help="the outputs, as node names and output indices")
 @flags("output_type", type=click.Choice(list(OUTPUT_TYPES)), help="cast float outputs (unset: as the model)")
@@ -273,7 +282,8 @@ def frontend_loader(code: str) -> Callable[..., Graph]:
             raise GeError(
                 f"framework {code} ({name}) is not yet supported: ge reads {', '.join(readable)} models"
             ) from None
-        raise GeError(f"framework {code} ({name}) needs {error.name}: pip install 'ge[{package}]'") from None
+        extra = EXTRAS.get(package, package)
+        raise GeError(f"framework {code} ({name}) needs {error.name}: pip install 'ge[{extra}]'") from None
     return module.load_model_file
 
 
@@ -293,9 +303,17 @@ def parse_model(
         flags = {"input_shapes": "--input_shape", "outputs": "--out_nodes"}
         for name, value in given.items():
             if value is not None and name not in accepted:
-                named = FRAMEWORK_NAMES[FRAMEWORKS[framework.lower()]]
-                raise GeError(f"{flags[name]} is not supported for {named} models")
+                package = FRAMEWORKS[framework.lower()]
+                fix = UNSET_BY.get((package, name))
+                raise GeError(
+                    f"{flags[name]} is not supported for {FRAMEWORK_NAMES[package]} models"
+                    + (f": {fix}" if fix else "")
+                )
         return loader(path, **{name: value for name, value in given.items() if value is not None})
+    if zipfile.is_zipfile(path):
+        raise GeError(
+            f"'{path}' is a zip archive, not an ONNX model; a torch.export archive is --framework pytorch"
+        )
     model = load_model(path)
     outputs = [_out_node(model, spec) for spec in _entries(out_nodes)] if out_nodes else None
     return GraphParser(max_tensor_bytes).parse_onnx(model, input_shapes=shapes, outputs=outputs)
