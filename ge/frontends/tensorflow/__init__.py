@@ -16,6 +16,7 @@ import numpy as np
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 
+from ..common import unsupported_operators_error
 from . import elementwise, nn, tensor
 from .importer import DTYPES, Converter, Importer, Node, tensor_array, tensor_name
 
@@ -167,14 +168,7 @@ def check_supported(nodes: Sequence[object]) -> None:
         {"op_type": n.op, "domain": "tensorflow", "node": n.name} for n in nodes if n.op not in CONVERTERS
     ]
     if unsupported:
-        kinds = sorted({u["op_type"] for u in unsupported})
-        lines = [f"  {u['op_type']} at node '{u['node']}'" for u in unsupported]
-        raise UnsupportedOperatorError(
-            f"{len(unsupported)} node(s) use TensorFlow ops ge does not support ({', '.join(kinds)}):\n"
-            + "\n".join(lines),
-            unsupported,
-            category="operator",
-        )
+        raise unsupported_operators_error("TensorFlow", unsupported)
 
 
 def load_model_file(
