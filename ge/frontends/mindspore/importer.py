@@ -274,7 +274,9 @@ def _fixed_shape(name: str, shape: list[int], given: Sequence[int]) -> list[int]
     for axis, (have, want) in enumerate(zip(shape, given, strict=True)):
         if have >= 0 and want not in (have, -1):
             raise InvalidModelError(
-                f"input_shapes: input '{name}' axis {axis} is {have} in the model, given {want}"
+                f"input_shapes: input '{name}' axis {axis} is {have} in the model, given {want}; a MINDIR "
+                "model's shapes are fixed when it is exported: export the network again with an input of "
+                "the shape wanted"
             )
     return [want if have < 0 else have for have, want in zip(shape, given, strict=True)]
 
