@@ -59,6 +59,9 @@ CONVERTERS: dict[str, Converter] = {
 }
 """Every supported TensorFlow op type and its converter."""
 
+SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
+"""The files that make a directory a SavedModel (TensorFlow writes one of them)."""
+
 NOT_OUTPUTS = ("NoOp", "Const", "Placeholder", "PlaceholderWithDefault")
 """Ops whose results are never default graph outputs."""
 
@@ -76,6 +79,11 @@ def load_graph_def(source: str | Path | bytes):
         path = Path(source)
         what = f"'{path}'"
         if path.is_dir():
+            if not any((path / name).is_file() for name in SAVED_MODEL_FILES):
+                raise InvalidModelError(
+                    f"'{path}' is a directory without saved_model.pb: give a frozen GraphDef (.pb, "
+                    ".pbtxt) or a SavedModel directory"
+                )
             return freeze_saved_model(path)
         try:
             data = path.read_bytes()
