@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 import ge
@@ -67,7 +68,11 @@ def test_load_model_file_is_parse_mindspore() -> None:
 
 
 def test_input_shapes_are_checked() -> None:
-    with pytest.raises(InvalidModelError, match="input 'x' axis 0 is 2 in the model, given 8"):
+    with pytest.raises(
+        InvalidModelError,
+        match="input 'x' axis 0 is 2 in the model, given 8; a MINDIR model's shapes are fixed when it "
+        "is exported: export the network again with an input of the shape wanted",
+    ):
         ge.GraphParser().parse_mindspore(FIXTURES / "lenet.mindir", input_shapes={"x": [8, 1, 32, 32]})
     with pytest.raises(InvalidModelError, match="names image, which the model does not have"):
         ge.GraphParser().parse_mindspore(FIXTURES / "lenet.mindir", input_shapes={"image": [2, 1, 32, 32]})
@@ -90,13 +95,27 @@ def test_unsupported_primitives_are_listed_at_once(tmp_path: Path) -> None:
     assert str(error).startswith("5 node(s) use MindSpore primitives ge does not support (LRN, ROIAlign)")
 
 
-def test_air_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("content", [b"\x08\x01", b""])
+def test_air_is_refused(tmp_path: Path, content: bytes) -> None:
+    """A .air file that is not MINDIR by content is refused as AIR, an empty one too."""
     path = tmp_path / "net.air"
-    path.write_bytes(b"\x08\x01")
+    path.write_bytes(content)
     with pytest.raises(
-        InvalidModelError, match="AIR is exported on Ascend hardware.*export the network as MINDIR"
+        InvalidModelError,
+        match="'.*net.air' is not a MINDIR model; as an AIR model .*AIR is exported on Ascend hardware.*"
+        "export the network as MINDIR",
     ):
         ge.GraphParser().parse_mindspore(path)
+
+
+def test_mindir_named_air_is_read(tmp_path: Path) -> None:
+    """The content decides: a MINDIR model under a .air name is imported as MINDIR."""
+    recorded = np.load(FIXTURES / "lenet.npz")
+    path = tmp_path / "lenet.air"
+    shutil.copy(FIXTURES / "lenet.mindir", path)
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphParser().parse_mindspore(path))
+    np.testing.assert_allclose(executor.run(recorded["x"])[0], recorded["y0"], rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -119,6 +138,37 @@ def test_onnx_model_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "model.mindir"
     shutil.copy(Path(ge.__file__).parent / "models" / "tiny_cnn.onnx", path)
     with pytest.raises(InvalidModelError, match="made by 'ge', not MindSpore.*parse_onnx"):
+        ge.GraphParser().parse_mindspore(path)
+
+
+@pytest.mark.parametrize("producer", ["", "pytorch"])
+def test_onnx_model_of_any_producer_is_refused(tmp_path: Path, producer: str) -> None:
+    """An ONNX model with no producer (or another one) is not taken for MINDIR: its nodes would
+    read as nodes without a primitive."""
+    model = onnx.load(Path(ge.__file__).parent / "models" / "tiny_cnn.onnx")
+    model.producer_name = producer
+    path = tmp_path / "model.mindir"
+    onnx.save(model, path)
+    made_by = f"was made by '{producer}'" if producer else "names no producer"
+    with pytest.raises(
+        InvalidModelError, match=f"'.*model.mindir' is not a MINDIR model \\({made_by}, not MindSpore"
+    ):
+        ge.GraphParser().parse_mindspore(path)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda model: model.graph.ClearField("name"), "a graph has no name"),
+        (lambda model: model.graph.node[0].ClearField("op_type"), "1 node.s. of graph '.*' have no op_type"),
+    ],
+)
+def test_malformed_mindir_is_refused(tmp_path: Path, change, message: str) -> None:
+    model = _model("lenet.mindir")
+    change(model)
+    path = tmp_path / "lenet.mindir"
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(InvalidModelError, match=f"'.*lenet.mindir' is not a MINDIR model \\({message}\\)"):
         ge.GraphParser().parse_mindspore(path)
 
 

@@ -156,6 +156,18 @@ def test_saved_model_without_tensorflow(tmp_path: Path, monkeypatch: pytest.Monk
         ge.GraphParser().parse_tensorflow(tmp_path)
 
 
+@pytest.mark.parametrize("files", [[], ["variables.index", "model.pb"]])
+def test_directory_without_saved_model_is_refused(tmp_path: Path, files: list[str]) -> None:
+    """Only a directory holding saved_model.pb (or .pbtxt) is taken for a SavedModel."""
+    for name in files:
+        (tmp_path / name).write_bytes(b"")
+    with pytest.raises(
+        InvalidModelError,
+        match="is a directory without saved_model.pb: give a frozen GraphDef .*or a SavedModel directory",
+    ):
+        ge.GraphParser().parse_tensorflow(tmp_path)
+
+
 @pytest.mark.parametrize(
     ("name", "content", "message"),
     [

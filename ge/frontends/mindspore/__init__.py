@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
+from ge.errors import GeError, InvalidModelError
 from ge.graph import Graph
 
+from ..common import unsupported_operators_error
 from . import elementwise, nn, tensor
 from . import mind_ir_pb2 as mind_ir
 from .importer import REF, STRUCTURAL, Converter, Importer, Node
@@ -75,14 +76,7 @@ def check_supported(model: mind_ir.ModelProto) -> None:
                     {"op_type": primitive, "domain": "mindspore", "node": node.domain or node.name}
                 )
     if unsupported:
-        kinds = sorted({u["op_type"] for u in unsupported})
-        lines = [f"  {u['op_type']} at node '{u['node']}'" for u in unsupported]
-        raise UnsupportedOperatorError(
-            f"{len(unsupported)} node(s) use MindSpore primitives ge does not support ({', '.join(kinds)}):\n"
-            + "\n".join(lines),
-            unsupported,
-            category="operator",
-        )
+        raise unsupported_operators_error("MindSpore", unsupported, operators="primitives")
 
 
 def _check_input_names(model: mind_ir.ModelProto, input_shapes: Mapping[str, Sequence[int]]) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 
+from ..common import invalid_node_error, unsupported_form_error
 from . import mind_ir_pb2 as mind_ir
 from .reader import DTYPES, tensor_array
 from .values import MONAD, Unreadable, attribute_value
@@ -78,13 +79,10 @@ class Node:
 
     def fail(self, what: str) -> UnsupportedOperatorError:
         """An unsupported form of a supported primitive."""
-        return UnsupportedOperatorError(
-            f"{self.primitive} at node '{self.name}': {what}",
-            [{"op_type": self.primitive, "domain": "mindspore", "node": self.name, "missing": what}],
-        )
+        return unsupported_form_error(self.primitive, "mindspore", self.name, what)
 
     def invalid(self, what: str) -> InvalidModelError:
-        return InvalidModelError(f"{self.primitive} at node '{self.name}': {what}")
+        return invalid_node_error(self.primitive, self.name, what)
 
 
 Converter = Callable[["Importer", Node], Value]
@@ -276,7 +274,9 @@ def _fixed_shape(name: str, shape: list[int], given: Sequence[int]) -> list[int]
     for axis, (have, want) in enumerate(zip(shape, given, strict=True)):
         if have >= 0 and want not in (have, -1):
             raise InvalidModelError(
-                f"input_shapes: input '{name}' axis {axis} is {have} in the model, given {want}"
+                f"input_shapes: input '{name}' axis {axis} is {have} in the model, given {want}; a MINDIR "
+                "model's shapes are fixed when it is exported: export the network again with an input of "
+                "the shape wanted"
             )
     return [want if have < 0 else have for have, want in zip(shape, given, strict=True)]
 

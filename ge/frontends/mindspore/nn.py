@@ -13,6 +13,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
 from ge.graph import Tensor
 
+from ..common import same_pads
 from .importer import Converter, Importer, Node, Value
 
 PAD_MODES = {0: "pad", 1: "same", 2: "valid"}
@@ -134,14 +135,9 @@ def _transposed_last(imp: Importer, x: Tensor, name: str) -> Tensor:
 
 def _same(node: Node, sizes, kernel, strides, dilations) -> tuple[int, int, int, int]:
     """SAME padding: the output has ceil(size / stride) cells; the odd padding cell goes after."""
-    pads = []
-    for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
-        if size < 0:
-            raise node.fail("SAME padding needs static spatial dimensions")
-        out = -(-size // s)
-        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
-        pads.append((total // 2, total - total // 2))
-    (top, bottom), (left, right) = pads
+    if any(size < 0 for size in sizes):
+        raise node.fail("SAME padding needs static spatial dimensions")
+    (top, left), (bottom, right) = same_pads(sizes, kernel, strides, dilations)
     return top, bottom, left, right
 
 

@@ -39,17 +39,11 @@ PRODUCER = "MindSpore"
 
 
 def load_mindir(path: str | Path) -> mind_ir.ModelProto:
-    """Reads a MINDIR file; an AIR file, a missing file or one that is not a MINDIR model raises
-    an `InvalidModelError` saying what to give instead."""
+    """Reads a MINDIR file, whatever its extension; a missing file, an AIR file or one that is not
+    a MINDIR model raises an `InvalidModelError` saying what to give instead."""
     if not isinstance(path, str | Path):
         raise InvalidModelError(f"a MindSpore model is a path to a .mindir file, got {type(path).__name__}")
     path = Path(path)
-    if path.suffix.lower() in AIR_SUFFIXES:
-        raise InvalidModelError(
-            f"'{path}' is an AIR model: AIR is exported on Ascend hardware for Ascend's own tools, and "
-            "ge does not read it; export the network as MINDIR (mindspore.export(..., "
-            "file_format='MINDIR')) or as ONNX instead"
-        )
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -58,28 +52,17 @@ def load_mindir(path: str | Path) -> mind_ir.ModelProto:
         raise InvalidModelError(f"MindSpore model '{path}' is a directory, not a .mindir file") from None
     except OSError as error:
         raise InvalidModelError(f"cannot read MindSpore model '{path}': {error.strerror}") from None
-    if not data:
-        raise InvalidModelError(f"'{path}' is empty (0 bytes): not a MINDIR model")
-    model = mind_ir.ModelProto()
     try:
-        model.ParseFromString(data)
-    except (DecodeError, RuntimeError, ValueError) as error:
-        raise InvalidModelError(
-            f"'{path}' is not a MINDIR model (it does not parse as one: {error}); an encrypted MINDIR "
-            "must be exported again without enc_key"
-        ) from None
-    if model.producer_name and model.producer_name != PRODUCER:
-        # Other protobuf models, ONNX's among them, parse with these classes too.
-        raise InvalidModelError(
-            f"'{path}' was made by '{model.producer_name}', not {PRODUCER}: it is not a MINDIR model (for an "
-            "ONNX model use GraphParser().parse_onnx)"
-        )
-    if not model.HasField("graph") or not model.graph.node:
-        raise InvalidModelError(
-            f"'{path}' is not a MINDIR model: it has no graph (export it with mindspore.export(net, x, "
-            "file_name=..., file_format='MINDIR'))"
-        )
-    return model
+        return _parse(path, data)
+    except InvalidModelError:
+        # The content decides; the extension only names what the file most likely is.
+        if path.suffix.lower() in AIR_SUFFIXES:
+            raise InvalidModelError(
+                f"'{path}' is not a MINDIR model; as an AIR model (its extension) ge does not read it: "
+                "AIR is exported on Ascend hardware for Ascend's own tools; export the network as MINDIR "
+                "(mindspore.export(..., file_format='MINDIR')) or as ONNX instead"
+            ) from None
+        raise
 
 
 def tensor_array(tensor: mind_ir.TensorProto, folder: Path | None, where: str) -> np.ndarray:
@@ -161,3 +144,39 @@ def _external(tensor: mind_ir.TensorProto, folder: Path | None, size: int, where
             f"{external.offset} + {length} (tensor '{tensor.name}')"
         )
     return raw
+
+
+def _parse(path: Path, data: bytes) -> mind_ir.ModelProto:
+    """The model in `data` if it is a MINDIR model by content: MindSpore as its producer, a named
+    graph with nodes that all have an op type (other protobuf models, ONNX's among them, parse with
+    these classes too, into fields that do not hold what MINDIR's do)."""
+    if not data:
+        raise InvalidModelError(f"'{path}' is empty (0 bytes): not a MINDIR model")
+    model = mind_ir.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as error:
+        raise InvalidModelError(
+            f"'{path}' is not a MINDIR model (it does not parse as one: {error}); an encrypted MINDIR "
+            "must be exported again without enc_key"
+        ) from None
+    if model.producer_name != PRODUCER:
+        made_by = f"was made by '{model.producer_name}'" if model.producer_name else "names no producer"
+        raise InvalidModelError(
+            f"'{path}' is not a MINDIR model ({made_by}, not {PRODUCER}; for an ONNX model use "
+            "GraphParser().parse_onnx)"
+        )
+    if not model.HasField("graph") or not model.graph.node:
+        raise InvalidModelError(
+            f"'{path}' is not a MINDIR model (it has no graph); export it with mindspore.export(net, x, "
+            "file_name=..., file_format='MINDIR')"
+        )
+    for graph in (model.graph, *model.functions):
+        if not graph.name:
+            raise InvalidModelError(f"'{path}' is not a MINDIR model (a graph has no name)")
+        untyped = sum(1 for node in graph.node if not node.op_type)
+        if untyped:
+            raise InvalidModelError(
+                f"'{path}' is not a MINDIR model ({untyped} node(s) of graph '{graph.name}' have no op_type)"
+            )
+    return model

@@ -18,6 +18,7 @@ from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_limit, check_max_tensor_bytes
 
+from ..common import unsupported_operators_error
 from . import (
     attention,
     control,
@@ -242,16 +243,12 @@ def check_supported(model: onnx.ModelProto, opset: int) -> None:
     unsupported = []
     _find_unsupported(model.graph, opset, "", unsupported)
     if unsupported:
-        kinds = sorted({f"{u['domain']}::{u['op_type']}" for u in unsupported})
-        lines = [
-            f"  {u['op_type']} (domain {u['domain']}, opset {opset}) at node '{u['node']}'"
-            for u in unsupported
-        ]
-        raise UnsupportedOperatorError(
-            f"{len(unsupported)} node(s) use operators ge does not support "
-            f"({', '.join(kinds)}):\n" + "\n".join(lines),
+        raise unsupported_operators_error(
+            "",
             unsupported,
-            category="operator",
+            operators="operators",
+            kind=lambda u: f"{u['domain']}::{u['op_type']}",
+            describe=lambda u: f"{u['op_type']} (domain {u['domain']}, opset {u['opset']})",
         )
     changed = legacy.changed_since(model.graph, opset, MIN_OPSET) if opset < MIN_OPSET else []
     if changed:

@@ -30,6 +30,7 @@ from ge.graph import Graph, Tensor
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
 from ge.semantics import evaluate
 
+from ..common import invalid_node_error, unsupported_form_error
 from .validate import check_graph, check_input_types, check_node, schema_of
 from .values import (
     STRUCTURED_OPS,
@@ -144,21 +145,11 @@ class Node:
     def fail(self, what: str) -> UnsupportedOperatorError:
         """An unsupported form of a supported operator: names the node and what is missing."""
         domain = self.proto.domain or "ai.onnx"
-        return UnsupportedOperatorError(
-            f"{self.op_type} (domain {domain}, opset {self.opset}) at node '{self.name}': {what}",
-            [
-                {
-                    "op_type": self.op_type,
-                    "domain": domain,
-                    "opset": self.opset,
-                    "node": self.name,
-                    "missing": what,
-                }
-            ],
-        )
+        label = f"{self.op_type} (domain {domain}, opset {self.opset})"
+        return unsupported_form_error(self.op_type, domain, self.name, what, label, opset=self.opset)
 
     def invalid(self, what: str) -> InvalidModelError:
-        return InvalidModelError(f"{self.op_type} at node '{self.name}': {what}")
+        return invalid_node_error(self.op_type, self.name, what)
 
 
 Converter = Callable[["Importer", Node], Sequence[Tensor | np.ndarray | None]]

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import StringAttr
@@ -15,6 +14,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
 from ge.graph import Tensor
 
+from ..common import same_pads
 from .importer import Converter, Importer, Node
 
 # --------------------------------------------------------------------------------------------
@@ -260,17 +260,12 @@ def _spatial(node: Node, x: Tensor, kernel: Sequence[int], dilated: bool) -> dic
     dilations = node.ints("dilations", n, 1)
     auto_pad = node.attr("auto_pad", "NOTSET")
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        begin, end = [], []
-        for axis in range(n):
-            size = x.shape[2 + axis]
-            if size < 0:
-                raise node.fail("auto_pad needs static spatial dimensions")
-            out = math.ceil(size / strides[axis])
-            span = (kernel[axis] - 1) * (dilations[axis] if dilated else 1) + 1
-            total = max(0, (out - 1) * strides[axis] + span - size)
-            first = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
-            begin.append(first)
-            end.append(total - first)
+        sizes = x.shape[2 : 2 + n]
+        if any(size < 0 for size in sizes):
+            raise node.fail("auto_pad needs static spatial dimensions")
+        begin, end = same_pads(
+            sizes, kernel, strides, dilations if dilated else None, odd_cell_first=auto_pad == "SAME_LOWER"
+        )
         pads = (*begin, *end)
     elif auto_pad == "VALID":
         pads = (0,) * 2 * n

@@ -16,6 +16,7 @@ import numpy as np
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 
+from ..common import unsupported_operators_error
 from . import elementwise, nn, tensor
 from .importer import DTYPES, Converter, Importer, Node, tensor_array, tensor_name
 
@@ -58,6 +59,9 @@ CONVERTERS: dict[str, Converter] = {
 }
 """Every supported TensorFlow op type and its converter."""
 
+SAVED_MODEL_FILES = ("saved_model.pb", "saved_model.pbtxt")
+"""The files that make a directory a SavedModel (TensorFlow writes one of them)."""
+
 NOT_OUTPUTS = ("NoOp", "Const", "Placeholder", "PlaceholderWithDefault")
 """Ops whose results are never default graph outputs."""
 
@@ -75,6 +79,11 @@ def load_graph_def(source: str | Path | bytes):
         path = Path(source)
         what = f"'{path}'"
         if path.is_dir():
+            if not any((path / name).is_file() for name in SAVED_MODEL_FILES):
+                raise InvalidModelError(
+                    f"'{path}' is a directory without saved_model.pb: give a frozen GraphDef (.pb, "
+                    ".pbtxt) or a SavedModel directory"
+                )
             return freeze_saved_model(path)
         try:
             data = path.read_bytes()
@@ -167,14 +176,7 @@ def check_supported(nodes: Sequence[object]) -> None:
         {"op_type": n.op, "domain": "tensorflow", "node": n.name} for n in nodes if n.op not in CONVERTERS
     ]
     if unsupported:
-        kinds = sorted({u["op_type"] for u in unsupported})
-        lines = [f"  {u['op_type']} at node '{u['node']}'" for u in unsupported]
-        raise UnsupportedOperatorError(
-            f"{len(unsupported)} node(s) use TensorFlow ops ge does not support ({', '.join(kinds)}):\n"
-            + "\n".join(lines),
-            unsupported,
-            category="operator",
-        )
+        raise unsupported_operators_error("TensorFlow", unsupported)
 
 
 def load_model_file(

@@ -26,6 +26,8 @@ from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 from ge.semantics import evaluate
 
+from ..common import invalid_node_error, unsupported_form_error
+
 TO_NCHW = (0, 3, 1, 2)
 TO_NHWC = (0, 2, 3, 1)
 KNOWN_LIMIT = 1 << 20
@@ -127,13 +129,10 @@ class Node:
 
     def fail(self, what: str) -> UnsupportedOperatorError:
         """An unsupported form of a supported op: names the node and what is missing."""
-        return UnsupportedOperatorError(
-            f"{self.op_type} at node '{self.name}': {what}",
-            [{"op_type": self.op_type, "domain": "tensorflow", "node": self.name, "missing": what}],
-        )
+        return unsupported_form_error(self.op_type, "tensorflow", self.name, what)
 
     def invalid(self, what: str) -> InvalidModelError:
-        return InvalidModelError(f"{self.op_type} at node '{self.name}': {what}")
+        return invalid_node_error(self.op_type, self.name, what)
 
 
 Converter = Callable[["Importer", Node], Sequence[Tensor | np.ndarray | None]]

@@ -6,8 +6,6 @@ NHWC ops become their NCHW `ascend.graph` op between a transpose to NCHW and one
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
 
@@ -15,6 +13,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
 from ge.graph import Tensor
 
+from ..common import same_pads
 from .importer import Converter, Importer, Node, transpose
 
 
@@ -218,13 +217,9 @@ def _window_props(node: Node, x: Tensor, kernel, dilated: bool) -> dict:
     padding = str(node.attr("padding", "VALID"))
     sizes = x.shape[1:3] if node.data_format() == "NHWC" else x.shape[2:4]
     if padding == "SAME":
-        begin, end = [], []
-        for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
-            if size < 0:
-                raise node.fail("SAME padding needs static spatial dimensions")
-            total = max(0, (math.ceil(size / s) - 1) * s + (k - 1) * d + 1 - size)
-            begin.append(total // 2)
-            end.append(total - total // 2)
+        if any(size < 0 for size in sizes):
+            raise node.fail("SAME padding needs static spatial dimensions")
+        begin, end = same_pads(sizes, kernel, strides, dilations)
         pads = [*begin, *end]
     elif padding == "VALID":
         pads = [0, 0, 0, 0]

@@ -1,0 +1,87 @@
+"""What every frontend builds the same way: its errors and SAME padding.
+
+Each frontend lists every unsupported operator of a model in one `UnsupportedOperatorError`, names
+a node in the error for an unsupported form of a supported operator, and resolves SAME padding to
+explicit pads; the wording and the arithmetic live here once so the frontends cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from ge.errors import InvalidModelError, UnsupportedOperatorError
+
+
+def unsupported_operators_error(
+    framework: str,
+    entries: list[dict],
+    *,
+    operators: str = "ops",
+    kind: Callable[[dict], str] | None = None,
+    describe: Callable[[dict], str] | None = None,
+) -> UnsupportedOperatorError:
+    """One error naming every node of `entries` (dicts with at least `op_type` and `node`):
+
+        3 node(s) use TensorFlow ops ge does not support (Foo, Bar):
+          Foo at node 'a'
+          ...
+
+    `framework` and `operators` name what the nodes use ("TensorFlow" "ops", "MindSpore"
+    "primitives"; an empty framework leaves just `operators`); `kind` gives the name listed once
+    per kind (the op type by default) and `describe` the text before " at node" on each line.
+    """
+    kind = kind or _op_type
+    describe = describe or _op_type
+    kinds = sorted({kind(e) for e in entries})
+    noun = f"{framework} {operators}" if framework else operators
+    lines = [f"  {describe(e)} at node '{e['node']}'" for e in entries]
+    return UnsupportedOperatorError(
+        f"{len(entries)} node(s) use {noun} ge does not support ({', '.join(kinds)}):\n" + "\n".join(lines),
+        entries,
+        category="operator",
+    )
+
+
+def unsupported_form_error(
+    op_type: str, domain: str, node: str, what: str, label: str | None = None, **details: object
+) -> UnsupportedOperatorError:
+    """An unsupported form of a supported operator at `node`: "<label> at node '<node>': <what>"
+    (the label is the op type unless given); `details` join the error's entry."""
+    return UnsupportedOperatorError(
+        f"{label or op_type} at node '{node}': {what}",
+        [{"op_type": op_type, "domain": domain, **details, "node": node, "missing": what}],
+    )
+
+
+def invalid_node_error(op_type: str, node: str, what: str) -> InvalidModelError:
+    """A node the model gets wrong (a missing input, an attribute out of range)."""
+    return InvalidModelError(f"{op_type} at node '{node}': {what}")
+
+
+def same_pads(
+    sizes: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int] | None = None,
+    *,
+    odd_cell_first: bool = False,
+) -> tuple[list[int], list[int]]:
+    """The leading and trailing pads of each spatial axis for SAME padding: the output has
+    ceil(size / stride) cells. The odd padding cell goes at the end (TensorFlow's SAME, MindSpore's
+    `same`, ONNX's SAME_UPPER) or, with `odd_cell_first`, at the start (ONNX's SAME_LOWER).
+
+    The sizes must be static (callers refuse a dynamic one with their node's error).
+    """
+    dilations = dilations if dilations is not None else [1] * len(kernel)
+    begin, end = [], []
+    for size, k, s, d in zip(sizes, kernel, strides, dilations, strict=True):
+        total = max(0, (math.ceil(size / s) - 1) * s + (k - 1) * d + 1 - size)
+        first = total - total // 2 if odd_cell_first else total // 2
+        begin.append(first)
+        end.append(total - first)
+    return begin, end
+
+
+def _op_type(entry: dict) -> str:
+    return entry["op_type"]

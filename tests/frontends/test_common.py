@@ -1,0 +1,81 @@
+"""The errors and SAME padding every frontend shares (ge/frontends/common.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ge.errors import InvalidModelError, UnsupportedOperatorError
+from ge.frontends.common import (
+    invalid_node_error,
+    same_pads,
+    unsupported_form_error,
+    unsupported_operators_error,
+)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "kernel", "strides", "dilations", "begin", "end"),
+    [
+        # 3 windows of 3 over 5 cells, stride 2: (3 - 1) * 2 + 3 = 7 cells, 2 of padding.
+        ([5], [3], [2], None, [1], [1]),
+        # 3 windows over 6 cells: 7 cells, 1 of padding, at the end (TensorFlow's rule).
+        ([6], [3], [2], None, [0], [1]),
+        # A kernel of 3 dilated by 2 spans 5 cells: 7 windows over 7 cells need 4 of padding.
+        ([7], [3], [1], [2], [2], [2]),
+        # 2 windows of 1 over 4 cells, stride 2, reach cell 3: no padding.
+        ([4], [1], [2], None, [0], [0]),
+        ([5, 6], [3, 3], [2, 2], [1, 1], [1, 0], [1, 1]),
+    ],
+)
+def test_same_pads(sizes, kernel, strides, dilations, begin, end) -> None:
+    assert same_pads(sizes, kernel, strides, dilations) == (begin, end)
+
+
+def test_same_pads_odd_cell_first() -> None:
+    """ONNX's SAME_LOWER puts the odd cell before the data."""
+    assert same_pads([6], [3], [2], odd_cell_first=True) == ([1], [0])
+    assert same_pads([5], [3], [2], odd_cell_first=True) == ([1], [1])
+
+
+def test_unsupported_operators_error_lists_every_node() -> None:
+    entries = [
+        {"op_type": "Foo", "domain": "tensorflow", "node": "a"},
+        {"op_type": "Bar", "domain": "tensorflow", "node": "b"},
+        {"op_type": "Foo", "domain": "tensorflow", "node": "c"},
+    ]
+    error = unsupported_operators_error("TensorFlow", entries)
+    assert isinstance(error, UnsupportedOperatorError)
+    assert error.category == "operator"
+    assert error.unsupported == entries
+    assert str(error) == (
+        "3 node(s) use TensorFlow ops ge does not support (Bar, Foo):\n"
+        "  Foo at node 'a'\n  Bar at node 'b'\n  Foo at node 'c'"
+    )
+
+
+def test_unsupported_operators_error_with_kinds_and_lines_of_its_own() -> None:
+    entries = [{"op_type": "Foo", "domain": "ai.onnx", "opset": 17, "node": "n"}]
+    error = unsupported_operators_error(
+        "",
+        entries,
+        operators="operators",
+        kind=lambda e: f"{e['domain']}::{e['op_type']}",
+        describe=lambda e: f"{e['op_type']} (opset {e['opset']})",
+    )
+    assert str(error) == (
+        "1 node(s) use operators ge does not support (ai.onnx::Foo):\n  Foo (opset 17) at node 'n'"
+    )
+
+
+def test_node_errors() -> None:
+    error = unsupported_form_error("Conv2D", "tensorflow", "conv", "no padding X")
+    assert str(error) == "Conv2D at node 'conv': no padding X"
+    assert error.unsupported == [
+        {"op_type": "Conv2D", "domain": "tensorflow", "node": "conv", "missing": "no padding X"}
+    ]
+    labelled = unsupported_form_error("Conv", "ai.onnx", "c", "why", "Conv (opset 9)", opset=9)
+    assert str(labelled) == "Conv (opset 9) at node 'c': why"
+    assert labelled.unsupported[0]["opset"] == 9
+    invalid = invalid_node_error("Conv", "c", "needs 2 inputs")
+    assert isinstance(invalid, InvalidModelError)
+    assert str(invalid) == "Conv at node 'c': needs 2 inputs"
