@@ -15,12 +15,13 @@ from typing import Any
 
 from ge.graph import Graph
 
-from . import elementwise, nn, recurrent, tensor
+from . import elementwise, indexing, nn, recurrent, tensor
 from .exporter import KEPT_WHOLE, export_program, load_program
 from .importer import Converter, Node, check_supported, import_program
 
 CONVERTERS: dict[str, Converter] = {
     **elementwise.CONVERTERS,
+    **indexing.CONVERTERS,
     **nn.CONVERTERS,
     **recurrent.CONVERTERS,
     **tensor.CONVERTERS,
