@@ -269,7 +269,10 @@ def test_docs_list_the_registry():
 @pytest.fixture
 def compiled_graphs(monkeypatch):
     """The graphs the backend compiles, in order."""
+    from ge.frontends.pytorch import dynamo
+
     torch._dynamo.reset()
+    dynamo.reset()
     graphs = []
     compile = ge.GraphCompiler.compile
 
@@ -282,15 +285,16 @@ def compiled_graphs(monkeypatch):
     torch._dynamo.reset()
 
 
-def test_torch_compile_runs_on_ge_with_parameters_as_weights(compiled_graphs, caplog):
+@pytest.mark.parametrize("level", [0, 3])
+def test_torch_compile_runs_on_ge_with_parameters_as_weights(compiled_graphs, caplog, level):
     model, (x,) = make_model("mobilenet_v2")
-    compiled = torch.compile(model, backend="ge", options={"optimization_level": 0})
+    compiled = torch.compile(model, backend="ge", options={"optimization_level": level})
     with torch.no_grad():
         actual = compiled(x)
     np.testing.assert_allclose(actual.numpy(), _expected(model, (x,))[0], rtol=1e-4, atol=1e-5)
     (graph, options), *_ = compiled_graphs
     assert len(graph.inputs) == 1  # the image; every parameter and buffer is a constant
-    assert options == {"optimization_level": 0}
+    assert options == {"optimization_level": level}
     assert "eagerly" not in caplog.text
 
 
@@ -330,4 +334,57 @@ def test_torch_compile_compiles_again_when_a_parameter_changes(compiled_graphs, 
         actual = compiled(x)
     np.testing.assert_allclose(actual.numpy(), _expected(model, (x,))[0], rtol=1e-4, atol=1e-5)
     assert len(compiled_graphs) == 2 and dynamo.RECOMPILES[0] == before + 1
-    assert "changed since the graph was compiled; compiling again" in caplog.text
+    assert (
+        "parameter or buffer '0.weight' changed since the graph was compiled; compiling again" in caplog.text
+    )
+
+
+def test_torch_compile_tells_parameters_and_buffers_from_inputs_by_dynamo_source(
+    compiled_graphs, monkeypatch
+):
+    """Dynamo names where each graph input comes from; if that naming changes, the weights
+    would become run-time inputs, which this sees."""
+    from ge.frontends.pytorch import dynamo
+
+    seen = []
+    recorded = dynamo.is_weight
+
+    def recording(source, tensor):
+        seen.append((source, recorded(source, tensor)))
+        return seen[-1][1]
+
+    monkeypatch.setattr(dynamo, "is_weight", recording)
+    model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Linear(3, 2)).eval()
+    with torch.no_grad():
+        torch.compile(model, backend="ge", options={"optimization_level": 0})(torch.randn(5, 4))
+    weights = sorted(dynamo.weight_name(source) for source, weight in seen if weight)
+    assert weights == sorted(
+        f"parameter or buffer '{name}'"
+        for name in (
+            "0.weight",
+            "0.bias",
+            "1.weight",
+            "1.bias",
+            "1.running_mean",
+            "1.running_var",
+            "2.weight",
+            "2.bias",
+        )
+    )
+    assert len([source for source, weight in seen if not weight]) == 1
+    assert len(compiled_graphs[0][0].inputs) == 1
+
+
+def test_torch_compile_compiles_once_per_batch_size(compiled_graphs, caplog):
+    """A new batch size makes Dynamo's dimension symbolic; the backend compiles the new shape
+    rather than running eagerly, and a shape it compiled already is not compiled again."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.Tanh()).eval()
+    compiled = torch.compile(model, backend="ge", options={"optimization_level": 0})
+    with torch.no_grad():
+        for batch in (2, 3, 2):
+            x = torch.randn(batch, 8)
+            np.testing.assert_allclose(compiled(x).numpy(), _expected(model, (x,))[0], rtol=1e-4, atol=1e-5)
+    assert len(compiled_graphs) == 2
+    assert "tensor<2x8xf32>" in str(compiled_graphs[0][0]) and "tensor<3x8xf32>" in str(compiled_graphs[1][0])
+    assert "eagerly" not in caplog.text
