@@ -225,4 +225,48 @@ def _(x):
 
 class Unsupported(nn.Module):
     def forward(self, x):
-        return torch.ops.ge_test.twice(torch.sort(x).values).cumsum(0) + torch.atan2(x, x)
+        return torch.ops.ge_test.twice(torch.sort(x).values).cumprod(0) + torch.atan2(x, x)
+
+
+class Selections(nn.Module):
+    """The ops that pick along an axis, index, accumulate, count and divide with rounding, and a
+    group norm; several results, in a dict so that its keys name the outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.GroupNorm(2, 4)
+
+    def forward(self, x, ints):
+        values, indices = torch.max(x, dim=1)
+        low, low_at = torch.min(x, dim=-1, keepdim=True)
+        picked = torch.gather(x, 2, (x.abs() * 3).long().clamp(0, 4))
+        rows = x[:, torch.tensor([2, 0, 3])]
+        steps = torch.arange(1, 11, 2) * 0.5
+        divisor = torch.tensor([2, -3, 4, -5, 7])
+        return {
+            "max": (values, indices),
+            "min": (low, low_at),
+            "argmax": x.argmax(dim=2),
+            "argmin": x.argmin(),
+            "cumsum": x.cumsum(1) + ints.cumsum(0).sum(),
+            "gather": picked,
+            "index": rows,
+            "arange": x[..., 0, :] + steps,
+            "floor": torch.div(x, 0.3, rounding_mode="floor"),
+            "trunc": torch.div(x, -0.3, rounding_mode="trunc"),
+            "int_floor": torch.div(ints, divisor, rounding_mode="floor"),
+            "int_trunc": torch.div(ints, divisor, rounding_mode="trunc"),
+            "group_norm": self.norm(x.unsqueeze(0).flatten(1, 2)[:, :4]),
+        }
+
+
+def make_selections() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """Selections with random weights, a float input and integers of both signs."""
+    torch.manual_seed(0)
+    model = Selections().eval()
+    with torch.no_grad():
+        model.norm.weight.uniform_(0.5, 1.5)
+        model.norm.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(2, 4, 5)
+    ints = torch.tensor([7, -7, 9, -10, 6])
+    return model, (x, ints)

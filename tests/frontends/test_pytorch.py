@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from pytorch_models import MODELS, Unsupported, make_model
+from pytorch_models import MODELS, Unsupported, make_model, make_selections
 from torch import nn
 
 import ge
@@ -29,8 +29,7 @@ def _run(graph: ge.Graph, feeds: dict[str, np.ndarray], level: int) -> list[np.n
 def _expected(model: nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[np.ndarray]:
     with torch.no_grad():
         result = model(*inputs)
-    results = result if isinstance(result, tuple) else (result,)
-    return [r.numpy() for r in results]
+    return [r.numpy() for r in torch.utils._pytree.tree_leaves(result)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -51,6 +50,57 @@ def test_model_matches_eager_pytorch(name, level):
     for got, want in zip(actual, expected, strict=True):
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_selections_rounding_divisions_and_group_norm_match_eager(level):
+    """max/min along a dim, argmax/argmin, cumsum, gather, index, arange, floor and trunc
+    division of floats and of integers of both signs, and a group norm kept whole; the dict
+    of results names the outputs by its keys."""
+    model, (x, ints) = make_selections()
+    graph = ge.GraphParser().parse_pytorch(model, (x, ints))
+    assert graph.outputs == [
+        "max.0", "max.1", "min.0", "min.1", "argmax", "argmin", "cumsum", "gather", "index",
+        "arange", "floor", "trunc", "int_floor", "int_trunc", "group_norm",
+    ]  # fmt: skip
+    assert [n.op_type for n in graph.nodes].count("group_norm") == 1
+    actual = dict(zip(graph.outputs, _run(graph, {"x": x.numpy(), "ints": ints.numpy()}, level), strict=True))
+    for name, want in zip(graph.outputs, _expected(model, (x, ints)), strict=True):
+        assert actual[name].shape == want.shape and actual[name].dtype == want.dtype, name
+        np.testing.assert_allclose(actual[name], want, rtol=1e-4, atol=1e-5, err_msg=name)
+    # Worked by hand: 7 // 2, -7 // -3, 9 // 4, -10 // -5, 6 // 7 and their truncations.
+    np.testing.assert_array_equal(actual["int_floor"], [3, 2, 2, 2, 0])
+    np.testing.assert_array_equal(
+        actual["int_trunc"], [3, 2, 2, 2, 0]
+    )  # same signs divide alike; mixed signs below
+    mixed = ge.GraphParser().parse_pytorch(_Divide().eval(), (torch.tensor([-7, 7, -1, 1, 0]),))
+    floor, trunc = _run(mixed, {"x": np.array([-7, 7, -1, 1, 0])}, level)
+    np.testing.assert_array_equal(floor, [-4, -4, -1, -1, 0])
+    np.testing.assert_array_equal(trunc, [-3, -3, 0, 0, 0])
+
+
+class _Divide(nn.Module):
+    def forward(self, x):
+        divisor = torch.tensor([2, -2, 2, -2, -2])
+        return torch.div(x, divisor, rounding_mode="floor"), torch.div(x, divisor, rounding_mode="trunc")
+
+
+def test_outputs_are_named_by_their_pytree_path():
+    class Nested(nn.Module):
+        def forward(self, x):
+            return {"a": x + 1, "b": (x * 2, x - 1)}
+
+    class Pair(nn.Module):
+        def forward(self, x):
+            return x + 1, x * 2
+
+    x = torch.tensor([1.0, -2.0])
+    nested = ge.GraphParser().parse_pytorch(Nested().eval(), (x,))
+    assert nested.outputs == ["a", "b.0", "b.1"]
+    for got, want in zip(_run(nested, {"x": x.numpy()}, 0), [[2, -1], [2, -4], [0, -3]], strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert ge.GraphParser().parse_pytorch(Pair().eval(), (x,)).outputs == ["output_0", "output_1"]
+    assert ge.GraphParser().parse_pytorch(nn.ReLU().eval(), (x,)).outputs == ["output"]
 
 
 def test_parameters_and_buffers_become_weights_not_inputs():
@@ -119,18 +169,60 @@ def test_load_model_file_refuses_what_is_not_an_archive(tmp_path):
 # --------------------------------------------------------------------------------------------
 
 
+def test_a_renamed_onnx_file_or_an_empty_file_is_refused_in_one_quiet_line(tmp_path, capfd):
+    import onnx
+
+    renamed = tmp_path / "model.pt2"
+    onnx.save(onnx.helper.make_model(onnx.helper.make_graph([], "g", [], [])), renamed)
+    empty = tmp_path / "empty.pt2"
+    empty.write_bytes(b"")
+    for path in (renamed, empty):
+        with pytest.raises(InvalidModelError) as caught:
+            load_model_file(path)
+        assert str(caught.value) == (
+            f"'{path}' is not a torch.export archive (.pt2, written by torch.export.save)"
+        )
+    captured = capfd.readouterr()
+    assert captured.err == "" and captured.out == ""
+
+
+def test_parsing_prints_no_torch_warnings(capfd):
+    model, inputs = make_model("lstm")
+    ge.GraphParser().parse_pytorch(model, inputs)
+    assert capfd.readouterr().err == ""
+
+
+def test_a_forward_writing_a_buffer_in_place_is_refused_naming_it():
+    class Counter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("count", torch.zeros(1))
+
+        def forward(self, x):
+            self.count.add_(1)
+            return x + self.count
+
+    with pytest.raises(UnsupportedOperatorError) as caught:
+        ge.GraphParser().parse_pytorch(Counter().eval(), (torch.randn(2),))
+    assert str(caught.value) == (
+        "forward writes buffer 'count' in place; ge graphs keep no state: return the new value "
+        "as an output, or drop the write"
+    )
+    assert "eval()" not in str(caught.value)
+
+
 def test_every_unsupported_op_is_listed_at_once():
     with pytest.raises(UnsupportedOperatorError) as caught:
         ge.GraphParser().parse_pytorch(Unsupported().eval(), (torch.randn(4),))
     message = str(caught.value)
-    for op in ("aten.sort.default", "ge_test.twice.default", "aten.cumsum.default", "aten.atan2.default"):
+    for op in ("aten.sort.default", "ge_test.twice.default", "aten.cumprod.default", "aten.atan2.default"):
         assert op in message
     assert "4 node(s)" in message
     assert caught.value.category == "operator"
     assert {u["op_type"] for u in caught.value.unsupported} == {
         "aten.sort.default",
         "ge_test.twice.default",
-        "aten.cumsum.default",
+        "aten.cumprod.default",
         "aten.atan2.default",
     }
 
@@ -177,7 +269,10 @@ def test_docs_list_the_registry():
 @pytest.fixture
 def compiled_graphs(monkeypatch):
     """The graphs the backend compiles, in order."""
+    from ge.frontends.pytorch import dynamo
+
     torch._dynamo.reset()
+    dynamo.reset()
     graphs = []
     compile = ge.GraphCompiler.compile
 
@@ -190,15 +285,16 @@ def compiled_graphs(monkeypatch):
     torch._dynamo.reset()
 
 
-def test_torch_compile_runs_on_ge_with_parameters_as_weights(compiled_graphs, caplog):
+@pytest.mark.parametrize("level", [0, 3])
+def test_torch_compile_runs_on_ge_with_parameters_as_weights(compiled_graphs, caplog, level):
     model, (x,) = make_model("mobilenet_v2")
-    compiled = torch.compile(model, backend="ge", options={"optimization_level": 0})
+    compiled = torch.compile(model, backend="ge", options={"optimization_level": level})
     with torch.no_grad():
         actual = compiled(x)
     np.testing.assert_allclose(actual.numpy(), _expected(model, (x,))[0], rtol=1e-4, atol=1e-5)
     (graph, options), *_ = compiled_graphs
     assert len(graph.inputs) == 1  # the image; every parameter and buffer is a constant
-    assert options == {"optimization_level": 0}
+    assert options == {"optimization_level": level}
     assert "eagerly" not in caplog.text
 
 
@@ -238,4 +334,57 @@ def test_torch_compile_compiles_again_when_a_parameter_changes(compiled_graphs, 
         actual = compiled(x)
     np.testing.assert_allclose(actual.numpy(), _expected(model, (x,))[0], rtol=1e-4, atol=1e-5)
     assert len(compiled_graphs) == 2 and dynamo.RECOMPILES[0] == before + 1
-    assert "changed since the graph was compiled; compiling again" in caplog.text
+    assert (
+        "parameter or buffer '0.weight' changed since the graph was compiled; compiling again" in caplog.text
+    )
+
+
+def test_torch_compile_tells_parameters_and_buffers_from_inputs_by_dynamo_source(
+    compiled_graphs, monkeypatch
+):
+    """Dynamo names where each graph input comes from; if that naming changes, the weights
+    would become run-time inputs, which this sees."""
+    from ge.frontends.pytorch import dynamo
+
+    seen = []
+    recorded = dynamo.is_weight
+
+    def recording(source, tensor):
+        seen.append((source, recorded(source, tensor)))
+        return seen[-1][1]
+
+    monkeypatch.setattr(dynamo, "is_weight", recording)
+    model = nn.Sequential(nn.Linear(4, 3), nn.BatchNorm1d(3), nn.Linear(3, 2)).eval()
+    with torch.no_grad():
+        torch.compile(model, backend="ge", options={"optimization_level": 0})(torch.randn(5, 4))
+    weights = sorted(dynamo.weight_name(source) for source, weight in seen if weight)
+    assert weights == sorted(
+        f"parameter or buffer '{name}'"
+        for name in (
+            "0.weight",
+            "0.bias",
+            "1.weight",
+            "1.bias",
+            "1.running_mean",
+            "1.running_var",
+            "2.weight",
+            "2.bias",
+        )
+    )
+    assert len([source for source, weight in seen if not weight]) == 1
+    assert len(compiled_graphs[0][0].inputs) == 1
+
+
+def test_torch_compile_compiles_once_per_batch_size(compiled_graphs, caplog):
+    """A new batch size makes Dynamo's dimension symbolic; the backend compiles the new shape
+    rather than running eagerly, and a shape it compiled already is not compiled again."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.Tanh()).eval()
+    compiled = torch.compile(model, backend="ge", options={"optimization_level": 0})
+    with torch.no_grad():
+        for batch in (2, 3, 2):
+            x = torch.randn(batch, 8)
+            np.testing.assert_allclose(compiled(x).numpy(), _expected(model, (x,))[0], rtol=1e-4, atol=1e-5)
+    assert len(compiled_graphs) == 2
+    assert "tensor<2x8xf32>" in str(compiled_graphs[0][0]) and "tensor<3x8xf32>" in str(compiled_graphs[1][0])
+    assert "eagerly" not in caplog.text

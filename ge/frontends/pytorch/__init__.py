@@ -15,12 +15,13 @@ from typing import Any
 
 from ge.graph import Graph
 
-from . import elementwise, nn, recurrent, tensor
+from . import elementwise, indexing, nn, recurrent, tensor
 from .exporter import KEPT_WHOLE, export_program, load_program
 from .importer import Converter, Node, check_supported, import_program
 
 CONVERTERS: dict[str, Converter] = {
     **elementwise.CONVERTERS,
+    **indexing.CONVERTERS,
     **nn.CONVERTERS,
     **recurrent.CONVERTERS,
     **tensor.CONVERTERS,
@@ -38,7 +39,8 @@ def import_pytorch(
 
 def load_model_file(path: str | Path) -> Graph:
     """The `Graph` of a `torch.export.save` archive (`.pt2`); its inputs are named after the
-    exported forward's arguments, its outputs `output` (or `output_0`, `output_1`, ...)."""
+    exported forward's arguments, its outputs by their place in what forward returns (`output`
+    for one tensor, `output_0`, `output_1`, ... for a tuple, a dict's keys)."""
     return import_program(export_program(load_program(path)), CONVERTERS)
 
 

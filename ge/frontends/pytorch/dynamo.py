@@ -7,9 +7,13 @@ with `ge.GraphCompiler` and runs it with `ge.GraphExecutor`. Each call checks th
 buffers it is given against those compiled in (the same storage, the same version counter, which
 every in-place write such as an optimizer step advances); a changed one compiles the graph again
 with the new values, logged and counted (`RECOMPILES`). A write through `.data` bypasses the
-version counter and is not seen. A graph ge cannot take (an unsupported op, a graph that autograd must
-differentiate, a symbolic size, a compile error) runs eagerly instead, with one logged line
-saying why.
+version counter and is not seen.
+
+When a shape changes, Dynamo makes that dimension symbolic; ge compiles static shapes, so the
+backend then compiles the graph once per new shape of the inputs, when a call first brings it
+(logged, counted in `SHAPE_COMPILES`), and reuses a graph it compiled already for the same IR and
+weights. A graph ge cannot take (an unsupported op, a graph that autograd must differentiate, a
+compile error) runs eagerly instead, with one logged line saying why.
 
 `options` of `torch.compile` pass through: `optimization_level` (default 3), `precision_mode`
 and `soc_version` (the compile target, e.g. "Ascend910B2").
@@ -63,36 +67,125 @@ def _compiled(
     import torch
 
     placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
-    if not all(isinstance(t, torch.Tensor) for t in example_inputs):
-        raise GeError("the graph takes symbolic sizes (dynamic shapes); compile with dynamic=False")
-    is_weight = [_is_weight(node, tensor) for node, tensor in zip(placeholders, example_inputs, strict=True)]
-    user = [i for i, weight in enumerate(is_weight) if not weight]
-    if torch.is_grad_enabled() and any(t.requires_grad for t in example_inputs):
+    sources = [source_name(node) for node in placeholders]
+    kinds = [
+        "size" if not isinstance(tensor, torch.Tensor) else "weight" if is_weight(source, tensor) else "input"
+        for source, tensor in zip(sources, example_inputs, strict=True)
+    ]
+    if torch.is_grad_enabled() and any(
+        isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
+    ):
         raise GeError(
             "the graph needs autograd (an input or parameter requires grad); run it under "
             "torch.no_grad() or torch.inference_mode() to use ge"
         )
-    build = _builder(graph_module, is_weight, user, options)
-    weights = [i for i, weight in enumerate(is_weight) if weight]
-    state = {"seen": _identity(example_inputs, weights), "run": build(example_inputs)}
+    build = _builder(graph_module, kinds, options)
+    weights = [i for i, kind in enumerate(kinds) if kind == "weight"]
+    # One compiled graph per shape of the inputs: Dynamo hands over symbolic sizes once a shape
+    # changes, and ge compiles static shapes, so each new shape is compiled when it first runs.
+    compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}
+    state = {"seen": _identity(example_inputs, weights)}
+    if "size" not in kinds:
+        compiled[_shape_key(example_inputs, kinds)] = build(example_inputs)
 
     def run(*args: Any) -> Any:
         seen = _identity(args, weights)
         if seen != state["seen"]:
             changed = next(i for i, (a, b) in enumerate(zip(seen, state["seen"], strict=True)) if a != b)
             LOG.warning(
-                "ge backend: weight input %d changed since the graph was compiled; compiling again",
-                weights[changed],
+                "ge backend: %s changed since the graph was compiled; compiling again",
+                weight_name(sources[weights[changed]]),
             )
             RECOMPILES[0] += 1
-            state["run"], state["seen"] = build(args), seen
-        return state["run"](*args)
+            compiled.clear()
+            state["seen"] = seen
+        key = _shape_key(args, kinds)
+        if key not in compiled:
+            compiled[key] = _build_for_shape(build, graph_module, args, key)
+        return compiled[key](*args)
 
     return run
 
 
 RECOMPILES = [0]
 """How many times a graph was compiled again because a parameter or buffer changed."""
+
+SHAPE_COMPILES = [0]
+"""How many graphs were compiled for input shapes Dynamo left symbolic (one per new shape)."""
+
+
+EXECUTORS_KEPT = 32
+"""How many compiled graphs the backend keeps for reuse, the least recently used dropped first."""
+
+_EXECUTORS: dict[tuple[str, str, str], Any] = {}
+"""Compiled graphs by their IR, compile options and weight values, least recently used first."""
+
+
+def reset() -> None:
+    """Forgets the compiled graphs kept for reuse (as `torch._dynamo.reset()` forgets Dynamo's)."""
+    _EXECUTORS.clear()
+
+
+def source_name(node: Any) -> str:
+    """The Dynamo source of a graph input: `L['self']._modules['0']._parameters['weight']` for
+    a parameter, `L['x']` for a user input ("" when Dynamo recorded none)."""
+    source = getattr(node.meta.get("grapharg"), "source", None)
+    name = getattr(source, "name", "")
+    return str(name() if callable(name) else name)
+
+
+def is_weight(source: str, tensor: Any) -> bool:
+    """Whether a graph input holds a parameter or a buffer (bound as a constant), by its type or
+    its Dynamo source; the only place that reads Dynamo's source naming."""
+    import torch
+
+    return isinstance(tensor, torch.nn.Parameter) or any(s in source for s in WEIGHT_SOURCES)
+
+
+def weight_name(source: str) -> str:
+    """A parameter's or buffer's qualified name (`0.weight`) from its Dynamo source."""
+    import re
+
+    parts = re.findall(r"\._(?:modules|parameters|buffers)\['([^']*)'\]", source)
+    return f"parameter or buffer '{'.'.join(parts)}'" if parts else f"weight input {source}"
+
+
+def _shape_key(args: Sequence[Any], kinds: Sequence[str]) -> tuple[Any, ...]:
+    return tuple(
+        tuple(a.shape) if kind == "input" else a
+        for a, kind in zip(args, kinds, strict=True)
+        if kind != "weight"
+    )
+
+
+def _build_for_shape(
+    build: Callable[[Sequence[Any]], Callable[..., Any]],
+    graph_module: Any,
+    args: Sequence[Any],
+    key: tuple[Any, ...],
+) -> Callable[..., Any]:
+    """The graph compiled for the shapes of `args`, or `graph_module` itself (logged) when ge
+    cannot take it."""
+    LOG.info("ge backend: compiling the graph for input shapes %s", key)
+    SHAPE_COMPILES[0] += 1
+    try:
+        return build(args)
+    except GeError as error:
+        LOG.warning("ge backend: running the graph eagerly: %s", str(error).splitlines()[0])
+        return graph_module.forward
+
+
+def _digest(tensors: Any) -> str:
+    """A hash of the values of `tensors` (a storage address may be reused by other values)."""
+    import hashlib
+
+    import torch
+
+    digest = hashlib.sha256()
+    for tensor in tensors:
+        digest.update(str((tuple(tensor.shape), tensor.dtype)).encode())
+        digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def _identity(args: Sequence[Any], weights: Sequence[int]) -> list[tuple[int, int]]:
@@ -101,68 +194,79 @@ def _identity(args: Sequence[Any], weights: Sequence[int]) -> list[tuple[int, in
 
 
 def _builder(
-    graph_module: Any, is_weight: Sequence[bool], user: Sequence[int], options: Mapping[str, Any]
+    graph_module: Any, kinds: Sequence[str], options: Mapping[str, Any]
 ) -> Callable[[Sequence[Any]], Callable[..., Any]]:
-    """A function compiling `graph_module` with the weight inputs of the arguments it is given
-    bound as constants, returning the callable that runs it on ge."""
+    """A function compiling `graph_module` with the weight inputs and sizes of the arguments it
+    is given bound as constants, returning the callable that runs it on ge."""
     import torch
+    import torch.utils._pytree as pytree  # torch 2.13 has no public pytree module
 
     import ge
 
     from . import CONVERTERS
-    from .exporter import decomposition_table
+    from .exporter import decomposition_table, quiet_torch
     from .importer import import_program
 
+    user = [i for i, kind in enumerate(kinds) if kind == "input"]
+    weights = [i for i, kind in enumerate(kinds) if kind == "weight"]
+
     def build(arguments: Sequence[Any]) -> Callable[..., Any]:
-        bound = _Bound(graph_module, arguments, is_weight)
+        bound = _Bound(graph_module, arguments, kinds)
         try:
-            program = torch.export.export(bound, tuple(arguments[i] for i in user), strict=False)
+            with quiet_torch():
+                program = torch.export.export(bound, tuple(arguments[i] for i in user), strict=False)
         except Exception as error:  # torch raises many kinds; the reason is its first line
             raise GeError(
                 f"torch.export could not trace the graph: {str(error).strip().splitlines()[0]}"
             ) from None
-        program = program.run_decompositions(decomposition_table())
+        with quiet_torch():
+            program = program.run_decompositions(decomposition_table())
         graph = import_program(program, CONVERTERS)
-        executor = ge.GraphExecutor()
-        executor.load_graph(ge.GraphCompiler().compile(graph, **options))
+        # The same graph with the same weights (a shape Dynamo saw static, then symbolic) is
+        # compiled once.
+        key = (str(graph), repr(sorted(options.items())), _digest(arguments[i] for i in weights))
+        executor = _EXECUTORS.pop(key, None)
+        if executor is None:
+            executor = ge.GraphExecutor()
+            executor.load_graph(ge.GraphCompiler().compile(graph, **options))
+        _EXECUTORS[key] = executor
+        while len(_EXECUTORS) > EXECUTORS_KEPT:
+            del _EXECUTORS[next(iter(_EXECUTORS))]
         names = graph.inputs
         out_spec = program.call_spec.out_spec
 
         def run(*args: Any) -> Any:
             feeds = {name: args[i].detach().cpu().numpy() for name, i in zip(names, user, strict=True)}
             results = [torch.from_numpy(r) for r in executor.run(feeds)]
-            return torch.utils._pytree.tree_unflatten(results, out_spec)
+            return pytree.tree_unflatten(results, out_spec)
 
         return run
 
     return build
 
 
-def _is_weight(node: Any, tensor: Any) -> bool:
-    import torch
-
-    source = getattr(node.meta.get("grapharg"), "source", None)
-    name = getattr(source, "name", "")
-    name = name() if callable(name) else name
-    return isinstance(tensor, torch.nn.Parameter) or any(s in str(name) for s in WEIGHT_SOURCES)
-
-
-def _Bound(graph_module: Any, example_inputs: Sequence[Any], is_weight: Sequence[bool]) -> Any:
-    """A module running `graph_module` with its weight inputs bound as buffers."""
+def _Bound(graph_module: Any, example_inputs: Sequence[Any], kinds: Sequence[str]) -> Any:
+    """A module running `graph_module` with its weight inputs bound as buffers and its size
+    inputs as the numbers they are in `example_inputs`."""
     import torch
 
     class Bound(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.graph_module = graph_module
-            for index, weight in enumerate(is_weight):
-                if weight:
+            for index, kind in enumerate(kinds):
+                if kind == "weight":
                     self.register_buffer(f"weight_{index}", example_inputs[index].detach())
 
         def forward(self, *inputs: Any) -> Any:
             given = iter(inputs)
             args = [
-                getattr(self, f"weight_{i}") if weight else next(given) for i, weight in enumerate(is_weight)
+                getattr(self, f"weight_{i}")
+                if kind == "weight"
+                else int(example_inputs[i])
+                if kind == "size"
+                else next(given)
+                for i, kind in enumerate(kinds)
             ]
             return self.graph_module(*args)
 

@@ -8,6 +8,7 @@ ops take operands of one dtype). Comparisons cast both operands to their common 
 from __future__ import annotations
 
 from ge.dialects import graph as ops
+from ge.dialects.common import int_attr
 from ge.graph import Graph, Tensor
 
 from .importer import Converter, Node
@@ -44,10 +45,32 @@ def _rsub(g: Graph, node: Node) -> Tensor:
 
 
 def _div(g: Graph, node: Node) -> Tensor:
-    """True division; `rounding_mode` "trunc" and "floor" are refused."""
-    if node.arg(2, "rounding_mode") is not None:
-        raise node.fail(f"rounding_mode '{node.arg(2, 'rounding_mode')}' is not supported")
-    return _binary(ops.DivOp)(g, node)
+    """True division, or with `rounding_mode` "trunc" or "floor" a rounded one.
+
+    The graph's integer division truncates toward zero, so integer "trunc" is one div, and
+    integer "floor" subtracts the divisor-signed remainder first (exact: `-7 // 2 = (-7 - 1) / 2
+    = -4`). For floats, "trunc" drops the dividend-signed remainder of the quotient, `q - fmod(q,
+    1)`, and "floor" rounds `(a - mod(a, b)) / b`, as Python and ATen compute a float floor
+    division (so `1 // 0.1` is 9, not the 10 of `floor(1 / 0.1)`).
+    """
+    mode = node.arg(2, "rounding_mode")
+    if mode is None:
+        return _binary(ops.DivOp)(g, node)
+    if mode not in ("trunc", "floor"):
+        raise node.fail(f"rounding_mode '{mode}' is not supported (only 'trunc' and 'floor')")
+    a, b = node.tensor(node.arg(0, "self"), node.dtype), node.tensor(node.arg(1, "other"), node.dtype)
+    is_float = "float" in (node.dtype or a.dtype)
+    if mode == "floor":
+        remainder = g.add_op(ops.ModOp, [a, b], None, f"{node.name}.remainder")
+        whole = g.add_div(g.add_sub(a, remainder, f"{node.name}.whole"), b, f"{node.name}.quotient")
+        return g.add_op(ops.RoundOp, [whole], None, node.name) if is_float else whole
+    quotient = g.add_div(a, b, f"{node.name}.quotient" if is_float else node.name)
+    if not is_float:
+        return quotient
+    fraction = g.add_op(
+        ops.ModOp, [quotient, node.scalar(1.0)], {"fmod": int_attr(1)}, f"{node.name}.fraction"
+    )
+    return g.add_sub(quotient, fraction, node.name)
 
 
 def _comparison(op_class: type, negate: bool = False) -> Converter:

@@ -5,7 +5,11 @@ torch's default table but for the ops `ge` keeps whole (KEPT_WHOLE), which map t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import logging
+import warnings
+import zipfile
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +22,7 @@ KEPT_WHOLE: tuple[str, ...] = (
     "aten.mm.default",
     "aten.bmm.default",
     "aten.matmul.default",
+    "aten.native_group_norm.default",
     "aten.native_layer_norm.default",
     "aten.layer_norm.default",
     "aten._softmax.default",
@@ -46,7 +51,7 @@ KEPT_WHOLE: tuple[str, ...] = (
     "aten.lstm.input",
 )
 """ATen ops taken out of torch's default decomposition table: each has a converter to one
-`ascend.graph` op (convolution, matmul/gemm, layer_norm, softmax, attention, pools, batch_norm,
+`ascend.graph` op (convolution, matmul/gemm, group_norm, layer_norm, softmax, attention, pools, batch_norm,
 the activations, resize, gather, lstm) instead of the many small ops it would decompose into."""
 
 
@@ -72,7 +77,8 @@ def export_program(
         if isinstance(example_inputs, torch.Tensor):
             example_inputs = (example_inputs,)
         try:
-            program = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
+            with quiet_torch():
+                program = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
         except Exception as error:  # torch raises many kinds; the user needs its message
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise InvalidModelError(
@@ -84,7 +90,27 @@ def export_program(
             f"got {type(model).__name__}; load a .pt2 archive with "
             "ge.frontends.pytorch.load_model_file"
         )
-    return program.run_decompositions(decomposition_table())
+    with quiet_torch():
+        return program.run_decompositions(decomposition_table())
+
+
+@contextlib.contextmanager
+def quiet_torch() -> Iterator[None]:
+    """Silences torch's warnings and export logs for the call only (the FutureWarnings of its
+    own pytree, a failed load's traceback): ge reports what went wrong in one line itself."""
+    loggers = [logging.getLogger(name) for name in ("torch.export", "torch._export", "torch._dynamo")]
+    levels = [logger.level for logger in loggers]
+    try:
+        for logger in loggers:
+            logger.setLevel(logging.ERROR)
+        with warnings.catch_warnings():
+            # torch's warnings come from its modules and from copyreg or contextlib on its behalf.
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 def decomposition_table() -> Mapping[Any, Any]:
@@ -116,8 +142,13 @@ def load_program(path: str | Path) -> Any:
     if not path.is_file():
         what = "is a directory, not a file" if path.is_dir() else "does not exist"
         raise InvalidModelError(f"PyTorch archive '{path}' {what}")
+    if not zipfile.is_zipfile(path):
+        raise InvalidModelError(
+            f"'{path}' is not a torch.export archive (.pt2, written by torch.export.save)"
+        )
     try:
-        return torch.export.load(str(path))
+        with quiet_torch():
+            return torch.export.load(str(path))
     except Exception as error:  # a zip error, a pickle error, a version error...
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InvalidModelError(

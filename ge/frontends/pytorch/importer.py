@@ -77,11 +77,18 @@ def import_program(program: Any, converters: Mapping[str, Converter]) -> Graph:
     """A `Graph` computing `program` (an ExportedProgram of core ATen ops) with its weights."""
     check_supported(program, converters)
     signature = program.graph_signature
-    if signature.buffers_to_mutate or getattr(signature, "user_inputs_to_mutate", None):
-        mutated = ", ".join(sorted({*signature.buffers_to_mutate.values()}))
+    if signature.buffers_to_mutate:
+        mutated = sorted({*signature.buffers_to_mutate.values()})[0]
         raise UnsupportedOperatorError(
-            f"the program updates buffers ({mutated or 'its inputs'}) as it runs, as training does; "
-            "call module.eval() before exporting it",
+            f"forward writes buffer '{mutated}' in place; ge graphs keep no state: return the new "
+            "value as an output, or drop the write",
+            category="input",
+        )
+    if getattr(signature, "user_inputs_to_mutate", None):
+        mutated = sorted({*signature.user_inputs_to_mutate.values()})[0]
+        raise UnsupportedOperatorError(
+            f"forward writes its input '{mutated}' in place; ge graphs keep no state: return the "
+            "new value as an output, or drop the write",
             category="input",
         )
     weights = {
@@ -105,7 +112,7 @@ def import_program(program: Any, converters: Mapping[str, Converter]) -> Graph:
         elif fx_node.op == "call_function":
             env[fx_node.name] = _convert(g, fx_node, env, converters)
         elif fx_node.op == "output":
-            _outputs(g, fx_node, env)
+            _outputs(g, fx_node, env, output_names(program.call_spec.out_spec))
         else:
             raise InvalidModelError(
                 f"FX node '{fx_node.name}' is a {fx_node.op}, which an exported program has not"
@@ -222,15 +229,50 @@ def _resolve(value: Any, env: Mapping[str, Any]) -> Any:
     return value
 
 
-def _outputs(g: Graph, fx_node: Any, env: Mapping[str, Any]) -> None:
+def output_names(out_spec: Any) -> list[str]:
+    """The graph output names of a forward's results, from the pytree path of each tensor: one
+    tensor is `output`, a tuple or list `output_0`, `output_1`, ..., a dict its keys (`a`), and
+    nested containers join the path with dots (`b.0`)."""
+    # torch 2.13 has no public pytree module (torch.utils.pytree); _pytree is what torch.export uses.
+    import torch.utils._pytree as pytree
+
+    if out_spec is None or out_spec.is_leaf():
+        return ["output"]
+    leaves = pytree.tree_unflatten(list(range(out_spec.num_leaves)), out_spec)
+    names = []
+    for path, _ in pytree.tree_flatten_with_path(leaves)[0]:
+        parts = [_key_name(key) for key in path]
+        if isinstance(path[0], pytree.SequenceKey):
+            parts[0] = f"output_{parts[0]}"
+        names.append(".".join(parts) or "output")
+    return names
+
+
+def _key_name(key: Any) -> str:
+    for attribute in ("key", "idx", "name"):
+        if hasattr(key, attribute):
+            return str(getattr(key, attribute))
+    return str(key)
+
+
+def _outputs(g: Graph, fx_node: Any, env: Mapping[str, Any], names: Sequence[str]) -> None:
     results = [_resolve(a, env) for a in fx_node.args[0]]
     if not all(isinstance(r, Tensor) for r in results):
         kinds = ", ".join(type(r).__name__ for r in results)
         raise UnsupportedOperatorError(
             f"the program returns {kinds}; ge graphs return tensors only", category="input"
         )
-    names = ["output"] if len(results) == 1 else [f"output_{i}" for i in range(len(results))]
+    if len(names) != len(results):  # a program whose outputs its spec does not describe
+        names = ["output"] if len(results) == 1 else [f"output_{i}" for i in range(len(results))]
     g.set_outputs(list(zip(results, names, strict=True)))
 
 
-__all__ = ["DYNAMIC", "Converter", "Node", "check_supported", "import_program", "target_name"]
+__all__ = [
+    "DYNAMIC",
+    "Converter",
+    "Node",
+    "check_supported",
+    "import_program",
+    "output_names",
+    "target_name",
+]

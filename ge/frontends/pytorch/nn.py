@@ -95,6 +95,20 @@ def _batch_norm(g: Graph, node: Node) -> list[Tensor | None]:
     return [y, None, None]
 
 
+def _group_norm(g: Graph, node: Node) -> list[Tensor | None]:
+    """`native_group_norm(input, weight, bias, N, C, HxW, group, eps)`: one group_norm; the
+    mean and 1/std per group (for training's backward) are not computed."""
+    x, w, b = node.arg(0, "input"), node.arg(1, "weight"), node.arg(2, "bias")
+    groups, eps = node.arg(6, "group"), node.arg(7, "eps", 1e-5)
+    channels = x.shape[1]
+    if w is None:
+        w = g.add_splat(1.0, [channels], x.dtype, f"{node.name}.weight")
+    if b is None:
+        b = g.add_splat(0.0, [channels], x.dtype, f"{node.name}.bias")
+    props = {"num_groups": int_attr(groups), "epsilon": ops.float_attr(eps)}
+    return [g.add_op(ops.GroupNormOp, [x, w, b], props, node.name), None, None]
+
+
 def _layer_norm(g: Graph, node: Node) -> Tensor | list[Tensor]:
     """`layer_norm` (one result) and `native_layer_norm` (with the mean and 1/std)."""
     x, shape, w, b = (
@@ -238,6 +252,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.bmm.default": _matmul,
     "aten.matmul.default": _matmul,
     "aten._native_batch_norm_legit_no_training.default": _batch_norm,
+    "aten.native_group_norm.default": _group_norm,
     "aten.native_layer_norm.default": _layer_norm,
     "aten.layer_norm.default": _layer_norm,
     "aten._softmax.default": _softmax(ops.SoftmaxOp),
