@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
+from ge.frontends.common import unsupported_form_error, unsupported_operators_error
 from ge.graph import Graph, Tensor
 
 DYNAMIC = -1
@@ -50,10 +51,7 @@ class Node:
 
     def fail(self, what: str) -> UnsupportedOperatorError:
         """An unsupported form of a supported op: names the node and what is missing."""
-        return UnsupportedOperatorError(
-            f"{self.target} at node '{self.name}': {what}",
-            [{"op_type": self.target, "domain": "aten", "node": self.name, "missing": what}],
-        )
+        return unsupported_form_error(self.target, "aten", self.name, what)
 
     def scalar(self, value: Any, dtype: str | None = None) -> Tensor:
         """A Python number as a 0-d constant of `dtype` (the node's result dtype by default)."""
@@ -130,14 +128,7 @@ def check_supported(program: Any, converters: Mapping[str, Converter]) -> None:
         and target_name(n.target) not in IDENTITY_FUNCTIONS
     ]
     if unsupported:
-        kinds = sorted({u["op_type"] for u in unsupported})
-        lines = [f"  {u['op_type']} at node '{u['node']}'" for u in unsupported]
-        raise UnsupportedOperatorError(
-            f"{len(unsupported)} node(s) use ATen ops ge does not support ({', '.join(kinds)}):\n"
-            + "\n".join(lines),
-            unsupported,
-            category="operator",
-        )
+        raise unsupported_operators_error("ATen", unsupported)
 
 
 def target_name(target: Any) -> str:
