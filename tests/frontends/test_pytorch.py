@@ -298,6 +298,21 @@ def test_torch_compile_runs_on_ge_with_parameters_as_weights(compiled_graphs, ca
     assert "eagerly" not in caplog.text
 
 
+@pytest.mark.parametrize("name", ["resnet", "unet", "bert", "gpt2", "vit", "lstm"])
+def test_torch_compile_runs_every_model_family_on_ge_at_o3(compiled_graphs, caplog, name):
+    """The other model families through torch.compile at O3, against eager; Dynamo hands RNN
+    modules to a backend only with `allow_rnn`."""
+    model, inputs = make_model(name)
+    with torch.no_grad(), torch._dynamo.config.patch(allow_rnn=True):
+        actual = torch.compile(model, backend="ge", options={"optimization_level": 3})(*inputs)
+    expected = _expected(model, inputs)
+    got = torch.utils._pytree.tree_leaves(actual)
+    assert len(got) == len(expected)
+    for value, want in zip(got, expected, strict=True):
+        np.testing.assert_allclose(value.numpy(), want, rtol=1e-4, atol=1e-5)
+    assert compiled_graphs and "eagerly" not in caplog.text
+
+
 def test_torch_compile_falls_back_to_eager_naming_why(compiled_graphs, caplog):
     model = Unsupported().eval()
     x = torch.randn(4)
