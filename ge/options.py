@@ -9,6 +9,7 @@ from os import PathLike
 
 import numpy as np
 
+from ge.passes.graph.mixed_precision import MODES
 from ge.passes.pipelines import TECHNIQUES, check_techniques
 
 from .arguments import integer, shown
@@ -46,14 +47,8 @@ tensor before anything is allocated; `techniques` (names of `ge.passes.pipelines
 with its prerequisites) compiles with that set of techniques instead of the optimization level's,
 the defaults of `sink` and `max_streams` included; and the INSTRUMENTATION_OPTIONS."""
 
-PRECISION_MODES = (
-    "must_keep_origin_dtype",
-    "force_fp16",
-    "force_fp32",
-    "allow_fp32_to_fp16",
-    "allow_mix_precision",
-    "allow_mix_precision_bf16",
-)
+PRECISION_MODES = tuple(MODES)
+"""The precision modes, as GE names them; the mixed-precision pass defines what each one does."""
 
 
 def check_optimization_level(level: object) -> int:
