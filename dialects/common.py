@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
     FloatAttr,
@@ -36,6 +37,18 @@ FloatArray = DenseArrayBase[AnyFloat]
 
 TARGET_ATTR_NAME = "ascend.target"
 """Name of the module attribute that holds the `#ascend.target<...>` of a compilation."""
+NAME_ATTR = "ascend.name"
+"""Name of the argument or result attribute that holds a graph input's or output's name."""
+
+
+def value_names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, prefix: str) -> list[str]:
+    """The names of a function's arguments or results from its `arg_attrs` or `res_attrs`
+    (`<prefix>_<index>` for one without)."""
+    names = []
+    for index in range(count):
+        name = attrs.data[index].data.get(NAME_ATTR) if attrs and index < len(attrs.data) else None
+        names.append(name.data if isinstance(name, StringAttr) else f"{prefix}_{index}")
+    return names
 
 
 @irdl_attr_definition

@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.traits import ConstantLike, IsTerminator
 
-from ge.dialects.common import describe
+from ge.dialects.common import describe, value_names
 from ge.dialects.kernel import KERNEL_OPS
 from ge.dialects.stream import BufferOp, ModelOp, OutputsOp
 from ge.passes.session import current
@@ -35,7 +35,6 @@ from ge.passes.session import current
 from .dtypes import numpy_dtype
 from .emulator import Emulator
 from .errors import CheckError, CheckFailure, CompileError, GeError, OpChanges
-from .graph import value_names
 from .interpreter import run_function, run_kernels
 from .options import PRECISION_MODES
 from .weight_blob import pack_weights

@@ -10,31 +10,28 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.dialects.func import FuncOp
-from xdsl.passes import ModulePass
+from xdsl.dialects.builtin import ModuleOp
 
 from ge.cost import KernelCost, kernel_cost
 from ge.cost.stream import launches, soc_figures
-from ge.dialects.common import TARGET_ATTR_NAME
 from ge.dialects.stream import LaunchOp, ModelOp, model_of
 from ge.passes.manager import Instrument, PassManager, verify_module
-from ge.passes.pipelines import LEVELS, compile_defaults, default_streams, pipeline
-from ge.passes.session import CompileSession
+from ge.passes.pipelines import LEVELS, compile_defaults
 
 from . import arguments, artifact
 from .arguments import shown
 from .checking import NumericCheck
 from .collection import without_collection
+from .compile_plan import compile_plan, start_compilation
 from .dtypes import numpy_dtype
 from .errors import CompileError, GeError
 from .graph import Graph
-from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
-from .options import INSTRUMENTATION_OPTIONS, PRECISION_MODES, check_optimization_level, check_options
+from .limits import DEFAULT_MAX_TENSOR_BYTES
+from .options import INSTRUMENTATION_OPTIONS, check_optimization_level, check_options
 from .soc import load_profile
 from .weight_blob import pack_weights
 
@@ -224,7 +221,11 @@ class GraphCompiler:
         plan = compile_plan(optimization_level, checked, fusion_switch_file)
         verify_each = checked.get("verify_each", True)
         module, session = start_compilation(
-            graph, target, checked.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES), verify=not verify_each
+            graph.module,
+            graph.weights,
+            target,
+            checked.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES),
+            verify=not verify_each,
         )
         passes = plan.passes
         manager = PassManager(
@@ -263,70 +264,6 @@ class GraphCompiler:
         )
 
 
-@dataclass(frozen=True)
-class CompilePlan:
-    """The passes a compilation runs, and the choices they were built from."""
-
-    passes: list[ModulePass]
-    disabled: frozenset[str]
-    """Fusion passes a fusion switch file turned off."""
-    max_streams: int
-
-
-def compile_plan(
-    optimization_level: int,
-    checked: Mapping[str, object],
-    fusion_switch_file: str | Path | Mapping[str, object] | None = None,
-) -> CompilePlan:
-    """The pipeline `GraphCompiler.compile` runs for `optimization_level` and the compile options
-    `checked` (by `ge.options.check_options`): the level's techniques or those `techniques`
-    names, the precision mode, `max_streams`, and the fusion passes the switch file turns off."""
-    techniques = checked.get("techniques")
-    chosen = LEVELS[optimization_level] if techniques is None else frozenset(techniques)  # type: ignore[arg-type]
-    max_streams = int(checked.get("max_streams", default_streams(chosen)))  # type: ignore[call-overload]
-    disabled = frozenset(read_fusion_switch(fusion_switch_file))
-    precision_mode = str(checked.get("precision_mode", PRECISION_MODES[0]))
-    try:
-        passes = pipeline(optimization_level, disabled, precision_mode, max_streams, techniques)  # type: ignore[arg-type]
-    except ValueError as error:
-        raise CompileError(str(error)) from None
-    return CompilePlan(passes, disabled, max_streams)
-
-
-def start_compilation(
-    graph: Graph,
-    target: str,
-    max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
-    verify: bool = False,
-) -> tuple[ModuleOp, CompileSession]:
-    """What every pipeline over `graph` starts from: a copy of its module for `target` and a
-    compile session over a copy of its weights, after refusing a tensor over `max_tensor_bytes`
-    and a graph input of a dynamic shape (and verifying the copy, when asked)."""
-    module = graph.module.clone()
-    module.attributes[TARGET_ATTR_NAME] = load_profile(target).target_attr()
-    session = CompileSession(graph.weights.copy())
-    if verify:
-        verify_module(module, "the input graph", session)
-    check_max_tensor_bytes(module, max_tensor_bytes, CompileError)
-    check_static_inputs(module, graph.inputs)
-    return module, session
-
-
-def check_static_inputs(module: ModuleOp, names: Sequence[str]) -> None:
-    """Refuses a graph input with a dynamic dimension, naming it, the axis, and how to fix it."""
-    func = next(op for op in module.body.block.ops if isinstance(op, FuncOp))
-    for name, value in zip(names, func.body.block.args, strict=True):
-        t = value.type
-        if isinstance(t, TensorType) and any(d < 0 for d in t.get_shape()):
-            axis = next(i for i, d in enumerate(t.get_shape()) if d < 0)
-            sizes = ",".join("N" if d < 0 else str(d) for d in t.get_shape())
-            raise CompileError(
-                f"input '{name}' has a dynamic dimension at axis {axis} ({t}); compiling needs static "
-                f"shapes: give its sizes when importing (parse_onnx(..., input_shapes={{'{name}': [...]}}) "
-                f'or ge compile --input_shape "{name}:{sizes}" with N a number)'
-            )
-
-
 def _instruments(check_each: object, precision_mode: str) -> list[Instrument]:
     """The numeric check between passes when `check_each` asks for it (True or inputs by name)."""
     if check_each is False:
@@ -342,29 +279,6 @@ def dump_folder_from_environment() -> str | None:
     if not os.environ.get("DUMP_GE_GRAPH"):
         return None
     return os.environ.get("DUMP_GRAPH_PATH") or "ge_dump"
-
-
-def read_fusion_switch(source: str | Path | Mapping[str, object] | None) -> set[str]:
-    """The fusion passes a GE-style switch file turns off."""
-    if source is None:
-        return set()
-    if isinstance(source, Mapping):
-        data: object = source
-    else:
-        arguments.path(source, "fusion_switch_file (or its parsed JSON, a dict)", CompileError)
-        try:
-            data = json.loads(Path(source).read_text())
-        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise CompileError(f"cannot read fusion switch file '{source}': {error}") from None
-    switches = data
-    for key in ("Switch", "GraphFusion"):
-        switches = switches.get(key, {}) if isinstance(switches, Mapping) else None
-    if not isinstance(switches, Mapping):
-        raise CompileError('a fusion switch file looks like {"Switch": {"GraphFusion": {"<pass>": "off"}}}')
-    for name, value in switches.items():
-        if str(value).lower() not in ("on", "off"):
-            raise CompileError(f'fusion switch \'{name}\' must be "on" or "off", got {value!r}')
-    return {name for name, value in switches.items() if str(value).lower() == "off"}
 
 
 def require_graph(graph: object, where: str, error: type[GeError] = GeError) -> Graph:

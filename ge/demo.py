@@ -19,7 +19,7 @@ from ge.passes import get_pass
 from ge.passes.manager import PassManager
 
 from . import GraphCompiler, GraphExecutor, GraphParser
-from .compiler import start_compilation
+from .compile_plan import start_compilation
 from .errors import GeError
 from .interpreter import run_function
 from .soc import load_profile
@@ -33,7 +33,7 @@ def main() -> int:
     ops = Counter(n.op_type for n in graph.nodes)
     print(f"ascend.graph   {len(graph.nodes)} ops: " + ", ".join(f"{k} x{v}" for k, v in ops.items()))
 
-    module, session = start_compilation(graph, TARGET)
+    module, session = start_compilation(graph.module, graph.weights, TARGET)
     PassManager([get_pass("ge-lower-graph-to-kernel")()]).run(module, session)
     _print_kernels(module)
 

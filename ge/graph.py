@@ -45,7 +45,7 @@ from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import NAME_ATTR, int_attr, ints_attr, value_names
 from ge.dialects.graph.base import shape_error
 
 from . import arguments
@@ -53,7 +53,6 @@ from .dtypes import dtype_name, element_type, numpy_dtype
 from .errors import GeError, VerificationError
 from .weights import WeightStore
 
-NAME_ATTR = "ascend.name"
 INLINE_LIMIT = 16
 """Constants with at most this many elements stay inline as `dense<...>`."""
 FLOATING_OUTPUTS = ("float16", "bfloat16", "float32", "float64")
@@ -310,7 +309,7 @@ class Graph:
         """
         from .visualize import visualize_graph
 
-        return visualize_graph(self, path, level, target, optimization_level, **options)
+        return visualize_graph(self.module, self.weights, path, level, target, optimization_level, **options)
 
     @property
     def nodes(self) -> list[Node]:
@@ -799,16 +798,6 @@ def _loc_name(op: Operation) -> str | None:
 
 def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
     return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
-
-
-def value_names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, prefix: str) -> list[str]:
-    """The names of a function's arguments or results from its `arg_attrs` or `res_attrs`
-    (`<prefix>_<index>` for one without)."""
-    names = []
-    for index in range(count):
-        name = attrs.data[index].data.get(NAME_ATTR) if attrs and index < len(attrs.data) else None
-        names.append(name.data if isinstance(name, StringAttr) else f"{prefix}_{index}")
-    return names
 
 
 def _input_dims(name: str, shape: Sequence[int | None]) -> list[int]:

@@ -61,122 +61,13 @@ from ge.passes.fusion import SOURCES
 
 from .errors import GeError
 from .executor import GraphExecutor
+from .profile_data import Flow, KernelProfile, ProfileData, share
 from .profiler_peaks import kernel_dtype, peak_flops
 
-BOUNDS = ("cube", "vector", "memory", "launch", "aicpu")
-"""What a kernel can be bound by, as the cost model names it."""
-
 
 @dataclass(frozen=True)
-class KernelProfile:
-    """One launch of a profiled run. Times are microseconds from the start of the modelled run,
-    except `measured_us`, the emulator's wall time of this launch."""
-
-    index: int
-    """Position among the model's launches, in task order."""
-    kernel: str
-    sources: tuple[str, ...]
-    """The graph nodes whose ops the kernel computes (empty for a format conversion)."""
-    kind: str
-    """`cube`, `vector`, `aicpu` or `trans_data`."""
-    unit: str
-    """The cores it runs on: `cube`, `vector` or `aicpu`."""
-    dtype: str
-    """The type it computes in: its matrix products' input type for a cube kernel, else the
-    narrowest type it reads or writes (`fp32`, `fp16`, `bf16`, `int8`, ...)."""
-    stream: int
-    cores: int
-    start_us: float
-    """Its stream takes it up: launch overhead begins."""
-    core_start_us: float
-    """Its cores start computing; after `launch_us` of overhead, and any wait for free cores."""
-    end_us: float
-    launch_us: float
-    """Launch overhead: the host launch, or the device's per-task scheduling of a sunk model."""
-    flops: int
-    hbm_bytes: int
-    """MTE2 reads plus MTE3 writes."""
-    bound: str
-    """The cost model's `KernelCost.bound`: `cube`, `vector`, `memory`, `launch` or `aicpu`."""
-    busy: float
-    """Share of its core time its bound unit works, in [0, 1] (see the module docstring)."""
-    of_peak: float
-    """Achieved rate over the peak named by `peak` (see the module docstring)."""
-    peak: str
-    """What `of_peak` is measured against: `HBM`, or the cores and type, e.g. `cube fp32`."""
-    measured_us: float
-    """Emulator wall time of this launch, measured; not a model of the NPU."""
-
-    @property
-    def modelled_us(self) -> float:
-        """Modelled time from its start (launch overhead included) to its end."""
-        return self.end_us - self.start_us
-
-    @property
-    def core_us(self) -> float:
-        """Modelled time its cores were held."""
-        return self.end_us - self.core_start_us
-
-    @property
-    def utilization(self) -> float:
-        """The kernel's utilization: `of_peak`, how much of the peak it holds it reaches."""
-        return self.of_peak
-
-    @property
-    def compute_or_memory(self) -> str:
-        """`compute` (bound by cube, vector or AI CPU), `memory` or `launch`."""
-        return {"memory": "memory", "launch": "launch"}.get(self.bound, "compute")
-
-
-@dataclass(frozen=True)
-class Flow:
-    """A cross-stream dependency: `event` recorded after launch `source` on one stream, waited
-    for before launch `target` on another (launch indices in task order)."""
-
-    event: int
-    source: int
-    target: int
-
-
-@dataclass(frozen=True)
-class ProfileReport:
+class ProfileReport(ProfileData):
     """What `GraphProfiler.profile` found; `str(report)` is `report.table()`."""
-
-    soc: str
-    sunk: bool
-    latency_us: float
-    """The modelled makespan of the run."""
-    kernels: list[KernelProfile]
-    flows: list[Flow]
-    npu_utilization: float
-    compute_utilization: float
-    memory_bandwidth_utilization: float
-    stream_busy_us: dict[int, float]
-    """Per stream, modelled time it ran a task (launch overhead, kernel, event), waits excluded."""
-    unit_cores: dict[str, int]
-    unit_busy_core_us: dict[str, float]
-    """Per unit, core-microseconds its kernels held."""
-    figures: Mapping[str, Any]
-    """The SoC profile's figures the model was compiled with."""
-    outputs: list[np.ndarray]
-    measured_total_us: float
-    """Wall time of the whole profiled run: the launches plus the input checks and, on an
-    executor's first run, the emulator's race check."""
-
-    @property
-    def stream_utilization(self) -> dict[int, float]:
-        """Per stream, the share of the makespan it ran a task (`stream_busy_us` over
-        `latency_us`): launch overhead, kernels and events count, waiting for an event does not."""
-        return {s: _share(busy, self.latency_us) for s, busy in self.stream_busy_us.items()}
-
-    @property
-    def unit_utilization(self) -> dict[str, float]:
-        """Per unit (`cube`, `vector`, `aicpu`), the core-microseconds its kernels held over its
-        cores x the makespan; trans_data kernels count on the vector cores they run on."""
-        return {
-            unit: _share(used, self.unit_cores[unit] * self.latency_us)
-            for unit, used in self.unit_busy_core_us.items()
-        }
 
     def table(self, top: int = 10) -> str:
         """A text summary: the figures, per-stream and per-unit busy shares, then the `top`
@@ -346,8 +237,8 @@ def _kernel_profile(
         flops=cost.flops,
         hbm_bytes=hbm_bytes,
         bound=cost.bound,
-        busy=min(1.0, _share(working_us, core_us)),
-        of_peak=_share(achieved, core_us * 1e-6 * rate),
+        busy=min(1.0, share(working_us, core_us)),
+        of_peak=share(achieved, core_us * 1e-6 * rate),
         peak=peak,
         measured_us=measured,
     )
@@ -359,11 +250,11 @@ def _figures(timeline: Timeline, kernels: list[KernelProfile], bandwidth: float)
     pools = timeline.unit_cores
     held = {unit: sum(k.cores * k.core_us for k in kernels if k.unit == unit) for unit in pools}
     return {
-        "npu_utilization": _share(
+        "npu_utilization": share(
             sum(held[u] for u in TILED_UNITS), makespan * sum(pools[u] for u in TILED_UNITS)
         ),
-        "compute_utilization": _share(held["cube"], makespan * pools["cube"]),
-        "memory_bandwidth_utilization": _share(sum(k.hbm_bytes for k in kernels), makespan * bandwidth),
+        "compute_utilization": share(held["cube"], makespan * pools["cube"]),
+        "memory_bandwidth_utilization": share(sum(k.hbm_bytes for k in kernels), makespan * bandwidth),
     }
 
 
@@ -394,7 +285,3 @@ def _flows(module: ModuleOp) -> list[Flow]:
 
 def _named_kernel(op: Operation) -> bool:
     return isinstance(op, KernelFuncOp) and op.kernel_name is not None
-
-
-def _share(part: float, whole: float) -> float:
-    return part / whole if whole > 0 else 0.0

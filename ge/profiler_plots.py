@@ -5,21 +5,19 @@ and draws on its Agg canvas, so `ge` imports without it and draws without a disp
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import GeError
 from .palette import UNIT_COLOURS, UNKNOWN_COLOUR
+from .profile_data import ProfileData
 from .profiler_peaks import peak_flops
-
-if TYPE_CHECKING:
-    from .profiler import ProfileReport
 
 FORMATS = (".png", ".svg", ".pdf")
 LAUNCH_HATCH = "////"
 """Launch overhead: the kernel's colour, lighter and hatched."""
 
 
-def plot_timeline(report: ProfileReport, path: str | Path) -> None:
+def plot_timeline(report: ProfileData, path: str | Path) -> None:
     """One lane per stream; a launch is a bar from its start to its end, its launch overhead
     lighter and hatched, coloured by unit (trans_data apart) and labelled with its name where the
     name fits; the legend sits right of the chart, clear of the last kernels."""
@@ -65,7 +63,7 @@ def plot_timeline(report: ProfileReport, path: str | Path) -> None:
     _save(figure, path)
 
 
-def plot_roofline(report: ProfileReport, path: str | Path) -> None:
+def plot_roofline(report: ProfileData, path: str | Path) -> None:
     """Each kernel with FLOPs and HBM bytes at (FLOPs per byte, achieved FLOP/s over its core
     time), under the roofline of its SoC: the HBM bandwidth's slope and, for each type the kernels
     compute in, the peak of all cube cores (cube kernels) or all vector cores (the others) at that
@@ -131,7 +129,7 @@ def _figure_class(path: str | Path) -> Any:
     return Figure
 
 
-def _patches(report: ProfileReport, only_units: bool = False) -> dict[str, Any]:
+def _patches(report: ProfileData, only_units: bool = False) -> dict[str, Any]:
     from matplotlib.patches import Patch
 
     shown = {k.unit for k in report.kernels}
@@ -148,7 +146,7 @@ def _colour(kind: str, unit: str) -> str:
     return UNIT_COLOURS["trans_data"] if kind == "trans_data" else UNIT_COLOURS.get(unit, UNKNOWN_COLOUR)
 
 
-def _ceilings(report: ProfileReport) -> dict[str, float]:
+def _ceilings(report: ProfileData) -> dict[str, float]:
     """Peak FLOP/s by name ("cube fp32", "vector fp16", ...) of every type the kernels compute
     in, on all the cores of their unit; fp16 on cube and vector cores when no kernel says more."""
     cube_cores, vector_cores = int(report.figures["cube_cores"]), int(report.figures["vector_cores"])

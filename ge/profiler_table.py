@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .profiler import ProfileReport
+from .profile_data import ProfileData
 
 TABLE_HEADER = (
     "kernel",
@@ -29,7 +26,7 @@ TABLE_NOTE = (
 )
 
 
-def table(report: ProfileReport, top: int = 10) -> str:
+def table(report: ProfileData, top: int = 10) -> str:
     """`report` as text: its figures, per-stream and per-unit busy shares, then the `top` kernels by
     core time (launch overhead apart), each with its bound, `busy` and `of_peak`."""
     lines = [

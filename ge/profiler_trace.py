@@ -14,20 +14,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ge.dialects.kernel import UNITS
 
 from .errors import GeError
-
-if TYPE_CHECKING:
-    from .profiler import KernelProfile, ProfileReport
+from .profile_data import KernelProfile, ProfileData
 
 STREAMS_PID = 1
 UNITS_PID = 2
 
 
-def save_trace(report: ProfileReport, path: str | Path) -> None:
+def save_trace(report: ProfileData, path: str | Path) -> None:
     """Writes `trace_events(report)` as JSON to `path`."""
     try:
         Path(path).write_text(json.dumps(trace_events(report), indent=1))
@@ -35,7 +33,7 @@ def save_trace(report: ProfileReport, path: str | Path) -> None:
         raise GeError(f"cannot write the trace to '{path}': {error.strerror}") from None
 
 
-def trace_events(report: ProfileReport) -> dict[str, Any]:
+def trace_events(report: ProfileData) -> dict[str, Any]:
     """The trace as a JSON-ready object: {"traceEvents": [...], "displayTimeUnit": "ns", ...}."""
     events: list[dict[str, Any]] = [
         _metadata("process_name", STREAMS_PID, 0, "streams"),

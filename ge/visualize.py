@@ -18,15 +18,19 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ge.dialects import graph as graph_ops
+from ge.dialects.common import value_names
 from ge.dialects.kernel import KernelOp, TransDataOp, ViewOp, YieldOp
 from ge.dialects.stream import EventRecordOp, EventWaitOp, LaunchOp, byte_size, model_of
 from ge.passes.manager import PassManager
 from ge.passes.pipelines import STREAM_LOWERING_PASS, passes_before
 
 from .arguments import shown
-from .errors import CompileError, GeError
-from .graph import Graph, value_names
+from .compile_plan import compile_plan, start_compilation
+from .errors import GeError
+from .options import check_optimization_level, check_options
 from .palette import UNIT_COLOURS
+from .soc import load_profile
+from .weights import WeightStore
 
 LEVELS = ("graph", "kernel", "stream")
 OUTPUT_FORMATS: dict[str, str | None] = {
@@ -41,49 +45,28 @@ INSTALL_DOT = "install Graphviz (apt-get install graphviz, brew install graphviz
 
 
 def visualize_graph(
-    graph: Graph,
+    module: ModuleOp,
+    weights: WeightStore,
     path: str | os.PathLike[str],
     level: str = "graph",
     target: str = "npu",
     optimization_level: int = 3,
     **options: object,
 ) -> Path:
-    """Draws `graph` at `level` into `path` (see `Graph.visualize`); returns the path written."""
+    """Draws a graph's `module` (with its `weights`) at `level` into `path` (see `Graph.visualize`);
+    returns the path written. The kernel and stream levels compile it as `GraphCompiler.compile`
+    would with these arguments, up to the level drawn."""
     path, level = check_path(path), check_level(level, LEVELS)
-    if level == "graph":  # the other levels' arguments are checked as they compile
-        from .options import check_optimization_level, check_options
-        from .soc import load_profile
-
-        load_profile(target)
-        check_optimization_level(optimization_level)
-        check_options({name: value for name, value in options.items() if name != "fusion_switch_file"})
-        dot = graph_dot(graph.module)
-    elif level == "kernel":
-        dot = graph_dot(kernel_module(graph, target, optimization_level, **options))
-    else:
-        from .compiler import GraphCompiler
-
-        compiled = GraphCompiler().compile(graph, target, optimization_level, **options)
-        dot = stream_dot(compiled.module)
-    return write(dot, path)
-
-
-def kernel_module(
-    graph: Graph, target: str = "npu", optimization_level: int = 3, **options: object
-) -> ModuleOp:
-    """`graph` compiled through the passes `GraphCompiler.compile` runs with these arguments
-    (compile options included) that come before the lowering to the stream level."""
-    from .compiler import compile_plan, require_graph, start_compilation
-    from .options import check_optimization_level, check_options
-
-    graph = require_graph(graph, "Graph.visualize", CompileError)
-    level = check_optimization_level(optimization_level)
+    level_passes = check_optimization_level(optimization_level)
     switch = options.pop("fusion_switch_file", None)
-    checked = check_options(options)
-    plan = compile_plan(level, checked, switch)  # type: ignore[arg-type]
-    module, session = start_compilation(graph, target)
-    PassManager(passes_before(STREAM_LOWERING_PASS, plan.passes)).run(module, session)
-    return module
+    plan = compile_plan(level_passes, check_options(options), switch)  # type: ignore[arg-type]
+    load_profile(target)
+    if level == "graph":
+        return write(graph_dot(module), path)
+    compiled, session = start_compilation(module, weights, target)
+    passes = plan.passes if level == "stream" else passes_before(STREAM_LOWERING_PASS, plan.passes)
+    PassManager(passes).run(compiled, session)
+    return write(graph_dot(compiled) if level == "kernel" else stream_dot(compiled), path)
 
 
 def check_path(path: object) -> Path:

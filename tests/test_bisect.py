@@ -22,7 +22,8 @@ from ge.passes.manager import PassManager
 from ge.passes.pipelines import pipeline
 from ge.passes.session import CompileSession
 from ge.soc import load_profile
-from ge.tools.bisect import bisect, main
+from ge.tools.bisect import bisect
+from ge.tools.cli import bisect_main as main
 
 
 def with_pass(level: int, wrong: ModulePass, after: str | None = None) -> list[ModulePass]:
@@ -182,14 +183,18 @@ def test_cli_errors_are_one_line(
     assert re.search(message, err)
 
 
-def test_cli_runs_as_a_module(model_file: str) -> None:
+def test_cli_runs_as_a_process(model_file: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "ge.tools.bisect", model_file, "-O", "0"], capture_output=True, text=True
+        [sys.executable, "-m", "ge.tools.cli", "bisect", model_file, "-O", "0"],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("no pass changes the result")
     usage = subprocess.run(
-        [sys.executable, "-m", "ge.tools.bisect", model_file, "-O", "7"], capture_output=True, text=True
+        [sys.executable, "-m", "ge.tools.cli", "bisect", model_file, "-O", "7"],
+        capture_output=True,
+        text=True,
     )
     assert usage.returncode == 2
     assert usage.stderr.count("\n") == 1 and usage.stderr.startswith(

@@ -18,7 +18,8 @@ from ge.cost.stream import launches, soc_figures
 from ge.dialects import graph as ops
 from ge.dialects.stream import EventRecordOp, EventWaitOp, KernelFuncOp, LaunchOp
 from ge.errors import GeError, RuntimeInputError
-from ge.profiler import BOUNDS, build_report
+from ge.profile_data import BOUNDS
+from ge.profiler import build_report
 
 MODELS = Path(ge.__file__).parent / "models"
 CUBE_CORES, VECTOR_CORES = 24, 48

@@ -15,7 +15,6 @@ of the run at the limit found (`CompileSession.last_action`).
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +25,8 @@ from xdsl.passes import ModulePass
 
 from ge.arguments import shown
 from ge.checking import NumericCheck
-from ge.compiler import read_fusion_switch, require_graph, start_compilation
+from ge.compile_plan import read_fusion_switch, start_compilation
+from ge.compiler import require_graph
 from ge.errors import CheckError, CheckFailure, CompileError, GeError
 from ge.graph import Graph
 from ge.options import PRECISION_MODES, check_optimization_level, check_options
@@ -146,13 +146,6 @@ def bisect(
     return result(failure, action, runs)
 
 
-def main(args: Sequence[str] | None = None) -> None:
-    """`ge-bisect ARGS` is `ge bisect ARGS` (ge/tools/cli.py)."""
-    from .cli import main as ge
-
-    ge(["bisect", *(sys.argv[1:] if args is None else args)])
-
-
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
@@ -168,14 +161,10 @@ def _compile(
     """Runs `passes` on a copy of `graph` for `target` as `GraphCompiler.compile` does, with
     `check` between passes and at most `limit` pattern actions; the session, and the error that
     stopped the run (None if it completed)."""
-    module, session = start_compilation(graph, target)
+    module, session = start_compilation(graph.module, graph.weights, target)
     session.action_limit = limit
     try:
         PassManager(passes, instruments=[check]).run(module, session)
     except GeError as error:
         return session, error
     return session, None
-
-
-if __name__ == "__main__":
-    main()

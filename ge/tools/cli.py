@@ -88,5 +88,10 @@ def main(args: Sequence[str] | None = None) -> NoReturn:
     sys.exit(code if isinstance(code, int) else 0)
 
 
+def bisect_main(args: Sequence[str] | None = None) -> NoReturn:
+    """`ge-bisect ARGS` is `ge bisect ARGS`."""
+    main(["bisect", *(sys.argv[1:] if args is None else args)])
+
+
 if __name__ == "__main__":
     main()

@@ -49,7 +49,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from ge.dialects import stream
-from ge.dialects.common import describe
+from ge.dialects.common import describe, value_names
 from ge.dialects.formats import framework_format
 from ge.dialects.graph import ConstOp
 from ge.dialects.kernel import (
@@ -67,7 +67,6 @@ from ge.layout import check_alignment
 
 from ..session import current
 
-NAME_ATTR = "ascend.name"
 """Argument and result attribute of the graph function that holds a tensor's user-facing name."""
 
 
@@ -307,13 +306,7 @@ def _memref(t: TensorType, fmt: str = "ND", groups: int = 1) -> MemRefType:
 
 
 def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, prefix: str) -> ArrayAttr:
-    names = []
-    for index in range(count):
-        name = None
-        if attrs is not None and index < len(attrs.data):
-            name = attrs.data[index].data.get(NAME_ATTR)
-        names.append(name if isinstance(name, StringAttr) else StringAttr(f"{prefix}_{index}"))
-    return ArrayAttr(names)
+    return ArrayAttr([StringAttr(name) for name in value_names(attrs, count, prefix)])
 
 
 class _Bytes:
