@@ -141,7 +141,7 @@ def test_a_wrong_stream_level_pass_is_caught_on_the_emulator(level: int) -> None
 
 
 def test_compile_stops_at_the_wrong_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ge.compiler, "pipeline", lambda level, *_: with_pass(level, DropReluPass()))
+    monkeypatch.setattr(ge.compile_plan, "pipeline", lambda level, *_: with_pass(level, DropReluPass()))
     graph = cnn().graph
     with pytest.raises(ge.CheckError, match=r"^test-drop-relu: output 'probs' differs"):
         ge.GraphCompiler().compile(graph, check_each=True)
