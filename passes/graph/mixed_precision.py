@@ -1,8 +1,9 @@
 """`ge-mixed-precision{mode=...}`: runs graph ops in fp16, bf16 or fp32 by GE's precision modes.
 
-Each float op gets a compute type from the mode and the op lists below. An op that changes type is
-rebuilt on operands cast to that type and followed by casts back to its old result types; then the
-cast pairs this pass put back to back cancel, so casts remain only at precision boundaries.
+An analysis first gives each float op a compute type from the mode, the op lists below and its
+producers' compute types (`ComputeTypeAnalysis`). Then patterns rewrite: an op that changes type
+is rebuilt on operands cast to that type and followed by casts back to its old result types; then
+the cast pairs this pass put back to back cancel, so casts remain only at precision boundaries.
 Constants are converted at compile time; graph inputs and outputs keep their declared types.
 
 ```
@@ -26,10 +27,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum, auto
+from typing import cast
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -37,6 +40,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     ModuleOp,
     NameLoc,
+    RankedStructure,
     StringAttr,
     TensorType,
     bf16,
@@ -166,6 +170,10 @@ class ComputeTypeAnalysis:
     keep_op_types: frozenset[str] = frozenset()
     keep_nodes: frozenset[str] = frozenset()
 
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise CompileError(f"ge-mixed-precision: unknown mode '{self.mode}' (known: {', '.join(MODES)})")
+
     def run(self, module: ModuleOp) -> dict[Operation, Attribute | None]:
         """Each op of each function's body: the type it computes in, or None if it keeps its own."""
         decided: dict[Operation, Attribute | None] = {}
@@ -279,7 +287,7 @@ class AssignComputeType(RewritePattern):
             const = None
             if isinstance(owner, graph.ConstOp):
                 const = _converted_constant(owner, target, self.weights)
-            if const is not None:
+            if const is not None and isinstance(owner, graph.ConstOp):
                 rewriter.insert(const, InsertPoint.after(owner))
                 const.result.name_hint = value.name_hint
                 self.converted[key] = const.result
@@ -328,8 +336,7 @@ class MixedPrecisionPass(ModulePass):
     """Node names (op locations, as `ge.Graph` and the frontends set them) that keep their dtype."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.mode not in MODES:
-            raise CompileError(f"ge-mixed-precision: unknown mode '{self.mode}' (known: {', '.join(MODES)})")
+        analysis = ComputeTypeAnalysis(self.mode, frozenset(self.keep_op_types), frozenset(self.keep_nodes))
         known = {o.name.removeprefix("ascend.graph.") for o in graph.GRAPH_OPS}
         unknown = sorted(set(self.keep_op_types) - known)
         if unknown:
@@ -339,7 +346,6 @@ class MixedPrecisionPass(ModulePass):
         types = MODES[self.mode]
         if types is None:
             return
-        analysis = ComputeTypeAnalysis(self.mode, frozenset(self.keep_op_types), frozenset(self.keep_nodes))
         compute_types = analysis.run(op)
         session = current()
         inserted: set[Operation] = set()
@@ -394,6 +400,8 @@ def _fused_op_types(
     count = len(op.base_operands)
     props = {k: v for k, v in op.properties.items() if k != "extras"}
     accumulator = op.BASE.infer([_tensor(t) for t in operand_types[:count]], props, op.name)
+    if not isinstance(accumulator, TensorType):
+        raise ValueError(f"'{op.name}': its base op has several results")
     block = op.epilogue.block
     types: dict[SSAValue, Attribute] = {block.args[0]: accumulator}
     types.update(zip(block.args[1:], operand_types[count:], strict=True))
@@ -421,8 +429,10 @@ def _rebuild(op: Operation, operands: list[SSAValue]) -> Operation:
             epilogue.add_op(copy)
             values.update(zip(inner.results, copy.results, strict=True))
         new = type(op).build_fused(operands[:count], op.properties, operands[count:], Region(epilogue))
-    else:
+    elif isinstance(op, graph.GraphOp):
         new = type(op).build_inferred(operands, dict(op.properties))
+    else:
+        raise ValueError(f"'{op.name}' is not a graph op")
     new.attributes.update(op.attributes)
     new.location = op.location
     return new
@@ -442,18 +452,21 @@ def _converted_constant(
     dtype = numpy_dtype(element)
     with np.errstate(over="ignore"):  # values beyond fp16's range become inf, as a cast makes them
         if isinstance(const.value, FloatAttr):
-            value: Attribute = FloatAttr(float(np.asarray(const.value.value.data).astype(dtype)), element)
+            number = float(np.asarray(const.value.value.data).astype(dtype))
+            value: Attribute = FloatAttr(number, cast(AnyFloat, element))
         elif isinstance(const.value, DenseIntOrFPElementsAttr):  # small: it stays inline
             stored = numpy_dtype(const.result.type.element_type)
             array = np.frombuffer(const.value.data.data, stored).astype(dtype)
-            value = DenseIntOrFPElementsAttr(t, BytesAttr(array.tobytes()))
-        else:
+            value = DenseIntOrFPElementsAttr(cast(RankedStructure[AnyFloat], t), BytesAttr(array.tobytes()))
+        elif isinstance(const.value, DenseResourceAttr):
             try:
                 array = constant_array(const.value, const.result.type, weights).astype(dtype)
             except InvalidModelError:
                 return None
             key = weights.add(array, f"{const.value.resource_handle.data}.{dtype.name}")
             value = DenseResourceAttr.from_params(key, t)
+        else:
+            return None
     new = graph.ConstOp(value, t)
     new.location = const.location
     return new
