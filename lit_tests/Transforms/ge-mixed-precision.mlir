@@ -186,3 +186,46 @@ func.func @fused(%x: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x3xi64>) {
   %i = ascend.graph.non_zero %x {count = 3 : i64} : (tensor<2x4xf32>) -> tensor<2x3xi64>
   func.return %y, %i : tensor<2x4xf32>, tensor<2x3xi64>
 }
+
+// -----
+
+// A black-listed softmax between white matmuls keeps fp32, with a cast on each side, and the
+// gray transpose after it follows it in fp32: the cast back to fp16 comes after the transpose.
+
+// MIX-LABEL: func.func @black_between_white(%x: tensor<4x4xf32>) -> tensor<4x4xf32>
+// MIX-NEXT:    %w = ascend.graph.const dense<5.000000e-01> : tensor<4x4xf16>
+// MIX-NEXT:    %[[X16:.*]] = ascend.graph.cast %x : (tensor<4x4xf32>) -> tensor<4x4xf16>
+// MIX-NEXT:    %a = ascend.graph.matmul %[[X16]], %w : (tensor<4x4xf16>, tensor<4x4xf16>) -> tensor<4x4xf16>
+// MIX-NEXT:    %[[A32:.*]] = ascend.graph.cast %a : (tensor<4x4xf16>) -> tensor<4x4xf32>
+// MIX-NEXT:    %s = ascend.graph.softmax %[[A32]] {axis = -1 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// MIX-NEXT:    %t = ascend.graph.transpose %s {perm = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// MIX-NEXT:    %[[T16:.*]] = ascend.graph.cast %t : (tensor<4x4xf32>) -> tensor<4x4xf16>
+// MIX-NEXT:    %b = ascend.graph.matmul %[[T16]], %w : (tensor<4x4xf16>, tensor<4x4xf16>) -> tensor<4x4xf16>
+// MIX-NEXT:    %[[B32:.*]] = ascend.graph.cast %b : (tensor<4x4xf16>) -> tensor<4x4xf32>
+// MIX-NEXT:    func.return %[[B32]] : tensor<4x4xf32>
+func.func @black_between_white(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %w = ascend.graph.const dense<0.5> : tensor<4x4xf32>
+  %a = ascend.graph.matmul %x, %w : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = ascend.graph.softmax %a {axis = -1 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %t = ascend.graph.transpose %s {perm = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b = ascend.graph.matmul %t, %w : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %b : tensor<4x4xf32>
+}
+
+// -----
+
+// Nothing to move: gray ops after black ones (and on a graph input) stay fp32 with them.
+
+// MIX-LABEL: func.func @black_and_gray
+// MIX-NEXT:    %e = ascend.graph.exp %x : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// MIX-NEXT:    %t = ascend.graph.transpose %e {perm = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// MIX-NEXT:    %d = ascend.graph.div %t, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+// MIX-NEXT:    %l = ascend.graph.log %d : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// MIX-NEXT:    func.return %l : tensor<4x4xf32>
+func.func @black_and_gray(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %e = ascend.graph.exp %x : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %t = ascend.graph.transpose %e {perm = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %d = ascend.graph.div %t, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %l = ascend.graph.log %d : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %l : tensor<4x4xf32>
+}

@@ -1,8 +1,9 @@
 """`ge-mixed-precision{mode=...}`: runs graph ops in fp16, bf16 or fp32 by GE's precision modes.
 
-Each float op gets a compute type from the mode and the op lists below. An op that changes type is
-rebuilt on operands cast to that type and followed by casts back to its old result types; then the
-cast pairs this pass put back to back cancel, so casts remain only at precision boundaries.
+An analysis first gives each float op a compute type from the mode, the op lists below and its
+producers' compute types (`ComputeTypeAnalysis`). Then patterns rewrite: an op that changes type
+is rebuilt on operands cast to that type and followed by casts back to its old result types; then
+the cast pairs this pass put back to back cancel, so casts remain only at precision boundaries.
 Constants are converted at compile time; graph inputs and outputs keep their declared types.
 
 ```
@@ -23,11 +24,15 @@ becomes, under `allow_mix_precision` (matmul and relu are white-listed, softmax 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum, auto
+from typing import cast
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -35,6 +40,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     ModuleOp,
     NameLoc,
+    RankedStructure,
     StringAttr,
     TensorType,
     bf16,
@@ -130,65 +136,99 @@ NOT_COMPUTING: tuple[type[Operation], ...] = (graph.ConstOp, graph.CastOp, graph
 """Ops that compute nothing in a float type: this pass never retypes them."""
 
 
-@dataclass
-class AssignComputeType(RewritePattern):
-    """Rebuilds an op in its compute type, between casts in and casts back out.
+class PrecisionClass(Enum):
+    """What an op is to the precision modes: which of GE's op lists holds it."""
 
-    Walked once in program order, so a gray op sees the types its producers were given: a producer
-    moved to the compute type shows as a cast this pass inserted out of that type.
+    MATRIX_PRODUCT = auto()
+    """A cube op (`CUBE_OPS`): moved by every mode that narrows, `allow_fp32_to_fp16` included."""
+    PREFERS_LOW_PRECISION = auto()
+    """White-listed: runs in the low-precision type whenever it is fp32."""
+    KEEPS_PRECISION = auto()
+    """Black-listed: keeps its type under `allow_mix_precision`."""
+    GRAY = auto()
+    """Follows its producers under `allow_mix_precision`."""
+    NEEDS_AI_CPU = auto()
+    """Gray, and left alone by `force_fp16` (an AI CPU op has no cube or vector time to save)."""
+    COMPUTES_NOTHING = auto()
+    """Never retyped (constants, casts, shapes)."""
+
+
+@dataclass(frozen=True)
+class ComputeTypeAnalysis:
+    """A forward dataflow analysis: the type each op of a module computes in under a precision mode.
+
+    One pass over each function's body in block order, which is topological in a graph region,
+    so an op's producers are decided before it. An op moves to the mode's compute type when it has
+    an operand of a type the mode moves from, the mode moves its class (`PrecisionClass`), no
+    keep-list names it and its shape inference takes the compute type. A gray op moves when every
+    such operand it computes on (constants aside) is a result its producer yields in the compute
+    type. Ops in nested regions (a fused op's epilogue) get no decision: they move with the op
+    that holds them. Linear in the number of ops.
     """
 
     mode: str
-    target: Attribute
-    sources: tuple[Attribute, ...]
-    keep_op_types: frozenset[str]
-    keep_nodes: frozenset[str]
-    weights: WeightStore
-    inserted: set[Operation]
-    """The casts this pass created (CancelInsertedCastPair removes back-to-back ones)."""
-    converted: dict[tuple[SSAValue, Attribute], SSAValue] = field(default_factory=dict)
-    """Each value already available in another type: casts and constants are made once."""
+    keep_op_types: frozenset[str] = frozenset()
+    keep_nodes: frozenset[str] = frozenset()
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise CompileError(f"ge-mixed-precision: unknown mode '{self.mode}' (known: {', '.join(MODES)})")
+
+    def run(self, module: ModuleOp) -> dict[Operation, Attribute | None]:
+        """Each op of each function's body: the type it computes in, or None if it keeps its own."""
+        decided: dict[Operation, Attribute | None] = {}
+        types = MODES[self.mode]
+        lowered: set[SSAValue] = set()
+        """Results whose producer moved and yields them in the compute type."""
+        for function in module.walk():
+            if not isinstance(function, FuncOp):
+                continue
+            for block in function.body.blocks:
+                for op in block.ops:
+                    decided[op] = None if types is None else self.decide(op, *types, lowered)
+        return decided
+
+    def decide(
+        self, op: Operation, target: Attribute, sources: tuple[Attribute, ...], lowered: set[SSAValue]
+    ) -> Attribute | None:
+        """`target` if `op` moves to it, else None; records the results it then yields in `target`."""
         if not isinstance(op, graph.GraphOp | graph.ReshapeOp | graph.FusedOp):
-            return
-        if isinstance(op, NOT_COMPUTING) or not isinstance(op.parent_op(), FuncOp):
-            return  # epilogue ops change with their fused op
-        moving = [i for i, v in enumerate(op.operands) if _element(v) in self.sources]
-        if not moving or not self.moves(op, [op.operands[i] for i in moving]) or not self.accepts(op):
-            return
-        operands = list(op.operands)
-        for i in moving:
-            operands[i] = self.as_target(operands[i], op, rewriter)
-        new = _rebuild(op, operands)
-        results: list[SSAValue] = []
-        casts_out = []
-        for old, result in zip(op.results, new.results, strict=True):
-            result.name_hint = old.name_hint
-            if old.type != result.type and old.uses:
-                cast = graph.CastOp(result, old.type.element_type)
-                self.inserted.add(cast)
-                casts_out.append(cast)
-                result = cast.result
-            results.append(result)
-        rewriter.replace(op, [new, *casts_out], results)
+            return None
+        precision = _precision_class(op)
+        floats = [v for v in op.operands if _element(v) in sources]
+        if precision is PrecisionClass.COMPUTES_NOTHING or not floats or self.kept(op):
+            return None
+        if not self.moves(precision, floats, lowered):
+            return None
+        operand_types = [
+            TensorType(target, v.type.get_shape())
+            if isinstance(v.type, TensorType) and v.type.element_type in sources
+            else v.type
+            for v in op.operands
+        ]
+        try:
+            result_types = _result_types(op, operand_types)
+        except ValueError:
+            return None  # the op's shape inference rejects the compute type: it keeps its type
+        for result, new in zip(op.results, result_types, strict=True):
+            if result.type != new and isinstance(new, TensorType) and new.element_type == target:
+                lowered.add(result)
+        return target
 
-    def moves(self, op: Operation, floats: list[SSAValue]) -> bool:
-        """Whether the mode moves `op`, whose `floats` operands have a source type."""
-        if self.kept(op):
-            return False
+    def moves(self, precision: PrecisionClass, floats: list[SSAValue], lowered: set[SSAValue]) -> bool:
+        """Whether the mode moves an op of this class whose `floats` operands have a source type."""
         if self.mode == "force_fp16":
-            return not isinstance(op, KEPT_BY_FORCE_FP16)
+            return precision is not PrecisionClass.NEEDS_AI_CPU
         if self.mode == "force_fp32":
             return True
         if self.mode == "allow_fp32_to_fp16":
-            return isinstance(op, CUBE_OPS)
-        if isinstance(op, WHITE_LIST):
+            return precision is PrecisionClass.MATRIX_PRODUCT
+        if precision in (PrecisionClass.MATRIX_PRODUCT, PrecisionClass.PREFERS_LOW_PRECISION):
             return True
-        if isinstance(op, BLACK_LIST):
+        if precision is PrecisionClass.KEEPS_PRECISION:
             return False
         computed = [v for v in floats if not isinstance(v.owner, graph.ConstOp)]
-        return bool(computed) and all(self.runs_in_target(v) for v in computed)
+        return bool(computed) and all(v in lowered for v in computed)
 
     def kept(self, op: Operation) -> bool:
         """Whether a keep-list names the op; a fused op by any op or node it was fused from."""
@@ -202,38 +242,57 @@ class AssignComputeType(RewritePattern):
         types = {t.removeprefix("ascend.graph.") for t in types}
         return bool(types & self.keep_op_types or names & self.keep_nodes)
 
-    def runs_in_target(self, value: SSAValue) -> bool:
-        owner = value.owner
-        return owner in self.inserted and _element(owner.operands[0]) == self.target
 
-    def accepts(self, op: Operation) -> bool:
-        """Whether the op's own shape inference takes the compute type (else it keeps its type)."""
-        types = [
-            TensorType(self.target, v.type.get_shape()) if _element(v) in self.sources else v.type
-            for v in op.operands
+@dataclass
+class AssignComputeType(RewritePattern):
+    """Rebuilds an op in the compute type `ComputeTypeAnalysis` gave it, on its operands of a
+    source type cast in (constants converted) and followed by casts back to its old result types."""
+
+    compute_types: Mapping[Operation, Attribute | None]
+    sources: tuple[Attribute, ...]
+    weights: WeightStore
+    inserted: set[Operation]
+    """The casts this pass created (CancelInsertedCastPair removes back-to-back ones)."""
+    converted: dict[tuple[SSAValue, Attribute], SSAValue] = field(default_factory=dict)
+    """Each value already available in another type: casts and constants are made once."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        target = self.compute_types.get(op)
+        if target is None:
+            return
+        operands = [
+            self.as_target(v, target, op, rewriter) if _element(v) in self.sources else v for v in op.operands
         ]
-        try:
-            _result_types(op, types)
-        except ValueError:
-            return False
-        return True
+        new = _rebuild(op, operands)
+        results: list[SSAValue] = []
+        casts_out: list[Operation] = []
+        for old, result in zip(op.results, new.results, strict=True):
+            result.name_hint = old.name_hint
+            if old.type != result.type and old.uses and isinstance(old.type, TensorType):
+                cast = graph.CastOp(result, old.type.element_type)
+                self.inserted.add(cast)
+                casts_out.append(cast)
+                result = cast.result
+            results.append(result)
+        rewriter.replace(op, [new, *casts_out], results)
 
-    def as_target(self, value: SSAValue, user: Operation, rewriter: PatternRewriter) -> SSAValue:
-        """`value` in the compute type: a converted constant, or a cast placed before `user`."""
-        key = (value, self.target)
+    def as_target(
+        self, value: SSAValue, target: Attribute, user: Operation, rewriter: PatternRewriter
+    ) -> SSAValue:
+        """`value` in `target`: a converted constant, or a cast placed before its first user (the
+        walker visits ops in block order)."""
+        key = (value, target)
         if key not in self.converted:
             owner = value.owner
-            const = (
-                _converted_constant(owner, self.target, self.weights)
-                if isinstance(owner, graph.ConstOp)
-                else None
-            )
-            if const is not None:
+            const = None
+            if isinstance(owner, graph.ConstOp):
+                const = _converted_constant(owner, target, self.weights)
+            if const is not None and isinstance(owner, graph.ConstOp):
                 rewriter.insert(const, InsertPoint.after(owner))
                 const.result.name_hint = value.name_hint
                 self.converted[key] = const.result
             else:
-                cast = rewriter.insert(graph.CastOp(value, self.target), InsertPoint.before(user))
+                cast = rewriter.insert(graph.CastOp(value, target), InsertPoint.before(user))
                 self.inserted.add(cast)
                 self.converted[key] = cast.result
         return self.converted[key]
@@ -277,34 +336,40 @@ class MixedPrecisionPass(ModulePass):
     """Node names (op locations, as `ge.Graph` and the frontends set them) that keep their dtype."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.mode not in MODES:
-            raise CompileError(f"ge-mixed-precision: unknown mode '{self.mode}' (known: {', '.join(MODES)})")
+        analysis = ComputeTypeAnalysis(self.mode, frozenset(self.keep_op_types), frozenset(self.keep_nodes))
         known = {o.name.removeprefix("ascend.graph.") for o in graph.GRAPH_OPS}
         unknown = sorted(set(self.keep_op_types) - known)
         if unknown:
             raise CompileError(
                 f"ge-mixed-precision: keep-op-types names unknown op types: {', '.join(unknown)}"
             )
-        if MODES[self.mode] is None:
+        types = MODES[self.mode]
+        if types is None:
             return
-        target, sources = MODES[self.mode]
+        compute_types = analysis.run(op)
         session = current()
-        weights = session.weights
         inserted: set[Operation] = set()
-        assign = AssignComputeType(
-            self.mode,
-            target,
-            sources,
-            frozenset(self.keep_op_types),
-            frozenset(self.keep_nodes),
-            weights,
-            inserted,
-        )
+        assign = AssignComputeType(compute_types, types[1], session.weights, inserted)
         rewrite(op, [assign], session, apply_recursively=False)
         rewrite(op, [CancelInsertedCastPair(inserted)], session)
         for value, _ in assign.converted:
             if isinstance(value.owner, graph.ConstOp) and not value.uses:
                 Rewriter.erase_op(value.owner)
+
+
+def _precision_class(op: Operation) -> PrecisionClass:
+    """The one place the pass reads GE's op lists."""
+    if isinstance(op, NOT_COMPUTING):
+        return PrecisionClass.COMPUTES_NOTHING
+    if isinstance(op, CUBE_OPS):
+        return PrecisionClass.MATRIX_PRODUCT
+    if isinstance(op, WHITE_LIST):
+        return PrecisionClass.PREFERS_LOW_PRECISION
+    if isinstance(op, BLACK_LIST):
+        return PrecisionClass.KEEPS_PRECISION
+    if isinstance(op, KEPT_BY_FORCE_FP16):
+        return PrecisionClass.NEEDS_AI_CPU
+    return PrecisionClass.GRAY
 
 
 def _element(value: SSAValue) -> Attribute | None:
@@ -315,24 +380,37 @@ def _node_name(op: Operation) -> str | None:
     return op.location.desc.data if isinstance(op.location, NameLoc) else None
 
 
-def _result_types(op: Operation, operand_types: list[TensorType]) -> list[Attribute]:
+def _result_types(op: Operation, operand_types: Sequence[Attribute]) -> list[Attribute]:
     """The result types `op` would have on operands of these types; ValueError if it rejects them."""
     if isinstance(op, graph.ReshapeOp):
-        return [TensorType(operand_types[0].element_type, op.result.type.get_shape())]
+        return [TensorType(_tensor(operand_types[0]).element_type, op.result.type.get_shape())]
     if isinstance(op, graph.FusedOp):
-        count = len(op.base_operands)
-        props = {k: v for k, v in op.properties.items() if k != "extras"}
-        block = op.epilogue.block
-        types = {block.args[0]: op.BASE.infer(operand_types[:count], props, op.name)}
-        types.update(zip(block.args[1:], operand_types[count:], strict=True))
-        for inner in block.ops:
-            if isinstance(inner, graph.YieldOp):
-                return [types[v] for v in inner.operands]
-            types.update(
-                zip(inner.results, _result_types(inner, [types[v] for v in inner.operands]), strict=True)
-            )
-    inferred = op.infer(operand_types, op.properties, op.name)
-    return inferred if isinstance(inferred, list) else [inferred]
+        return _fused_op_types(op, operand_types)[1]
+    if not isinstance(op, graph.GraphOp):
+        raise ValueError(f"'{op.name}' is not a graph op")
+    inferred = op.infer([_tensor(t) for t in operand_types], op.properties, op.name)
+    return list(inferred) if isinstance(inferred, list) else [inferred]
+
+
+def _fused_op_types(
+    op: graph.FusedOp, operand_types: Sequence[Attribute]
+) -> tuple[Attribute, list[Attribute]]:
+    """The accumulator type and the result types of fused `op` on operands of these types: the
+    base op's inference, then each epilogue op's on what it reads; ValueError if any rejects them."""
+    count = len(op.base_operands)
+    props = {k: v for k, v in op.properties.items() if k != "extras"}
+    accumulator = op.BASE.infer([_tensor(t) for t in operand_types[:count]], props, op.name)
+    if not isinstance(accumulator, TensorType):
+        raise ValueError(f"'{op.name}': its base op has several results")
+    block = op.epilogue.block
+    types: dict[SSAValue, Attribute] = {block.args[0]: accumulator}
+    types.update(zip(block.args[1:], operand_types[count:], strict=True))
+    for inner in block.ops:
+        if isinstance(inner, graph.YieldOp):
+            return accumulator, [types[v] for v in inner.operands]
+        inner_types = _result_types(inner, [types[v] for v in inner.operands])
+        types.update(zip(inner.results, inner_types, strict=True))
+    raise ValueError(f"'{op.name}': its epilogue ends without 'ascend.graph.yield'")
 
 
 def _rebuild(op: Operation, operands: list[SSAValue]) -> Operation:
@@ -342,21 +420,28 @@ def _rebuild(op: Operation, operands: list[SSAValue]) -> Operation:
     elif isinstance(op, graph.FusedOp):
         count = len(op.base_operands)
         block = op.epilogue.block
-        props = {k: v for k, v in op.properties.items() if k != "extras"}
-        accumulator = op.BASE.infer([v.type for v in operands[:count]], props, op.name)
+        accumulator, _ = _fused_op_types(op, [v.type for v in operands])
         epilogue = Block(arg_types=[accumulator, *(v.type for v in operands[count:])])
-        values = dict(zip(block.args, epilogue.args, strict=True))
+        values: dict[SSAValue, SSAValue] = dict(zip(block.args, epilogue.args, strict=True))
         for inner in block.ops:
             args = [values[v] for v in inner.operands]
             copy = graph.YieldOp(args) if isinstance(inner, graph.YieldOp) else _rebuild(inner, args)
             epilogue.add_op(copy)
             values.update(zip(inner.results, copy.results, strict=True))
         new = type(op).build_fused(operands[:count], op.properties, operands[count:], Region(epilogue))
-    else:
+    elif isinstance(op, graph.GraphOp):
         new = type(op).build_inferred(operands, dict(op.properties))
+    else:
+        raise ValueError(f"'{op.name}' is not a graph op")
     new.attributes.update(op.attributes)
     new.location = op.location
     return new
+
+
+def _tensor(t: Attribute) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise ValueError(f"expected a tensor, got {t}")
+    return t
 
 
 def _converted_constant(
@@ -367,18 +452,21 @@ def _converted_constant(
     dtype = numpy_dtype(element)
     with np.errstate(over="ignore"):  # values beyond fp16's range become inf, as a cast makes them
         if isinstance(const.value, FloatAttr):
-            value: Attribute = FloatAttr(float(np.asarray(const.value.value.data).astype(dtype)), element)
+            number = float(np.asarray(const.value.value.data).astype(dtype))
+            value: Attribute = FloatAttr(number, cast(AnyFloat, element))
         elif isinstance(const.value, DenseIntOrFPElementsAttr):  # small: it stays inline
             stored = numpy_dtype(const.result.type.element_type)
             array = np.frombuffer(const.value.data.data, stored).astype(dtype)
-            value = DenseIntOrFPElementsAttr(t, BytesAttr(array.tobytes()))
-        else:
+            value = DenseIntOrFPElementsAttr(cast(RankedStructure[AnyFloat], t), BytesAttr(array.tobytes()))
+        elif isinstance(const.value, DenseResourceAttr):
             try:
                 array = constant_array(const.value, const.result.type, weights).astype(dtype)
             except InvalidModelError:
                 return None
             key = weights.add(array, f"{const.value.resource_handle.data}.{dtype.name}")
             value = DenseResourceAttr.from_params(key, t)
+        else:
+            return None
     new = graph.ConstOp(value, t)
     new.location = const.location
     return new

@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_transformer_graphs import V, encoder_block
-from xdsl.dialects.builtin import bf16, f16, f32
+from xdsl.dialects.builtin import NameLoc, bf16, f16, f32
 
 import ge
 from ge.dialects import graph as ops
 from ge.errors import CompileError
 from ge.interpreter import run_function
 from ge.passes import get_pass
-from ge.passes.graph.mixed_precision import BLACK_LIST, CUBE_OPS
+from ge.passes.graph.mixed_precision import BLACK_LIST, CUBE_OPS, ComputeTypeAnalysis
 from ge.passes.manager import PassManager
 from ge.passes.session import CompileSession
 
@@ -219,3 +219,41 @@ def test_force_fp16_converts_every_float_weight_once() -> None:
     ]
     assert len(keys) == len(set(keys)) == len(before)
     assert all(weights.get(key).dtype == np.float16 for key in keys)
+
+
+def two_branches(white_first: bool) -> ge.Graph:
+    """x feeds a white branch (matmul, relu, transpose) and a black one (softmax, transpose),
+    built in either order; an add and a div join them."""
+    g = ge.Graph()
+    x = g.add_input("x", shape=[4, 8])
+
+    def white() -> ge.Tensor:
+        y = g.add_relu(g.add_matmul(x, g.add_constant(np.ones((8, 8), np.float32)), name="mm"), name="r")
+        return g.add_transpose(y, [1, 0], name="t_white")
+
+    def black() -> ge.Tensor:
+        return g.add_transpose(g.add_softmax(x, name="s"), [1, 0], name="t_black")
+
+    if white_first:
+        low, high = white(), black()
+    else:
+        high, low = black(), white()
+    g.add_output(g.add_add(low, high, name="join"), "sum")
+    g.add_output(g.add_op(ops.DivOp, [low, high], None, "ratio"), "ratio")
+    return g
+
+
+def test_the_analysis_does_not_depend_on_the_order_of_independent_branches() -> None:
+    # White ops and the gray transpose after them move; softmax, the gray transpose after it and
+    # the gray div that reads both keep fp32; the white add moves whatever it reads.
+    expected = {"mm": f16, "r": f16, "t_white": f16, "s": None, "t_black": None, "join": f16, "ratio": None}
+    for white_first in (True, False):
+        g = two_branches(white_first)
+        names = [node_name(op) for op in g.module.walk()]
+        assert (names.index("mm") < names.index("s")) == white_first
+        decided = ComputeTypeAnalysis("allow_mix_precision").run(g.module)
+        assert {node_name(op): t for op, t in decided.items() if node_name(op) in expected} == expected
+
+
+def node_name(op) -> str | None:
+    return op.location.desc.data if isinstance(op.location, NameLoc) else None
