@@ -45,7 +45,7 @@ from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
 from ge.dialects import graph as ops
-from ge.dialects.common import NAME_ATTR, int_attr, ints_attr, value_names
+from ge.dialects.common import NAME_ATTR, bool_attr, int_attr, ints_attr, value_names
 from ge.dialects.graph.base import shape_error
 
 from . import arguments
@@ -643,7 +643,7 @@ class Graph:
         name: str | None = None,
     ) -> Tensor:
         props = _pool_props(kernel_size, stride, padding, ceil_mode)
-        props["count_include_pad"] = int_attr(int(count_include_pad))
+        props["count_include_pad"] = bool_attr(count_include_pad)
         return self.add_op(ops.AvgPoolOp, [self._cast_to(x, dtype)], props, name)
 
     @checked
@@ -685,7 +685,7 @@ class Graph:
             b = self._weight(bias_value, (out_features,), x.dtype, 0.1, f"{name}.bias")
         if len(x.shape) == 2:
             operands = [x, w] if b is None else [x, w, b]
-            return self._add(ops.GemmOp, operands, {"trans_b": int_attr(1)}, name)
+            return self._add(ops.GemmOp, operands, {"trans_b": bool_attr(True)}, name)
         wt = self.add_op(ops.TransposeOp, [w], {"perm": ints_attr((1, 0))}, f"{name}.weight_t")
         y = self._add(ops.MatMulOp, [x, wt], None, name)
         return y if b is None else self.add_op(ops.AddOp, [y, b], None, f"{name}.add_bias")
@@ -775,7 +775,7 @@ def _pool_props(kernel_size, stride, padding, ceil_mode) -> dict[str, Attribute]
         "kernel_shape": ints_attr(k),
         "strides": ints_attr(stride if stride is not None else k),
         "pads": ints_attr((ph, pw, ph, pw)),
-        "ceil_mode": int_attr(int(ceil_mode)),
+        "ceil_mode": bool_attr(ceil_mode),
     }
 
 
