@@ -137,11 +137,14 @@ def _weight_store(value: object, where: str) -> WeightStore:
     return value
 
 
-def _properties(value: object, where: str) -> Mapping[str, Attribute]:
+def _properties(value: object, where: str) -> Mapping[str, Attribute | bool]:
     if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, Attribute) for k, v in value.items()
+        isinstance(k, str) and isinstance(v, Attribute | bool) for k, v in value.items()
     ):
-        raise GeError(f"{where} must map property names to xDSL attributes, got {arguments.shown(value)}")
+        raise GeError(
+            f"{where} must map property names to xDSL attributes (or bools, for yes/no properties), "
+            f"got {arguments.shown(value)}"
+        )
     return value
 
 
@@ -451,10 +454,11 @@ class Graph:
         self,
         op_class: type[Operation],
         inputs: Sequence[Tensor],
-        properties: Mapping[str, Attribute] | None = None,
+        properties: Mapping[str, Attribute | bool] | None = None,
         name: str | None = None,
     ) -> Tensor:
-        """Appends a graph op with an inferred result type; `name` becomes its location."""
+        """Appends a graph op with an inferred result type; `name` becomes its location. A yes/no
+        property may be a Python bool: `{"keepdims": False}`."""
         kind = op_class.name.removeprefix("ascend.graph.")
         return self._add(op_class, inputs, properties, self._unique(name or kind))
 
@@ -463,7 +467,7 @@ class Graph:
         self,
         op_class: type[Operation],
         inputs: Sequence[Tensor],
-        properties: Mapping[str, Attribute] | None = None,
+        properties: Mapping[str, Attribute | bool] | None = None,
         name: str | None = None,
     ) -> list[Tensor]:
         """`add_op` for an op with several results (split, top_k, ...): one tensor per result."""
@@ -479,7 +483,7 @@ class Graph:
         self,
         op_class: type[Operation],
         inputs: Sequence[Tensor],
-        properties: Mapping[str, Attribute] | None,
+        properties: Mapping[str, Attribute | bool] | None,
         name: str,
     ) -> Tensor:
         kind = op_class.name.removeprefix("ascend.graph.")
