@@ -7,6 +7,7 @@ code never has to load a SoC profile.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeGuard
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -21,10 +22,11 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnknownLoc,
     f64,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute
-from xdsl.irdl import irdl_attr_definition, param_def
+from xdsl.irdl import IRDLOperation, irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -136,6 +138,23 @@ def get_int(op: Operation, name: str, default: int | None = None) -> int:
     return attr.value.data
 
 
+def get_flag(op: Operation, name: str) -> bool:
+    """A yes/no property (a `BoolAttr`). Its default is written once, in the op's definition,
+    which fills it in when the op is built or parsed."""
+    attr = op.properties.get(name)
+    if attr is None and isinstance(op, IRDLOperation):
+        definition = op.get_irdl_definition().properties.get(name)
+        attr = definition.default_value if definition is not None else None
+    if not is_flag(attr):
+        raise fail(op, f"property '{name}' must be true or false, got {attr}")
+    return bool(attr.value.data)
+
+
+def is_flag(attr: Attribute | None) -> TypeGuard[IntegerAttr]:
+    """Whether `attr` is a `BoolAttr` (`true` or `false`, an i1)."""
+    return isinstance(attr, IntegerAttr) and attr.type == i1
+
+
 def get_float(op: Operation, name: str, default: float) -> float:
     attr = op.properties.get(name)
     if attr is None:
@@ -164,6 +183,11 @@ def get_strs(op: Operation, name: str) -> tuple[str, ...]:
     return tuple(s.data for s in attr.data if isinstance(s, StringAttr))
 
 
+def bool_attr(value: bool) -> IntegerAttr:
+    """`true` or `false`: the value of a yes/no property."""
+    return IntegerAttr.from_bool(bool(value))
+
+
 def int_attr(value: int) -> IntegerAttr:
     return IntegerAttr(value, i64)
 
@@ -178,10 +202,13 @@ __all__ = [
     "TargetAttr",
     "describe",
     "fail",
+    "bool_attr",
+    "get_flag",
     "get_float",
     "get_int",
     "get_ints",
     "get_strs",
+    "is_flag",
     "int_attr",
     "ints_attr",
 ]

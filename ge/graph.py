@@ -45,7 +45,7 @@ from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
 from ge.dialects import graph as ops
-from ge.dialects.common import NAME_ATTR, int_attr, ints_attr, value_names
+from ge.dialects.common import NAME_ATTR, bool_attr, int_attr, ints_attr, value_names
 from ge.dialects.graph.base import shape_error
 
 from . import arguments
@@ -137,11 +137,14 @@ def _weight_store(value: object, where: str) -> WeightStore:
     return value
 
 
-def _properties(value: object, where: str) -> Mapping[str, Attribute]:
+def _properties(value: object, where: str) -> Mapping[str, Attribute | bool]:
     if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, Attribute) for k, v in value.items()
+        isinstance(k, str) and isinstance(v, Attribute | bool) for k, v in value.items()
     ):
-        raise GeError(f"{where} must map property names to xDSL attributes, got {arguments.shown(value)}")
+        raise GeError(
+            f"{where} must map property names to xDSL attributes (or bools, for yes/no properties), "
+            f"got {arguments.shown(value)}"
+        )
     return value
 
 
@@ -451,10 +454,11 @@ class Graph:
         self,
         op_class: type[Operation],
         inputs: Sequence[Tensor],
-        properties: Mapping[str, Attribute] | None = None,
+        properties: Mapping[str, Attribute | bool] | None = None,
         name: str | None = None,
     ) -> Tensor:
-        """Appends a graph op with an inferred result type; `name` becomes its location."""
+        """Appends a graph op with an inferred result type; `name` becomes its location. A yes/no
+        property may be a Python bool: `{"keepdims": False}`."""
         kind = op_class.name.removeprefix("ascend.graph.")
         return self._add(op_class, inputs, properties, self._unique(name or kind))
 
@@ -463,7 +467,7 @@ class Graph:
         self,
         op_class: type[Operation],
         inputs: Sequence[Tensor],
-        properties: Mapping[str, Attribute] | None = None,
+        properties: Mapping[str, Attribute | bool] | None = None,
         name: str | None = None,
     ) -> list[Tensor]:
         """`add_op` for an op with several results (split, top_k, ...): one tensor per result."""
@@ -479,7 +483,7 @@ class Graph:
         self,
         op_class: type[Operation],
         inputs: Sequence[Tensor],
-        properties: Mapping[str, Attribute] | None,
+        properties: Mapping[str, Attribute | bool] | None,
         name: str,
     ) -> Tensor:
         kind = op_class.name.removeprefix("ascend.graph.")
@@ -643,7 +647,7 @@ class Graph:
         name: str | None = None,
     ) -> Tensor:
         props = _pool_props(kernel_size, stride, padding, ceil_mode)
-        props["count_include_pad"] = int_attr(int(count_include_pad))
+        props["count_include_pad"] = bool_attr(count_include_pad)
         return self.add_op(ops.AvgPoolOp, [self._cast_to(x, dtype)], props, name)
 
     @checked
@@ -685,7 +689,7 @@ class Graph:
             b = self._weight(bias_value, (out_features,), x.dtype, 0.1, f"{name}.bias")
         if len(x.shape) == 2:
             operands = [x, w] if b is None else [x, w, b]
-            return self._add(ops.GemmOp, operands, {"trans_b": int_attr(1)}, name)
+            return self._add(ops.GemmOp, operands, {"trans_b": bool_attr(True)}, name)
         wt = self.add_op(ops.TransposeOp, [w], {"perm": ints_attr((1, 0))}, f"{name}.weight_t")
         y = self._add(ops.MatMulOp, [x, wt], None, name)
         return y if b is None else self.add_op(ops.AddOp, [y, b], None, f"{name}.add_bias")
@@ -775,7 +779,7 @@ def _pool_props(kernel_size, stride, padding, ceil_mode) -> dict[str, Attribute]
         "kernel_shape": ints_attr(k),
         "strides": ints_attr(stride if stride is not None else k),
         "pads": ints_attr((ph, pw, ph, pw)),
-        "ceil_mode": int_attr(int(ceil_mode)),
+        "ceil_mode": bool_attr(ceil_mode),
     }
 
 

@@ -16,7 +16,7 @@ from xdsl.utils.exceptions import VerifyException
 import ge
 from ge.context import make_context
 from ge.dialects import graph
-from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
+from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr, int_attr, ints_attr
 from ge.dialects.verify import LocalVerifier, VerifiedSignatures, verify
 from ge.soc import load_profile
 
@@ -182,3 +182,21 @@ def test_ops_that_differ_only_in_discardable_attributes_verify_once(monkeypatch:
     monkeypatch.setattr(Operation, "verify", counting)
     verify(g.module)
     assert checked.count("ascend.graph.add") == 1  # three adds of one key, each with its own sources
+
+
+def test_a_yes_no_property_given_as_an_integer_is_refused_naming_the_op_and_the_property() -> None:
+    g = ge.Graph()
+    x = g.add_input("x", [2, 3])
+    with pytest.raises(
+        ge.GeError, match=r"'r' \(reduce_sum\): property 'keepdims' must be true or false, got 0 : i64"
+    ):
+        g.add_op(graph.ReduceSumOp, [x], {"axes": ints_attr([1]), "keepdims": int_attr(0)}, "r")
+
+
+def test_a_yes_no_property_is_a_python_bool_or_its_default_from_the_op_definition() -> None:
+    g = ge.Graph()
+    x = g.add_input("x", [2, 3])
+    dropped = g.add_op(graph.ReduceSumOp, [x], {"axes": ints_attr([1]), "keepdims": False})
+    kept = g.add_op(graph.ReduceSumOp, [x], {"axes": ints_attr([1])})
+    assert (dropped.shape, kept.shape) == ((2,), (2, 1))
+    assert "keepdims = false" in str(g) and str(g).count("keepdims") == 1

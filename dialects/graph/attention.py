@@ -25,7 +25,16 @@ from xdsl.irdl import (
     result_def,
 )
 
-from .base import DYN, GraphOp, broadcast_shapes, prop_int, same_dims, same_elements, tensor_type
+from .base import (
+    DYN,
+    GraphOp,
+    broadcast_shapes,
+    flag_def,
+    prop_flag,
+    same_dims,
+    same_elements,
+    tensor_type,
+)
 
 SCORES_OUTPUTS = ("raw", "softcapped", "biased", "probs")
 """What the optional `scores` result holds: `query @ key^T * scale`, that after the soft cap,
@@ -44,7 +53,7 @@ class AttentionOp(GraphOp):
     `SCORES_OUTPUTS`).
 
     ```
-    %y = ascend.graph.attention %q, %k, %v, %mask {is_causal = 1 : i64}
+    %y = ascend.graph.attention %q, %k, %v, %mask {is_causal = true}
         : (tensor<2x8x16x64xf16>, tensor<2x2x16x64xf16>, tensor<2x2x16x64xf16>, tensor<16x16xi1>)
         -> tensor<2x8x16x64xf16>
     ```
@@ -60,7 +69,7 @@ class AttentionOp(GraphOp):
     scores = opt_result_def(TensorType)
 
     scale = opt_prop_def(FloatAttr)
-    is_causal = opt_prop_def(IntegerAttr)
+    is_causal = flag_def(False)
     causal_offset = opt_prop_def(IntegerAttr)
     softcap = opt_prop_def(FloatAttr)
     softmax_type = opt_prop_def(AnyFloat)
@@ -94,8 +103,7 @@ class AttentionOp(GraphOp):
             if not _broadcasts_to(mask.get_shape(), scores):
                 given = _show(mask.get_shape())
                 raise ValueError(f"a mask of shape {given} does not broadcast to {_show(scores)}")
-        if prop_int(props, "is_causal", 0) not in (0, 1):
-            raise ValueError(f"'is_causal' must be 0 or 1, got {prop_int(props, 'is_causal', 0)}")
+        prop_flag(cls, props, "is_causal")
         softcap = props.get("softcap")
         if isinstance(softcap, FloatAttr) and not softcap.value.data >= 0:
             raise ValueError(f"'softcap' must be non-negative, got {softcap.value.data}")

@@ -5,9 +5,12 @@ from __future__ import annotations
 import math
 from abc import ABC
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    BoolAttr,
     DenseArrayBase,
     FloatAttr,
     IntegerAttr,
@@ -17,13 +20,18 @@ from xdsl.dialects.builtin import (
 from xdsl.interfaces import HasFolderInterface
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
+    AttrConstraint,
+    IntConstraint,
     IRDLOperation,
+    VerificationContext,
+    prop_def,
     traits_def,
 )
 from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import ConstantLike, OpTrait, Pure
+from xdsl.utils.exceptions import VerifyException
 
-from ..common import describe, fail
+from ..common import bool_attr, describe, fail, is_flag
 from ..verify import LocalVerifier
 
 Shape = tuple[int, ...]
@@ -51,15 +59,21 @@ class GraphOp(LocalVerifier, IRDLOperation, ABC):
 
     @classmethod
     def build_inferred(
-        cls, operands: Sequence[SSAValue], properties: Mapping[str, Attribute] | None = None
+        cls, operands: Sequence[SSAValue], properties: Mapping[str, Attribute | bool] | None = None
     ) -> Operation:
-        props = dict(properties or {})
+        """The op on `operands` with its inferred result types; a yes/no property may be given as
+        a Python bool (`{"keepdims": False}`)."""
+        props = {k: bool_attr(v) if isinstance(v, bool) else v for k, v in (properties or {}).items()}
         types = [tensor_type(v.type) for v in operands]
         inferred = cls.infer(types, props, f"'{cls.name}'")
         results = inferred if isinstance(inferred, list) else [inferred]
         if any(is_variadic(d) for _, d in cls.get_irdl_definition().results):
             results = [results]
         return cls.build(operands=operand_segments(cls, operands), properties=props, result_types=results)
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        check_flags(self)
+        super().verify(verify_nested_ops)
 
     def verify_(self) -> None:
         operand_types = []
@@ -230,6 +244,52 @@ class ShapeFoldMixin(HasFolderInterface):
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FlagConstraint(AttrConstraint[BoolAttr]):
+    """A yes/no property: `true` or `false` (an i1 `IntegerAttr`, xDSL's `BoolAttr`). Its error
+    says so where the parser checks it, which knows neither the op nor the property."""
+
+    def verify(self, attr: Attribute, constraint_context: VerificationContext) -> None:
+        if not is_flag(attr):
+            raise VerifyException(f"a yes/no property must be true or false, got {attr}")
+
+    def get_bases(self) -> set[type[Attribute]] | None:
+        return {IntegerAttr}
+
+    def mapping_type_vars(
+        self, type_var_mapping: Mapping[TypeVar, AttrConstraint | IntConstraint]
+    ) -> FlagConstraint:
+        return self
+
+
+FLAG = FlagConstraint()
+
+
+def flag_def(default: bool) -> BoolAttr:
+    """A yes/no property, `default` when absent: the op's one statement of that default. The
+    parser fills it in and the printer leaves it out."""
+    return prop_def(FLAG, default_value=bool_attr(default))
+
+
+def check_flags(op: IRDLOperation) -> None:
+    """Raises a verification error naming `op` and the property if a yes/no property holds
+    anything but `true` or `false` (xDSL's own check names neither)."""
+    for name, definition in op.get_irdl_definition().properties.items():
+        attr = op.properties.get(name)
+        if attr is not None and definition.constr == FLAG and not is_flag(attr):
+            raise fail(op, f"property '{name}' must be true or false, got {attr}")
+
+
+def prop_flag(cls: type[IRDLOperation], props: Mapping[str, Attribute], name: str) -> bool:
+    """A yes/no property of `cls` in `props` (properties not yet on an op), or its default."""
+    attr = props.get(name)
+    if attr is None:
+        attr = cls.get_irdl_definition().properties[name].default_value
+    if not is_flag(attr):
+        raise ValueError(f"property '{name}' must be true or false, got {attr}")
+    return bool(attr.value.data)
 
 
 def prop_int(props: Mapping[str, Attribute], name: str, default: int) -> int:

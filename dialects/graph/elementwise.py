@@ -22,7 +22,6 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
-    IntegerAttr,
     IntegerType,
     Signedness,
     StringAttr,
@@ -41,13 +40,14 @@ from xdsl.irdl import (
 from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import Pure
 
-from ..common import fail
+from ..common import bool_attr, fail
 from .base import (
     GraphOp,
     MovesData,
     broadcast_shapes,
     compatible,
-    prop_int,
+    flag_def,
+    prop_flag,
     same_dims,
     same_elements,
     tensor_type,
@@ -228,20 +228,19 @@ class DivOp(BinaryElementwiseOp):
 
 @irdl_op_definition
 class ModOp(BinaryElementwiseOp):
-    """Remainder: with `fmod = 0` (the default) it has the divisor's sign (Python's `%`), with
-    `fmod = 1` the dividend's (C's `fmod`).
+    """Remainder: with `fmod = false` (the default) it has the divisor's sign (Python's `%`), with
+    `fmod = true` the dividend's (C's `fmod`).
 
-    `%c = ascend.graph.mod %a, %b {fmod = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`
+    `%c = ascend.graph.mod %a, %b {fmod = true} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`
     """
 
     name = "ascend.graph.mod"
 
-    fmod = opt_prop_def(IntegerAttr)
+    fmod = flag_def(False)
 
     @classmethod
     def check_props(cls, props):
-        if prop_int(props, "fmod", 0) not in (0, 1):
-            raise ValueError("'fmod' must be 0 or 1")
+        prop_flag(cls, props, "fmod")
 
 
 @irdl_op_definition
@@ -459,23 +458,23 @@ class CastOp(IRDLOperation):
     reads back as the same value), strings are parsed as numbers (a non-empty string is true in
     i1), and strings change width.
 
-    Into a float8 type, `saturate = 1` makes infinities and values beyond the largest finite one
+    Into a float8 type, `saturate = true` makes infinities and values beyond the largest finite one
     that largest value (of their sign; NaN stays NaN); without it they become infinity where the
     type has one, else NaN. Into float8e8m0 (powers of two), `round_mode` is "up" (the default),
-    "down" or "nearest", and a result out of its range becomes the nearer end with `saturate = 1`,
+    "down" or "nearest", and a result out of its range becomes the nearer end with `saturate = true`,
     else NaN. Into float4e2m1, values past 6 saturate.
 
     A float out of an integer type's range (undefined in ONNX) converts as onnxruntime's casts do
     on x86-64 (`ge.semantics.casts` has the rule).
 
-    `%y = ascend.graph.cast %x {saturate = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf8E4M3FN>`
+    `%y = ascend.graph.cast %x {saturate = true} : (tensor<2x3xf32>) -> tensor<2x3xf8E4M3FN>`
     """
 
     name = "ascend.graph.cast"
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    saturate = opt_prop_def(IntegerAttr)
+    saturate = flag_def(False)
     round_mode = opt_prop_def(StringAttr)
 
     traits = traits_def(Pure(), MovesData())
@@ -488,9 +487,7 @@ class CastOp(IRDLOperation):
         self, input: SSAValue, element_type: Attribute, saturate: bool = False, round_mode: str | None = None
     ):
         shape = tensor_type(input.type).get_shape()
-        properties: dict[str, Attribute] = {}
-        if saturate:
-            properties["saturate"] = IntegerAttr(1, 64)
+        properties: dict[str, Attribute] = {"saturate": bool_attr(saturate)}
         if round_mode is not None:
             properties["round_mode"] = StringAttr(round_mode)
         super().__init__(
@@ -505,8 +502,6 @@ class CastOp(IRDLOperation):
         for t in (self.input.type, self.result.type):
             if element_kind(t.element_type) == "other":
                 raise fail(self, f"cannot cast from or to {t.element_type}")
-        if self.saturate is not None and self.saturate.value.data not in (0, 1):
-            raise fail(self, "'saturate' must be 0 or 1")
         if self.round_mode is not None and self.round_mode.data not in self.ROUND_MODES:
             raise fail(self, f"'round_mode' must be one of {', '.join(self.ROUND_MODES)}")
 

@@ -40,7 +40,7 @@ from xdsl.traits import IsTerminator, Pure
 
 from ..common import IntArray, describe, fail, int_attr
 from ..verify import LocalVerifier
-from .base import GraphOp, compatible
+from .base import GraphOp, check_flags, compatible, flag_def
 from .nn import Conv2DOp, Conv3DOp, GemmOp, MatMulOp
 
 
@@ -94,6 +94,10 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
             result_types=[result_type],
             regions=[epilogue],
         )
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        check_flags(self)
+        super().verify(verify_nested_ops)
 
     def verify_(self) -> None:
         base_props = {k: v for k, v in self.properties.items() if k != "extras"}
@@ -162,8 +166,8 @@ class FusedGemmOp(FusedOp):
 
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
-    trans_a = opt_prop_def(IntegerAttr)
-    trans_b = opt_prop_def(IntegerAttr)
+    trans_a = flag_def(False)
+    trans_b = flag_def(False)
     BASE: ClassVar[type[GraphOp]] = GemmOp
 
 

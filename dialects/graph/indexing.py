@@ -19,7 +19,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
-from .base import DYN, GraphOp, NeedsAiCpu, normalize_axis, product, prop_int, same_dims
+from .base import DYN, GraphOp, NeedsAiCpu, flag_def, normalize_axis, product, prop_int, same_dims
 from .tensor import MoveOp, dims, index_type, prop_str
 
 REDUCTIONS = ("none", "add", "mul", "max", "min")
@@ -239,17 +239,17 @@ class OneHotOp(MoveOp):
 
 @irdl_op_definition
 class TriluOp(MoveOp):
-    """Keeps the upper (`upper = 1`) or lower triangle of the last two dimensions, from
+    """Keeps the upper (`upper = true`, the default) or lower triangle of the last two dimensions, from
     diagonal `k` (positive above the main diagonal), and zeroes the rest.
 
-    `%y = ascend.graph.trilu %x {upper = 1 : i64, k = -1 : i64} : (tensor<4x5xf32>) -> tensor<4x5xf32>`
+    `%y = ascend.graph.trilu %x {upper = false, k = -1 : i64} : (tensor<4x5xf32>) -> tensor<4x5xf32>`
     """
 
     name = "ascend.graph.trilu"
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    upper = opt_prop_def(IntegerAttr)
+    upper = flag_def(True)
     k = opt_prop_def(IntegerAttr)
 
     @classmethod
@@ -346,7 +346,7 @@ class UniqueOp(ValueShapedOp):
     inverse_indices = result_def(TensorType)
     counts = result_def(TensorType)
     count = prop_def(IntegerAttr)
-    sorted = opt_prop_def(IntegerAttr)
+    sorted = flag_def(True)
     axis = opt_prop_def(IntegerAttr)
 
     @classmethod

@@ -34,6 +34,8 @@ from .base import (
     GraphOp,
     broadcast_shapes,
     check_window_props,
+    flag_def,
+    prop_flag,
     prop_int,
     same_dims,
     same_elements,
@@ -126,7 +128,7 @@ class GemmOp(GraphOp):
     """`alpha * op(A) @ op(B) + beta * C`, with op() an optional transpose, as ONNX Gemm.
 
     ```
-    %y = ascend.graph.gemm %a, %b, %c {trans_b = 1 : i64}
+    %y = ascend.graph.gemm %a, %b, %c {trans_b = true}
         : (tensor<1x512xf32>, tensor<10x512xf32>, tensor<10xf32>) -> tensor<1x10xf32>
     ```
     """
@@ -140,8 +142,8 @@ class GemmOp(GraphOp):
 
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)
-    trans_a = opt_prop_def(IntegerAttr)
-    trans_b = opt_prop_def(IntegerAttr)
+    trans_a = flag_def(False)
+    trans_b = flag_def(False)
 
     @classmethod
     def infer(cls, operand_types, props, where):
@@ -149,9 +151,9 @@ class GemmOp(GraphOp):
         a, b = operand_types[0].get_shape(), operand_types[1].get_shape()
         if len(a) != 2 or len(b) != 2:
             raise ValueError(f"gemm operands must be matrices, got ranks {len(a)} and {len(b)}")
-        if prop_int(props, "trans_a", 0):
+        if prop_flag(cls, props, "trans_a"):
             a = a[::-1]
-        if prop_int(props, "trans_b", 0):
+        if prop_flag(cls, props, "trans_b"):
             b = b[::-1]
         if DYN not in (a[1], b[0]) and a[1] != b[0]:
             raise ValueError(f"contracting dimensions differ: {a[1]} and {b[0]}")

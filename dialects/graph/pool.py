@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 
 from ..common import IntArray
-from .base import GraphOp, check_window_props, prop_int, window_out
+from .base import GraphOp, check_window_props, flag_def, prop_flag, window_out
 
 
 class PoolOp(GraphOp, ABC):
@@ -29,14 +29,16 @@ class PoolOp(GraphOp, ABC):
     strides = opt_prop_def(IntArray)
     pads = opt_prop_def(IntArray)
     dilations = opt_prop_def(IntArray)
-    ceil_mode = opt_prop_def(IntegerAttr)
+    ceil_mode = flag_def(False)
 
     @classmethod
     def infer(cls, operand_types, props, where):
-        return TensorType(operand_types[0].element_type, pool_shape(cls.SPATIAL, operand_types[0], props))
+        return TensorType(
+            operand_types[0].element_type, pool_shape(cls, cls.SPATIAL, operand_types[0], props)
+        )
 
 
-def pool_shape(n: int, input: TensorType, props) -> tuple[int, ...]:
+def pool_shape(cls: type[PoolOp], n: int, input: TensorType, props) -> tuple[int, ...]:
     """The output shape of an `n`-D pool with these window properties."""
     x = input.get_shape()
     if len(x) != n + 2:
@@ -47,7 +49,7 @@ def pool_shape(n: int, input: TensorType, props) -> tuple[int, ...]:
     pads, k, s, d = p["pads"], p["kernel_shape"], p["strides"], p["dilations"]
     if any(pads[i] >= k[i % n] for i in range(2 * n)):
         raise ValueError("padding must be smaller than the window")
-    ceil = bool(prop_int(props, "ceil_mode", 0))
+    ceil = prop_flag(cls, props, "ceil_mode")
     out = tuple(window_out(x[2 + i], k[i], s[i], (pads[i], pads[i + n]), d[i], ceil) for i in range(n))
     return (x[0], x[1], *out)
 
@@ -65,9 +67,9 @@ class Pool3DOp(PoolOp, ABC):
 
 
 class AveragingPool:
-    """Average pools: `count_include_pad = 1` divides by the whole window, explicit pads included."""
+    """Average pools: `count_include_pad = true` divides by the whole window, explicit pads included."""
 
-    count_include_pad = opt_prop_def(IntegerAttr)
+    count_include_pad = flag_def(False)
 
 
 class LpPool:
@@ -125,7 +127,7 @@ class MaxPool3DOp(Pool3DOp):
 @irdl_op_definition
 class AvgPool3DOp(AveragingPool, Pool3DOp):
     """```
-    %y = ascend.graph.avg_pool3d %x {kernel_shape = array<i64: 2, 2, 2>, count_include_pad = 1 : i64}
+    %y = ascend.graph.avg_pool3d %x {kernel_shape = array<i64: 2, 2, 2>, count_include_pad = true}
         : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x3x3x3xf32>
     ```
     """
@@ -162,7 +164,7 @@ class MaxPoolWithArgmaxOp(Pool2DOp):
 
     @classmethod
     def infer(cls, operand_types, props, where):
-        shape = pool_shape(2, operand_types[0], props)
+        shape = pool_shape(cls, 2, operand_types[0], props)
         return [TensorType(operand_types[0].element_type, shape), TensorType(i64, shape)]
 
 

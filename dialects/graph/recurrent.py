@@ -18,7 +18,6 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FloatAttr,
-    IntegerAttr,
     IntegerType,
     StringAttr,
     TensorType,
@@ -26,7 +25,7 @@ from xdsl.dialects.builtin import (
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def
 
 from ..common import FloatArray
-from .base import DYN, GraphOp, same_dims, same_elements
+from .base import DYN, GraphOp, flag_def, same_dims, same_elements
 
 DIRECTIONS = {"forward": 1, "reverse": 1, "bidirectional": 2}
 ACTIVATIONS = (
@@ -148,10 +147,10 @@ class RNNOp(RecurrentOp):
 @irdl_op_definition
 class GRUOp(RecurrentOp):
     """Gated recurrent unit, gates z, r, h in W and R (f = Sigmoid, g = Tanh by default);
-    `linear_before_reset = 1` applies the reset gate after the recurrent product.
+    `linear_before_reset = true` applies the reset gate after the recurrent product.
 
     ```
-    %y, %h = ascend.graph.gru %x, %w, %r, %b, %lens, %h0 {linear_before_reset = 1 : i64}
+    %y, %h = ascend.graph.gru %x, %w, %r, %b, %lens, %h0 {linear_before_reset = true}
         : (tensor<5x2x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>, tensor<1x24xf32>,
         tensor<2xi32>, tensor<1x2x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>)
     ```
@@ -161,13 +160,13 @@ class GRUOp(RecurrentOp):
     GATES: ClassVar[int] = 3
     FUNCTIONS: ClassVar[int] = 2
 
-    linear_before_reset = opt_prop_def(IntegerAttr)
+    linear_before_reset = flag_def(False)
 
 
 @irdl_op_definition
 class LSTMOp(RecurrentOp):
     """Long short-term memory, gates i, o, f, c in W and R, peepholes i, o, f in P (f =
-    Sigmoid, g = h = Tanh by default); `input_forget = 1` couples the forget gate to `1 - i`.
+    Sigmoid, g = h = Tanh by default); `input_forget = true` couples the forget gate to `1 - i`.
 
     ```
     %y, %h, %c = ascend.graph.lstm %x, %w, %r, %b, %lens, %h0, %c0, %p
@@ -194,7 +193,7 @@ class LSTMOp(RecurrentOp):
     final_h = result_def(TensorType)
     final_c = result_def(TensorType)
 
-    input_forget = opt_prop_def(IntegerAttr)
+    input_forget = flag_def(False)
 
 
 OPS = (RNNOp, GRUOp, LSTMOp)

@@ -2,7 +2,7 @@
 the softmax family. Normalizations, which reduce and then rescale, live in `normalization`.
 
 Every reduction shares one shape rule: `axes` (normalized and sorted; empty reduces nothing)
-become 1, or disappear with `keepdims = 0`.
+become 1, or disappear with `keepdims = false`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 
 from ..common import IntArray
-from .base import DYN, GraphOp, Shape, normalize_axis, prop_int
+from .base import DYN, GraphOp, Shape, flag_def, normalize_axis, prop_flag, prop_int
 
 # --------------------------------------------------------------------------------------------
 # Reductions over a set of axes
@@ -24,13 +24,13 @@ from .base import DYN, GraphOp, Shape, normalize_axis, prop_int
 
 
 class ReduceOp(GraphOp, ABC):
-    """Reduces the `axes` of its input; `keepdims` (default 1) keeps them as size 1."""
+    """Reduces the `axes` of its input; `keepdims` (default true) keeps them as size 1."""
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
     axes = prop_def(IntArray)
-    keepdims = opt_prop_def(IntegerAttr)
+    keepdims = flag_def(True)
 
     TAKES_BOOL: ClassVar[bool] = False
 
@@ -41,13 +41,13 @@ class ReduceOp(GraphOp, ABC):
             raise ValueError("i1 (bool) input is only reducible by max and min")
         shape = x.get_shape()
         axes = read_axes(props, "axes", len(shape))
-        return TensorType(x.element_type, reduced_shape(shape, axes, prop_int(props, "keepdims", 1)))
+        return TensorType(x.element_type, reduced_shape(shape, axes, prop_flag(cls, props, "keepdims")))
 
 
 @irdl_op_definition
 class ReduceSumOp(ReduceOp):
     """```
-    %y = ascend.graph.reduce_sum %x {axes = array<i64: 1>, keepdims = 0 : i64}
+    %y = ascend.graph.reduce_sum %x {axes = array<i64: 1>, keepdims = false}
         : (tensor<2x3xf32>) -> tensor<2xf32>
     ```
     """
@@ -157,14 +157,14 @@ class ReduceSumSquareOp(ReduceOp):
 
 class ArgReduceOp(GraphOp, ABC):
     """The i64 index of the extreme along `axis`; ties pick the first index, or the last one
-    with `select_last_index = 1`."""
+    with `select_last_index = true`."""
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
     axis = prop_def(IntegerAttr)
-    keepdims = opt_prop_def(IntegerAttr)
-    select_last_index = opt_prop_def(IntegerAttr)
+    keepdims = flag_def(True)
+    select_last_index = flag_def(False)
 
     @classmethod
     def infer(cls, operand_types, props, where):
@@ -172,13 +172,13 @@ class ArgReduceOp(GraphOp, ABC):
         axis = normalize_axis(prop_int(props, "axis", 0), len(shape))
         if shape[axis] == 0:
             raise ValueError(f"axis {axis} is empty: it has no extreme")
-        return TensorType(i64, reduced_shape(shape, (axis,), prop_int(props, "keepdims", 1)))
+        return TensorType(i64, reduced_shape(shape, (axis,), prop_flag(cls, props, "keepdims")))
 
 
 @irdl_op_definition
 class ArgMaxOp(ArgReduceOp):
     """```
-    %i = ascend.graph.arg_max %x {axis = 1 : i64, keepdims = 0 : i64}
+    %i = ascend.graph.arg_max %x {axis = 1 : i64, keepdims = false}
         : (tensor<2x3xf32>) -> tensor<2xi64>
     ```
     """
@@ -194,15 +194,15 @@ class ArgMinOp(ArgReduceOp):
 
 
 class ScanOp(GraphOp, ABC):
-    """A running reduction along `axis`: `exclusive = 1` leaves the current element out,
-    `reverse = 1` runs from the end."""
+    """A running reduction along `axis`: `exclusive = true` leaves the current element
+    out, `reverse = true` runs from the end."""
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
     axis = prop_def(IntegerAttr)
-    exclusive = opt_prop_def(IntegerAttr)
-    reverse = opt_prop_def(IntegerAttr)
+    exclusive = flag_def(False)
+    reverse = flag_def(False)
 
     @classmethod
     def infer(cls, operand_types, props, where):
@@ -216,7 +216,7 @@ class ScanOp(GraphOp, ABC):
 @irdl_op_definition
 class CumSumOp(ScanOp):
     """```
-    %y = ascend.graph.cum_sum %x {axis = 0 : i64, exclusive = 1 : i64}
+    %y = ascend.graph.cum_sum %x {axis = 0 : i64, exclusive = true}
         : (tensor<5xf32>) -> tensor<5xf32>
     ```
     """
@@ -227,7 +227,7 @@ class CumSumOp(ScanOp):
 @irdl_op_definition
 class CumProdOp(ScanOp):
     """```
-    %y = ascend.graph.cum_prod %x {axis = 1 : i64, reverse = 1 : i64}
+    %y = ascend.graph.cum_prod %x {axis = 1 : i64, reverse = true}
         : (tensor<2x3xi32>) -> tensor<2x3xi32>
     ```
     """
@@ -237,8 +237,8 @@ class CumProdOp(ScanOp):
 
 @irdl_op_definition
 class TopKOp(GraphOp):
-    """The `k` largest (or with `largest = 0` smallest) elements along `axis` and their i64
-    indices; equal values keep index order. `sorted = 0` allows any order of the k.
+    """The `k` largest (or with `largest = false` smallest) elements along `axis` and their i64
+    indices; equal values keep index order. `sorted = false` allows any order of the k.
 
     ```
     %values, %indices = ascend.graph.top_k %x {k = 2 : i64, axis = -1 : i64}
@@ -254,8 +254,8 @@ class TopKOp(GraphOp):
 
     k = prop_def(IntegerAttr)
     axis = opt_prop_def(IntegerAttr)
-    largest = opt_prop_def(IntegerAttr)
-    sorted = opt_prop_def(IntegerAttr)
+    largest = flag_def(True)
+    sorted = flag_def(True)
 
     @classmethod
     def infer(cls, operand_types, props, where):
@@ -352,7 +352,7 @@ def read_axes(props: Mapping[str, Attribute], name: str, rank: int) -> tuple[int
     return axes
 
 
-def reduced_shape(shape: Shape, axes: Sequence[int], keepdims: int) -> Shape:
+def reduced_shape(shape: Shape, axes: Sequence[int], keepdims: bool) -> Shape:
     if keepdims:
         return tuple(1 if i in axes else d for i, d in enumerate(shape))
     return tuple(d for i, d in enumerate(shape) if i not in axes)

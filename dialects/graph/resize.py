@@ -6,11 +6,11 @@ scale and one output length per axis, so the op's meaning depends on properties 
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, StringAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 
 from ..common import FloatArray, IntArray
-from .base import GraphOp, prop_int
+from .base import GraphOp, flag_def, prop_flag
 
 MODES = ("nearest", "linear", "cubic")
 COORDINATE_MODES = (
@@ -52,9 +52,9 @@ class ResizeOp(GraphOp):
     coordinate_transformation_mode = opt_prop_def(StringAttr)
     nearest_mode = opt_prop_def(StringAttr)
     cubic_coeff_a = opt_prop_def(FloatAttr)
-    exclude_outside = opt_prop_def(IntegerAttr)
+    exclude_outside = flag_def(False)
     extrapolation_value = opt_prop_def(FloatAttr)
-    antialias = opt_prop_def(IntegerAttr)
+    antialias = flag_def(False)
     roi = opt_prop_def(FloatArray)
 
     @classmethod
@@ -68,7 +68,7 @@ class ResizeOp(GraphOp):
         mode = _choice(props, "mode", MODES)
         coordinates = _choice(props, "coordinate_transformation_mode", COORDINATE_MODES)
         _choice(props, "nearest_mode", NEAREST_MODES)
-        if prop_int(props, "antialias", 0) and mode == "nearest":
+        if prop_flag(cls, props, "antialias") and mode == "nearest":
             raise ValueError("'antialias' applies to the linear and cubic modes only")
         roi = _floats(props, "roi")
         if coordinates == "tf_crop_and_resize" and len(roi) != 2 * len(x):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, StringAttr, TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def
 
-from .base import DYN, GraphOp, prop_int, same_dims
+from .base import DYN, GraphOp, flag_def, prop_flag, prop_int, same_dims
 from .tensor import dims, index_type, prop_str
 
 GRID_SAMPLE_MODES = ("linear", "nearest", "cubic")
@@ -21,13 +21,13 @@ ROI_ALIGN_MODES = ("avg", "max")
 class GridSampleOp(GraphOp):
     """Samples `input` (N, C, D1, ..., Dn) at the normalized coordinates of `grid` (N, H1, ...,
     Hn, n), whose last axis lists x first (the last spatial axis), as ONNX GridSample does:
-    -1 and 1 are the centres of the edge cells with `align_corners = 1`, their outer edges
+    -1 and 1 are the centres of the edge cells with `align_corners = true`, their outer edges
     otherwise. `mode` is linear, nearest (ties to even) or cubic (Keys, a = -0.75); positions
     outside read zeros, the border cells (for cubic, each tap clamped on its own, as PyTorch
     does), or their reflection (`padding_mode`).
 
     ```
-    %y = ascend.graph.grid_sample %x, %grid {mode = "linear", padding_mode = "zeros", align_corners = 0 : i64}
+    %y = ascend.graph.grid_sample %x, %grid {mode = "linear", padding_mode = "zeros"}
         : (tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32>) -> tensor<1x3x4x4xf32>
     ```
     """
@@ -39,7 +39,7 @@ class GridSampleOp(GraphOp):
     result = result_def(TensorType)
     mode = opt_prop_def(StringAttr)
     padding_mode = opt_prop_def(StringAttr)
-    align_corners = opt_prop_def(IntegerAttr)
+    align_corners = flag_def(False)
 
     @classmethod
     def infer(cls, operand_types, props, where):
@@ -54,8 +54,7 @@ class GridSampleOp(GraphOp):
             raise ValueError(f"input {list(shape)} and grid {list(points)} differ in their batch")
         _choice(props, "mode", GRID_SAMPLE_MODES)
         _choice(props, "padding_mode", PADDING_MODES)
-        if prop_int(props, "align_corners", 0) not in (0, 1):
-            raise ValueError("'align_corners' must be 0 or 1")
+        prop_flag(cls, props, "align_corners")
         batch = shape[0] if shape[0] != DYN else points[0]
         return TensorType(x.element_type, (batch, shape[1], *points[1:-1]))
 
@@ -65,13 +64,13 @@ class RoiAlignOp(GraphOp):
     """Pools each region of interest of `rois` (R, 4: x1, y1, x2, y2, scaled by `spatial_scale`)
     in image `batch_indices[r]` of `input` (N, C, H, W) into `output_height` x `output_width`
     bins, averaging (or taking the largest of) a grid of bilinear samples per bin:
-    `sampling_ratio` per side, or as many as the bin is wide when 0. With `half_pixel = 1` the
-    box is shifted by half a cell (ONNX's half_pixel mode); otherwise boxes shrink to no less
-    than one cell.
+    `sampling_ratio` per side, or as many as the bin is wide when 0. With `half_pixel = true`
+    (the default) the box is shifted by half a cell (ONNX's half_pixel mode); otherwise boxes
+    shrink to no less than one cell.
 
     ```
     %y = ascend.graph.roi_align %x, %rois, %batch {mode = "avg", output_height = 2 : i64,
-        output_width = 2 : i64, sampling_ratio = 0 : i64, spatial_scale = 1.0 : f32, half_pixel = 1 : i64}
+        output_width = 2 : i64, sampling_ratio = 0 : i64, spatial_scale = 1.0 : f32}
         : (tensor<1x3x8x8xf32>, tensor<5x4xf32>, tensor<5xi64>) -> tensor<5x3x2x2xf32>
     ```
     """
@@ -87,7 +86,7 @@ class RoiAlignOp(GraphOp):
     output_width = opt_prop_def(IntegerAttr)
     sampling_ratio = opt_prop_def(IntegerAttr)
     spatial_scale = opt_prop_def(FloatAttr)
-    half_pixel = opt_prop_def(IntegerAttr)
+    half_pixel = flag_def(True)
 
     @classmethod
     def infer(cls, operand_types, props, where):

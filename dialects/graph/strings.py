@@ -29,7 +29,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from .base import DYN, GraphOp, broadcast_shapes, prop_int
+from .base import DYN, GraphOp, broadcast_shapes, flag_def, prop_int
 from .indexing import ValueShapedOp
 from .tensor import dims, prop_str
 
@@ -166,7 +166,7 @@ class StringNormalizerOp(ValueShapedOp):
     result = result_def(TensorType)
     count = opt_prop_def(IntegerAttr)
     case_change_action = opt_prop_def(StringAttr)
-    is_case_sensitive = opt_prop_def(IntegerAttr)
+    is_case_sensitive = flag_def(False)
     stopwords = opt_prop_def(ArrayAttr[StringAttr])
 
     @classmethod

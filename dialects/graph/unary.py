@@ -9,10 +9,11 @@ from __future__ import annotations
 from abc import ABC
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import FloatAttr, StringAttr
 from xdsl.irdl import irdl_op_definition, opt_prop_def
 
 from ..common import get_float
+from .base import flag_def
 from .elementwise import (
     BOOL,
     FLOAT,
@@ -108,18 +109,18 @@ class IsNaNOp(UnaryPredicateOp):
 
 @irdl_op_definition
 class IsInfOp(UnaryPredicateOp):
-    """Tests for infinities: positive ones unless `detect_positive = 0`, negative ones unless
-    `detect_negative = 0`.
+    """Tests for infinities: positive ones unless `detect_positive = false`, negative ones
+    unless `detect_negative = false`.
 
-    `%y = ascend.graph.is_inf %x {detect_negative = 0 : i64} : (tensor<4xf32>) -> tensor<4xi1>`
+    `%y = ascend.graph.is_inf %x {detect_negative = false} : (tensor<4xf32>) -> tensor<4xi1>`
     """
 
     name = "ascend.graph.is_inf"
 
     ELEMENTS: ClassVar[frozenset[str]] = FLOAT
 
-    detect_positive = opt_prop_def(IntegerAttr)
-    detect_negative = opt_prop_def(IntegerAttr)
+    detect_positive = flag_def(True)
+    detect_negative = flag_def(True)
 
 
 # --------------------------------------------------------------------------------------------

@@ -73,8 +73,8 @@ def _matmul(view: OpView) -> OpWork:
 
 def _gemm(view: OpView) -> OpWork:
     a, b = view.shape(0), view.shape(1)
-    a = a[::-1] if view.int_prop("trans_a", 0) else a
-    b = b[::-1] if view.int_prop("trans_b", 0) else b
+    a = a[::-1] if view.flag("trans_a") else a
+    b = b[::-1] if view.flag("trans_b") else b
     m, k, n = a[0], a[1], b[1]
     product = MatrixProduct(1, m, k, 1, n, m * k * n, view.operands[0].element_type)
     scale = view.float_prop("alpha", 1.0) != 1.0
@@ -157,7 +157,7 @@ def _attention(view: OpView) -> OpWork:
     softmax_type = view.props.get("softmax_type")
     width = element_bytes(softmax_type if softmax_type is not None else element)
     scores = batch * heads * q_seq * kv_seq
-    masked = len(view.operands) == 4 or view.int_prop("is_causal", 0)
+    masked = len(view.operands) == 4 or view.flag("is_causal")
     capped = view.float_prop("softcap", 0.0) > 0
     # scale, then the mask, the soft cap (divide, tanh, multiply), and softmax.
     simple = 1 + int(bool(masked)) + 2 * int(capped) + 4

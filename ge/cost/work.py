@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
 
 from ge.dialects import graph
-from ge.dialects.common import describe
+from ge.dialects.common import describe, is_flag
 from ge.dialects.formats import FRACTAL
 from ge.errors import CompileError
 
@@ -134,6 +135,13 @@ class OpView:
     def int_prop(self, name: str, default: int) -> int:
         attr = self.props.get(name)
         return attr.value.data if isinstance(attr, IntegerAttr) else default
+
+    def flag(self, name: str) -> bool:
+        """A yes/no property, or its default in the op's definition."""
+        attr = self.props.get(name)
+        if attr is None and issubclass(self.cls, IRDLOperation):
+            attr = self.cls.get_irdl_definition().properties[name].default_value
+        return is_flag(attr) and bool(attr.value.data)
 
     def float_prop(self, name: str, default: float) -> float:
         attr = self.props.get(name)

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from ge.dialects import graph
-from ge.dialects.common import get_int, get_ints
+from ge.dialects.common import get_flag, get_int, get_ints
 from ge.dialects.formats import c0_of
 from ge.dialects.kernel import weight_groups
 from ge.dialects.stream import KernelFuncOp
@@ -114,7 +114,7 @@ def _on_cube(op: Operation, env: dict[SSAValue, _Stored]) -> np.ndarray | None:
         accumulator = _matmul(op, env[operands[0]], env[operands[1]], False, False)
     else:
         a, b = env[operands[0]], env[operands[1]]
-        product = _matmul(op, a, b, bool(get_int(op, "trans_a", 0)), bool(get_int(op, "trans_b", 0)))
+        product = _matmul(op, a, b, get_flag(op, "trans_a"), get_flag(op, "trans_b"))
         c = env[operands[2]].logical() if len(operands) > 2 else None
         accumulator = gemm_scale(op, product, None if c is None else widen(c))  # type: ignore[arg-type]
     if accumulator is None:

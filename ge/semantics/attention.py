@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ge.dialects.common import get_float, get_int
+from ge.dialects.common import get_flag, get_float, get_int
 from ge.dialects.graph import AttentionOp
 from ge.dtypes import numpy_dtype
 
@@ -54,7 +54,7 @@ def _bias(op: AttentionOp, mask: np.ndarray | None, shape: tuple[int, int], dtyp
     bias = None
     if mask is not None:
         bias = np.where(mask, dtype(0), dtype(-np.inf)) if mask.dtype == np.bool_ else mask
-    if get_int(op, "is_causal", 0):
+    if get_flag(op, "is_causal"):
         rows, cols = np.arange(shape[0])[:, None], np.arange(shape[1])[None, :]
         allowed = cols <= rows + get_int(op, "causal_offset", 0)
         causal = np.where(allowed, dtype(0), dtype(-np.inf))

@@ -27,7 +27,7 @@ import ml_dtypes
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import get_int
+from ge.dialects.common import get_flag
 from ge.dtypes import NARROW, SATURABLE, numpy_dtype
 
 from . import strings
@@ -45,7 +45,7 @@ def cast(op: ops.CastOp, x: np.ndarray) -> np.ndarray:
     if "U" in (x.dtype.kind, target.kind):
         return strings.cast(op, x, target)
     if target == _E8M0:
-        return _to_e8m0(x, bool(get_int(op, "saturate", 0)), op.round_mode.data if op.round_mode else "up")
+        return _to_e8m0(x, get_flag(op, "saturate"), op.round_mode.data if op.round_mode else "up")
     if target.name in _INTEGER_BITS:
         if x.dtype.kind == "b":
             return x.astype(target)
@@ -56,7 +56,7 @@ def cast(op: ops.CastOp, x: np.ndarray) -> np.ndarray:
         # Every narrow value is exact in float64: the only rounding is the conversion below.
         x = x.astype(np.float64)
     if target.name in SATURABLE:
-        return _to_float8(x, target, bool(get_int(op, "saturate", 0)))
+        return _to_float8(x, target, get_flag(op, "saturate"))
     if target == _E2M1:
         return _to_float4(x)
     # Between floats numpy and ml_dtypes round to nearest even; non-zero is true.

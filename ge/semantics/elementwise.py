@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import describe, get_int
+from ge.dialects.common import describe, get_flag
 from ge.errors import GeError
 
 from . import casts
@@ -40,7 +40,7 @@ def _div(op: ops.DivOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 def _mod(op: ops.ModOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     # np.mod takes the divisor's sign (floor division), np.fmod the dividend's (truncation).
-    remainder = np.fmod if get_int(op, "fmod", 0) else np.mod
+    remainder = np.fmod if get_flag(op, "fmod") else np.mod
     with np.errstate(all="ignore"):
         return remainder(lhs, rhs)
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import describe, get_int
+from ge.dialects.common import describe, get_flag, get_int
 from ge.errors import GeError
 
 from .base import Implementation
@@ -88,7 +88,7 @@ def _one_hot(op: ops.OneHotOp, indices: np.ndarray, values: np.ndarray) -> np.nd
 
 def _trilu(op: ops.TriluOp, x: np.ndarray) -> np.ndarray:
     k = get_int(op, "k", 0)
-    return np.triu(x, k) if get_int(op, "upper", 1) else np.tril(x, k)
+    return np.triu(x, k) if get_flag(op, "upper") else np.tril(x, k)
 
 
 def _reverse_sequence(op: ops.ReverseSequenceOp, x: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -121,7 +121,7 @@ def _unique(op: ops.UniqueOp, x: np.ndarray) -> tuple[np.ndarray, ...]:
         source, return_index=True, return_inverse=True, return_counts=True, axis=axis
     )
     inverse = inverse.reshape(-1)
-    if not get_int(op, "sorted", 1):
+    if not get_flag(op, "sorted"):
         # Order of first occurrence: renumber the sorted entries by where each first appears.
         order = np.argsort(first, kind="stable")
         rank = np.empty_like(order)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ge.dialects.common import get_float, get_int, get_ints
+from ge.dialects.common import get_flag, get_float, get_int, get_ints
 from ge.dialects.graph import (
     AvgPool3DOp,
     AvgPoolOp,
@@ -60,9 +60,9 @@ def _matmul_integer(
 
 
 def _gemm(op: GemmOp, a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None) -> np.ndarray:
-    if get_int(op, "trans_a", 0):
+    if get_flag(op, "trans_a"):
         a = a.T
-    if get_int(op, "trans_b", 0):
+    if get_flag(op, "trans_b"):
         b = b.T
     return gemm_scale(op, np.matmul(a, b), c)
 
@@ -207,7 +207,7 @@ def avg_pool(op: AvgPoolOp | AvgPool3DOp, x: np.ndarray) -> np.ndarray:
     padded = _pad(x, pads, out, kernel, strides, dilations, 0)
     total = _windows(padded, kernel, strides, dilations, out).sum(axis=_last(n))
     # The counted cells are a product of one interval per axis, so the counts are too.
-    include = bool(get_int(op, "count_include_pad", 0))
+    include = get_flag(op, "count_include_pad")
     count = np.ones((), dtype=total.dtype)
     for axis in range(n):
         size, before, after = x.shape[2 + axis], pads[axis], pads[axis + n]
@@ -260,7 +260,7 @@ def _pool_window(op: GraphOp, x: np.ndarray) -> tuple[Sizes, Sizes, Sizes, Sizes
     """Kernel, strides, pads, dilations and output size of a pool."""
     kernel = get_ints(op, "kernel_shape")
     strides, pads, dilations = _window_props(op, len(kernel))
-    ceil = bool(get_int(op, "ceil_mode", 0))
+    ceil = get_flag(op, "ceil_mode")
     return kernel, strides, pads, dilations, _output_size(x.shape[2:], kernel, strides, pads, dilations, ceil)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ge.dialects.common import get_float, get_int
+from ge.dialects.common import get_flag, get_float
 from ge.dialects.graph import GRUOp, LSTMOp, RecurrentOp, RNNOp
 
 from .base import Implementation
@@ -31,7 +31,7 @@ def rnn(op: RNNOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Arra
 
 
 def gru(op: GRUOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Array) -> tuple[Array, Array]:
-    before_reset = bool(get_int(op, "linear_before_reset", 0))
+    before_reset = get_flag(op, "linear_before_reset")
 
     def step(gates, state, r, rb, functions, d):
         (h,) = state
@@ -55,7 +55,7 @@ def gru(op: GRUOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Arra
 def lstm(
     op: LSTMOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Array, c0: Array, p: Array
 ) -> tuple[Array, Array, Array]:
-    coupled = bool(get_int(op, "input_forget", 0))
+    coupled = get_flag(op, "input_forget")
 
     def step(gates, state, r, rb, functions, d):
         h, c = state

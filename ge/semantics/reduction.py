@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import get_int, get_ints
+from ge.dialects.common import get_flag, get_int, get_ints
 
 from .base import Implementation
 
@@ -30,7 +30,7 @@ def _reduction(reducer: Reducer) -> Implementation:
     def implementation(op: ops.ReduceOp, x: np.ndarray) -> np.ndarray:
         axes = get_ints(op, "axes")
         y = np.asarray(reducer(x, axes))
-        if not get_int(op, "keepdims", 1):
+        if not get_flag(op, "keepdims"):
             y = y.reshape([d for i, d in enumerate(x.shape) if i not in axes])
         return y.astype(x.dtype, copy=False)
 
@@ -98,8 +98,8 @@ def _sum_square(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 def _arg_reduction(pick: Callable[..., np.ndarray]) -> Implementation:
     def implementation(op: ops.ArgReduceOp, x: np.ndarray) -> np.ndarray:
         axis = _axis(op, x, 0)
-        keepdims = bool(get_int(op, "keepdims", 1))
-        if get_int(op, "select_last_index", 0):
+        keepdims = get_flag(op, "keepdims")
+        if get_flag(op, "select_last_index"):
             # The first extreme of the reversed axis is the last one of the original.
             flipped = pick(np.flip(x, axis), axis=axis, keepdims=keepdims)
             return (x.shape[axis] - 1 - flipped).astype(np.int64)
@@ -111,10 +111,10 @@ def _arg_reduction(pick: Callable[..., np.ndarray]) -> Implementation:
 def _scan(accumulate: Callable[..., np.ndarray], identity: int) -> Implementation:
     def implementation(op: ops.ScanOp, x: np.ndarray) -> np.ndarray:
         axis = _axis(op, x, 0)
-        reverse = get_int(op, "reverse", 0)
+        reverse = get_flag(op, "reverse")
         source = np.flip(x, axis) if reverse else x
         y = accumulate(source, axis=axis, dtype=x.dtype)
-        if get_int(op, "exclusive", 0):
+        if get_flag(op, "exclusive"):
             # Each element gets the running value before it: shift by one, the identity first.
             first = np.full_like(np.take(y, [0], axis=axis), identity)
             y = np.concatenate([first, np.take(y, np.arange(x.shape[axis] - 1), axis=axis)], axis=axis)
@@ -127,7 +127,7 @@ def _top_k(op: ops.TopKOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     axis = _axis(op, x, -1)
     k = get_int(op, "k")
     size = x.shape[axis]
-    if get_int(op, "largest", 1):
+    if get_flag(op, "largest"):
         # A stable ascending sort of the reversed axis, read backwards, is descending with
         # equal values in index order.
         order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ge.dialects.common import get_float, get_int, get_ints
+from ge.dialects.common import get_flag, get_float, get_ints
 from ge.dialects.graph import ResizeOp
 from ge.dtypes import numpy_dtype
 
@@ -109,7 +109,7 @@ def _interpolate(op: ResizeOp, data: np.ndarray, axis: int, source: np.ndarray, 
     else:
         offset = np.where(fraction <= 0.5, -((taps - 1) // 2), -((taps - 1) // 2) + 1)
     cells = (base + offset).astype(np.int64)[:, None] + np.arange(taps) - pad
-    if get_int(op, "exclude_outside", 0):
+    if get_flag(op, "exclude_outside"):
         weights = np.where((cells < 0) | (cells >= length), 0.0, weights)
         total = weights.sum(axis=1, keepdims=True)
         weights = weights / np.where(total == 0, 1.0, total)
@@ -123,7 +123,7 @@ def _weights(op: ResizeOp, ratio: np.ndarray, scale: float) -> np.ndarray:
     """(cells, taps) filter weights for each output cell's fractional position `ratio`."""
     linear = _string(op, "mode", "nearest") == "linear"
     a = get_float(op, "cubic_coeff_a", -0.75)
-    if not get_int(op, "antialias", 0):
+    if not get_flag(op, "antialias"):
         if linear:
             return np.stack([1 - ratio, ratio], axis=1)
         distances = np.stack([ratio + 1, ratio, 1 - ratio, 2 - ratio], axis=1)

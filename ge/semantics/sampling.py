@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import describe, get_float, get_int
+from ge.dialects.common import describe, get_flag, get_float, get_int
 from ge.errors import GeError
 
 from .base import Implementation
@@ -23,7 +23,7 @@ _CUBIC_A = -0.75
 def grid_sample(op: ops.GridSampleOp, x: np.ndarray, grid: np.ndarray) -> np.ndarray:
     mode = _string(op, "mode", "linear")
     padding = _string(op, "padding_mode", "zeros")
-    align = bool(get_int(op, "align_corners", 0))
+    align = get_flag(op, "align_corners")
     batch, channels, *sizes = x.shape
     rank = len(sizes)
     size = np.array(sizes, dtype=grid.dtype)
@@ -77,7 +77,7 @@ def roi_align(op: ops.RoiAlignOp, x: np.ndarray, rois: np.ndarray, batch_indices
     count, channels, height, width = rois.shape[0], *x.shape[1:]
     out_h, out_w = get_int(op, "output_height", 1), get_int(op, "output_width", 1)
     ratio = get_int(op, "sampling_ratio", 0)
-    half_pixel = bool(get_int(op, "half_pixel", 1))
+    half_pixel = get_flag(op, "half_pixel")
     batch = batch_indices.astype(np.int64)
     if batch.size and (batch.min() < 0 or batch.max() >= x.shape[0]):
         raise GeError(f"{describe(op)}: batch indices must lie in [0, {x.shape[0]}), got {batch.tolist()}")

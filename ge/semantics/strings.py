@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import describe, get_int
+from ge.dialects.common import describe, get_flag, get_int
 from ge.dialects.graph.strings import CASE_GROWTH, compile_pattern
 from ge.dtypes import bfloat16, numpy_dtype
 from ge.errors import GeError, RuntimeInputError
@@ -77,7 +77,7 @@ def _string_split(op: ops.StringSplitOp, x: np.ndarray) -> tuple[np.ndarray, np.
 def _string_normalizer(op: ops.StringNormalizerOp, x: np.ndarray) -> np.ndarray:
     action = op.case_change_action.data if op.case_change_action is not None else "NONE"
     stopwords = tuple(s.data for s in op.stopwords.data) if op.stopwords is not None else ()
-    keep = kept(x.reshape(-1), stopwords, bool(get_int(op, "is_case_sensitive", 0)), action)
+    keep = kept(x.reshape(-1), stopwords, get_flag(op, "is_case_sensitive"), action)
     result = x.reshape(-1)[keep] if keep.any() else np.zeros(1, x.dtype)
     count = get_int(op, "count", x.shape[-1])
     if result.size != count:

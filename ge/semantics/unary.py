@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import get_int
+from ge.dialects.common import get_flag
 
 from .base import Implementation
 
@@ -43,9 +43,9 @@ def _relu(x: np.ndarray) -> np.ndarray:
 
 def _is_inf(op: ops.IsInfOp, x: np.ndarray) -> np.ndarray:
     result = np.zeros(x.shape, np.bool_)
-    if get_int(op, "detect_positive", 1):
+    if get_flag(op, "detect_positive"):
         result |= x == math.inf
-    if get_int(op, "detect_negative", 1):
+    if get_flag(op, "detect_negative"):
         result |= x == -math.inf
     return result
 

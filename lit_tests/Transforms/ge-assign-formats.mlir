@@ -35,7 +35,7 @@ func.func @convnet(%x: tensor<1x3x8x8xf32>) -> tensor<1x10xf32> {
   %f = ascend.kernel.view %g {src_format = "NCHW", dst_format = "ND"} : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
   %y = ascend.kernel.cube(%f, %fw) {in_formats = ["ND", "ND"], out_formats = ["ND"]} : (tensor<1x32xf32>, tensor<10x32xf32>) -> tensor<1x10xf32> {
   ^bb0(%a: tensor<1x32xf32>, %b: tensor<10x32xf32>):
-    %0 = ascend.graph.gemm %a, %b {trans_b = 1 : i64} : (tensor<1x32xf32>, tensor<10x32xf32>) -> tensor<1x10xf32>
+    %0 = ascend.graph.gemm %a, %b {trans_b = true} : (tensor<1x32xf32>, tensor<10x32xf32>) -> tensor<1x10xf32>
     ascend.kernel.yield %0 : tensor<1x10xf32>
   }
   func.return %y : tensor<1x10xf32>

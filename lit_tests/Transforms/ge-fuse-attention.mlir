@@ -26,7 +26,7 @@ func.func @float_mask(%q: tensor<2x4x8x16xf32>, %k: tensor<2x4x8x16xf32>, %v: te
 
 // CHECK-LABEL: func.func @causal
 // CHECK-NEXT:    %[[K:.*]] = ascend.graph.transpose %k {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x2x8xf32>) -> tensor<1x2x4x8xf32>
-// CHECK-NEXT:    %y = ascend.graph.attention %q, %[[K]], %v {sources = ["mul", "transpose", "matmul", "add", "softmax", "matmul"], scale = 5.000000e-01 : f32, is_causal = 1 : i64}
+// CHECK-NEXT:    %y = ascend.graph.attention %q, %[[K]], %v {sources = ["mul", "transpose", "matmul", "add", "softmax", "matmul"], scale = 5.000000e-01 : f32, is_causal = true}
 // CHECK-SAME:      : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
 // CHECK-NEXT:    func.return %y
 func.func @causal(%q: tensor<1x2x4x8xf32>, %k: tensor<1x4x2x8xf32>, %v: tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32> {

@@ -27,7 +27,7 @@ func.func @residual(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x3x3xf32>, %b: tensor
 // CHECK:           ascend.graph.add %{{.*}}, %{{.*}} : (tensor<2x8x4xf32>, tensor<4xf32>)
 // CHECK-NEXT:      ascend.graph.gelu
 // CHECK-NEXT:      ascend.graph.yield
-// CHECK:         ascend.graph.fused_gemm %g, %gw, %zero, %six {sources = ["gemm", "max", "min"], trans_b = 1 : i64, extras = 2 : i64}
+// CHECK:         ascend.graph.fused_gemm %g, %gw, %zero, %six {sources = ["gemm", "max", "min"], trans_b = true, extras = 2 : i64}
 // CHECK:           ascend.graph.max
 // CHECK-NEXT:      ascend.graph.min
 // CHECK-NEXT:      ascend.graph.yield
@@ -37,7 +37,7 @@ func.func @matmul_gemm(%x: tensor<2x8x16xf32>, %w: tensor<16x4xf32>, %bias: tens
   %e = ascend.graph.gelu %a : (tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   %zero = ascend.graph.const splat<0.0 : f32> : tensor<3x6xf32>
   %six = ascend.graph.const splat<6.0 : f32> : tensor<3x6xf32>
-  %y = ascend.graph.gemm %g, %gw {trans_b = 1 : i64} : (tensor<3x5xf32>, tensor<6x5xf32>) -> tensor<3x6xf32>
+  %y = ascend.graph.gemm %g, %gw {trans_b = true} : (tensor<3x5xf32>, tensor<6x5xf32>) -> tensor<3x6xf32>
   %lo = ascend.graph.max %y, %zero : (tensor<3x6xf32>, tensor<3x6xf32>) -> tensor<3x6xf32>
   %hi = ascend.graph.min %lo, %six : (tensor<3x6xf32>, tensor<3x6xf32>) -> tensor<3x6xf32>
   func.return %e, %hi : tensor<2x8x4xf32>, tensor<3x6xf32>

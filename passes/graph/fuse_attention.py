@@ -40,7 +40,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from ge.dialects import graph
-from ge.dialects.common import get_int, get_ints, int_attr, ints_attr
+from ge.dialects.common import bool_attr, get_int, get_ints, int_attr, ints_attr
 from ge.dtypes import numpy_dtype
 from ge.weights import WeightStore
 
@@ -206,7 +206,7 @@ def _properties(
     props: dict[str, Attribute] = {"scale": graph.float_attr(scores.scale)}
     offset = _causal_offset(mask, masked, weights) if mask is not None else None
     if offset is not None:
-        props["is_causal"] = int_attr(1)
+        props["is_causal"] = bool_attr(True)
         if offset:
             props["causal_offset"] = int_attr(offset)
     return props

@@ -38,7 +38,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from ge.dialects import graph
-from ge.dialects.common import get_int, get_ints, int_attr
+from ge.dialects.common import get_flag, get_ints, int_attr
 from ge.weights import WeightStore
 
 from ..driver import RewritesOnly, rewrite
@@ -76,7 +76,7 @@ class FuseNormalization(RewritePattern):
         name = "FuseLayerNorm" if norm.centered else "FuseRMSNorm"
         rank = len(norm.x.type.get_shape())
         trailing = tuple(range(rank - len(norm.axes), rank))
-        keeps = all(get_int(r, "keepdims", 1) == 1 for r in norm.reductions)
+        keeps = all(get_flag(r, "keepdims") for r in norm.reductions)
         tail, gamma, beta = _affine_tail(op, norm, trailing)
         pattern = norm.ops + tail
         root = tail[-1] if tail else op

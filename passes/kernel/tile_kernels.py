@@ -30,7 +30,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from ge.dialects import graph
-from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
+from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr, get_flag
 from ge.dialects.formats import c0_of
 from ge.dialects.kernel import AiCpuKernelOp, CubeKernelOp, KernelOp, TransDataOp
 from ge.dialects.tiling import tiling_error
@@ -72,8 +72,7 @@ def gemm_dims(op: Operation) -> tuple[int, int, int, int]:
         y = _shape(op.results[0])
         a = _shape(op.operands[0])
         if base is graph.GemmOp:
-            trans_a = op.properties.get("trans_a")
-            k = a[0] if isinstance(trans_a, IntegerAttr) and trans_a.value.data else a[-1]
+            k = a[0] if get_flag(op, "trans_a") else a[-1]
         else:
             k = a[-1]
         if len(y) < 2:

@@ -10,7 +10,7 @@ cell after, as MindSpore does.
 from __future__ import annotations
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
 from ..common import same_pads
@@ -111,7 +111,7 @@ def _matmul(imp: Importer, node: Node) -> Value:
         trans_a = bool(node.attr("transpose_a", node.attr("transpose_x1", False)))
         trans_b = bool(node.attr("transpose_b", node.attr("transpose_x2", False)))
     if len(a.shape) == 2 and len(b.shape) == 2:
-        props = {"trans_a": int_attr(int(trans_a)), "trans_b": int_attr(int(trans_b))}
+        props = {"trans_a": bool_attr(trans_a), "trans_b": bool_attr(trans_b)}
         return imp.g.add_op(ops.GemmOp, [a, b], props, node.name)
     a = _transposed_last(imp, a, f"{node.name}.a_t") if trans_a else a
     b = _transposed_last(imp, b, f"{node.name}.b_t") if trans_b else b

@@ -7,7 +7,7 @@ Shapes, permutations and axes are constant inputs of the node (tuples of integer
 from __future__ import annotations
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
 from .importer import Converter, Importer, Node, Value
@@ -69,7 +69,7 @@ def _reduce(op_class: type) -> Converter:
         if not axes and len(node.inputs) > 3 and node.value(3):
             return x  # ReduceSum's skip_mode: no axes given reduces none
         axes = axes or list(range(len(x.shape)))  # () reduces every axis
-        props = {"axes": ints_attr(axes), "keepdims": int_attr(int(bool(keep)))}
+        props = {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}
         return imp.g.add_op(op_class, [x], props, node.name)
 
     return convert

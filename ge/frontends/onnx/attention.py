@@ -15,7 +15,7 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.dtypes import element_type
 from ge.graph import Tensor
 
@@ -67,7 +67,7 @@ def _attention(imp: Importer, node: Node) -> list[Tensor | None]:
         mask = _intersect(imp, node, mask, allowed)
     else:
         if causal:
-            props["is_causal"] = int_attr(1)
+            props["is_causal"] = bool_attr(True)
             if offset:
                 props["causal_offset"] = int_attr(offset)
         if window:

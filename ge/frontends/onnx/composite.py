@@ -14,7 +14,7 @@ import numpy as np
 from xdsl.ir import Attribute
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, ints_attr
 from ge.dtypes import element_type, numpy_dtype
 from ge.graph import Tensor
 
@@ -77,11 +77,13 @@ class Composer:
         """`x` converted to `dtype` (itself if it has that dtype)."""
         return x if x.dtype == dtype else self.g.add_cast(x, dtype, self.name(part))
 
-    def reduce(self, op_class: type, x: Tensor, axes: Sequence[int], part: str, keepdims: int = 0) -> Tensor:
+    def reduce(
+        self, op_class: type, x: Tensor, axes: Sequence[int], part: str, keepdims: bool = False
+    ) -> Tensor:
         """A reduction of `x` (reduce_sum, reduce_max, ...) over `axes`."""
         props = {
             "axes": ints_attr(sorted(a % max(len(x.shape), 1) for a in axes)),
-            "keepdims": int_attr(keepdims),
+            "keepdims": bool_attr(keepdims),
         }
         return self.op(op_class, [x], part, props)
 

@@ -20,7 +20,7 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr
+from ge.dialects.common import bool_attr
 from ge.dtypes import element_type, numpy_dtype
 from ge.graph import Tensor
 
@@ -71,7 +71,11 @@ def _deform_conv(imp: Importer, node: Node) -> list[Tensor]:
 
     grid = _sampling_grid(c, offset, sizes, kernel, outputs, strides, dilations, pads, offset_groups)
     by_group = c.reshape(x, [batch * offset_groups, channels // offset_groups, *sizes], "by_offset_group")
-    props = {"mode": StringAttr("linear"), "padding_mode": StringAttr("zeros"), "align_corners": int_attr(0)}
+    props = {
+        "mode": StringAttr("linear"),
+        "padding_mode": StringAttr("zeros"),
+        "align_corners": bool_attr(False),
+    }
     samples = c.op(ops.GridSampleOp, [by_group, grid], "samples", props)
     if mask is not None:
         samples = c.reshape(samples, [batch, offset_groups, channels // offset_groups, taps, points], "taps")

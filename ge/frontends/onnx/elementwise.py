@@ -11,7 +11,7 @@ import numpy as np
 from xdsl.dialects.builtin import AnyFloat, StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr
+from ge.dialects.common import bool_attr
 from ge.dtypes import (
     FORMATTED_WIDTH,
     NARROW,
@@ -60,8 +60,8 @@ def _is_nan(imp: Importer, node: Node) -> list[Tensor]:
 def _is_inf(imp: Importer, node: Node) -> list[Tensor]:
     """float8 inputs are tested widened to float32 (exactly)."""
     props = {
-        "detect_positive": int_attr(int(node.attr("detect_positive", 1))),
-        "detect_negative": int_attr(int(node.attr("detect_negative", 1))),
+        "detect_positive": bool_attr(node.attr("detect_positive", 1)),
+        "detect_negative": bool_attr(node.attr("detect_negative", 1)),
     }
     x = _accepted(node, ops.IsInfOp, _widened_float8(imp, node, node.inputs[0]))
     return [imp.g.add_op(ops.IsInfOp, [x], props, node.name)]
@@ -87,7 +87,7 @@ def _mod(imp: Importer, node: Node) -> list[Tensor]:
             "integers only; floats need fmod=1"
         )
     operands = [_accepted(node, ops.ModOp, t) for t in node.inputs[:2]]
-    return [imp.g.add_op(ops.ModOp, operands, {"fmod": int_attr(fmod)}, node.name)]
+    return [imp.g.add_op(ops.ModOp, operands, {"fmod": bool_attr(fmod)}, node.name)]
 
 
 def _bit_shift(imp: Importer, node: Node) -> list[Tensor]:
@@ -263,7 +263,7 @@ def _add_cast(imp: Importer, node: Node, x: Tensor, dtype: str) -> Tensor:
     result = imp.g.add_cast(x, dtype, node.name)
     cast = result.value.owner
     if dtype in SATURABLE and node.attr("saturate", 1):
-        cast.properties["saturate"] = int_attr(1)
+        cast.properties["saturate"] = bool_attr(True)
     if dtype == "float8_e8m0fnu":
         round_mode = node.attr("round_mode", "up")
         if round_mode not in ops.CastOp.ROUND_MODES:

@@ -9,7 +9,7 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr
+from ge.dialects.common import bool_attr, int_attr
 from ge.graph import Tensor
 
 from .importer import Converter, Importer, Node
@@ -58,7 +58,7 @@ def _one_hot(imp: Importer, node: Node) -> list[Tensor]:
 
 def _trilu(imp: Importer, node: Node) -> list[Tensor]:
     k = int(node.value(1).reshape(())) if node.has_input(1) else 0
-    props = {"upper": int_attr(int(node.attr("upper", 1))), "k": int_attr(k)}
+    props = {"upper": bool_attr(node.attr("upper", 1)), "k": int_attr(k)}
     return [imp.g.add_op(ops.TriluOp, [node.inputs[0]], props, node.name)]
 
 
@@ -97,7 +97,7 @@ def _unique(imp: Importer, node: Node) -> list[Tensor]:
     x = node.value(0)
     if x.dtype.kind not in "biuU":
         x = x.astype(np.float64)  # numpy sorts neither bfloat16 elements nor rows of them
-    props = {"sorted": int_attr(int(node.attr("sorted", 1)))}
+    props = {"sorted": bool_attr(node.attr("sorted", 1))}
     axis = node.attr("axis")
     if axis is None:
         count = np.unique(x.reshape(-1)).size

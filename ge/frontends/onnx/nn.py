@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
 from ..common import same_pads
@@ -50,8 +50,8 @@ def _gemm(imp: Importer, node: Node) -> list[Tensor]:
     props = {
         "alpha": ops.float_attr(node.attr("alpha", 1.0)),
         "beta": ops.float_attr(node.attr("beta", 1.0)),
-        "trans_a": int_attr(int(node.attr("transA", 0))),
-        "trans_b": int_attr(int(node.attr("transB", 0))),
+        "trans_a": bool_attr(node.attr("transA", 0)),
+        "trans_b": bool_attr(node.attr("transB", 0)),
     }
     operands = [t for t in node.inputs[:3] if t is not None]
     return [imp.g.add_op(ops.GemmOp, operands, props, node.name)]
@@ -179,11 +179,11 @@ def _pool(imp: Importer, node: Node) -> list[Tensor]:
         raise node.invalid(f"kernel_shape {list(kernel)} does not fit an input of rank {len(x.shape)}")
     props = {
         "kernel_shape": ints_attr(kernel),
-        "ceil_mode": int_attr(int(node.attr("ceil_mode", 0))),
+        "ceil_mode": bool_attr(node.attr("ceil_mode", 0)),
         **_spatial(node, x, kernel, dilated=False),
     }
     if node.op_type == "AveragePool":
-        props["count_include_pad"] = int_attr(int(node.attr("count_include_pad", 0)))
+        props["count_include_pad"] = bool_attr(node.attr("count_include_pad", 0))
     if node.op_type == "LpPool":
         props["p"] = int_attr(int(node.attr("p", 2)))
     if len(node.proto.output) > 1 and node.proto.output[1]:

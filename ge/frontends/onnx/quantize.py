@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.dtypes import SATURABLE, element_type, numpy_dtype
 from ge.errors import UnsupportedOperatorError
 from ge.graph import Tensor
@@ -63,7 +63,7 @@ def _quantize_linear(imp: Importer, node: Node) -> list[Tensor]:
             scaled = b(ops.AddOp, scaled, b.cast(_along(b, zero, x), compute))
         result = imp.g.add_cast(scaled, target, node.name)
         if target in SATURABLE and node.attr("saturate", 1):
-            result.value.owner.properties["saturate"] = int_attr(1)
+            result.value.owner.properties["saturate"] = bool_attr(True)
         return [result]
     # Saturation happens in float32 (float64 for float64 division): every quantized value and
     # zero point is exact there, and anything beyond the target's range stays beyond it.
@@ -99,7 +99,7 @@ def _dynamic_quantize_linear(imp: Importer, node: Node) -> list[Tensor]:
     x = node.inputs[0]
     if x.dtype != "float32":
         raise _dtype_error(node, f"{x.dtype} inputs are not supported")
-    every_axis = {"axes": ints_attr(list(range(len(x.shape)))), "keepdims": int_attr(0)}
+    every_axis = {"axes": ints_attr(list(range(len(x.shape)))), "keepdims": bool_attr(False)}
     zero, qmax = (b.scalar(value, "float32") for value in (0.0, 255.0))
     low = b(ops.MinOp, b(ops.ReduceMinOp, x, props=every_axis), zero)
     high = b(ops.MaxOp, b(ops.ReduceMaxOp, x, props=every_axis), zero)

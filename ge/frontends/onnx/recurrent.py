@@ -11,7 +11,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, f32
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr
+from ge.dialects.common import bool_attr
 from ge.dialects.graph.recurrent import ACTIVATIONS, DIRECTIONS
 from ge.graph import Tensor
 
@@ -71,9 +71,9 @@ def _recurrent(imp: Importer, node: Node) -> list[Tensor]:
     if node.attr("clip") is not None:
         props["clip"] = ops.float_attr(node.attr("clip"))
     if op_class is ops.GRUOp:
-        props["linear_before_reset"] = int_attr(int(node.attr("linear_before_reset", 0)))
+        props["linear_before_reset"] = bool_attr(node.attr("linear_before_reset", 0))
     if op_class is ops.LSTMOp:
-        props["input_forget"] = int_attr(int(node.attr("input_forget", 0)))
+        props["input_forget"] = bool_attr(node.attr("input_forget", 0))
     y, *states = imp.g.add_op_results(op_class, operands, props, node.name)
     if batch_first:
         y = imp.g.add_transpose(y, (2, 0, 1, 3), f"{node.name}.batch_first")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
 from .importer import Converter, Importer, Node
@@ -35,7 +35,7 @@ def _reduce(op_class: type[ops.ReduceOp], axes_input_since: int) -> Converter:
             axes = list(range(len(x.shape)))
         props = {
             "axes": ints_attr(normalized_axes(node, axes, len(x.shape))),
-            "keepdims": int_attr(int(node.attr("keepdims", 1))),
+            "keepdims": bool_attr(node.attr("keepdims", 1)),
         }
         return [imp.g.add_op(op_class, [x], props, node.name)]
 
@@ -46,8 +46,8 @@ def _arg_reduce(op_class: type[ops.ArgReduceOp]) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
         props = {
             "axis": int_attr(int(node.attr("axis", 0))),
-            "keepdims": int_attr(int(node.attr("keepdims", 1))),
-            "select_last_index": int_attr(int(node.attr("select_last_index", 0))),
+            "keepdims": bool_attr(node.attr("keepdims", 1)),
+            "select_last_index": bool_attr(node.attr("select_last_index", 0)),
         }
         return [imp.g.add_op(op_class, [node.inputs[0]], props, node.name)]
 
@@ -62,8 +62,8 @@ def _scan(op_class: type[ops.ScanOp]) -> Converter:
             raise node.invalid(f"the axis input must hold one value, got {axis.size}")
         props = {
             "axis": int_attr(int(axis[0])),
-            "exclusive": int_attr(int(node.attr("exclusive", 0))),
-            "reverse": int_attr(int(node.attr("reverse", 0))),
+            "exclusive": bool_attr(node.attr("exclusive", 0)),
+            "reverse": bool_attr(node.attr("reverse", 0)),
         }
         return [imp.g.add_op(op_class, [node.inputs[0]], props, node.name)]
 
@@ -82,8 +82,8 @@ def _top_k(imp: Importer, node: Node) -> list[Tensor]:
     props = {
         "k": int_attr(k),
         "axis": int_attr(int(node.attr("axis", -1))),
-        "largest": int_attr(int(node.attr("largest", 1))),
-        "sorted": int_attr(int(node.attr("sorted", 1))),
+        "largest": bool_attr(node.attr("largest", 1)),
+        "sorted": bool_attr(node.attr("sorted", 1)),
     }
     return imp.g.add_op_results(ops.TopKOp, [node.inputs[0]], props, node.name)
 

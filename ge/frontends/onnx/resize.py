@@ -11,7 +11,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, ints_attr
 from ge.dialects.graph.resize import COORDINATE_MODES, MODES, NEAREST_MODES
 from ge.graph import Tensor
 
@@ -64,9 +64,9 @@ def _resize(imp: Importer, node: Node) -> list[Tensor]:
         "coordinate_transformation_mode": StringAttr(coordinates),
         "nearest_mode": StringAttr(nearest_mode),
         "cubic_coeff_a": ops.float_attr(node.attr("cubic_coeff_a", -0.75)),
-        "exclude_outside": int_attr(int(node.attr("exclude_outside", 0))),
+        "exclude_outside": bool_attr(node.attr("exclude_outside", 0)),
         "extrapolation_value": ops.float_attr(node.attr("extrapolation_value", 0.0)),
-        "antialias": int_attr(int(node.attr("antialias", 0))),
+        "antialias": bool_attr(node.attr("antialias", 0)),
     }
     if roi is not None:
         props["roi"] = DenseArrayBase.from_list(f64, roi)

@@ -15,7 +15,7 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
 from .composite import Composer
@@ -56,7 +56,7 @@ def _grid_sample(imp: Importer, node: Node) -> list[Tensor]:
     props = {
         "mode": StringAttr(mode),
         "padding_mode": StringAttr(str(node.attr("padding_mode", "zeros"))),
-        "align_corners": int_attr(int(node.attr("align_corners", 0))),
+        "align_corners": bool_attr(node.attr("align_corners", 0)),
     }
     return [c.op(ops.GridSampleOp, [x, grid], "", props)]
 
@@ -74,7 +74,7 @@ def _roi_align(imp: Importer, node: Node) -> list[Tensor]:
         "output_width": int_attr(int(node.attr("output_width", 1))),
         "sampling_ratio": int_attr(int(node.attr("sampling_ratio", 0))),
         "spatial_scale": ops.float_attr(float(node.attr("spatial_scale", 1.0))),
-        "half_pixel": int_attr(int(coordinates == "half_pixel")),
+        "half_pixel": bool_attr(coordinates == "half_pixel"),
     }
     operands = [c.input(0, "X"), c.input(1, "rois"), c.input(2, "batch_indices")]
     return [c.op(ops.RoiAlignOp, operands, "", props)]

@@ -16,7 +16,7 @@ from onnx import numpy_helper
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr
+from ge.dialects.common import bool_attr, int_attr
 from ge.dialects.graph.strings import CASE_ACTIONS, compile_pattern
 from ge.dtypes import is_string
 from ge.errors import UnsupportedOperatorError
@@ -61,7 +61,7 @@ def _string_normalizer(imp: Importer, node: Node) -> list[Tensor]:
     stopwords = tuple(_text(s) for s in node.attrs.get("stopwords", []))
     if "" in stopwords:
         raise node.invalid("stopwords may not be empty strings")
-    props = {"case_change_action": StringAttr(action), "is_case_sensitive": int_attr(case_sensitive)}
+    props = {"case_change_action": StringAttr(action), "is_case_sensitive": bool_attr(case_sensitive)}
     if stopwords:
         props["stopwords"] = ArrayAttr([StringAttr(s) for s in stopwords])
         survivors = int(kept(node.value(0).reshape(-1), stopwords, bool(case_sensitive), action).sum())

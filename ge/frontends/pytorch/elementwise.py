@@ -8,7 +8,7 @@ ops take operands of one dtype). Comparisons cast both operands to their common 
 from __future__ import annotations
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr
+from ge.dialects.common import bool_attr
 from ge.graph import Graph, Tensor
 
 from .importer import Converter, Node
@@ -68,7 +68,7 @@ def _div(g: Graph, node: Node) -> Tensor:
     if not is_float:
         return quotient
     fraction = g.add_op(
-        ops.ModOp, [quotient, node.scalar(1.0)], {"fmod": int_attr(1)}, f"{node.name}.fraction"
+        ops.ModOp, [quotient, node.scalar(1.0)], {"fmod": bool_attr(True)}, f"{node.name}.fraction"
     )
     return g.add_sub(quotient, fraction, node.name)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
 from .importer import DYNAMIC, Converter, Node
@@ -22,10 +22,10 @@ def _extreme_along(reduce_class: type, arg_class: type) -> Converter:
     def convert(g: Graph, node: Node) -> list[Tensor]:
         x, dim, keep = node.arg(0, "self"), node.arg(1, "dim"), int(node.arg(2, "keepdim", False))
         axis = dim % max(len(x.shape), 1)
-        props = {"axes": ints_attr([axis]), "keepdims": int_attr(keep)}
+        props = {"axes": ints_attr([axis]), "keepdims": bool_attr(keep)}
         values = g.add_op(reduce_class, [x], props, f"{node.name}.values")
         indices = g.add_op(
-            arg_class, [x], {"axis": int_attr(axis), "keepdims": int_attr(keep)}, f"{node.name}.indices"
+            arg_class, [x], {"axis": int_attr(axis), "keepdims": bool_attr(keep)}, f"{node.name}.indices"
         )
         return [values, indices]
 
@@ -38,10 +38,10 @@ def _arg_extreme(arg_class: type) -> Converter:
     def convert(g: Graph, node: Node) -> Tensor:
         x, dim, keep = node.arg(0, "self"), node.arg(1, "dim"), int(node.arg(2, "keepdim", False))
         if dim is not None:
-            props = {"axis": int_attr(dim % max(len(x.shape), 1)), "keepdims": int_attr(keep)}
+            props = {"axis": int_attr(dim % max(len(x.shape), 1)), "keepdims": bool_attr(keep)}
             return g.add_op(arg_class, [x], props, node.name)
         flat = g.add_reshape(x, [-1], f"{node.name}.flatten")
-        index = g.add_op(arg_class, [flat], {"axis": int_attr(0), "keepdims": int_attr(0)}, node.name)
+        index = g.add_op(arg_class, [flat], {"axis": int_attr(0), "keepdims": bool_attr(False)}, node.name)
         return g.add_reshape(index, [1] * len(x.shape), f"{node.name}.keepdim") if keep else index
 
     return convert

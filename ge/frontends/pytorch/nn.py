@@ -10,7 +10,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
 from .importer import DYNAMIC, Converter, Node
@@ -53,7 +53,7 @@ def _linear(g: Graph, node: Node) -> Tensor:
     """`x @ weight.T + bias`: a gemm for a matrix, else a matmul and an add."""
     x, w, b = node.arg(0, "input"), node.arg(1, "weight"), node.arg(2, "bias")
     if len(x.shape) == 2:
-        props = {"trans_b": int_attr(1)}
+        props = {"trans_b": bool_attr(True)}
         return g.add_op(ops.GemmOp, [x, w] if b is None else [x, w, b], props, node.name)
     wt = g.add_transpose(w, [1, 0], f"{node.name}.weight_t")
     y = g.add_matmul(x, wt, node.name if b is None else f"{node.name}.matmul")
@@ -149,7 +149,7 @@ def _max_pool(g: Graph, node: Node) -> Tensor | list[Tensor]:
         "strides": ints_attr(stride),
         "pads": ints_attr(padding * 2),
         "dilations": ints_attr(dilation),
-        "ceil_mode": int_attr(int(ceil)),
+        "ceil_mode": bool_attr(ceil),
     }
     if node.target == "aten.max_pool2d_with_indices.default":
         return g.add_op_results(ops.MaxPoolWithArgmaxOp, [x], props, node.name)
@@ -167,8 +167,8 @@ def _avg_pool(g: Graph, node: Node) -> Tensor:
         "kernel_shape": ints_attr(kernel),
         "strides": ints_attr(stride),
         "pads": ints_attr(padding * 2),
-        "ceil_mode": int_attr(int(ceil)),
-        "count_include_pad": int_attr(int(count_pad)),
+        "ceil_mode": bool_attr(ceil),
+        "count_include_pad": bool_attr(count_pad),
     }
     return g.add_op(ops.AvgPoolOp, [x], props, node.name)
 
@@ -202,7 +202,7 @@ def _attention(g: Graph, node: Node) -> Tensor:
         raise node.fail(f"dropout_p={dropout} (training) is not supported")
     if any(len(t.shape) != 4 for t in (q, k, v)):
         raise node.fail("attention over tensors of other ranks than 4 is not supported")
-    props = {"is_causal": int_attr(int(bool(causal)))}
+    props = {"is_causal": bool_attr(causal)}
     if scale is not None:
         props["scale"] = ops.float_attr(scale)
     operands = [q, k, v] if mask is None else [q, k, v, mask]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, ints_attr
 from ge.graph import Graph, Tensor
 
 from .importer import DYNAMIC, Converter, Node
@@ -68,7 +68,7 @@ def _lstm(g: Graph, node: Node) -> list[Tensor]:
         ]
         props = {
             "direction": StringAttr("bidirectional" if bidirectional else "forward"),
-            "input_forget": int_attr(0),
+            "input_forget": bool_attr(False),
         }
         y, h, c = g.add_op_results(ops.LSTMOp, [x, *operands], props, name)
         states_h.append(h)

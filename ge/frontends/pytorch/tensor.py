@@ -8,7 +8,7 @@ takes from a symbolic dimension arrives as DYNAMIC (-1), which a reshape infers.
 from __future__ import annotations
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
 from .importer import DYNAMIC, Converter, Node
@@ -172,7 +172,7 @@ def _reduce(op_class: type) -> Converter:
             list(range(rank)) if not dims else [d % rank for d in ([dims] if isinstance(dims, int) else dims)]
         )
         x = node.tensor(x, node.dtype)
-        return g.add_op(op_class, [x], {"axes": ints_attr(axes), "keepdims": int_attr(int(keep))}, node.name)
+        return g.add_op(op_class, [x], {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}, node.name)
 
     return convert
 

@@ -10,7 +10,7 @@ import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
 from ..common import same_pads
@@ -44,11 +44,11 @@ def _pool(op_class: type) -> Converter:
         ksize = _spatial_attr(node, "ksize")
         props = {
             "kernel_shape": ints_attr(ksize),
-            "ceil_mode": int_attr(0),
+            "ceil_mode": bool_attr(False),
             **_window_props(node, x, ksize, dilated=False),
         }
         if op_class is ops.AvgPoolOp:
-            props["count_include_pad"] = int_attr(0)
+            props["count_include_pad"] = bool_attr(False)
         return [_nchw(imp, node, x, op_class, [], props)]
 
     return convert
@@ -131,9 +131,9 @@ def _resize(mode: str) -> Converter:
             "coordinate_transformation_mode": StringAttr(coordinates),
             "nearest_mode": StringAttr(nearest),
             "cubic_coeff_a": ops.float_attr(-0.75),
-            "exclude_outside": int_attr(0),
+            "exclude_outside": bool_attr(False),
             "extrapolation_value": ops.float_attr(0.0),
-            "antialias": int_attr(0),
+            "antialias": bool_attr(False),
         }
         return [_nchw(imp, node, x, ops.ResizeOp, [], props)]
 

@@ -10,7 +10,7 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
 from .importer import TO_NCHW, Converter, Importer, Node, static_dims, transpose
@@ -29,9 +29,9 @@ def _reduce(op_class: type) -> Converter:
             nchw_axes = sorted(TO_NCHW.index(a) for a in axes)
             kept = [a for a in range(4) if a not in axes]
             if kept == sorted(kept, key=lambda a: TO_NCHW.index(a)):
-                props = {"axes": ints_attr(nchw_axes), "keepdims": int_attr(0)}
+                props = {"axes": ints_attr(nchw_axes), "keepdims": bool_attr(False)}
                 return [imp.g.add_op(op_class, [source], props, node.name)]
-        props = {"axes": ints_attr(axes), "keepdims": int_attr(int(keep))}
+        props = {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}
         return [imp.g.add_op(op_class, [x], props, node.name)]
 
     return convert
@@ -40,7 +40,7 @@ def _reduce(op_class: type) -> Converter:
 def _arg_max(imp: Importer, node: Node) -> list[Tensor]:
     x = node.inputs[0]
     axis = int(node.value(1).reshape(()))
-    props = {"axis": int_attr(axis), "keepdims": int_attr(0), "select_last_index": int_attr(0)}
+    props = {"axis": int_attr(axis), "keepdims": bool_attr(False), "select_last_index": bool_attr(False)}
     y = imp.g.add_op(ops.ArgMaxOp, [x], props, node.name)
     dtype = node.dtype("output_type") if "output_type" in node.proto.attr else "int64"
     return [y if y.dtype == dtype else imp.g.add_cast(y, dtype, f"{node.name}.cast")]

@@ -104,9 +104,10 @@ func.func @equal_mixed(%x: tensor<4xf32>, %y: tensor<4xi32>) {
 
 // -----
 
-// CHECK: {{^}}'ascend.graph.mod': 'fmod' must be 0 or 1
+// A yes/no property holds true or false, not an integer (the generic form reaches the verifier).
+// CHECK: {{^}}'ascend.graph.mod': property 'fmod' must be true or false, got 2 : i64
 func.func @mod_fmod(%x: tensor<4xi32>) {
-  %0 = ascend.graph.mod %x, %x {fmod = 2 : i64} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %0 = "ascend.graph.mod"(%x, %x) <{fmod = 2 : i64}> : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   func.return
 }
 

@@ -117,7 +117,7 @@ func.func @activation_properties(%h: tensor<4xf16>, %b: tensor<4xbf16>, %d: tens
 // CHECK-LABEL: func.func @predicates_and_negations
 // CHECK-NEXT: ascend.graph.is_nan %{{.*}} : (tensor<2x3xf16>) -> tensor<2x3xi1>
 // CHECK-NEXT: ascend.graph.is_inf %{{.*}} : (tensor<2x3xf16>) -> tensor<2x3xi1>
-// CHECK-NEXT: ascend.graph.is_inf %{{.*}} {detect_negative = 0 : i64, detect_positive = 1 : i64} : (tensor<2x3xf16>) -> tensor<2x3xi1>
+// CHECK-NEXT: ascend.graph.is_inf %{{.*}} {detect_negative = false, detect_positive = true} : (tensor<2x3xf16>) -> tensor<2x3xi1>
 // CHECK-NEXT: ascend.graph.not %{{.*}} : (tensor<5xi1>) -> tensor<5xi1>
 // CHECK-NEXT: ascend.graph.bitwise_not %{{.*}} : (tensor<5xui16>) -> tensor<5xui16>
 // CHECK-NEXT: ascend.graph.abs %{{.*}} : (tensor<5xi8>) -> tensor<5xi8>
@@ -127,7 +127,7 @@ func.func @activation_properties(%h: tensor<4xf16>, %b: tensor<4xbf16>, %d: tens
 func.func @predicates_and_negations(%h: tensor<2x3xf16>, %b: tensor<5xi1>, %u: tensor<5xui16>, %i: tensor<5xi8>) {
   %0 = ascend.graph.is_nan %h : (tensor<2x3xf16>) -> tensor<2x3xi1>
   %1 = ascend.graph.is_inf %h : (tensor<2x3xf16>) -> tensor<2x3xi1>
-  %2 = ascend.graph.is_inf %h {detect_negative = 0 : i64, detect_positive = 1 : i64} : (tensor<2x3xf16>) -> tensor<2x3xi1>
+  %2 = ascend.graph.is_inf %h {detect_negative = false, detect_positive = true} : (tensor<2x3xf16>) -> tensor<2x3xi1>
   %3 = ascend.graph.not %b : (tensor<5xi1>) -> tensor<5xi1>
   %4 = ascend.graph.bitwise_not %u : (tensor<5xui16>) -> tensor<5xui16>
   %5 = ascend.graph.abs %i : (tensor<5xi8>) -> tensor<5xi8>
@@ -140,7 +140,7 @@ func.func @predicates_and_negations(%h: tensor<2x3xf16>, %b: tensor<5xi1>, %u: t
 // Binary ops broadcast as numpy does, dynamic dimensions included.
 // CHECK-LABEL: func.func @arithmetic
 // CHECK-NEXT: ascend.graph.mod %{{.*}}, %{{.*}} : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
-// CHECK-NEXT: ascend.graph.mod %{{.*}}, %{{.*}} {fmod = 1 : i64} : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT: ascend.graph.mod %{{.*}}, %{{.*}} {fmod = true} : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
 // CHECK-NEXT: ascend.graph.max %{{.*}}, %{{.*}} : (tensor<?x3xf32>, tensor<1xf32>) -> tensor<?x3xf32>
 // CHECK-NEXT: ascend.graph.min %{{.*}}, %{{.*}} : (tensor<?x3xf32>, tensor<2x1x3xf32>) -> tensor<2x?x3xf32>
 // CHECK-NEXT: ascend.graph.pow %{{.*}}, %{{.*}} : (tensor<2x3xi32>, tensor<3xf32>) -> tensor<2x3xi32>
@@ -151,7 +151,7 @@ func.func @arithmetic(%i: tensor<2x3xi32>, %j: tensor<3xi32>, %x: tensor<?x3xf32
                       %t: tensor<2x1x3xf32>, %e: tensor<3xf32>, %k: tensor<i64>, %n: tensor<1x3x4x4xf32>,
                       %slope: tensor<3x1x1xf32>) {
   %0 = ascend.graph.mod %i, %j : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
-  %1 = ascend.graph.mod %i, %j {fmod = 1 : i64} : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %1 = ascend.graph.mod %i, %j {fmod = true} : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
   %2 = ascend.graph.max %x, %s : (tensor<?x3xf32>, tensor<1xf32>) -> tensor<?x3xf32>
   %3 = ascend.graph.min %x, %t : (tensor<?x3xf32>, tensor<2x1x3xf32>) -> tensor<2x?x3xf32>
   %4 = ascend.graph.pow %i, %e : (tensor<2x3xi32>, tensor<3xf32>) -> tensor<2x3xi32>

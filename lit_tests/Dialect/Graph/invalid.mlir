@@ -61,7 +61,7 @@ func.func @gemm_not_matrix(%a: tensor<1x2x4xf32>, %b: tensor<4x8xf32>) {
 // trans_b = 1 makes B 512x10, which does not contract with A's 512 columns.
 // CHECK: {{^}}'ascend.graph.gemm': contracting dimensions differ: 512 and 10
 func.func @gemm_trans_contracting(%a: tensor<1x512xf32>, %b: tensor<512x10xf32>) {
-  %0 = ascend.graph.gemm %a, %b {trans_b = 1 : i64} : (tensor<1x512xf32>, tensor<512x10xf32>) -> tensor<1x10xf32>
+  %0 = ascend.graph.gemm %a, %b {trans_b = true} : (tensor<1x512xf32>, tensor<512x10xf32>) -> tensor<1x10xf32>
   func.return
 }
 

@@ -140,7 +140,7 @@ func.func @resize_unknown_mode(%x: tensor<4xf32>) {
 
 // CHECK: {{^}}'ascend.graph.resize': 'antialias' applies to the linear and cubic modes only
 func.func @resize_nearest_antialias(%x: tensor<4xf32>) {
-  %0 = ascend.graph.resize %x {antialias = 1 : i64, scales = array<f64: 0.5>, sizes = array<i64: 2>} : (tensor<4xf32>) -> tensor<2xf32>
+  %0 = ascend.graph.resize %x {antialias = true, scales = array<f64: 0.5>, sizes = array<i64: 2>} : (tensor<4xf32>) -> tensor<2xf32>
   func.return
 }
 

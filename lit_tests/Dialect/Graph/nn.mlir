@@ -40,18 +40,18 @@ func.func @convolutions(%x: tensor<1x2x4x4x4xf32>, %w: tensor<3x2x3x3x3xf32>, %b
 // Lp, dilated ceil-mode average and 3-D pools, a max pool with its argmax, global max and Lp pools.
 // CHECK-LABEL: func.func @pools
 // CHECK-NEXT: ascend.graph.lp_pool %{{.*}} {kernel_shape = array<i64: 2, 3>, p = 3 : i64, pads = array<i64: 1, 0, 0, 1>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x7x6xf32>
-// CHECK-NEXT: ascend.graph.avg_pool %{{.*}} {kernel_shape = array<i64: 2, 2>, dilations = array<i64: 2, 2>, ceil_mode = 1 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x3x3xf32>
+// CHECK-NEXT: ascend.graph.avg_pool %{{.*}} {kernel_shape = array<i64: 2, 2>, dilations = array<i64: 2, 2>, ceil_mode = true, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x3x3xf32>
 // CHECK-NEXT: ascend.graph.max_pool3d %{{.*}} {kernel_shape = array<i64: 2, 2, 3>, strides = array<i64: 1, 2, 2>} : (tensor<1x2x5x6x7xf16>) -> tensor<1x2x4x3x3xf16>
-// CHECK-NEXT: ascend.graph.avg_pool3d %{{.*}} {kernel_shape = array<i64: 3, 3, 3>, pads = array<i64: 1, 1, 1, 1, 1, 1>, count_include_pad = 1 : i64} : (tensor<1x2x5x6x7xf16>) -> tensor<1x2x5x6x7xf16>
+// CHECK-NEXT: ascend.graph.avg_pool3d %{{.*}} {kernel_shape = array<i64: 3, 3, 3>, pads = array<i64: 1, 1, 1, 1, 1, 1>, count_include_pad = true} : (tensor<1x2x5x6x7xf16>) -> tensor<1x2x5x6x7xf16>
 // CHECK-NEXT: ascend.graph.lp_pool3d %{{.*}} {kernel_shape = array<i64: 2, 2, 2>} : (tensor<1x2x5x6x7xf16>) -> tensor<1x2x4x5x6xf16>
 // CHECK-NEXT: ascend.graph.max_pool_with_argmax %{{.*}} {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xui8>) -> (tensor<1x2x3x3xui8>, tensor<1x2x3x3xi64>)
 // CHECK-NEXT: ascend.graph.global_max_pool %{{.*}} : (tensor<1x2x5x6x7xf16>) -> tensor<1x2x1x1x1xf16>
 // CHECK-NEXT: ascend.graph.global_lp_pool %{{.*}} {p = 1 : i64} : (tensor<1x2x7x7xf32>) -> tensor<1x2x1x1xf32>
 func.func @pools(%x: tensor<1x2x7x7xf32>, %v: tensor<1x2x5x6x7xf16>, %u: tensor<1x2x7x7xui8>) {
   %0 = ascend.graph.lp_pool %x {kernel_shape = array<i64: 2, 3>, p = 3 : i64, pads = array<i64: 1, 0, 0, 1>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x7x6xf32>
-  %1 = ascend.graph.avg_pool %x {kernel_shape = array<i64: 2, 2>, dilations = array<i64: 2, 2>, ceil_mode = 1 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x3x3xf32>
+  %1 = ascend.graph.avg_pool %x {kernel_shape = array<i64: 2, 2>, dilations = array<i64: 2, 2>, ceil_mode = true, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x3x3xf32>
   %2 = ascend.graph.max_pool3d %v {kernel_shape = array<i64: 2, 2, 3>, strides = array<i64: 1, 2, 2>} : (tensor<1x2x5x6x7xf16>) -> tensor<1x2x4x3x3xf16>
-  %3 = ascend.graph.avg_pool3d %v {kernel_shape = array<i64: 3, 3, 3>, pads = array<i64: 1, 1, 1, 1, 1, 1>, count_include_pad = 1 : i64} : (tensor<1x2x5x6x7xf16>) -> tensor<1x2x5x6x7xf16>
+  %3 = ascend.graph.avg_pool3d %v {kernel_shape = array<i64: 3, 3, 3>, pads = array<i64: 1, 1, 1, 1, 1, 1>, count_include_pad = true} : (tensor<1x2x5x6x7xf16>) -> tensor<1x2x5x6x7xf16>
   %4 = ascend.graph.lp_pool3d %v {kernel_shape = array<i64: 2, 2, 2>} : (tensor<1x2x5x6x7xf16>) -> tensor<1x2x4x5x6xf16>
   %5, %6 = ascend.graph.max_pool_with_argmax %u {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xui8>) -> (tensor<1x2x3x3xui8>, tensor<1x2x3x3xi64>)
   %7 = ascend.graph.global_max_pool %v : (tensor<1x2x5x6x7xf16>) -> tensor<1x2x1x1x1xf16>
@@ -62,12 +62,12 @@ func.func @pools(%x: tensor<1x2x7x7xf32>, %v: tensor<1x2x5x6x7xf16>, %u: tensor<
 // Resize: filters, antialiasing, an axis kept as it is (-1), and a crop box with its fill value.
 // CHECK-LABEL: func.func @resize
 // CHECK-NEXT: ascend.graph.resize %{{.*}} {mode = "linear", coordinate_transformation_mode = "half_pixel", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>, sizes = array<i64: 1, 3, 8, 8>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32>
-// CHECK-NEXT: ascend.graph.resize %{{.*}} {mode = "cubic", cubic_coeff_a = -5.000000e-01 : f32, exclude_outside = 1 : i64, antialias = 1 : i64, scales = array<f64: 1.000000e+00, 1.000000e+00, 6.000000e-01, 5.000000e-01>, sizes = array<i64: 1, 3, 2, 2>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x2x2xf32>
+// CHECK-NEXT: ascend.graph.resize %{{.*}} {mode = "cubic", cubic_coeff_a = -5.000000e-01 : f32, exclude_outside = true, antialias = true, scales = array<f64: 1.000000e+00, 1.000000e+00, 6.000000e-01, 5.000000e-01>, sizes = array<i64: 1, 3, 2, 2>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x2x2xf32>
 // CHECK-NEXT: ascend.graph.resize %{{.*}} {nearest_mode = "ceil", coordinate_transformation_mode = "asymmetric", scales = array<f64: 1.000000e+00, 1.000000e+00, 1.500000e+00>, sizes = array<i64: -1, 3, 6>} : (tensor<?x3x4xui8>) -> tensor<?x3x6xui8>
 // CHECK-NEXT: ascend.graph.resize %{{.*}} {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 1.000000e+01 : f32, roi = array<f64: 0.000000e+00, 0.000000e+00, 2.000000e-01, 2.000000e-01, 1.000000e+00, 1.000000e+00, 8.000000e-01, 1.100000e+00>, scales = array<f64: 1.000000e+00, 1.000000e+00, 7.500000e-01, 7.500000e-01>, sizes = array<i64: 1, 3, 3, 3>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x3x3xf32>
 func.func @resize(%x: tensor<1x3x4x4xf32>, %d: tensor<?x3x4xui8>) {
   %0 = ascend.graph.resize %x {mode = "linear", coordinate_transformation_mode = "half_pixel", scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64: 1, 3, 8, 8>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32>
-  %1 = ascend.graph.resize %x {mode = "cubic", cubic_coeff_a = -5.000000e-01 : f32, exclude_outside = 1 : i64, antialias = 1 : i64, scales = array<f64: 1.0, 1.0, 0.6, 0.5>, sizes = array<i64: 1, 3, 2, 2>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x2x2xf32>
+  %1 = ascend.graph.resize %x {mode = "cubic", cubic_coeff_a = -5.000000e-01 : f32, exclude_outside = true, antialias = true, scales = array<f64: 1.0, 1.0, 0.6, 0.5>, sizes = array<i64: 1, 3, 2, 2>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x2x2xf32>
   %2 = ascend.graph.resize %d {nearest_mode = "ceil", coordinate_transformation_mode = "asymmetric", scales = array<f64: 1.0, 1.0, 1.5>, sizes = array<i64: -1, 3, 6>} : (tensor<?x3x4xui8>) -> tensor<?x3x6xui8>
   %3 = ascend.graph.resize %x {coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 1.000000e+01 : f32, roi = array<f64: 0.0, 0.0, 0.2, 0.2, 1.0, 1.0, 0.8, 1.1>, scales = array<f64: 1.0, 1.0, 0.75, 0.75>, sizes = array<i64: 1, 3, 3, 3>} : (tensor<1x3x4x4xf32>) -> tensor<1x3x3x3xf32>
   func.return
@@ -76,11 +76,11 @@ func.func @resize(%x: tensor<1x3x4x4xf32>, %d: tensor<?x3x4xui8>) {
 // Recurrent layers: bidirectional with per-activation alpha and beta, GRU and LSTM options.
 // CHECK-LABEL: func.func @recurrent
 // CHECK-NEXT: ascend.graph.rnn %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {direction = "bidirectional", activations = ["LeakyRelu", "Tanh"], activation_alpha = array<f32: 1.000000e-01, 0.000000e+00>, activation_beta = array<f32: 0.000000e+00, 0.000000e+00>, clip = 2.000000e+00 : f32} : (tensor<5x2x3xf32>, tensor<2x4x3xf32>, tensor<2x4x4xf32>, tensor<2x8xf32>, tensor<2xi32>, tensor<2x2x4xf32>) -> (tensor<5x2x2x4xf32>, tensor<2x2x4xf32>)
-// CHECK-NEXT: ascend.graph.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {direction = "reverse", linear_before_reset = 1 : i64} : (tensor<5x2x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>, tensor<1x24xf32>, tensor<2xi32>, tensor<1x2x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>)
-// CHECK-NEXT: ascend.graph.lstm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {input_forget = 1 : i64} : (tensor<5x2x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>, tensor<2xi32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x12xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+// CHECK-NEXT: ascend.graph.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {direction = "reverse", linear_before_reset = true} : (tensor<5x2x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>, tensor<1x24xf32>, tensor<2xi32>, tensor<1x2x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>)
+// CHECK-NEXT: ascend.graph.lstm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {input_forget = true} : (tensor<5x2x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>, tensor<2xi32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x12xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
 func.func @recurrent(%x: tensor<5x2x3xf32>, %lens: tensor<2xi32>, %w: tensor<2x4x3xf32>, %r: tensor<2x4x4xf32>, %b: tensor<2x8xf32>, %h: tensor<2x2x4xf32>, %gw: tensor<1x12x3xf32>, %gr: tensor<1x12x4xf32>, %gb: tensor<1x24xf32>, %gh: tensor<1x2x4xf32>, %lw: tensor<1x16x3xf32>, %lr: tensor<1x16x4xf32>, %lb: tensor<1x32xf32>, %p: tensor<1x12xf32>) {
   %0, %1 = ascend.graph.rnn %x, %w, %r, %b, %lens, %h {direction = "bidirectional", activations = ["LeakyRelu", "Tanh"], activation_alpha = array<f32: 0.1, 0.0>, activation_beta = array<f32: 0.0, 0.0>, clip = 2.000000e+00 : f32} : (tensor<5x2x3xf32>, tensor<2x4x3xf32>, tensor<2x4x4xf32>, tensor<2x8xf32>, tensor<2xi32>, tensor<2x2x4xf32>) -> (tensor<5x2x2x4xf32>, tensor<2x2x4xf32>)
-  %2, %3 = ascend.graph.gru %x, %gw, %gr, %gb, %lens, %gh {direction = "reverse", linear_before_reset = 1 : i64} : (tensor<5x2x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>, tensor<1x24xf32>, tensor<2xi32>, tensor<1x2x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>)
-  %4, %5, %6 = ascend.graph.lstm %x, %lw, %lr, %lb, %lens, %gh, %gh, %p {input_forget = 1 : i64} : (tensor<5x2x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>, tensor<2xi32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x12xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+  %2, %3 = ascend.graph.gru %x, %gw, %gr, %gb, %lens, %gh {direction = "reverse", linear_before_reset = true} : (tensor<5x2x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>, tensor<1x24xf32>, tensor<2xi32>, tensor<1x2x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>)
+  %4, %5, %6 = ascend.graph.lstm %x, %lw, %lr, %lb, %lens, %gh, %gh, %p {input_forget = true} : (tensor<5x2x3xf32>, tensor<1x16x3xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>, tensor<2xi32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x12xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
   func.return
 }

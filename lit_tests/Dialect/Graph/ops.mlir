@@ -76,12 +76,12 @@ builtin.module attributes {ascend.target = #ascend.target<"Ascend910B2", {c0 = 1
 
   // CHECK-LABEL: func.func @gemm
   // CHECK-SAME: (%[[A:.*]]: tensor<1x512xf32>, %[[B:.*]]: tensor<10x512xf32>, %[[C:.*]]: tensor<10xf32>, %[[AT:.*]]: tensor<512x1xf32>)
-  // CHECK-NEXT: ascend.graph.gemm %[[A]], %[[B]], %[[C]] {trans_b = 1 : i64} : (tensor<1x512xf32>, tensor<10x512xf32>, tensor<10xf32>) -> tensor<1x10xf32>
-  // CHECK-NEXT: ascend.graph.gemm %[[AT]], %[[B]] {trans_a = 1 : i64, trans_b = 1 : i64, alpha = 5.000000e-01 : f32, beta = 2.000000e+00 : f32} : (tensor<512x1xf32>, tensor<10x512xf32>) -> tensor<1x10xf32>
+  // CHECK-NEXT: ascend.graph.gemm %[[A]], %[[B]], %[[C]] {trans_b = true} : (tensor<1x512xf32>, tensor<10x512xf32>, tensor<10xf32>) -> tensor<1x10xf32>
+  // CHECK-NEXT: ascend.graph.gemm %[[AT]], %[[B]] {trans_a = true, trans_b = true, alpha = 5.000000e-01 : f32, beta = 2.000000e+00 : f32} : (tensor<512x1xf32>, tensor<10x512xf32>) -> tensor<1x10xf32>
   // CHECK-NEXT: ascend.graph.gemm %[[A]], %[[AT]] : (tensor<1x512xf32>, tensor<512x1xf32>) -> tensor<1x1xf32>
   func.func @gemm(%a: tensor<1x512xf32>, %b: tensor<10x512xf32>, %c: tensor<10xf32>, %at: tensor<512x1xf32>) {
-    %0 = ascend.graph.gemm %a, %b, %c {trans_b = 1 : i64} : (tensor<1x512xf32>, tensor<10x512xf32>, tensor<10xf32>) -> tensor<1x10xf32>
-    %1 = ascend.graph.gemm %at, %b {trans_a = 1 : i64, trans_b = 1 : i64, alpha = 5.000000e-01 : f32, beta = 2.000000e+00 : f32} : (tensor<512x1xf32>, tensor<10x512xf32>) -> tensor<1x10xf32>
+    %0 = ascend.graph.gemm %a, %b, %c {trans_b = true} : (tensor<1x512xf32>, tensor<10x512xf32>, tensor<10xf32>) -> tensor<1x10xf32>
+    %1 = ascend.graph.gemm %at, %b {trans_a = true, trans_b = true, alpha = 5.000000e-01 : f32, beta = 2.000000e+00 : f32} : (tensor<512x1xf32>, tensor<10x512xf32>) -> tensor<1x10xf32>
     %2 = ascend.graph.gemm %a, %at : (tensor<1x512xf32>, tensor<512x1xf32>) -> tensor<1x1xf32>
     func.return
   }
@@ -108,15 +108,15 @@ builtin.module attributes {ascend.target = #ascend.target<"Ascend910B2", {c0 = 1
 
   // CHECK-LABEL: func.func @pooling
   // CHECK-NEXT: ascend.graph.max_pool %{{.*}} {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32>
-  // CHECK-NEXT: ascend.graph.max_pool %{{.*}} {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64} : (tensor<1x4x7x7xf32>) -> tensor<1x4x4x4xf32>
+  // CHECK-NEXT: ascend.graph.max_pool %{{.*}} {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x4x4xf32>
   // CHECK-NEXT: ascend.graph.max_pool %{{.*}} {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x7x7xf32>) -> tensor<1x4x3x3xf32>
-  // CHECK-NEXT: ascend.graph.avg_pool %{{.*}} {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = 1 : i64} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
+  // CHECK-NEXT: ascend.graph.avg_pool %{{.*}} {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = true} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
   // CHECK-NEXT: ascend.graph.global_avg_pool %{{.*}} : (tensor<1x64x112x112xf32>) -> tensor<1x64x1x1xf32>
   func.func @pooling(%x: tensor<1x64x112x112xf32>, %y: tensor<1x4x7x7xf32>, %z: tensor<1x8x8x8xf32>) {
     %0 = ascend.graph.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x64x112x112xf32>) -> tensor<1x64x56x56xf32>
-    %1 = ascend.graph.max_pool %y {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64} : (tensor<1x4x7x7xf32>) -> tensor<1x4x4x4xf32>
+    %1 = ascend.graph.max_pool %y {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x4x4xf32>
     %2 = ascend.graph.max_pool %y {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x7x7xf32>) -> tensor<1x4x3x3xf32>
-    %3 = ascend.graph.avg_pool %z {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = 1 : i64} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
+    %3 = ascend.graph.avg_pool %z {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = true} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
     %4 = ascend.graph.global_avg_pool %x : (tensor<1x64x112x112xf32>) -> tensor<1x64x1x1xf32>
     func.return
   }

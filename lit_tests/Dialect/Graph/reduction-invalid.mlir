@@ -28,7 +28,7 @@ func.func @reduce_repeated_axis(%x: tensor<2x3xf32>) {
 
 // CHECK: {{^}}'ascend.graph.reduce_sum': result type tensor<2x1xf32> does not match the inferred type tensor<2xf32>
 func.func @reduce_keepdims_mismatch(%x: tensor<2x3xf32>) {
-  %0 = ascend.graph.reduce_sum %x {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %0 = ascend.graph.reduce_sum %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<2x1xf32>
   func.return
 }
 
@@ -44,7 +44,7 @@ func.func @reduce_sum_of_bool(%x: tensor<2x3xi1>) {
 
 // CHECK: {{^}}'ascend.graph.arg_max': result type tensor<2xi32> does not match the inferred type tensor<2xi64>
 func.func @arg_max_result_type(%x: tensor<2x3xf32>) {
-  %0 = ascend.graph.arg_max %x {axis = 1 : i64, keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<2xi32>
+  %0 = ascend.graph.arg_max %x {axis = 1 : i64, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xi32>
   func.return
 }
 

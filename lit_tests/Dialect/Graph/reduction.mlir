@@ -5,9 +5,9 @@
 // round trip through the custom and the generic printer, with their inferred result types.
 
 // CHECK-LABEL: func.func @reductions
-// CHECK-NEXT: ascend.graph.reduce_sum %{{.*}} {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT: ascend.graph.reduce_sum %{{.*}} {axes = array<i64: 1>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
 // CHECK-NEXT: ascend.graph.reduce_mean %{{.*}} {axes = array<i64: 0, 2>} : (tensor<2x3x4xf32>) -> tensor<1x3x1xf32>
-// CHECK-NEXT: ascend.graph.reduce_max %{{.*}} {axes = array<i64: 0, 1, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<f32>
+// CHECK-NEXT: ascend.graph.reduce_max %{{.*}} {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<f32>
 // CHECK-NEXT: ascend.graph.reduce_min %{{.*}} {axes = array<i64: 1>} : (tensor<4x5xi1>) -> tensor<4x1xi1>
 // CHECK-NEXT: ascend.graph.reduce_prod %{{.*}} {axes = array<i64: 0>} : (tensor<4x5xi32>) -> tensor<1x5xi32>
 // CHECK-NEXT: ascend.graph.reduce_l1 %{{.*}} {axes = array<i64: 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
@@ -16,9 +16,9 @@
 // CHECK-NEXT: ascend.graph.reduce_log_sum_exp %{{.*}} {axes = array<i64: 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
 // CHECK-NEXT: ascend.graph.reduce_sum_square %{{.*}} {axes = array<i64: 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
 func.func @reductions(%x: tensor<2x3x4xf32>, %b: tensor<4x5xi1>, %i: tensor<4x5xi32>) {
-  %0 = ascend.graph.reduce_sum %x {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  %0 = ascend.graph.reduce_sum %x {axes = array<i64: 1>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
   %1 = ascend.graph.reduce_mean %x {axes = array<i64: 0, 2>} : (tensor<2x3x4xf32>) -> tensor<1x3x1xf32>
-  %2 = ascend.graph.reduce_max %x {axes = array<i64: 0, 1, 2>, keepdims = 0 : i64} : (tensor<2x3x4xf32>) -> tensor<f32>
+  %2 = ascend.graph.reduce_max %x {axes = array<i64: 0, 1, 2>, keepdims = false} : (tensor<2x3x4xf32>) -> tensor<f32>
   %3 = ascend.graph.reduce_min %b {axes = array<i64: 1>} : (tensor<4x5xi1>) -> tensor<4x1xi1>
   %4 = ascend.graph.reduce_prod %i {axes = array<i64: 0>} : (tensor<4x5xi32>) -> tensor<1x5xi32>
   %5 = ascend.graph.reduce_l1 %x {axes = array<i64: 2>} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
@@ -32,26 +32,26 @@ func.func @reductions(%x: tensor<2x3x4xf32>, %b: tensor<4x5xi1>, %i: tensor<4x5x
 // An empty `axes` reduces nothing; dynamic dimensions pass through.
 // CHECK-LABEL: func.func @reduction_edges
 // CHECK-NEXT: ascend.graph.reduce_sum_square %{{.*}} {axes = array<i64>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-// CHECK-NEXT: ascend.graph.reduce_mean %{{.*}} {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<?x?xf16>) -> tensor<?xf16>
+// CHECK-NEXT: ascend.graph.reduce_mean %{{.*}} {axes = array<i64: 1>, keepdims = false} : (tensor<?x?xf16>) -> tensor<?xf16>
 func.func @reduction_edges(%x: tensor<2x3xf32>, %d: tensor<?x?xf16>) {
   %0 = ascend.graph.reduce_sum_square %x {axes = array<i64>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-  %1 = ascend.graph.reduce_mean %d {axes = array<i64: 1>, keepdims = 0 : i64} : (tensor<?x?xf16>) -> tensor<?xf16>
+  %1 = ascend.graph.reduce_mean %d {axes = array<i64: 1>, keepdims = false} : (tensor<?x?xf16>) -> tensor<?xf16>
   func.return
 }
 
 // CHECK-LABEL: func.func @along_one_axis
-// CHECK-NEXT: ascend.graph.arg_max %{{.*}} {axis = 1 : i64, keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<2xi64>
-// CHECK-NEXT: ascend.graph.arg_min %{{.*}} {axis = -2 : i64, select_last_index = 1 : i64} : (tensor<2x3xf32>) -> tensor<1x3xi64>
-// CHECK-NEXT: ascend.graph.cum_sum %{{.*}} {axis = 0 : i64, exclusive = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-// CHECK-NEXT: ascend.graph.cum_prod %{{.*}} {axis = -1 : i64, reverse = 1 : i64} : (tensor<4x5xi32>) -> tensor<4x5xi32>
-// CHECK-NEXT: %{{.*}}, %{{.*}} = ascend.graph.top_k %{{.*}} {k = 2 : i64, axis = -1 : i64, largest = 0 : i64} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
+// CHECK-NEXT: ascend.graph.arg_max %{{.*}} {axis = 1 : i64, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xi64>
+// CHECK-NEXT: ascend.graph.arg_min %{{.*}} {axis = -2 : i64, select_last_index = true} : (tensor<2x3xf32>) -> tensor<1x3xi64>
+// CHECK-NEXT: ascend.graph.cum_sum %{{.*}} {axis = 0 : i64, exclusive = true} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: ascend.graph.cum_prod %{{.*}} {axis = -1 : i64, reverse = true} : (tensor<4x5xi32>) -> tensor<4x5xi32>
+// CHECK-NEXT: %{{.*}}, %{{.*}} = ascend.graph.top_k %{{.*}} {k = 2 : i64, axis = -1 : i64, largest = false} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
 // CHECK-NEXT: %{{.*}}, %{{.*}} = ascend.graph.top_k %{{.*}} {k = 1 : i64, axis = 0 : i64} : (tensor<?x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xi64>)
 func.func @along_one_axis(%x: tensor<2x3xf32>, %i: tensor<4x5xi32>, %d: tensor<?x3xf32>) {
-  %0 = ascend.graph.arg_max %x {axis = 1 : i64, keepdims = 0 : i64} : (tensor<2x3xf32>) -> tensor<2xi64>
-  %1 = ascend.graph.arg_min %x {axis = -2 : i64, select_last_index = 1 : i64} : (tensor<2x3xf32>) -> tensor<1x3xi64>
-  %2 = ascend.graph.cum_sum %x {axis = 0 : i64, exclusive = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
-  %3 = ascend.graph.cum_prod %i {axis = -1 : i64, reverse = 1 : i64} : (tensor<4x5xi32>) -> tensor<4x5xi32>
-  %4, %5 = ascend.graph.top_k %x {k = 2 : i64, axis = -1 : i64, largest = 0 : i64} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
+  %0 = ascend.graph.arg_max %x {axis = 1 : i64, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xi64>
+  %1 = ascend.graph.arg_min %x {axis = -2 : i64, select_last_index = true} : (tensor<2x3xf32>) -> tensor<1x3xi64>
+  %2 = ascend.graph.cum_sum %x {axis = 0 : i64, exclusive = true} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %3 = ascend.graph.cum_prod %i {axis = -1 : i64, reverse = true} : (tensor<4x5xi32>) -> tensor<4x5xi32>
+  %4, %5 = ascend.graph.top_k %x {k = 2 : i64, axis = -1 : i64, largest = false} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
   %6, %7 = ascend.graph.top_k %d {k = 1 : i64, axis = 0 : i64} : (tensor<?x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xi64>)
   func.return
 }

@@ -75,22 +75,22 @@ func.func @scatters(%x: tensor<1x5xf32>, %i: tensor<1x2xi64>, %u: tensor<1x2xf32
 
 // CHECK-LABEL: func.func @positions
 // CHECK-NEXT: ascend.graph.one_hot %{{.*}}, %{{.*}} {depth = 4 : i64, axis = 0 : i64} : (tensor<3xi64>, tensor<2xf16>) -> tensor<4x3xf16>
-// CHECK-NEXT: ascend.graph.trilu %{{.*}} {upper = 0 : i64, k = -1 : i64} : (tensor<2x4x5xbf16>) -> tensor<2x4x5xbf16>
+// CHECK-NEXT: ascend.graph.trilu %{{.*}} {upper = false, k = -1 : i64} : (tensor<2x4x5xbf16>) -> tensor<2x4x5xbf16>
 // CHECK-NEXT: ascend.graph.reverse_sequence %{{.*}}, %{{.*}} {batch_axis = 1 : i64, time_axis = 0 : i64} : (tensor<4x3xi8>, tensor<3xi64>) -> tensor<4x3xi8>
 func.func @positions(%i: tensor<3xi64>, %v: tensor<2xf16>, %t: tensor<2x4x5xbf16>, %x: tensor<4x3xi8>, %l: tensor<3xi64>) {
   %0 = ascend.graph.one_hot %i, %v {depth = 4 : i64, axis = 0 : i64} : (tensor<3xi64>, tensor<2xf16>) -> tensor<4x3xf16>
-  %1 = ascend.graph.trilu %t {upper = 0 : i64, k = -1 : i64} : (tensor<2x4x5xbf16>) -> tensor<2x4x5xbf16>
+  %1 = ascend.graph.trilu %t {upper = false, k = -1 : i64} : (tensor<2x4x5xbf16>) -> tensor<2x4x5xbf16>
   %2 = ascend.graph.reverse_sequence %x, %l {batch_axis = 1 : i64, time_axis = 0 : i64} : (tensor<4x3xi8>, tensor<3xi64>) -> tensor<4x3xi8>
   func.return
 }
 
 // CHECK-LABEL: func.func @value_shaped
 // CHECK-NEXT: ascend.graph.non_zero %{{.*}} {count = 3 : i64} : (tensor<2x2xi1>) -> tensor<2x3xi64>
-// CHECK-NEXT: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = ascend.graph.unique %{{.*}} {count = 4 : i64, sorted = 0 : i64} : (tensor<6xf32>) -> (tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>)
+// CHECK-NEXT: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = ascend.graph.unique %{{.*}} {count = 4 : i64, sorted = false} : (tensor<6xf32>) -> (tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>)
 // CHECK-NEXT: %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = ascend.graph.unique %{{.*}} {count = 2 : i64, axis = 0 : i64} : (tensor<3x2xi32>) -> (tensor<2x2xi32>, tensor<2xi64>, tensor<3xi64>, tensor<2xi64>)
 func.func @value_shaped(%b: tensor<2x2xi1>, %x: tensor<6xf32>, %r: tensor<3x2xi32>) {
   %0 = ascend.graph.non_zero %b {count = 3 : i64} : (tensor<2x2xi1>) -> tensor<2x3xi64>
-  %1:4 = ascend.graph.unique %x {count = 4 : i64, sorted = 0 : i64} : (tensor<6xf32>) -> (tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>)
+  %1:4 = ascend.graph.unique %x {count = 4 : i64, sorted = false} : (tensor<6xf32>) -> (tensor<4xf32>, tensor<4xi64>, tensor<6xi64>, tensor<4xi64>)
   %2:4 = ascend.graph.unique %r {count = 2 : i64, axis = 0 : i64} : (tensor<3x2xi32>) -> (tensor<2x2xi32>, tensor<2xi64>, tensor<3xi64>, tensor<2xi64>)
   func.return
 }
