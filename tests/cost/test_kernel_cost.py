@@ -331,7 +331,7 @@ SPREAD = {
         """
         func.func @f(%a: tensor<8x512xf16>, %b: tensor<1000x512xf16>, %c: tensor<1000xf16>)
             -> tensor<8x1000xf16> {
-          %y = ascend.graph.gemm %a, %b, %c {trans_b = 1 : i64, alpha = 5.000000e-01 : f32}
+          %y = ascend.graph.gemm %a, %b, %c {trans_b = true, alpha = 5.000000e-01 : f32}
             : (tensor<8x512xf16>, tensor<1000x512xf16>, tensor<1000xf16>) -> tensor<8x1000xf16>
           func.return %y : tensor<8x1000xf16>
         }
@@ -356,7 +356,7 @@ SPREAD = {
         """
         func.func @f(%q: tensor<2x8x128x64xf16>, %k: tensor<2x8x128x64xf16>, %v: tensor<2x8x128x64xf16>)
             -> tensor<2x8x128x64xf16> {
-          %y = ascend.graph.attention %q, %k, %v {is_causal = 1 : i64}
+          %y = ascend.graph.attention %q, %k, %v {is_causal = true}
             : (tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>, tensor<2x8x128x64xf16>)
             -> tensor<2x8x128x64xf16>
           func.return %y : tensor<2x8x128x64xf16>

@@ -36,7 +36,7 @@ def test_gemm_with_transposed_b_and_bias(parse_ops) -> None:
     (gemm,) = parse_ops("""
     func.func @f(%a: tensor<8x512xf16>, %b: tensor<1000x512xf16>, %c: tensor<1000xf16>)
         -> tensor<8x1000xf16> {
-      %y = ascend.graph.gemm %a, %b, %c {trans_b = 1 : i64}
+      %y = ascend.graph.gemm %a, %b, %c {trans_b = true}
         : (tensor<8x512xf16>, tensor<1000x512xf16>, tensor<1000xf16>) -> tensor<8x1000xf16>
       func.return %y : tensor<8x1000xf16>
     }
