@@ -27,10 +27,11 @@ from . import (
     sampling,
     strings,
     tensor,
+    traits,
     unary,
 )
 from .attention import AttentionOp
-from .base import GraphOp, MovesData, NeedsAiCpu, broadcast_shapes, float_attr
+from .base import GraphOp, broadcast_shapes, float_attr
 from .const import ConstOp
 from .detection import NonMaxSuppressionOp
 from .elementwise import (
@@ -179,6 +180,28 @@ from .tensor import (
     TileOp,
     TransposeOp,
 )
+from .traits import (
+    ComputesNothing,
+    CopiedByDataMovers,
+    Elementwise,
+    Epilogue,
+    EpilogueKind,
+    FusionOnly,
+    IsView,
+    KeepsPrecision,
+    MatrixProduct,
+    MatrixProductInterface,
+    MovesData,
+    NeedsAiCpu,
+    PerChannel,
+    PrefersLowPrecision,
+    Reduction,
+    Reorders,
+    Transcendental,
+    VectorSweeps,
+    matrix_product,
+    matrix_products,
+)
 from .unary import (
     AbsOp,
     AcoshOp,
@@ -250,6 +273,7 @@ GRAPH_OPS: tuple[type[Operation], ...] = (
 Graph = Dialect("ascend.graph", list(GRAPH_OPS), list(strings.TYPES))
 
 __all__ = [
+    *traits.__all__,
     "GRAPH_OPS",
     "FUSED_BY_BASE",
     "FusedConv2DOp",
@@ -354,9 +378,7 @@ __all__ = [
     "MinOp",
     "MishOp",
     "ModOp",
-    "MovesData",
     "MulOp",
-    "NeedsAiCpu",
     "NegOp",
     "NonMaxSuppressionOp",
     "NonZeroOp",

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, StringAttr, TensorType, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
+    traits_def,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -26,6 +27,7 @@ from xdsl.irdl import (
 )
 
 from .base import DYN, GraphOp, broadcast_shapes, prop_int, same_dims, same_elements, tensor_type
+from .products import AttentionProduct
 
 SCORES_OUTPUTS = ("raw", "softcapped", "biased", "probs")
 """What the optional `scores` result holds: `query @ key^T * scale`, that after the soft cap,
@@ -51,6 +53,8 @@ class AttentionOp(GraphOp):
     """
 
     name = "ascend.graph.attention"
+
+    traits = traits_def(AttentionProduct())
 
     query = operand_def(TensorType)
     key = operand_def(TensorType)

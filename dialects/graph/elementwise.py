@@ -44,7 +44,6 @@ from xdsl.traits import Pure
 from ..common import fail
 from .base import (
     GraphOp,
-    MovesData,
     broadcast_shapes,
     compatible,
     prop_int,
@@ -53,6 +52,7 @@ from .base import (
     tensor_type,
 )
 from .strings import StringType
+from .traits import ComputesNothing, Elementwise, Epilogue, EpilogueKind, KeepsPrecision, MovesData, PerChannel, PrefersLowPrecision, Reorders, Transcendental
 
 # --------------------------------------------------------------------------------------------
 # Element kinds
@@ -111,6 +111,8 @@ def element_kind(element: Attribute) -> str:
 
 class ElementwiseOp(GraphOp, ABC):
     """An op applied element by element; `ELEMENTS` says which element kinds it accepts."""
+
+    traits = traits_def(Elementwise(), PerChannel())
 
     ELEMENTS: ClassVar[frozenset[str]] = NUMERIC
 
@@ -201,6 +203,8 @@ class AddOp(BinaryElementwiseOp):
 
     name = "ascend.graph.add"
 
+    traits = traits_def(Epilogue(EpilogueKind.BINARY), PrefersLowPrecision())
+
 
 @irdl_op_definition
 class SubOp(BinaryElementwiseOp):
@@ -208,12 +212,16 @@ class SubOp(BinaryElementwiseOp):
 
     name = "ascend.graph.sub"
 
+    traits = traits_def(PrefersLowPrecision())
+
 
 @irdl_op_definition
 class MulOp(BinaryElementwiseOp):
     """`%c = ascend.graph.mul %a, %b : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xf32>`"""
 
     name = "ascend.graph.mul"
+
+    traits = traits_def(PrefersLowPrecision())
 
 
 @irdl_op_definition
@@ -225,6 +233,8 @@ class DivOp(BinaryElementwiseOp):
 
     name = "ascend.graph.div"
 
+    traits = traits_def(Transcendental())
+
 
 @irdl_op_definition
 class ModOp(BinaryElementwiseOp):
@@ -235,6 +245,8 @@ class ModOp(BinaryElementwiseOp):
     """
 
     name = "ascend.graph.mod"
+
+    traits = traits_def(Transcendental())
 
     fmod = opt_prop_def(IntegerAttr)
 
@@ -253,6 +265,8 @@ class MaxOp(BinaryElementwiseOp):
 
     name = "ascend.graph.max"
 
+    traits = traits_def(Epilogue(EpilogueKind.BINARY))
+
 
 @irdl_op_definition
 class MinOp(BinaryElementwiseOp):
@@ -262,6 +276,8 @@ class MinOp(BinaryElementwiseOp):
     """
 
     name = "ascend.graph.min"
+
+    traits = traits_def(Epilogue(EpilogueKind.BINARY))
 
 
 @irdl_op_definition
@@ -273,6 +289,8 @@ class PowOp(ElementwiseOp):
     """
 
     name = "ascend.graph.pow"
+
+    traits = traits_def(Transcendental(), KeepsPrecision())
 
     base = operand_def(TensorType)
     exponent = operand_def(TensorType)
@@ -431,7 +449,7 @@ class WhereOp(ElementwiseOp):
     """
 
     name = "ascend.graph.where"
-    traits = traits_def(Pure(), MovesData())
+    traits = traits_def(Pure(), MovesData(), Reorders())
 
     ELEMENTS: ClassVar[frozenset[str]] = ANY | STRING
 
@@ -478,7 +496,7 @@ class CastOp(IRDLOperation):
     saturate = opt_prop_def(IntegerAttr)
     round_mode = opt_prop_def(StringAttr)
 
-    traits = traits_def(Pure(), MovesData())
+    traits = traits_def(Pure(), MovesData(), Elementwise(), PerChannel(), ComputesNothing())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 

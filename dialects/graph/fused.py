@@ -42,6 +42,8 @@ from ..common import IntArray, describe, fail, int_attr
 from ..verify import LocalVerifier
 from .base import GraphOp, compatible
 from .nn import Conv2DOp, Conv3DOp, GemmOp, MatMulOp
+from .traits import FusionOnly
+from .products import FusedProduct
 
 
 class FusedOp(LocalVerifier, IRDLOperation, ABC):
@@ -58,7 +60,7 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
     extras = opt_prop_def(IntegerAttr)
     epilogue = region_def("single_block")
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), FusionOnly())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$args attr-dict `:` functional-type($args, results) $epilogue"
 
@@ -135,6 +137,8 @@ class FusedConv2DOp(FusedConvOp):
     """`conv2d` with an elementwise epilogue (see the module docstring)."""
 
     name = "ascend.graph.fused_conv2d"
+
+    traits = traits_def(FusedProduct(Conv2DOp))
     BASE: ClassVar[type[GraphOp]] = Conv2DOp
 
 
@@ -143,6 +147,8 @@ class FusedConv3DOp(FusedConvOp):
     """`conv3d` with an elementwise epilogue."""
 
     name = "ascend.graph.fused_conv3d"
+
+    traits = traits_def(FusedProduct(Conv3DOp))
     BASE: ClassVar[type[GraphOp]] = Conv3DOp
 
 
@@ -151,6 +157,8 @@ class FusedMatMulOp(FusedOp):
     """`matmul` with an elementwise epilogue (a bias, a residual, an activation)."""
 
     name = "ascend.graph.fused_matmul"
+
+    traits = traits_def(FusedProduct(MatMulOp))
     BASE: ClassVar[type[GraphOp]] = MatMulOp
 
 
@@ -159,6 +167,8 @@ class FusedGemmOp(FusedOp):
     """`gemm` with an elementwise epilogue."""
 
     name = "ascend.graph.fused_gemm"
+
+    traits = traits_def(FusedProduct(GemmOp))
 
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)

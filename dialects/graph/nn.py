@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.irdl import (
+    traits_def,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -39,6 +40,8 @@ from .base import (
     same_elements,
     window_out,
 )
+from .traits import Elementwise, PerChannel, VectorSweeps
+from .products import ConvProduct, ConvTransposeProduct, EinsumProduct, GemmProduct, MatMulProduct
 
 # --------------------------------------------------------------------------------------------
 # Matrix products (cube ops)
@@ -70,6 +73,8 @@ class MatMulOp(GraphOp):
 
     name = "ascend.graph.matmul"
 
+    traits = traits_def(MatMulProduct())
+
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -92,6 +97,8 @@ class MatMulIntegerOp(GraphOp):
     """
 
     name = "ascend.graph.matmul_integer"
+
+    traits = traits_def(MatMulProduct())
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -132,6 +139,8 @@ class GemmOp(GraphOp):
     """
 
     name = "ascend.graph.gemm"
+
+    traits = traits_def(GemmProduct())
 
     a = operand_def(TensorType)
     b = operand_def(TensorType)
@@ -174,6 +183,8 @@ class EinsumOp(GraphOp):
     """
 
     name = "ascend.graph.einsum"
+
+    traits = traits_def(EinsumProduct())
 
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
@@ -260,6 +271,8 @@ def _spatial_operands(cls: type[GraphOp], operand_types) -> tuple[tuple[int, ...
 class ConvOp(GraphOp, ABC):
     """Cross-correlation of N, C, spatial... input with O, C / groups, kernel... weights."""
 
+    traits = traits_def(ConvProduct())
+
     SPATIAL: ClassVar[int]
 
     input = operand_def(TensorType)
@@ -328,6 +341,8 @@ class ConvTransposeOp(GraphOp, ABC):
     Output length per axis: `stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1
     - pad_begin - pad_end`; `output_padding` cells at the end receive only the bias.
     """
+
+    traits = traits_def(ConvTransposeProduct())
 
     SPATIAL: ClassVar[int]
 
@@ -429,6 +444,8 @@ class BatchNormOp(GraphOp):
     """
 
     name = "ascend.graph.batch_norm"
+
+    traits = traits_def(Elementwise(), PerChannel(), VectorSweeps(2))
 
     input = operand_def(TensorType)
     scale = operand_def(TensorType)

@@ -11,7 +11,8 @@ from xdsl.ir import Attribute, TypeAttribute
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 
-from .base import GraphOp, MovesData
+from .base import GraphOp
+from .traits import MovesData
 from .elementwise import element_kind
 
 

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
 
 from ge.dialects import graph
-from ge.dialects.graph.base import MovesData
+from ge.dialects.graph.traits import MovesData
 
 from .work import OpView, Sweep, element_bytes, elements, widest
 
