@@ -52,7 +52,18 @@ from .base import (
     tensor_type,
 )
 from .strings import StringType
-from .traits import ComputesNothing, Elementwise, Epilogue, EpilogueKind, KeepsPrecision, MovesData, PerChannel, PrefersLowPrecision, Reorders, Transcendental
+from .traits import (
+    ComputesNothing,
+    Elementwise,
+    Epilogue,
+    EpilogueKind,
+    KeepsPrecision,
+    MovesData,
+    PerChannel,
+    PrefersLowPrecision,
+    Reorders,
+    Transcendental,
+)
 
 # --------------------------------------------------------------------------------------------
 # Element kinds

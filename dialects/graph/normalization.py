@@ -10,7 +10,15 @@ from __future__ import annotations
 from abc import ABC
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, f32
-from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def, traits_def
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 
 from ..common import IntArray
 from .base import DYN, GraphOp, broadcast_shapes, normalize_axis, prop_int, same_dims, same_elements
