@@ -27,7 +27,6 @@ from . import (
     sampling,
     strings,
     tensor,
-    traits,
     unary,
 )
 from .attention import AttentionOp
@@ -273,7 +272,26 @@ GRAPH_OPS: tuple[type[Operation], ...] = (
 Graph = Dialect("ascend.graph", list(GRAPH_OPS), list(strings.TYPES))
 
 __all__ = [
-    *traits.__all__,
+    "ComputesNothing",
+    "CopiedByDataMovers",
+    "Elementwise",
+    "Epilogue",
+    "EpilogueKind",
+    "FusionOnly",
+    "IsView",
+    "KeepsPrecision",
+    "MatrixProduct",
+    "MatrixProductInterface",
+    "MovesData",
+    "NeedsAiCpu",
+    "PerChannel",
+    "PrefersLowPrecision",
+    "Reduction",
+    "Reorders",
+    "Transcendental",
+    "VectorSweeps",
+    "matrix_product",
+    "matrix_products",
     "GRAPH_OPS",
     "FUSED_BY_BASE",
     "FusedConv2DOp",

@@ -17,13 +17,13 @@ from collections.abc import Mapping, Sequence
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, StringAttr, TensorType, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
-    traits_def,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
     opt_result_def,
     result_def,
+    traits_def,
 )
 
 from .base import DYN, GraphOp, broadcast_shapes, prop_int, same_dims, same_elements, tensor_type

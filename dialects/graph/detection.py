@@ -12,8 +12,8 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 from xdsl.traits import Pure
 
 from .base import DYN, GraphOp, prop_int, same_dims
-from .traits import NeedsAiCpu
 from .tensor import dims
+from .traits import NeedsAiCpu
 
 
 @irdl_op_definition

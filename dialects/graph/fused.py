@@ -42,8 +42,8 @@ from ..common import IntArray, describe, fail, int_attr
 from ..verify import LocalVerifier
 from .base import GraphOp, compatible
 from .nn import Conv2DOp, Conv3DOp, GemmOp, MatMulOp
-from .traits import FusionOnly
 from .products import FusedProduct
+from .traits import FusionOnly
 
 
 class FusedOp(LocalVerifier, IRDLOperation, ABC):

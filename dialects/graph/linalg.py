@@ -7,8 +7,8 @@ from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
 from .base import DYN, GraphOp
-from .traits import NeedsAiCpu
 from .elementwise import element_kind
+from .traits import NeedsAiCpu
 
 
 @irdl_op_definition

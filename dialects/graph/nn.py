@@ -19,13 +19,13 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.irdl import (
-    traits_def,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
 
@@ -40,8 +40,8 @@ from .base import (
     same_elements,
     window_out,
 )
-from .traits import Elementwise, PerChannel, VectorSweeps
 from .products import ConvProduct, ConvTransposeProduct, EinsumProduct, GemmProduct, MatMulProduct
+from .traits import Elementwise, PerChannel, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
 # Matrix products (cube ops)

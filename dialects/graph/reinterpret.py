@@ -12,8 +12,8 @@ from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, tra
 from xdsl.traits import Pure
 
 from .base import GraphOp
-from .traits import MovesData
 from .elementwise import element_kind
+from .traits import MovesData
 
 
 @irdl_op_definition

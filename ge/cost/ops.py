@@ -146,7 +146,7 @@ def _attention(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
 
 
 def _recurrent(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
-    (seq, batch, size), (directions, gate_rows, hidden) = view.shape(0), view.shape(2)
+    (seq, batch, _), (directions, gate_rows, hidden) = view.shape(0), view.shape(2)
     element = view.operands[0].element_type
     width = element_bytes(element)
     # Per step: add the two products and the biases, apply each gate's activation, update the state.
