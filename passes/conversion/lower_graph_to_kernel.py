@@ -250,7 +250,8 @@ class KernelFormer:
             members: list[Operation] = [op]
             producer = op.operands[0].owner
             if (
-                producer.has_trait(graph.IsView)
+                isinstance(producer, Operation)
+                and producer.has_trait(graph.IsView)
                 and producer not in claimed
                 and op.operands[0].has_one_use()
                 and _static(producer.operands[0])
