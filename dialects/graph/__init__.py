@@ -74,6 +74,8 @@ from .fused import (
     FusedMatMulOp,
     FusedOp,
     YieldOp,
+    base_properties,
+    infer_fused_types,
 )
 from .indexing import (
     GatherElementsOp,
@@ -300,6 +302,8 @@ __all__ = [
     "FusedMatMulOp",
     "FusedOp",
     "YieldOp",
+    "base_properties",
+    "infer_fused_types",
     "AbsOp",
     "AcosOp",
     "AcoshOp",
