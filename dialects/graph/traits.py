@@ -48,9 +48,9 @@ class MovesData(OpTrait):
     """The op only moves, copies or reorders elements: it runs on any unit for any dtype."""
 
 
-class CopiedByDataMovers(MovesData):
-    """The op is a strided or repeated block copy the data movers (MTE) carry out alone, with no
-    vector time: reshape, slice, concat, expand, ..."""
+class CopiedByDataMovers(OpTrait):
+    """The data movers (MTE) carry the op out alone, with no vector time: strided or repeated
+    block copies (reshape, slice, concat, expand, ...), and `shape`, which reads no element."""
 
 
 class IsView(OpTrait):
