@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr
+from xdsl.ir import Operation
 
 from .base import DYN, broadcast_shapes, check_window_props, product, prop_int, window_out
 from .traits import MatrixProduct, MatrixProductInterface
@@ -146,13 +147,14 @@ class FusedProduct(MatrixProductInterface):
     """A fused op computes its base op's products over its base operands (its extras feed the
     epilogue)."""
 
-    base: type
+    base: type[Operation]
 
     def products(self, operand_types, properties):
         extras = properties.get("extras")
         count = len(operand_types) - (extras.value.data if isinstance(extras, IntegerAttr) else 0)
         base_properties = {k: v for k, v in properties.items() if k != "extras"}
         trait = self.base.get_trait(MatrixProductInterface)
+        assert trait is not None, f"{self.base.name} is the base of a fused op, so a matrix product"
         return trait.products(operand_types[:count], base_properties)
 
 
