@@ -118,30 +118,33 @@ class _Resizer:
             for result, t in zip(list(op.results), types, strict=True):
                 self.retype(result, t)
 
-    def inferred(self, op: Operation) -> list[Attribute]:
-        types = [tensor_type(v.type) for v in op.operands]
+    def inferred(self, op: Operation, types: list[TensorType] | None = None) -> list[Attribute]:
+        """The result types of `op` on operands of `types` (by default, their types now)."""
+        types = [tensor_type(v.type) for v in op.operands] if types is None else types
         where = describe(op)
         if isinstance(op, ops.FusedOp):
-            base = len(op.base_operands)
-            props = {k: v for k, v in op.properties.items() if k != "extras"}
-            accumulator = op.BASE.infer(types[:base], props, where)
-            epilogue = op.epilogue.block
-            for arg, t in zip(list(epilogue.args), [accumulator, *types[base:]], strict=True):
-                self.retype(arg, t)
-            self.infer_block(epilogue)
-            last = epilogue.last_op
+            epilogue = ops.infer_fused_types(op, types, self._inner_types)
+            for value, t in epilogue.items():
+                self.retype(value, t)
+            last = op.epilogue.block.last_op
             assert last is not None
             return [last.operands[0].type]
         if isinstance(op, ops.CastOp):
             return [TensorType(op.result.type.element_type, types[0].get_shape())]
         if isinstance(op, ops.ReshapeOp):
-            old = self.previous[op.input]
+            old = self.previous.get(op.input) or tensor_type(op.input.type)
             shape = self.reshaped(old.get_shape(), types[0].get_shape(), op.result.type.get_shape())
             return [TensorType(op.result.type.element_type, shape)]
         if isinstance(op, ops.GraphOp):
             inferred = op.infer(types, op.properties, where)
             return list(inferred) if isinstance(inferred, list) else [inferred]
         raise GeError(f"{describe(op)} has no shape inference, so the graph cannot be re-batched")
+
+    def _inner_types(self, op: Operation, operand_types: list[Attribute]) -> list[Attribute]:
+        """An epilogue op's result types once its operands take `operand_types` (nothing retyped yet)."""
+        if all(v.type == t for v, t in zip(op.operands, operand_types, strict=True)):
+            return [r.type for r in op.results]
+        return self.inferred(op, [tensor_type(t) for t in operand_types])
 
     def reshaped(self, before: Sequence[int], after: Sequence[int], stated: Sequence[int]) -> list[int]:
         """The result shape of a reshape of `before` into `stated` whose input is now `after`."""

@@ -30,7 +30,7 @@ from . import (
     unary,
 )
 from .attention import AttentionOp
-from .base import GraphOp, MovesData, NeedsAiCpu, broadcast_shapes, float_attr
+from .base import GraphOp, broadcast_shapes, float_attr
 from .const import ConstOp
 from .detection import NonMaxSuppressionOp
 from .elementwise import (
@@ -74,6 +74,8 @@ from .fused import (
     FusedMatMulOp,
     FusedOp,
     YieldOp,
+    base_properties,
+    infer_fused_types,
 )
 from .indexing import (
     GatherElementsOp,
@@ -179,6 +181,28 @@ from .tensor import (
     TileOp,
     TransposeOp,
 )
+from .traits import (
+    ComputesNothing,
+    CopiedByDataMovers,
+    Elementwise,
+    Epilogue,
+    EpilogueKind,
+    FusionOnly,
+    IsView,
+    KeepsPrecision,
+    MatrixProduct,
+    MatrixProductInterface,
+    MovesData,
+    NeedsAiCpu,
+    PerChannel,
+    PrefersLowPrecision,
+    Reduction,
+    Reorders,
+    Transcendental,
+    VectorSweeps,
+    matrix_product,
+    matrix_products,
+)
 from .unary import (
     AbsOp,
     AcoshOp,
@@ -250,6 +274,26 @@ GRAPH_OPS: tuple[type[Operation], ...] = (
 Graph = Dialect("ascend.graph", list(GRAPH_OPS), list(strings.TYPES))
 
 __all__ = [
+    "ComputesNothing",
+    "CopiedByDataMovers",
+    "Elementwise",
+    "Epilogue",
+    "EpilogueKind",
+    "FusionOnly",
+    "IsView",
+    "KeepsPrecision",
+    "MatrixProduct",
+    "MatrixProductInterface",
+    "MovesData",
+    "NeedsAiCpu",
+    "PerChannel",
+    "PrefersLowPrecision",
+    "Reduction",
+    "Reorders",
+    "Transcendental",
+    "VectorSweeps",
+    "matrix_product",
+    "matrix_products",
     "GRAPH_OPS",
     "FUSED_BY_BASE",
     "FusedConv2DOp",
@@ -258,6 +302,8 @@ __all__ = [
     "FusedMatMulOp",
     "FusedOp",
     "YieldOp",
+    "base_properties",
+    "infer_fused_types",
     "AbsOp",
     "AcosOp",
     "AcoshOp",
@@ -354,9 +400,7 @@ __all__ = [
     "MinOp",
     "MishOp",
     "ModOp",
-    "MovesData",
     "MulOp",
-    "NeedsAiCpu",
     "NegOp",
     "NonMaxSuppressionOp",
     "NonZeroOp",

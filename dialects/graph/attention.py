@@ -23,6 +23,7 @@ from xdsl.irdl import (
     opt_prop_def,
     opt_result_def,
     result_def,
+    traits_def,
 )
 
 from .base import (
@@ -35,6 +36,7 @@ from .base import (
     same_elements,
     tensor_type,
 )
+from .products import AttentionProduct
 
 SCORES_OUTPUTS = ("raw", "softcapped", "biased", "probs")
 """What the optional `scores` result holds: `query @ key^T * scale`, that after the soft cap,
@@ -60,6 +62,8 @@ class AttentionOp(GraphOp):
     """
 
     name = "ascend.graph.attention"
+
+    traits = traits_def(AttentionProduct())
 
     query = operand_def(TensorType)
     key = operand_def(TensorType)

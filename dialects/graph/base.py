@@ -28,7 +28,7 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.irdl.operations import ParsePropInAttrDict
-from xdsl.traits import ConstantLike, OpTrait, Pure
+from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ..common import bool_attr, describe, fail, is_flag
@@ -215,14 +215,6 @@ def check_window_props(
         if name != "pads" and min(values[name]) < 1:
             raise ValueError(f"'{name}' must be positive")
     return values
-
-
-class MovesData(OpTrait):
-    """The op only moves, copies or reorders elements: it runs on any unit for any dtype."""
-
-
-class NeedsAiCpu(OpTrait):
-    """The AI Core cannot run the op (for example, its output shape depends on values)."""
 
 
 class ShapeFoldMixin(HasFolderInterface):

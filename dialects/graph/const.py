@@ -30,6 +30,7 @@ from .base import (
     DYN,
     shape_error,
 )
+from .traits import ComputesNothing
 
 # --------------------------------------------------------------------------------------------
 # Constants
@@ -55,7 +56,7 @@ class ConstOp(LocalVerifier, IRDLOperation, HasFolderInterface):
     value = prop_def(ConstValue)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure(), ConstantLike())
+    traits = traits_def(Pure(), ConstantLike(), ComputesNothing())
 
     def __init__(self, value: Attribute, result_type: TensorType | None = None):
         if result_type is None:

@@ -11,8 +11,9 @@ from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, TensorType, 
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 
-from .base import DYN, GraphOp, NeedsAiCpu, prop_int, same_dims
+from .base import DYN, GraphOp, prop_int, same_dims
 from .tensor import dims
+from .traits import NeedsAiCpu
 
 
 @irdl_op_definition

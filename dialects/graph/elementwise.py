@@ -43,7 +43,6 @@ from xdsl.traits import Pure
 from ..common import bool_attr, fail
 from .base import (
     GraphOp,
-    MovesData,
     broadcast_shapes,
     compatible,
     flag_def,
@@ -53,6 +52,18 @@ from .base import (
     tensor_type,
 )
 from .strings import StringType
+from .traits import (
+    ComputesNothing,
+    Elementwise,
+    Epilogue,
+    EpilogueKind,
+    KeepsPrecision,
+    MovesData,
+    PerChannel,
+    PrefersLowPrecision,
+    Reorders,
+    Transcendental,
+)
 
 # --------------------------------------------------------------------------------------------
 # Element kinds
@@ -111,6 +122,8 @@ def element_kind(element: Attribute) -> str:
 
 class ElementwiseOp(GraphOp, ABC):
     """An op applied element by element; `ELEMENTS` says which element kinds it accepts."""
+
+    traits = traits_def(Elementwise(), PerChannel())
 
     ELEMENTS: ClassVar[frozenset[str]] = NUMERIC
 
@@ -201,6 +214,8 @@ class AddOp(BinaryElementwiseOp):
 
     name = "ascend.graph.add"
 
+    traits = traits_def(Epilogue(EpilogueKind.BINARY), PrefersLowPrecision())
+
 
 @irdl_op_definition
 class SubOp(BinaryElementwiseOp):
@@ -208,12 +223,16 @@ class SubOp(BinaryElementwiseOp):
 
     name = "ascend.graph.sub"
 
+    traits = traits_def(PrefersLowPrecision())
+
 
 @irdl_op_definition
 class MulOp(BinaryElementwiseOp):
     """`%c = ascend.graph.mul %a, %b : (tensor<2x3xf32>, tensor<1xf32>) -> tensor<2x3xf32>`"""
 
     name = "ascend.graph.mul"
+
+    traits = traits_def(PrefersLowPrecision())
 
 
 @irdl_op_definition
@@ -225,6 +244,8 @@ class DivOp(BinaryElementwiseOp):
 
     name = "ascend.graph.div"
 
+    traits = traits_def(Transcendental())
+
 
 @irdl_op_definition
 class ModOp(BinaryElementwiseOp):
@@ -235,6 +256,8 @@ class ModOp(BinaryElementwiseOp):
     """
 
     name = "ascend.graph.mod"
+
+    traits = traits_def(Transcendental())
 
     fmod = flag_def(False)
 
@@ -252,6 +275,8 @@ class MaxOp(BinaryElementwiseOp):
 
     name = "ascend.graph.max"
 
+    traits = traits_def(Epilogue(EpilogueKind.BINARY))
+
 
 @irdl_op_definition
 class MinOp(BinaryElementwiseOp):
@@ -261,6 +286,8 @@ class MinOp(BinaryElementwiseOp):
     """
 
     name = "ascend.graph.min"
+
+    traits = traits_def(Epilogue(EpilogueKind.BINARY))
 
 
 @irdl_op_definition
@@ -272,6 +299,8 @@ class PowOp(ElementwiseOp):
     """
 
     name = "ascend.graph.pow"
+
+    traits = traits_def(Transcendental(), KeepsPrecision())
 
     base = operand_def(TensorType)
     exponent = operand_def(TensorType)
@@ -430,7 +459,7 @@ class WhereOp(ElementwiseOp):
     """
 
     name = "ascend.graph.where"
-    traits = traits_def(Pure(), MovesData())
+    traits = traits_def(Pure(), MovesData(), Reorders())
 
     ELEMENTS: ClassVar[frozenset[str]] = ANY | STRING
 
@@ -477,7 +506,7 @@ class CastOp(IRDLOperation):
     saturate = flag_def(False)
     round_mode = opt_prop_def(StringAttr)
 
-    traits = traits_def(Pure(), MovesData())
+    traits = traits_def(Pure(), MovesData(), Elementwise(), PerChannel(), ComputesNothing())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 

@@ -21,7 +21,7 @@ the base op's operands and properties, and `sources` names the ops it replaced.
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
@@ -40,8 +40,10 @@ from xdsl.traits import IsTerminator, Pure
 
 from ..common import IntArray, describe, fail, int_attr
 from ..verify import LocalVerifier
-from .base import GraphOp, check_flags, compatible, flag_def
+from .base import GraphOp, check_flags, compatible, flag_def, tensor_type
 from .nn import Conv2DOp, Conv3DOp, GemmOp, MatMulOp
+from .products import FusedProduct
+from .traits import FusionOnly
 
 
 class FusedOp(LocalVerifier, IRDLOperation, ABC):
@@ -58,7 +60,7 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
     extras = opt_prop_def(IntegerAttr)
     epilogue = region_def("single_block")
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), FusionOnly())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$args attr-dict `:` functional-type($args, results) $epilogue"
 
@@ -82,10 +84,10 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
         extras: Sequence[SSAValue],
         epilogue: Region,
     ) -> FusedOp:
-        props = {k: v for k, v in properties.items() if k != "extras"}
+        props = base_properties(properties)
         if extras:
             props["extras"] = int_attr(len(extras))
-        result = cls.BASE.infer([tensor(v) for v in base_operands], props, f"'{cls.name}'")
+        result = cls.accumulator_type([tensor(v) for v in base_operands], props, f"'{cls.name}'")
         yielded = epilogue.block.last_op
         result_type = yielded.operands[0].type if yielded is not None and yielded.operands else result
         return cls.build(
@@ -99,10 +101,30 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
         check_flags(self)
         super().verify(verify_nested_ops)
 
+    @classmethod
+    def accumulator_type(
+        cls, base_types: Sequence[TensorType], properties: Mapping[str, Attribute], where: str
+    ) -> TensorType:
+        """The type of the base op's result (the epilogue's first argument) for these base operand
+        types; raises ValueError if they are invalid."""
+        inferred = cls.BASE.infer(base_types, base_properties(properties), where)
+        assert isinstance(inferred, TensorType), "a fused op's base op has one result"
+        return inferred
+
+    def infer_result_types(
+        self, operand_types: Sequence[TensorType], infer_inner: InferInner | None = None
+    ) -> list[Attribute]:
+        """The result types of this op on operands of `operand_types` (see `infer_fused_types`)."""
+        types = infer_fused_types(self, operand_types, infer_inner)
+        terminator = self.epilogue.block.last_op
+        assert terminator is not None
+        return [types[v] for v in terminator.operands]
+
     def verify_(self) -> None:
-        base_props = {k: v for k, v in self.properties.items() if k != "extras"}
         try:
-            accumulator = self.BASE.infer([tensor(v) for v in self.base_operands], base_props, describe(self))
+            accumulator = self.accumulator_type(
+                [tensor(v) for v in self.base_operands], self.properties, describe(self)
+            )
         except ValueError as error:
             raise fail(self, str(error)) from None
         block: Block = self.epilogue.block
@@ -117,6 +139,44 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
         for op in block.ops:
             if op is not terminator and not op.name.startswith("ascend.graph."):
                 raise fail(self, f"an epilogue holds graph ops only, found '{op.name}'")
+
+
+InferInner = Callable[[Operation, list[Attribute]], Sequence[Attribute]]
+"""Result types of an epilogue op for its operand types."""
+
+
+def infer_fused_types(
+    op: FusedOp, operand_types: Sequence[TensorType], infer_inner: InferInner | None = None
+) -> dict[SSAValue, Attribute]:
+    """The type of every value of `op`'s epilogue (its arguments, then each op's results, in
+    order) when `op`'s operands take `operand_types`: the accumulator as the base op infers it,
+    the extras as given, each epilogue op as `infer_inner` says (by default, the op's own
+    `infer`). Passes that retype a fused op (mixed precision, re-batching) call this."""
+    count = len(op.base_operands)
+    block = op.epilogue.block
+    accumulator = op.accumulator_type(operand_types[:count], op.properties, describe(op))
+    types: dict[SSAValue, Attribute] = dict(
+        zip(block.args, [accumulator, *operand_types[count:]], strict=True)
+    )
+    inner_types = infer_inner or _own_infer
+    for inner in block.ops:
+        if inner is block.last_op:
+            break
+        results = inner_types(inner, [types[v] for v in inner.operands])
+        types.update(zip(inner.results, results, strict=True))
+    return types
+
+
+def base_properties(properties: Mapping[str, Attribute]) -> dict[str, Attribute]:
+    """A fused op's properties without its own (`extras`): the base op's properties."""
+    return {k: v for k, v in properties.items() if k != "extras"}
+
+
+def _own_infer(op: Operation, operand_types: list[Attribute]) -> list[Attribute]:
+    if not isinstance(op, GraphOp):
+        raise ValueError(f"{describe(op)} in an epilogue has no type inference")
+    inferred = op.infer([tensor_type(t) for t in operand_types], op.properties, describe(op))
+    return list(inferred) if isinstance(inferred, list) else [inferred]
 
 
 def tensor(value: SSAValue) -> TensorType:
@@ -139,6 +199,8 @@ class FusedConv2DOp(FusedConvOp):
     """`conv2d` with an elementwise epilogue (see the module docstring)."""
 
     name = "ascend.graph.fused_conv2d"
+
+    traits = traits_def(FusedProduct(Conv2DOp))
     BASE: ClassVar[type[GraphOp]] = Conv2DOp
 
 
@@ -147,6 +209,8 @@ class FusedConv3DOp(FusedConvOp):
     """`conv3d` with an elementwise epilogue."""
 
     name = "ascend.graph.fused_conv3d"
+
+    traits = traits_def(FusedProduct(Conv3DOp))
     BASE: ClassVar[type[GraphOp]] = Conv3DOp
 
 
@@ -155,6 +219,8 @@ class FusedMatMulOp(FusedOp):
     """`matmul` with an elementwise epilogue (a bias, a residual, an activation)."""
 
     name = "ascend.graph.fused_matmul"
+
+    traits = traits_def(FusedProduct(MatMulOp))
     BASE: ClassVar[type[GraphOp]] = MatMulOp
 
 
@@ -163,6 +229,8 @@ class FusedGemmOp(FusedOp):
     """`gemm` with an elementwise epilogue."""
 
     name = "ascend.graph.fused_gemm"
+
+    traits = traits_def(FusedProduct(GemmOp))
 
     alpha = opt_prop_def(FloatAttr)
     beta = opt_prop_def(FloatAttr)

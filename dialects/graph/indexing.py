@@ -19,8 +19,9 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
-from .base import DYN, GraphOp, NeedsAiCpu, flag_def, normalize_axis, product, prop_int, same_dims
+from .base import DYN, GraphOp, flag_def, normalize_axis, product, prop_int, same_dims
 from .tensor import MoveOp, dims, index_type, prop_str
+from .traits import NeedsAiCpu, Reorders
 
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
@@ -41,6 +42,8 @@ class GatherOp(MoveOp):
     """
 
     name = "ascend.graph.gather"
+
+    traits = traits_def(Reorders())
 
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -68,6 +71,8 @@ class GatherElementsOp(MoveOp):
     """
 
     name = "ascend.graph.gather_elements"
+
+    traits = traits_def(Reorders())
 
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -98,6 +103,8 @@ class GatherNDOp(MoveOp):
 
     name = "ascend.graph.gather_nd"
 
+    traits = traits_def(Reorders())
+
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
@@ -127,6 +134,8 @@ class GatherNDOp(MoveOp):
 class ScatterOp(GraphOp):
     """A copy of `data` with `updates` written at `indices`, or combined with what is there by
     `reduction` (add, mul, max or min), in the order of the updates."""
+
+    traits = traits_def(Reorders())
 
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -218,6 +227,8 @@ class OneHotOp(MoveOp):
 
     name = "ascend.graph.one_hot"
 
+    traits = traits_def(Reorders())
+
     indices = operand_def(TensorType)
     values = operand_def(TensorType)
     result = result_def(TensorType)
@@ -247,6 +258,8 @@ class TriluOp(MoveOp):
 
     name = "ascend.graph.trilu"
 
+    traits = traits_def(Reorders())
+
     input = operand_def(TensorType)
     result = result_def(TensorType)
     upper = flag_def(True)
@@ -271,6 +284,8 @@ class ReverseSequenceOp(MoveOp):
     """
 
     name = "ascend.graph.reverse_sequence"
+
+    traits = traits_def(Reorders())
 
     input = operand_def(TensorType)
     sequence_lens = operand_def(TensorType)

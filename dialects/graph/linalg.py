@@ -6,8 +6,9 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.irdl import irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
-from .base import DYN, GraphOp, NeedsAiCpu
+from .base import DYN, GraphOp
 from .elementwise import element_kind
+from .traits import NeedsAiCpu
 
 
 @irdl_op_definition

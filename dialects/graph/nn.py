@@ -25,6 +25,7 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
 
@@ -41,6 +42,8 @@ from .base import (
     same_elements,
     window_out,
 )
+from .products import ConvProduct, ConvTransposeProduct, EinsumProduct, GemmProduct, MatMulProduct
+from .traits import Elementwise, PerChannel, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
 # Matrix products (cube ops)
@@ -72,6 +75,8 @@ class MatMulOp(GraphOp):
 
     name = "ascend.graph.matmul"
 
+    traits = traits_def(MatMulProduct())
+
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -94,6 +99,8 @@ class MatMulIntegerOp(GraphOp):
     """
 
     name = "ascend.graph.matmul_integer"
+
+    traits = traits_def(MatMulProduct())
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -134,6 +141,8 @@ class GemmOp(GraphOp):
     """
 
     name = "ascend.graph.gemm"
+
+    traits = traits_def(GemmProduct())
 
     a = operand_def(TensorType)
     b = operand_def(TensorType)
@@ -176,6 +185,8 @@ class EinsumOp(GraphOp):
     """
 
     name = "ascend.graph.einsum"
+
+    traits = traits_def(EinsumProduct())
 
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
@@ -262,6 +273,8 @@ def _spatial_operands(cls: type[GraphOp], operand_types) -> tuple[tuple[int, ...
 class ConvOp(GraphOp, ABC):
     """Cross-correlation of N, C, spatial... input with O, C / groups, kernel... weights."""
 
+    traits = traits_def(ConvProduct())
+
     SPATIAL: ClassVar[int]
 
     input = operand_def(TensorType)
@@ -330,6 +343,8 @@ class ConvTransposeOp(GraphOp, ABC):
     Output length per axis: `stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1
     - pad_begin - pad_end`; `output_padding` cells at the end receive only the bias.
     """
+
+    traits = traits_def(ConvTransposeProduct())
 
     SPATIAL: ClassVar[int]
 
@@ -431,6 +446,8 @@ class BatchNormOp(GraphOp):
     """
 
     name = "ascend.graph.batch_norm"
+
+    traits = traits_def(Elementwise(), PerChannel(), VectorSweeps(2))
 
     input = operand_def(TensorType)
     scale = operand_def(TensorType)

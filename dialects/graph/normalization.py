@@ -10,17 +10,28 @@ from __future__ import annotations
 from abc import ABC
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType, f32
-from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import (
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
 
 from ..common import IntArray
 from .base import DYN, GraphOp, broadcast_shapes, normalize_axis, prop_int, same_dims, same_elements
 from .reduction import read_axes, require_float
+from .traits import KeepsPrecision, PerChannel, Reduction, VectorSweeps
 
 
 class TrailingAxesNormOp(GraphOp, ABC):
     """An op that normalizes over the axes from `axis` (default -1) to the last, then scales by
     `scale` (and shifts by a bias), which broadcast to the input. Operands are declared by each
     op, since IRDL orders a subclass's operands before its base's."""
+
+    traits = traits_def(Reduction(), KeepsPrecision())
 
     axis = opt_prop_def(IntegerAttr)
     epsilon = opt_prop_def(FloatAttr)
@@ -55,6 +66,8 @@ class LayerNormOp(TrailingAxesNormOp):
 
     name = "ascend.graph.layer_norm"
 
+    traits = traits_def(VectorSweeps(5))
+
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
@@ -83,6 +96,8 @@ class RMSNormOp(TrailingAxesNormOp):
 
     name = "ascend.graph.rms_norm"
 
+    traits = traits_def(VectorSweeps(3))
+
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     result = result_def(TensorType)
@@ -106,6 +121,8 @@ class GroupNormOp(GraphOp):
     """
 
     name = "ascend.graph.group_norm"
+
+    traits = traits_def(KeepsPrecision(), VectorSweeps(5))
 
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
@@ -148,6 +165,8 @@ class MeanVarianceNormOp(GraphOp):
 
     name = "ascend.graph.mean_variance_norm"
 
+    traits = traits_def(KeepsPrecision(), VectorSweeps(4))
+
     input = operand_def(TensorType)
     result = result_def(TensorType)
     axes = prop_def(IntArray)
@@ -168,6 +187,8 @@ class LpNormOp(GraphOp):
     """
 
     name = "ascend.graph.lp_norm"
+
+    traits = traits_def(KeepsPrecision(), VectorSweeps(2))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -196,6 +217,8 @@ class LRNOp(GraphOp):
     """
 
     name = "ascend.graph.lrn"
+
+    traits = traits_def(PerChannel(), KeepsPrecision(), VectorSweeps(3, 1))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

@@ -11,10 +11,11 @@ from abc import ABC
 from typing import ClassVar
 
 from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 
 from ..common import IntArray
 from .base import GraphOp, check_window_props, flag_def, prop_flag, window_out
+from .traits import KeepsPrecision, PerChannel, PrefersLowPrecision, Reduction
 
 
 class PoolOp(GraphOp, ABC):
@@ -88,6 +89,8 @@ class MaxPoolOp(Pool2DOp):
 
     name = "ascend.graph.max_pool"
 
+    traits = traits_def(PerChannel(), PrefersLowPrecision())
+
 
 @irdl_op_definition
 class AvgPoolOp(AveragingPool, Pool2DOp):
@@ -101,6 +104,8 @@ class AvgPoolOp(AveragingPool, Pool2DOp):
 
     name = "ascend.graph.avg_pool"
 
+    traits = traits_def(PerChannel(), PrefersLowPrecision())
+
 
 @irdl_op_definition
 class LpPoolOp(LpPool, Pool2DOp):
@@ -111,6 +116,8 @@ class LpPoolOp(LpPool, Pool2DOp):
     """
 
     name = "ascend.graph.lp_pool"
+
+    traits = traits_def(KeepsPrecision())
 
 
 @irdl_op_definition
@@ -123,6 +130,8 @@ class MaxPool3DOp(Pool3DOp):
 
     name = "ascend.graph.max_pool3d"
 
+    traits = traits_def(PrefersLowPrecision())
+
 
 @irdl_op_definition
 class AvgPool3DOp(AveragingPool, Pool3DOp):
@@ -134,6 +143,8 @@ class AvgPool3DOp(AveragingPool, Pool3DOp):
 
     name = "ascend.graph.avg_pool3d"
 
+    traits = traits_def(PrefersLowPrecision())
+
 
 @irdl_op_definition
 class LpPool3DOp(LpPool, Pool3DOp):
@@ -144,6 +155,8 @@ class LpPool3DOp(LpPool, Pool3DOp):
     """
 
     name = "ascend.graph.lp_pool3d"
+
+    traits = traits_def(KeepsPrecision())
 
 
 @irdl_op_definition
@@ -171,6 +184,8 @@ class MaxPoolWithArgmaxOp(Pool2DOp):
 class GlobalPoolOp(GraphOp, ABC):
     """A pool over every axis after the first two, kept as size 1."""
 
+    traits = traits_def(PerChannel(), Reduction())
+
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
@@ -191,6 +206,8 @@ class GlobalAvgPoolOp(GlobalPoolOp):
 
     name = "ascend.graph.global_avg_pool"
 
+    traits = traits_def(KeepsPrecision())
+
 
 @irdl_op_definition
 class GlobalMaxPoolOp(GlobalPoolOp):
@@ -207,6 +224,8 @@ class GlobalLpPoolOp(LpPool, GlobalPoolOp):
     """
 
     name = "ascend.graph.global_lp_pool"
+
+    traits = traits_def(KeepsPrecision())
 
 
 OPS = (

@@ -22,10 +22,11 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
 )
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, result_def, traits_def
 
 from ..common import FloatArray
 from .base import DYN, GraphOp, flag_def, same_dims, same_elements
+from .products import RecurrentProduct
 
 DIRECTIONS = {"forward": 1, "reverse": 1, "bidirectional": 2}
 ACTIVATIONS = (
@@ -45,6 +46,8 @@ ACTIVATIONS = (
 
 class RecurrentOp(GraphOp, ABC):
     """A recurrent layer over a sequence, run forward, in reverse or both ways."""
+
+    traits = traits_def(RecurrentProduct())
 
     GATES: ClassVar[int]
     """Gates per hidden unit: the row blocks of W and R."""

@@ -13,10 +13,11 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import AnyFloat, DenseArrayBase, IntegerAttr, TensorType, i1, i64
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 
 from ..common import IntArray
 from .base import DYN, GraphOp, Shape, flag_def, normalize_axis, prop_flag, prop_int
+from .traits import KeepsPrecision, Reduction, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
 # Reductions over a set of axes
@@ -25,6 +26,8 @@ from .base import DYN, GraphOp, Shape, flag_def, normalize_axis, prop_flag, prop
 
 class ReduceOp(GraphOp, ABC):
     """Reduces the `axes` of its input; `keepdims` (default true) keeps them as size 1."""
+
+    traits = traits_def(Reduction(), KeepsPrecision())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -54,6 +57,8 @@ class ReduceSumOp(ReduceOp):
 
     name = "ascend.graph.reduce_sum"
 
+    traits = traits_def(VectorSweeps(1))
+
 
 @irdl_op_definition
 class ReduceMeanOp(ReduceOp):
@@ -64,6 +69,8 @@ class ReduceMeanOp(ReduceOp):
 
     name = "ascend.graph.reduce_mean"
 
+    traits = traits_def(VectorSweeps(1))
+
 
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
@@ -73,6 +80,8 @@ class ReduceMaxOp(ReduceOp):
     """
 
     name = "ascend.graph.reduce_max"
+
+    traits = traits_def(VectorSweeps(1))
     TAKES_BOOL: ClassVar[bool] = True
 
 
@@ -84,6 +93,8 @@ class ReduceMinOp(ReduceOp):
     """
 
     name = "ascend.graph.reduce_min"
+
+    traits = traits_def(VectorSweeps(1))
     TAKES_BOOL: ClassVar[bool] = True
 
 
@@ -92,6 +103,8 @@ class ReduceProdOp(ReduceOp):
     """`%y = ascend.graph.reduce_prod %x {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x1xf32>`"""
 
     name = "ascend.graph.reduce_prod"
+
+    traits = traits_def(VectorSweeps(1))
 
 
 @irdl_op_definition
@@ -103,6 +116,8 @@ class ReduceL1Op(ReduceOp):
 
     name = "ascend.graph.reduce_l1"
 
+    traits = traits_def(VectorSweeps(2))
+
 
 @irdl_op_definition
 class ReduceL2Op(ReduceOp):
@@ -113,6 +128,8 @@ class ReduceL2Op(ReduceOp):
 
     name = "ascend.graph.reduce_l2"
 
+    traits = traits_def(VectorSweeps(2))
+
 
 @irdl_op_definition
 class ReduceLogSumOp(ReduceOp):
@@ -122,6 +139,8 @@ class ReduceLogSumOp(ReduceOp):
     """
 
     name = "ascend.graph.reduce_log_sum"
+
+    traits = traits_def(VectorSweeps(1))
 
 
 @irdl_op_definition
@@ -136,6 +155,8 @@ class ReduceLogSumExpOp(ReduceOp):
 
     name = "ascend.graph.reduce_log_sum_exp"
 
+    traits = traits_def(VectorSweeps(3, 1))
+
 
 @irdl_op_definition
 class ReduceSumSquareOp(ReduceOp):
@@ -149,6 +170,8 @@ class ReduceSumSquareOp(ReduceOp):
 
     name = "ascend.graph.reduce_sum_square"
 
+    traits = traits_def(VectorSweeps(2))
+
 
 # --------------------------------------------------------------------------------------------
 # Ops along one axis
@@ -158,6 +181,8 @@ class ReduceSumSquareOp(ReduceOp):
 class ArgReduceOp(GraphOp, ABC):
     """The i64 index of the extreme along `axis`; ties pick the first index, or the last one
     with `select_last_index = true`."""
+
+    traits = traits_def(VectorSweeps(1))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -196,6 +221,8 @@ class ArgMinOp(ArgReduceOp):
 class ScanOp(GraphOp, ABC):
     """A running reduction along `axis`: `exclusive = true` leaves the current element
     out, `reverse = true` runs from the end."""
+
+    traits = traits_def(KeepsPrecision(), VectorSweeps(1))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -248,6 +275,8 @@ class TopKOp(GraphOp):
 
     name = "ascend.graph.top_k"
 
+    traits = traits_def(VectorSweeps(1))
+
     input = operand_def(TensorType)
     values = result_def(TensorType)
     indices = result_def(TensorType)
@@ -276,6 +305,8 @@ class TopKOp(GraphOp):
 class SoftmaxFamilyOp(GraphOp, ABC):
     """A float op that normalizes along one `axis` (default -1), as ONNX opset >= 13 defines it."""
 
+    traits = traits_def(Reduction(), KeepsPrecision())
+
     input = operand_def(TensorType)
     result = result_def(TensorType)
     axis = opt_prop_def(IntegerAttr)
@@ -294,12 +325,16 @@ class SoftmaxOp(SoftmaxFamilyOp):
 
     name = "ascend.graph.softmax"
 
+    traits = traits_def(VectorSweeps(4, 1))
+
 
 @irdl_op_definition
 class LogSoftmaxOp(SoftmaxFamilyOp):
     """`%y = ascend.graph.log_softmax %x {axis = 1 : i64} : (tensor<2x10xf32>) -> tensor<2x10xf32>`"""
 
     name = "ascend.graph.log_softmax"
+
+    traits = traits_def(VectorSweeps(4, 1))
 
 
 @irdl_op_definition
@@ -310,6 +345,8 @@ class HardmaxOp(SoftmaxFamilyOp):
     """
 
     name = "ascend.graph.hardmax"
+
+    traits = traits_def(VectorSweeps(2))
 
 
 OPS = (

@@ -11,8 +11,9 @@ from xdsl.ir import Attribute, TypeAttribute
 from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.traits import Pure
 
-from .base import GraphOp, MovesData
+from .base import GraphOp
 from .elementwise import element_kind
+from .traits import MovesData
 
 
 @irdl_op_definition

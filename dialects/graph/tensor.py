@@ -37,7 +37,6 @@ from ..common import IntArray, fail, get_ints
 from .base import (
     DYN,
     GraphOp,
-    MovesData,
     ShapeFoldMixin,
     broadcast_shapes,
     normalize_axis,
@@ -47,6 +46,7 @@ from .base import (
     shape_error,
     tensor_type,
 )
+from .traits import ComputesNothing, CopiedByDataMovers, IsView, MovesData, Reorders
 
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
@@ -63,7 +63,7 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure(), MovesData())
+    traits = traits_def(Pure(), MovesData(), IsView(), CopiedByDataMovers())
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, input: SSAValue, shape: Sequence[int]):
@@ -99,6 +99,8 @@ class FlattenOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.flatten"
 
+    traits = traits_def(IsView(), CopiedByDataMovers())
+
     input = operand_def(TensorType)
     result = result_def(TensorType)
     axis = opt_prop_def(IntegerAttr)
@@ -121,6 +123,8 @@ class TransposeOp(ShapeFoldMixin, MoveOp):
     """
 
     name = "ascend.graph.transpose"
+
+    traits = traits_def(Reorders())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -149,6 +153,8 @@ class ConcatOp(MoveOp):
     """
 
     name = "ascend.graph.concat"
+
+    traits = traits_def(CopiedByDataMovers())
 
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
@@ -183,6 +189,8 @@ class ExpandOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.expand"
 
+    traits = traits_def(CopiedByDataMovers())
+
     input = operand_def(TensorType)
     result = result_def(TensorType)
     shape = prop_def(IntArray)
@@ -204,6 +212,8 @@ class TileOp(ShapeFoldMixin, MoveOp):
     """
 
     name = "ascend.graph.tile"
+
+    traits = traits_def(CopiedByDataMovers())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -235,6 +245,8 @@ class SliceOp(ShapeFoldMixin, MoveOp):
     """
 
     name = "ascend.graph.slice"
+
+    traits = traits_def(CopiedByDataMovers())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -269,6 +281,8 @@ class SplitOp(MoveOp):
 
     name = "ascend.graph.split"
 
+    traits = traits_def(CopiedByDataMovers())
+
     input = operand_def(TensorType)
     outputs = var_result_def(TensorType)
     axis = opt_prop_def(IntegerAttr)
@@ -300,6 +314,8 @@ class PadOp(MoveOp):
     """
 
     name = "ascend.graph.pad"
+
+    traits = traits_def(Reorders())
 
     input = operand_def(TensorType)
     value = opt_operand_def(TensorType)
@@ -351,6 +367,8 @@ class ShapeOp(GraphOp):
     """
 
     name = "ascend.graph.shape"
+
+    traits = traits_def(CopiedByDataMovers(), ComputesNothing())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

@@ -10,7 +10,7 @@ from abc import ABC
 from typing import ClassVar
 
 from xdsl.dialects.builtin import FloatAttr, StringAttr
-from xdsl.irdl import irdl_op_definition, opt_prop_def
+from xdsl.irdl import irdl_op_definition, opt_prop_def, traits_def
 
 from ..common import get_float
 from .base import flag_def
@@ -23,6 +23,7 @@ from .elementwise import (
     UnaryElementwiseOp,
     UnaryPredicateOp,
 )
+from .traits import Epilogue, EpilogueKind, KeepsPrecision, PrefersLowPrecision, Transcendental
 
 
 class FloatUnaryOp(UnaryElementwiseOp, ABC):
@@ -76,6 +77,8 @@ class ReluOp(UnaryElementwiseOp):
     """`%y = ascend.graph.relu %x : (tensor<1x64xf32>) -> tensor<1x64xf32>`"""
 
     name = "ascend.graph.relu"
+
+    traits = traits_def(Epilogue(EpilogueKind.UNARY), PrefersLowPrecision())
 
     ELEMENTS: ClassVar[frozenset[str]] = SIGNED
 
@@ -134,12 +137,16 @@ class ExpOp(FloatUnaryOp):
 
     name = "ascend.graph.exp"
 
+    traits = traits_def(Transcendental(), KeepsPrecision())
+
 
 @irdl_op_definition
 class LogOp(FloatUnaryOp):
     """The natural logarithm. `%y = ascend.graph.log %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
     name = "ascend.graph.log"
+
+    traits = traits_def(Transcendental(), KeepsPrecision())
 
 
 @irdl_op_definition
@@ -148,12 +155,16 @@ class SqrtOp(FloatUnaryOp):
 
     name = "ascend.graph.sqrt"
 
+    traits = traits_def(Transcendental())
+
 
 @irdl_op_definition
 class ReciprocalOp(FloatUnaryOp):
     """`1 / x`. `%y = ascend.graph.reciprocal %x : (tensor<4xf16>) -> tensor<4xf16>`"""
 
     name = "ascend.graph.reciprocal"
+
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
@@ -186,12 +197,16 @@ class ErfOp(FloatUnaryOp):
 
     name = "ascend.graph.erf"
 
+    traits = traits_def(Transcendental())
+
 
 @irdl_op_definition
 class SinOp(FloatUnaryOp):
     """`%y = ascend.graph.sin %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
     name = "ascend.graph.sin"
+
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
@@ -200,12 +215,16 @@ class CosOp(FloatUnaryOp):
 
     name = "ascend.graph.cos"
 
+    traits = traits_def(Transcendental())
+
 
 @irdl_op_definition
 class TanOp(FloatUnaryOp):
     """`%y = ascend.graph.tan %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
     name = "ascend.graph.tan"
+
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
@@ -214,12 +233,16 @@ class AsinOp(FloatUnaryOp):
 
     name = "ascend.graph.asin"
 
+    traits = traits_def(Transcendental())
+
 
 @irdl_op_definition
 class AcosOp(FloatUnaryOp):
     """`%y = ascend.graph.acos %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
     name = "ascend.graph.acos"
+
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
@@ -228,12 +251,16 @@ class AtanOp(FloatUnaryOp):
 
     name = "ascend.graph.atan"
 
+    traits = traits_def(Transcendental())
+
 
 @irdl_op_definition
 class SinhOp(FloatUnaryOp):
     """`%y = ascend.graph.sinh %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
     name = "ascend.graph.sinh"
+
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
@@ -242,12 +269,16 @@ class CoshOp(FloatUnaryOp):
 
     name = "ascend.graph.cosh"
 
+    traits = traits_def(Transcendental())
+
 
 @irdl_op_definition
 class AsinhOp(FloatUnaryOp):
     """`%y = ascend.graph.asinh %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
     name = "ascend.graph.asinh"
+
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
@@ -256,12 +287,16 @@ class AcoshOp(FloatUnaryOp):
 
     name = "ascend.graph.acosh"
 
+    traits = traits_def(Transcendental())
+
 
 @irdl_op_definition
 class AtanhOp(FloatUnaryOp):
     """`%y = ascend.graph.atanh %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
     name = "ascend.graph.atanh"
+
+    traits = traits_def(Transcendental())
 
 
 # --------------------------------------------------------------------------------------------
@@ -275,12 +310,16 @@ class SigmoidOp(FloatUnaryOp):
 
     name = "ascend.graph.sigmoid"
 
+    traits = traits_def(Transcendental(), Epilogue(EpilogueKind.UNARY))
+
 
 @irdl_op_definition
 class TanhOp(FloatUnaryOp):
     """`%y = ascend.graph.tanh %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
     name = "ascend.graph.tanh"
+
+    traits = traits_def(Transcendental(), Epilogue(EpilogueKind.UNARY))
 
 
 @irdl_op_definition
@@ -289,6 +328,8 @@ class SoftplusOp(FloatUnaryOp):
 
     name = "ascend.graph.softplus"
 
+    traits = traits_def(Transcendental(), KeepsPrecision())
+
 
 @irdl_op_definition
 class SoftsignOp(FloatUnaryOp):
@@ -296,12 +337,16 @@ class SoftsignOp(FloatUnaryOp):
 
     name = "ascend.graph.softsign"
 
+    traits = traits_def(Transcendental())
+
 
 @irdl_op_definition
 class MishOp(FloatUnaryOp):
     """`x * tanh(softplus(x))`. `%y = ascend.graph.mish %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
     name = "ascend.graph.mish"
+
+    traits = traits_def(Transcendental())
 
 
 @irdl_op_definition
@@ -313,6 +358,8 @@ class HardSwishOp(FloatUnaryOp):
 
     name = "ascend.graph.hard_swish"
 
+    traits = traits_def(Epilogue(EpilogueKind.UNARY))
+
 
 @irdl_op_definition
 class GeluOp(FloatUnaryOp):
@@ -323,6 +370,8 @@ class GeluOp(FloatUnaryOp):
     """
 
     name = "ascend.graph.gelu"
+
+    traits = traits_def(Transcendental(), Epilogue(EpilogueKind.UNARY))
 
     approximate = opt_prop_def(StringAttr)
 
@@ -342,6 +391,8 @@ class LeakyReluOp(ActivationOp):
 
     name = "ascend.graph.leaky_relu"
 
+    traits = traits_def(Epilogue(EpilogueKind.UNARY), PrefersLowPrecision())
+
     alpha = opt_prop_def(FloatAttr)
     DEFAULTS: ClassVar[dict[str, float]] = {"alpha": 0.01}
 
@@ -354,6 +405,8 @@ class EluOp(ActivationOp):
     """
 
     name = "ascend.graph.elu"
+
+    traits = traits_def(Transcendental())
 
     alpha = opt_prop_def(FloatAttr)
     DEFAULTS: ClassVar[dict[str, float]] = {"alpha": 1.0}
@@ -368,6 +421,8 @@ class SeluOp(ActivationOp):
     """
 
     name = "ascend.graph.selu"
+
+    traits = traits_def(Transcendental())
 
     alpha = opt_prop_def(FloatAttr)
     gamma = opt_prop_def(FloatAttr)
@@ -385,6 +440,8 @@ class CeluOp(ActivationOp):
     """
 
     name = "ascend.graph.celu"
+
+    traits = traits_def(Transcendental())
 
     alpha = opt_prop_def(FloatAttr)
     DEFAULTS: ClassVar[dict[str, float]] = {"alpha": 1.0}
@@ -425,6 +482,8 @@ class SwishOp(ActivationOp):
     """
 
     name = "ascend.graph.swish"
+
+    traits = traits_def(Transcendental())
 
     alpha = opt_prop_def(FloatAttr)
     DEFAULTS: ClassVar[dict[str, float]] = {"alpha": 1.0}

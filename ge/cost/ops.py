@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects.builtin import StringAttr
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 
 from ge.dialects import graph
 from ge.dialects.graph.nn import parse_einsum
@@ -51,56 +51,56 @@ def op_work(op: Operation) -> OpWork:
 
 
 def _work(view: OpView) -> OpWork:
-    for classes, family in _CUBE_FAMILIES:
-        if view.is_a(*classes):
-            return family(view)
-    return OpWork(sweeps=vector_sweeps(view))
+    interface = view.cls.get_trait(graph.MatrixProductInterface)
+    if interface is None:
+        return OpWork(sweeps=vector_sweeps(view))
+    products = interface.products(view.operands, view.props)
+    element = view.operands[0].element_type
+    priced = tuple(_priced(p, element) for p in products)
+    family = next(_CUBE_FAMILIES[cls] for cls in view.cls.__mro__ if cls in _CUBE_FAMILIES)
+    return family(view, priced)
 
 
-def _matmul(view: OpView) -> OpWork:
-    a, b = view.shape(0), view.shape(1)
-    a = (1, *a) if len(a) == 1 else a
-    b = (*b, 1) if len(b) == 1 else b
-    batch = math.prod(graph.broadcast_shapes(a[:-2], b[:-2]))
-    m, k, n = a[-2], a[-1], b[-1]
-    product = MatrixProduct(batch, m, k, 1, n, batch * m * k * n, view.operands[0].element_type)
+def _priced(product: graph.MatrixProduct, element: Attribute) -> MatrixProduct:
+    """The cost model's record of one of the op's matrix products (`graph.matrix_products`)."""
+    k_channels = product.k // product.positions
+    return MatrixProduct(
+        product.batch,
+        product.m,
+        k_channels,
+        product.positions,
+        product.n,
+        product.macs,
+        element,
+        product.steps,
+    )
+
+
+def _matmul(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
     sweeps: tuple[Sweep, ...] = ()
     if view.is_a(graph.MatMulIntegerOp):
         # Subtracting the zero points is a vector sweep over each matrix before the cube reads it.
         sweeps = tuple(Sweep(elements(view.operands[i]), 1, 1) for i in (0, 1))
-    return OpWork((product,), sweeps, view.values[:2], accumulator="FRACTAL_NZ")
+    return OpWork(products, sweeps, view.values[:2], accumulator="FRACTAL_NZ")
 
 
-def _gemm(view: OpView) -> OpWork:
-    a, b = view.shape(0), view.shape(1)
-    a = a[::-1] if view.flag("trans_a") else a
-    b = b[::-1] if view.flag("trans_b") else b
-    m, k, n = a[0], a[1], b[1]
-    product = MatrixProduct(1, m, k, 1, n, m * k * n, view.operands[0].element_type)
+def _gemm(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
     scale = view.float_prop("alpha", 1.0) != 1.0
     passes = int(scale) + int(len(view.operands) == 3)
     sweeps = (result_sweep(view, passes),) if passes else ()
-    return OpWork((product,), sweeps, view.values[:2], accumulator="FRACTAL_NZ")
+    return OpWork(products, sweeps, view.values[:2], accumulator="FRACTAL_NZ")
 
 
-def _einsum(view: OpView) -> OpWork:
+def _einsum(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
+    if products:
+        return OpWork(products, (), view.values[:2], accumulator="FRACTAL_NZ")
+    # Nothing to contract between two matrices: elementwise products and sums on the vector unit.
     equation = view.props["equation"]
     assert isinstance(equation, StringAttr)
-    terms, output = parse_einsum(equation.data, len(view.operands))
+    terms, _ = parse_einsum(equation.data, len(view.operands))
     sizes, ellipsis = _einsum_sizes(terms, [t.get_shape() for t in view.operands])
     everything = math.prod(sizes.values()) * ellipsis
-    letters = [set(t.replace("...", "")) for t in terms]
-    out = set(output.replace("...", ""))
-    if len(terms) != 2 or not (letters[0] & letters[1]) - out:
-        # Nothing to contract between two matrices: elementwise products and sums on the vector unit.
-        return OpWork(sweeps=(Sweep(everything, widest(view), len(terms)),))
-    a, b = letters
-    batch = math.prod(sizes[c] for c in a & b & out) * ellipsis
-    k = math.prod(sizes[c] for c in (a & b) - out)
-    m = math.prod(sizes[c] for c in a - b)
-    n = math.prod(sizes[c] for c in b - a)
-    product = MatrixProduct(batch, m, k, 1, n, everything, view.operands[0].element_type)
-    return OpWork((product,), (), view.values[:2], accumulator="FRACTAL_NZ")
+    return OpWork(sweeps=(Sweep(everything, widest(view), len(terms)),))
 
 
 def _einsum_sizes(terms: Sequence[str], shapes: Sequence[tuple[int, ...]]) -> tuple[dict[str, int], int]:
@@ -118,42 +118,22 @@ def _einsum_sizes(terms: Sequence[str], shapes: Sequence[tuple[int, ...]]) -> tu
     return sizes, math.prod(ellipsis)
 
 
-def _conv(view: OpView) -> OpWork:
-    x, w, y = view.shape(0), view.shape(1), view.results[0].get_shape()
-    groups = view.int_prop("groups", 1)
-    cout, cin_group, window = w[0], w[1], math.prod(w[2:])
-    pixels = x[0] * math.prod(y[2:])
-    macs = pixels * cout * cin_group * window
-    product = MatrixProduct(
-        groups, pixels, cin_group, window, cout // groups, macs, view.operands[0].element_type
-    )
+def _conv(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
     sweeps = (result_sweep(view, 1),) if len(view.operands) == 3 else ()
-    return OpWork((product,), sweeps, view.values[:2], groups, "NC1HWC0")
+    return OpWork(products, sweeps, view.values[:2], view.int_prop("groups", 1), "NC1HWC0")
 
 
-def _conv_transpose(view: OpView) -> OpWork:
-    x, w = view.shape(0), view.shape(1)
-    groups = view.int_prop("groups", 1)
-    cin, cout_group, window = w[0], w[1], math.prod(w[2:])
-    pixels = x[0] * math.prod(x[2:])
-    columns = cout_group * window
-    macs = pixels * cin * columns
-    product = MatrixProduct(groups, pixels, cin // groups, 1, columns, macs, view.operands[0].element_type)
-    col2im = Sweep(pixels * columns * groups, widest(view), 1)
+def _conv_transpose(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
+    (product,) = products
+    col2im = Sweep(product.m * product.n * product.batch, widest(view), 1)
     sweeps = (col2im, result_sweep(view, 1)) if len(view.operands) == 3 else (col2im,)
-    return OpWork((product,), sweeps, view.values[:2], groups, "NC1HWC0")
+    return OpWork(products, sweeps, view.values[:2], view.int_prop("groups", 1), "NC1HWC0")
 
 
-def _attention(view: OpView) -> OpWork:
-    (batch, heads, q_seq, dim), v = view.shape(0), view.shape(2)
-    kv_seq, v_dim = v[2], v[3]
+def _attention(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
+    (batch, heads, q_seq, _), v = view.shape(0), view.shape(2)
+    kv_seq = v[2]
     element = view.operands[0].element_type
-    products = (
-        MatrixProduct(batch * heads, q_seq, dim, 1, kv_seq, batch * heads * q_seq * dim * kv_seq, element),
-        MatrixProduct(
-            batch * heads, q_seq, kv_seq, 1, v_dim, batch * heads * q_seq * kv_seq * v_dim, element
-        ),
-    )
     softmax_type = view.props.get("softmax_type")
     width = element_bytes(softmax_type if softmax_type is not None else element)
     scores = batch * heads * q_seq * kv_seq
@@ -165,24 +145,9 @@ def _attention(view: OpView) -> OpWork:
     return OpWork(products, (sweep,), view.values[:3], accumulator="FRACTAL_NZ")
 
 
-def _recurrent(view: OpView) -> OpWork:
-    (seq, batch, size), (directions, gate_rows, hidden) = view.shape(0), view.shape(2)
+def _recurrent(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
+    (seq, batch, _), (directions, gate_rows, hidden) = view.shape(0), view.shape(2)
     element = view.operands[0].element_type
-    products = (
-        MatrixProduct(
-            directions, seq * batch, size, 1, gate_rows, directions * seq * batch * size * gate_rows, element
-        ),
-        MatrixProduct(
-            directions,
-            batch,
-            hidden,
-            1,
-            gate_rows,
-            directions * seq * batch * hidden * gate_rows,
-            element,
-            seq,
-        ),
-    )
     width = element_bytes(element)
     # Per step: add the two products and the biases, apply each gate's activation, update the state.
     gates = Sweep(directions * seq * batch * gate_rows, width, 2, 1)
@@ -190,13 +155,15 @@ def _recurrent(view: OpView) -> OpWork:
     return OpWork(products, (gates, state), view.values[:3], accumulator="FRACTAL_NZ")
 
 
-_CUBE_FAMILIES: tuple[tuple[tuple[type[Operation], ...], Callable[[OpView], OpWork]], ...] = (
-    ((graph.MatMulOp, graph.MatMulIntegerOp), _matmul),
-    ((graph.GemmOp,), _gemm),
-    ((graph.EinsumOp,), _einsum),
-    ((graph.ConvOp,), _conv),
-    ((graph.ConvTransposeOp,), _conv_transpose),
-    ((graph.AttentionOp,), _attention),
-    ((graph.RecurrentOp,), _recurrent),
-)
-"""The ops built on matrix products, and the function that gives each family's work."""
+_CUBE_FAMILIES: dict[type[Operation], Callable[[OpView, tuple[MatrixProduct, ...]], OpWork]] = {
+    graph.MatMulOp: _matmul,
+    graph.MatMulIntegerOp: _matmul,
+    graph.GemmOp: _gemm,
+    graph.EinsumOp: _einsum,
+    graph.ConvOp: _conv,
+    graph.ConvTransposeOp: _conv_transpose,
+    graph.AttentionOp: _attention,
+    graph.RecurrentOp: _recurrent,
+}
+"""Per op family built on matrix products (`graph.matrix_products` gives those), the rest of its
+work: bias and scale sweeps, the operands the cube reads, the layout it accumulates in."""

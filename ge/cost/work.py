@@ -118,13 +118,12 @@ class OpView:
     def of_fused(op: graph.FusedOp) -> OpView:
         values = tuple(op.base_operands)
         operands = tuple(_static(v.type, op) for v in values)
-        props = {k: v for k, v in op.properties.items() if k != "extras"}
+        props = graph.fused.base_properties(op.properties)
         try:
-            accumulator = op.BASE.infer(list(operands), props, describe(op))
+            accumulator = op.accumulator_type(list(operands), props, describe(op))
         except ValueError as error:
             raise CompileError(f"{describe(op)}: {error}") from None
-        results = tuple(accumulator) if isinstance(accumulator, list) else (accumulator,)
-        return OpView(op.BASE, operands, values, results, props)
+        return OpView(op.BASE, operands, values, (accumulator,), props)
 
     def is_a(self, *classes: type[Operation]) -> bool:
         return issubclass(self.cls, classes)

@@ -10,7 +10,7 @@ in the kernel's output format with zero padding.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -86,8 +86,9 @@ def _base(op: Operation) -> type[Operation]:
 
 
 def _cube_ready(op: Operation, env: dict[SSAValue, _Stored]) -> bool:
-    """A conv2d / matmul / gemm (plain or fused) whose base operands are kernel inputs the cube takes."""
-    if _base(op) not in (graph.Conv2DOp, graph.MatMulOp, graph.GemmOp):
+    """A matrix product the emulated cube implements (`_ON_CUBE`: conv2d, matmul, gemm; plain or
+    fused) whose base operands are kernel inputs the cube takes."""
+    if graph.matrix_product(op) is None or _base(op) not in _ON_CUBE:
         return False
     operands = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
     if not all(v in env for v in operands):
@@ -108,21 +109,46 @@ def _on_cube(op: Operation, env: dict[SSAValue, _Stored]) -> np.ndarray | None:
         operands, extras = list(op.operands), []
     result_type = op.results[0].type
     assert isinstance(result_type, TensorType)
-    if base is graph.Conv2DOp:
-        accumulator = _conv2d(op, [env[v] for v in operands[:2]], operands[2:], env, result_type)
-    elif base is graph.MatMulOp:
-        accumulator = _matmul(op, env[operands[0]], env[operands[1]], False, False)
-    else:
-        a, b = env[operands[0]], env[operands[1]]
-        product = _matmul(op, a, b, get_flag(op, "trans_a"), get_flag(op, "trans_b"))
-        c = env[operands[2]].logical() if len(operands) > 2 else None
-        accumulator = gemm_scale(op, product, None if c is None else widen(c))  # type: ignore[arg-type]
+    accumulator = _ON_CUBE[base](op, operands, env, result_type)
     if accumulator is None:
         return None
     if isinstance(op, graph.FusedOp):
         rest = [env[v].logical() for v in extras]
         return epilogue(op, accumulator, rest).astype(numpy_dtype(result_type.element_type))
     return accumulator.astype(numpy_dtype(result_type.element_type))
+
+
+def _conv2d_on_cube(
+    op: Operation, operands: list[SSAValue], env: dict[SSAValue, _Stored], result_type: TensorType
+) -> np.ndarray | None:
+    return _conv2d(op, [env[v] for v in operands[:2]], operands[2:], env, result_type)
+
+
+def _matmul_on_cube(
+    op: Operation, operands: list[SSAValue], env: dict[SSAValue, _Stored], result_type: TensorType
+) -> np.ndarray | None:
+    return _matmul(op, env[operands[0]], env[operands[1]], False, False)
+
+
+def _gemm_on_cube(
+    op: Operation, operands: list[SSAValue], env: dict[SSAValue, _Stored], result_type: TensorType
+) -> np.ndarray | None:
+    a, b = env[operands[0]], env[operands[1]]
+    product = _matmul(op, a, b, get_flag(op, "trans_a"), get_flag(op, "trans_b"))
+    c = env[operands[2]].logical() if len(operands) > 2 else None
+    return gemm_scale(op, product, None if c is None else widen(c))  # type: ignore[arg-type]
+
+
+_ON_CUBE: dict[
+    type[Operation],
+    Callable[[Operation, list[SSAValue], dict[SSAValue, _Stored], TensorType], np.ndarray | None],
+] = {
+    graph.Conv2DOp: _conv2d_on_cube,
+    graph.MatMulOp: _matmul_on_cube,
+    graph.GemmOp: _gemm_on_cube,
+}
+"""The matrix products the emulated cube computes as fractal tile products; the others run on the
+shared semantics."""
 
 
 def _conv2d(

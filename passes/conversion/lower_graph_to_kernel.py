@@ -56,32 +56,6 @@ from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
 from ge.dialects.formats import framework_format
 from ge.dialects.kernel import KERNEL_BY_UNIT, ConcatViewOp, ViewOp, YieldOp
 
-CUBE_OPS: tuple[type[Operation], ...] = (
-    graph.Conv2DOp,
-    graph.MatMulOp,
-    graph.GemmOp,
-    graph.Conv3DOp,
-    graph.ConvTranspose2DOp,
-    graph.ConvTranspose3DOp,
-    graph.MatMulIntegerOp,
-    graph.AttentionOp,
-    graph.FusedOp,
-)
-
-ELEMENTWISE_OPS: tuple[type[Operation], ...] = (graph.ElementwiseOp, graph.CastOp, graph.BatchNormOp)
-"""Ops that compute each element from the same elements of their (broadcast) operands."""
-
-REDUCTION_OPS: tuple[type[Operation], ...] = (
-    graph.ReduceOp,
-    graph.SoftmaxFamilyOp,
-    graph.LayerNormOp,
-    graph.RMSNormOp,
-    graph.GlobalPoolOp,
-)
-"""Reductions a vector kernel can hold together with elementwise work around them."""
-
-VIEW_OPS: tuple[type[Operation], ...] = (graph.ReshapeOp, graph.FlattenOp)
-
 AICPU_TYPES = (f64, i64, IntegerType(64, Signedness.UNSIGNED))
 """Element types the AI Core has no arithmetic for."""
 
@@ -104,7 +78,7 @@ def unit_of(op: Operation) -> str:
         any(t in AICPU_TYPES for t in operands) or any(t == f64 for t in results)
     ):
         return "aicpu"
-    return "cube" if isinstance(op, CUBE_OPS) else "vector"
+    return "cube" if graph.matrix_product(op) is not None else "vector"
 
 
 def source_name(op: Operation) -> str | None:
@@ -130,7 +104,7 @@ class _Group:
 
     def __post_init__(self) -> None:
         if self.reductions < 0:
-            self.reductions = sum(isinstance(op, REDUCTION_OPS) for op in self.ops)
+            self.reductions = sum(op.has_trait(graph.Reduction) for op in self.ops)
 
     @property
     def root(self) -> Operation:
@@ -141,7 +115,7 @@ def fusible(op: Operation) -> bool:
     """Whether `op` may share a kernel with others: one result, and elementwise or a reduction."""
     return (
         len(op.results) == 1
-        and isinstance(op, ELEMENTWISE_OPS + REDUCTION_OPS)
+        and (op.has_trait(graph.Elementwise) or op.has_trait(graph.Reduction))
         and unit_of(op) == "vector"
         and all(_static(v) for v in (*op.operands, *op.results))
     )
@@ -193,7 +167,7 @@ class KernelFormer:
             for group in self._movement_groups(block):
                 self._build(group)
             for op in list(block.ops):
-                if isinstance(op, VIEW_OPS) and _static(op.operands[0]) and _static(op.results[0]):
+                if op.has_trait(graph.IsView) and _static(op.operands[0]) and _static(op.results[0]):
                     source, result = op.operands[0].type, op.results[0].type
                     view = ViewOp(
                         op.operands[0],
@@ -276,7 +250,8 @@ class KernelFormer:
             members: list[Operation] = [op]
             producer = op.operands[0].owner
             if (
-                isinstance(producer, VIEW_OPS)
+                isinstance(producer, Operation)
+                and producer.has_trait(graph.IsView)
                 and producer not in claimed
                 and op.operands[0].has_one_use()
                 and _static(producer.operands[0])
@@ -285,7 +260,7 @@ class KernelFormer:
             use = op.results[0].first_use
             if use is not None and op.results[0].has_one_use():
                 consumer = use.operation
-                if isinstance(consumer, VIEW_OPS) and _static(consumer.results[0]):
+                if consumer.has_trait(graph.IsView) and _static(consumer.results[0]):
                     members.append(consumer)
             if len(members) > 1:
                 groups.append(_Group(members, "vector"))
@@ -343,7 +318,11 @@ class KernelFormer:
             owner = value.owner
             if value in seen or not value.has_one_use() or not _static(value):
                 return False
-            if not isinstance(owner, Operation) or isinstance(owner, (graph.ConstOp, ViewOp, *VIEW_OPS)):
+            if (
+                not isinstance(owner, Operation)
+                or isinstance(owner, graph.ConstOp | ViewOp)
+                or owner.has_trait(graph.IsView)
+            ):
                 return False
             seen.add(value)
         return True

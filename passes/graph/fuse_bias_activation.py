@@ -38,27 +38,17 @@ from ..fusion import source_names
 from ..session import CompileSession, current
 from .match import is_constant
 
-ACTIVATIONS: tuple[type[Operation], ...] = (
-    graph.ReluOp,
-    graph.SigmoidOp,
-    graph.TanhOp,
-    graph.GeluOp,
-    graph.HardSwishOp,
-    graph.LeakyReluOp,
-)
-"""Unary epilogue ops."""
-
-BINARY: tuple[type[Operation], ...] = (graph.AddOp, graph.MaxOp, graph.MinOp)
-"""Binary epilogue ops: bias and residual adds; max and min with constants make relu6 and clip."""
-
 
 def _epilogue_step(op: Operation, accumulator: SSAValue) -> SSAValue | None | bool:
     """False if `op` cannot join the epilogue; else its other operand (None for unary ops)."""
     if op.results[0].type != accumulator.type:
         return False
-    if isinstance(op, ACTIVATIONS):
+    epilogue = op.get_trait(graph.Epilogue)
+    if epilogue is None:
+        return False
+    if epilogue.kind is graph.EpilogueKind.UNARY:
         return None
-    if isinstance(op, BINARY):
+    if epilogue.kind is graph.EpilogueKind.BINARY:
         lhs, rhs = op.operands
         other = rhs if lhs == accumulator else lhs
         if lhs == rhs:
@@ -82,7 +72,7 @@ class AbsorbElementwiseTail(RewritePattern):
         if not result.has_one_use():
             return
         consumer = result.first_use.operation
-        if consumer.parent is not op.parent or not isinstance(consumer, (*ACTIVATIONS, *BINARY)):
+        if consumer.parent is not op.parent or not consumer.has_trait(graph.Epilogue):
             return
         step = _epilogue_step(consumer, result)
         applied = step is not False

@@ -41,8 +41,6 @@ from ..fusion import source_names
 from ..session import CompileSession, current
 from .match import computed_from_constants, drops_rounding
 
-CONVS = (graph.Conv2DOp, graph.Conv3DOp)
-
 
 @dataclass
 class _Builder:
@@ -74,7 +72,7 @@ def _insert_before(rewriter: PatternRewriter, op: Operation, anchor: Operation) 
 
 def _single_use_conv(value: SSAValue) -> graph.ConvOp | None:
     conv = value.owner
-    if not isinstance(conv, CONVS) or not value.has_one_use():
+    if not isinstance(conv, graph.ConvOp) or not value.has_one_use():
         return None
     if not computed_from_constants(conv.weight) or (
         conv.bias is not None and not computed_from_constants(conv.bias)

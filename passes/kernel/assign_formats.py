@@ -60,18 +60,6 @@ from ge.dialects.kernel import (
 from ..driver import rewrite
 from ..session import current
 
-PER_CHANNEL_OPS: tuple[type[Operation], ...] = (
-    graph.ElementwiseOp,
-    graph.CastOp,
-    graph.BatchNormOp,
-    graph.MaxPoolOp,
-    graph.AvgPoolOp,
-    graph.GlobalPoolOp,
-    graph.LRNOp,
-)
-"""Ops a vector kernel can run on NC1HWC0 data: their work stays within a channel or a plane
-(LRN reads neighbouring channels, which the vector unit gathers across C0 blocks)."""
-
 
 def _shuffles_channels(kernel: VectorKernelOp) -> bool:
     """A data-movement kernel from 4-D to 4-D (reshape, transpose, reshape: a channel shuffle)
@@ -91,7 +79,7 @@ def _shuffles_channels(kernel: VectorKernelOp) -> bool:
 
 
 def _works_per_channel(op: Operation) -> bool:
-    if isinstance(op, PER_CHANNEL_OPS):
+    if op.has_trait(graph.PerChannel):
         return True
     # A reduction over the plane (a global pooling written as reduce_mean) keeps every channel.
     if isinstance(op, graph.ReduceOp) and _rank(op.operands[0]) == 4 and _rank(op.results[0]) == 4:
@@ -119,12 +107,9 @@ def _is_constant(value: SSAValue) -> bool:
 
 
 def cube_op(kernel: KernelOp) -> Operation | None:
-    """The cube op of a cube kernel's body (a conv, matmul, gemm or fused one)."""
+    """The cube op of a cube kernel's body (a matrix product, plain or fused)."""
     for op in kernel.body.block.ops:
-        base = op.BASE if isinstance(op, graph.FusedOp) else type(op)
-        if base in (graph.Conv2DOp, graph.MatMulOp, graph.GemmOp, graph.Conv3DOp) or isinstance(
-            op, (graph.AttentionOp, graph.ConvTransposeOp, graph.MatMulIntegerOp)
-        ):
+        if graph.matrix_product(op) is not None:
             return op
     return None
 

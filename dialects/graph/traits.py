@@ -1,0 +1,206 @@
+"""What an `ascend.graph` op is, as traits and one interface that every pass and model asks.
+
+Kernel formation, format assignment, fusion, mixed precision, the cost model and the emulator
+ask `op.has_trait(Elementwise)` or `matrix_product(op)` instead of keeping lists of op classes,
+so an op's answers live on its definition and a new op is described in one place. A trait on a
+base class (`ElementwiseOp`, `ReduceOp`, ...) covers its whole family: xDSL gathers the traits of
+every class an op definition inherits from.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
+from xdsl.ir import Attribute, Operation
+from xdsl.traits import OpTrait
+
+# --------------------------------------------------------------------------------------------
+# What an op computes
+# --------------------------------------------------------------------------------------------
+
+
+class Elementwise(OpTrait):
+    """Each result element is computed from the same elements of the (broadcast) operands, so a
+    tree of such ops fuses into one vector kernel."""
+
+
+class PerChannel(OpTrait):
+    """The op's work stays within a channel or a plane of NCHW data, so a vector kernel runs it
+    on NC1HWC0 data as well (LRN reads neighbouring channels, gathered across C0 blocks)."""
+
+
+class Reduction(OpTrait):
+    """The op reduces along axes (reduce_*, softmax, layer and RMS norm, global pooling): a vector
+    kernel holds one, with elementwise work around it."""
+
+
+class Transcendental(OpTrait):
+    """The op's vector sweep runs at the transcendental rate: exponentials, logarithms, roots,
+    divisions and the functions built on them."""
+
+
+class MovesData(OpTrait):
+    """The op only moves, copies or reorders elements: it runs on any unit for any dtype."""
+
+
+class CopiedByDataMovers(OpTrait):
+    """The data movers (MTE) carry the op out alone, with no vector time: strided or repeated
+    block copies (reshape, slice, concat, expand, ...), and `shape`, which reads no element."""
+
+
+class IsView(OpTrait):
+    """The op reinterprets its input's bytes with another shape (reshape, flatten): with static
+    shapes kernel formation makes it a view, not a kernel."""
+
+
+class Reorders(OpTrait):
+    """The op rearranges elements through the vector unit (transpose, pad, gather, where, ...):
+    one sweep over its result without arithmetic."""
+
+
+class NeedsAiCpu(OpTrait):
+    """The AI Core cannot run the op (for example, its output shape depends on values)."""
+
+
+class EpilogueKind(Enum):
+    """How an op joins a cube op's epilogue."""
+
+    UNARY = "unary"
+    """An activation applied to the accumulator."""
+    BINARY = "binary"
+    """A bias or residual add, or a max / min with a constant (relu6, clip)."""
+
+
+@dataclass(frozen=True)
+class Epilogue(OpTrait):
+    """The op can be fused into a cube op's epilogue (`ge-fuse-bias-activation`)."""
+
+    kind: EpilogueKind
+
+
+class KeepsPrecision(OpTrait):
+    """`allow_mix_precision` keeps the op's type (GE's black list): sums of many terms, norms,
+    exp and log, which fp16 would round away or overflow."""
+
+
+class PrefersLowPrecision(OpTrait):
+    """`allow_mix_precision` runs the op in the low-precision type whenever it is fp32 (GE's white
+    list): the matrix products have the interface instead, these are the vector ops."""
+
+
+class ComputesNothing(OpTrait):
+    """The op computes nothing in a float type (constants, casts, shapes): precision passes never
+    retype it."""
+
+
+class FusionOnly(OpTrait):
+    """No frontend builds the op: fusion passes make it from ops that frontends do build."""
+
+
+@dataclass(frozen=True)
+class VectorSweeps(OpTrait):
+    """The op sweeps its input `simple` times with plain vector instructions and `transcendental`
+    times at the transcendental rate (softmax: max, subtract, sum, divide, and one exp)."""
+
+    simple: float
+    transcendental: float = 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# Matrix products
+# --------------------------------------------------------------------------------------------
+
+DYN = DYNAMIC_INDEX
+
+
+@dataclass(frozen=True)
+class MatrixProduct:
+    """`batch` independent products of an (m x k) by (k x n) matrix, repeated `steps` times one
+    after the other (the time steps of a recurrence). `lhs` and `rhs` are the operand indices of
+    the left and right matrix (None: a value the op computes itself, like attention's
+    probabilities or a recurrence's state). A convolution's k spans `positions` kernel positions of
+    k // positions channels each. A dimension is `DYN` when a shape it comes from is dynamic."""
+
+    m: int
+    n: int
+    k: int
+    batch: int = 1
+    lhs: int | None = 0
+    rhs: int | None = 1
+    positions: int = 1
+    steps: int = 1
+
+    @property
+    def macs(self) -> int:
+        """Useful multiply-adds (`DYN` if a dimension is dynamic)."""
+        return _multiply(self.m, self.n, self.k, self.batch, self.steps)
+
+    @property
+    def flops(self) -> int:
+        """2 * M * N * K * batch (and * steps): a multiply and an add each (`DYN` if dynamic)."""
+        macs = self.macs
+        return DYN if macs == DYN else 2 * macs
+
+
+class MatrixProductInterface(OpTrait, ABC):
+    """The op is built on matrix products, which the cube computes. An op whose instances may or
+    may not be products (einsum: by its equation) answers with no products."""
+
+    @abstractmethod
+    def products(
+        self, operand_types: Sequence[TensorType], properties: Mapping[str, Attribute]
+    ) -> tuple[MatrixProduct, ...]:
+        """The op's products for these operand types and properties, largest role first."""
+        raise NotImplementedError
+
+
+def matrix_products(op: Operation) -> tuple[MatrixProduct, ...]:
+    """Every matrix product `op` computes (attention: two, a recurrent layer: two); empty when it
+    computes none."""
+    trait = op.get_trait(MatrixProductInterface)
+    if trait is None:
+        return ()
+    types = [v.type for v in op.operands]
+    if not all(isinstance(t, TensorType) for t in types):
+        return ()
+    return trait.products(types, op.properties)  # pyright: ignore[reportArgumentType] checked above
+
+
+def matrix_product(op: Operation) -> MatrixProduct | None:
+    """The (first) matrix product `op` computes, or None when it is no matrix product: ask this
+    for "does the op run on the cube"."""
+    products = matrix_products(op)
+    return products[0] if products else None
+
+
+def _multiply(*dims: int) -> int:
+    return DYN if DYN in dims else math.prod(dims)
+
+
+__all__ = [
+    "ComputesNothing",
+    "CopiedByDataMovers",
+    "Elementwise",
+    "Epilogue",
+    "EpilogueKind",
+    "FusionOnly",
+    "IsView",
+    "KeepsPrecision",
+    "MatrixProduct",
+    "MatrixProductInterface",
+    "MovesData",
+    "NeedsAiCpu",
+    "PerChannel",
+    "PrefersLowPrecision",
+    "Reduction",
+    "Reorders",
+    "Transcendental",
+    "VectorSweeps",
+    "matrix_product",
+    "matrix_products",
+]
