@@ -104,7 +104,7 @@ def test_batched_matmul_broadcasts_its_batch():
 def test_gemm_reads_its_transposes():
     g = ge.Graph()
     a, b = _value(g, (7, 5)), _value(g, (3, 7))  # A^T is 5 x 7, B^T is 7 x 3
-    gemm = graph.GemmOp.build_inferred([a, b], {"trans_a": graph.int_attr(1), "trans_b": graph.int_attr(1)})
+    gemm = graph.GemmOp.build_inferred([a, b], {"trans_a": True, "trans_b": True})
     assert matrix_product(gemm) == MatrixProduct(m=5, n=3, k=7)
     assert matrix_product(gemm).flops == 210
 
