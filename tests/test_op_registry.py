@@ -77,8 +77,6 @@ def test_emulated_cube_ops_are_matrix_products():
 OP_CLASS = re.compile(r"^[A-Z]\w*Op$")
 
 PENDING: dict[str, str] = {
-    "passes/graph/mixed_precision.py": "its precision lists become KeepsPrecision, PrefersLowPrecision "
-    "and ComputesNothing with the pass's rewrite",
     "passes/graph/fuse_gelu.py": "the ops of a polynomial the pattern matcher reads",
     "ge/semantics/elementwise.py": "ops the reference semantics computes in the stored dtype",
     "ge/semantics/indexing.py": "ops the reference semantics computes in the stored dtype",

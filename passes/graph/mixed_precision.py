@@ -77,70 +77,13 @@ MODES: dict[str, tuple[Attribute, tuple[Attribute, ...]] | None] = {
 }
 """Per mode: the compute type ops may move to, and the element types they may move from."""
 
-CUBE_OPS: tuple[type[Operation], ...] = (
-    graph.Conv2DOp,
-    graph.Conv3DOp,
-    graph.ConvTranspose2DOp,
-    graph.ConvTranspose3DOp,
-    graph.MatMulOp,
-    graph.GemmOp,
-    graph.EinsumOp,
-    graph.AttentionOp,
-    graph.FusedOp,
-)
-"""Matrix products (with fused epilogues, and whole attention): the cube multiplies fp16 (or bf16)
-fastest and accumulates in fp32."""
-
-WHITE_LIST: tuple[type[Operation], ...] = (
-    *CUBE_OPS,
-    graph.AddOp,
-    graph.SubOp,
-    graph.MulOp,
-    graph.ReluOp,
-    graph.LeakyReluOp,
-    graph.MaxPoolOp,
-    graph.AvgPoolOp,
-    graph.MaxPool3DOp,
-    graph.AvgPool3DOp,
-)
-"""`allow_mix_precision`: ops that run in the low-precision type whenever they are fp32."""
-
-BLACK_LIST: tuple[type[Operation], ...] = (
-    graph.SoftmaxFamilyOp,
-    graph.LayerNormOp,
-    graph.RMSNormOp,
-    graph.GroupNormOp,
-    graph.MeanVarianceNormOp,
-    graph.LpNormOp,
-    graph.LRNOp,
-    graph.ExpOp,
-    graph.LogOp,
-    graph.PowOp,
-    graph.SoftplusOp,
-    graph.ReduceOp,
-    graph.ScanOp,
-    graph.GlobalAvgPoolOp,
-    graph.GlobalLpPoolOp,
-    graph.LpPoolOp,
-    graph.LpPool3DOp,
-)
-"""`allow_mix_precision`: sums of many terms, norms, exp and log, which fp16 would round away or
-overflow; they keep their type. Every other op is gray: it runs in the low-precision type when
-every operand it computes on comes from an op that does (data movement, batch_norm at inference,
-activations, division, ...)."""
-
-KEPT_BY_FORCE_FP16: tuple[type[Operation], ...] = (graph.NonZeroOp, graph.UniqueOp, graph.NonMaxSuppressionOp)
-"""AI CPU ops: no cube or vector time to save, so `force_fp16` leaves them alone."""
-
-NOT_COMPUTING: tuple[type[Operation], ...] = (graph.ConstOp, graph.CastOp, graph.ShapeOp)
-"""Ops that compute nothing in a float type: this pass never retypes them."""
-
 
 class PrecisionClass(Enum):
     """What an op is to the precision modes: which of GE's op lists holds it."""
 
     MATRIX_PRODUCT = auto()
-    """A cube op (`CUBE_OPS`): moved by every mode that narrows, `allow_fp32_to_fp16` included."""
+    """A matrix product (`graph.matrix_product`): moved by every mode that narrows,
+    `allow_fp32_to_fp16` included."""
     PREFERS_LOW_PRECISION = auto()
     """White-listed: runs in the low-precision type whenever it is fp32."""
     KEEPS_PRECISION = auto()
@@ -358,16 +301,17 @@ class MixedPrecisionPass(ModulePass):
 
 
 def _precision_class(op: Operation) -> PrecisionClass:
-    """The one place the pass reads GE's op lists."""
-    if isinstance(op, NOT_COMPUTING):
+    """The op's class under GE's precision lists, from its traits (the order decides an op that
+    carries two: cube ops also prefer low precision)."""
+    if op.has_trait(graph.ComputesNothing):
         return PrecisionClass.COMPUTES_NOTHING
-    if isinstance(op, CUBE_OPS):
+    if graph.matrix_product(op) is not None:
         return PrecisionClass.MATRIX_PRODUCT
-    if isinstance(op, WHITE_LIST):
+    if op.has_trait(graph.PrefersLowPrecision):
         return PrecisionClass.PREFERS_LOW_PRECISION
-    if isinstance(op, BLACK_LIST):
+    if op.has_trait(graph.KeepsPrecision):
         return PrecisionClass.KEEPS_PRECISION
-    if isinstance(op, KEPT_BY_FORCE_FP16):
+    if op.has_trait(graph.NeedsAiCpu):
         return PrecisionClass.NEEDS_AI_CPU
     return PrecisionClass.GRAY
 
@@ -395,22 +339,15 @@ def _result_types(op: Operation, operand_types: Sequence[Attribute]) -> list[Att
 def _fused_op_types(
     op: graph.FusedOp, operand_types: Sequence[Attribute]
 ) -> tuple[Attribute, list[Attribute]]:
-    """The accumulator type and the result types of fused `op` on operands of these types: the
-    base op's inference, then each epilogue op's on what it reads; ValueError if any rejects them."""
-    count = len(op.base_operands)
-    props = {k: v for k, v in op.properties.items() if k != "extras"}
-    accumulator = op.BASE.infer([_tensor(t) for t in operand_types[:count]], props, op.name)
-    if not isinstance(accumulator, TensorType):
-        raise ValueError(f"'{op.name}': its base op has several results")
-    block = op.epilogue.block
-    types: dict[SSAValue, Attribute] = {block.args[0]: accumulator}
-    types.update(zip(block.args[1:], operand_types[count:], strict=True))
-    for inner in block.ops:
-        if isinstance(inner, graph.YieldOp):
-            return accumulator, [types[v] for v in inner.operands]
-        inner_types = _result_types(inner, [types[v] for v in inner.operands])
-        types.update(zip(inner.results, inner_types, strict=True))
-    raise ValueError(f"'{op.name}': its epilogue ends without 'ascend.graph.yield'")
+    """The accumulator type and the result types of fused `op` on operands of these types (the
+    dialect's one fused-op inference, each epilogue op inferred as `_result_types` does);
+    ValueError if any op rejects them."""
+    tensors = [_tensor(t) for t in operand_types]
+    types = graph.infer_fused_types(op, tensors, _result_types)
+    terminator = op.epilogue.block.last_op
+    if not isinstance(terminator, graph.YieldOp):
+        raise ValueError(f"'{op.name}': its epilogue ends without 'ascend.graph.yield'")
+    return types[op.epilogue.block.args[0]], [types[v] for v in terminator.operands]
 
 
 def _rebuild(op: Operation, operands: list[SSAValue]) -> Operation:

@@ -18,9 +18,9 @@ from graphs import RandomModel, random_models
 from hypothesis import HealthCheck, assume, given, settings
 
 import ge
+from ge.dialects.graph import KeepsPrecision
 from ge.interpreter import run_function
 from ge.passes import get_pass
-from ge.passes.graph.mixed_precision import BLACK_LIST
 from ge.passes.manager import PassManager
 from ge.passes.session import CompileSession
 
@@ -81,5 +81,5 @@ def black_list_types(module) -> list[tuple[str, list[str], list[str]]]:
     return [
         (op.name, [str(v.type) for v in op.operands], [str(r.type) for r in op.results])
         for op in module.walk()
-        if isinstance(op, BLACK_LIST)
+        if op.has_trait(KeepsPrecision)
     ]

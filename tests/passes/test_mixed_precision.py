@@ -13,7 +13,7 @@ from ge.dialects import graph as ops
 from ge.errors import CompileError
 from ge.interpreter import run_function
 from ge.passes import get_pass
-from ge.passes.graph.mixed_precision import BLACK_LIST, CUBE_OPS, ComputeTypeAnalysis
+from ge.passes.graph.mixed_precision import ComputeTypeAnalysis
 from ge.passes.manager import PassManager
 from ge.passes.session import CompileSession
 
@@ -79,8 +79,16 @@ def relative_error(actual: list[np.ndarray], expected: list[np.ndarray]) -> floa
     )
 
 
-def result_elements(module, classes) -> list[object]:
-    return [op.results[0].type.element_type for op in module.walk() if isinstance(op, classes)]
+def result_elements(module, holds) -> list[object]:
+    return [op.results[0].type.element_type for op in module.walk() if holds(op)]
+
+
+def on_cube(op) -> bool:
+    return ops.matrix_product(op) is not None
+
+
+def kept(op) -> bool:
+    return op.has_trait(ops.KeepsPrecision)
 
 
 @pytest.mark.parametrize("mode", sorted(TOLERANCE))
@@ -101,11 +109,11 @@ def test_mix_precision_moves_cube_ops_and_keeps_black_ops(model: str) -> None:
     g = MODELS[model]()
     for mode, low in (("allow_mix_precision", f16), ("allow_mix_precision_bf16", bf16)):
         module, _ = apply(g, mode=mode)
-        cube = result_elements(module, CUBE_OPS)
+        cube = result_elements(module, on_cube)
         assert cube and set(cube) == {low}
-        assert set(result_elements(module, BLACK_LIST)) == {f32}
+        assert set(result_elements(module, kept)) == {f32}
         compiled = ge.GraphCompiler().compile(g, precision_mode=mode)
-        cube = result_elements(compiled.module, CUBE_OPS)  # inside the compiled kernels
+        cube = result_elements(compiled.module, on_cube)  # inside the compiled kernels
         assert len(cube) >= 4 and set(cube) == {low}
 
 
@@ -167,7 +175,7 @@ def test_keep_lists_hold_ops_in_fp32() -> None:
         if isinstance(op, ops.Conv2DOp)
     }
     assert convs.pop("stem") == f32 and set(convs.values()) == {f16}
-    assert set(result_elements(module, ops.GemmOp)) == {f32}
+    assert set(result_elements(module, lambda op: isinstance(op, ops.GemmOp))) == {f32}
 
 
 def test_keep_lists_name_fused_ops_by_what_they_fused() -> None:
@@ -184,8 +192,8 @@ def test_keep_lists_name_fused_ops_by_what_they_fused() -> None:
     }
     assert types == {True: f32, False: f16}
     module, _ = apply(g, mode="allow_mix_precision", keep_op_types=("conv2d",))
-    assert set(result_elements(module, ops.FusedConv2DOp | ops.Conv2DOp)) == {f32}
-    assert set(result_elements(module, ops.GemmOp)) == {f16}
+    assert set(result_elements(module, lambda op: isinstance(op, ops.FusedConv2DOp | ops.Conv2DOp))) == {f32}
+    assert set(result_elements(module, lambda op: isinstance(op, ops.GemmOp))) == {f16}
 
 
 def test_integer_graphs_are_untouched() -> None:
