@@ -408,7 +408,7 @@ class ReshapeToView(RewritePattern):
             framework_format(result_type.get_shape()),
         )
         view.location = op.location
-        rewriter.replace_op(op, view)
+        rewriter.replace(op, view)
 
 
 class ConcatToConcatView(RewritePattern):
@@ -423,7 +423,7 @@ class ConcatToConcatView(RewritePattern):
             op.operands, op.result.type, op.axis.value.data % len(shape), framework_format(shape)
         )
         view.location = op.location
-        rewriter.replace_op(op, view)
+        rewriter.replace(op, view)
 
 
 @dataclass
@@ -435,7 +435,7 @@ class OpToKernel(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not op.name.startswith("ascend.graph.") or isinstance(op, graph.ConstOp) or not _in_function(op):
             return
-        rewriter.replace_op(op, self.former.kernel_of(_Group([op], unit_of(op))))
+        rewriter.replace(op, self.former.kernel_of(_Group([op], unit_of(op))))
 
 
 def concat_in_place(op: graph.ConcatOp) -> bool:
