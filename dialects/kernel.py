@@ -174,7 +174,8 @@ class KernelOp(_TargetChecked, IRDLOperation, ABC):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body"
 
-    UNIT: ClassVar[Unit]
+    UNIT: ClassVar[str]
+    """The unit the kernel runs on, a `Unit` value."""
 
     def __init__(
         self,
@@ -229,7 +230,7 @@ class CubeKernelOp(KernelOp):
     """
 
     name = "ascend.kernel.cube"
-    UNIT: ClassVar[Unit] = Unit.CUBE
+    UNIT: ClassVar[str] = Unit.CUBE.value
 
 
 @irdl_op_definition
@@ -247,7 +248,7 @@ class VectorKernelOp(KernelOp):
     """
 
     name = "ascend.kernel.vector"
-    UNIT: ClassVar[Unit] = Unit.VECTOR
+    UNIT: ClassVar[str] = Unit.VECTOR.value
 
 
 @irdl_op_definition
@@ -266,7 +267,7 @@ class AiCpuKernelOp(KernelOp):
     """
 
     name = "ascend.kernel.aicpu"
-    UNIT: ClassVar[Unit] = Unit.AICPU
+    UNIT: ClassVar[str] = Unit.AICPU.value
 
 
 @irdl_op_definition
@@ -307,7 +308,7 @@ class TransDataOp(_TargetChecked, IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` functional-type($input, $output)"
 
-    UNIT: ClassVar[Unit] = Unit.VECTOR
+    UNIT: ClassVar[str] = Unit.VECTOR.value
 
     def __init__(self, value: SSAValue, src: str, dst: str, kernel_name: str | None = None):
         props: dict[str, Attribute] = {"src_format": StringAttr(src), "dst_format": StringAttr(dst)}

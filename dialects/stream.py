@@ -51,7 +51,7 @@ from xdsl.traits import (
 
 from .common import IntArray, fail
 from .formats import FORMATS, c0_of, device_shape
-from .kernel import KINDS, KernelKind, KernelKindAttr, Unit, UnitAttr
+from .kernel import KINDS, KernelKindAttr, UnitAttr
 from .tiling import TilingAttr
 from .verify import LocalVerifier
 
@@ -95,14 +95,9 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove())
 
     @property
-    def kernel_kind(self) -> KernelKind:
-        """What the kernel is, for counting (a `str`): its kind, or else its unit."""
-        return self.kind.data if self.kind is not None else KernelKind(self.unit.data.value)
-
-    @property
-    def unit_name(self) -> Unit:
-        """The unit the kernel runs on (a `str`)."""
-        return self.unit.data
+    def kernel_kind(self) -> str:
+        """What the kernel is, for counting: its kind, or else its unit (a `KernelKind` value)."""
+        return (self.kind.data if self.kind is not None else self.unit.data).value
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym_name attr-dict `:` $function_type $body"

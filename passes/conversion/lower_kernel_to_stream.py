@@ -248,7 +248,7 @@ class _StreamBuilder:
             terminator = body.block.last_op
             assert isinstance(terminator, YieldOp)
             Rewriter.replace_op(terminator, stream.ReturnOp(terminator.values))
-            unit, kind = op.UNIT, KernelKind(op.UNIT.value)
+            unit, kind = Unit(op.UNIT), KernelKind(op.UNIT)
             inputs, outputs = list(op.inputs), list(op.outputs)
         properties: dict[str, Attribute] = {
             "sym_name": StringAttr(symbol),
