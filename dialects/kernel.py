@@ -66,7 +66,7 @@ class KernelKind(StrEnum):
 
 
 @irdl_attr_definition
-class UnitAttr(EnumAttribute[Unit]):
+class KernelUnitAttr(EnumAttribute[Unit]):
     """A kernel's unit: `#ascend.unit<cube>`, `#ascend.unit<vector>` or `#ascend.unit<aicpu>`."""
 
     name = "ascend.unit"
@@ -488,6 +488,6 @@ KERNEL_BY_UNIT: dict[str, type[KernelOp]] = {
     kernel.UNIT: kernel for kernel in (CubeKernelOp, VectorKernelOp, AiCpuKernelOp)
 }
 
-KERNEL_ATTRIBUTES = (UnitAttr, KernelKindAttr, CubeTilingAttr, VectorTilingAttr)
+KERNEL_ATTRIBUTES = (KernelUnitAttr, KernelKindAttr, CubeTilingAttr, VectorTilingAttr)
 
 Kernel = Dialect("ascend.kernel", list(KERNEL_OPS), list(KERNEL_ATTRIBUTES))

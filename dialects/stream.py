@@ -51,7 +51,7 @@ from xdsl.traits import (
 
 from .common import IntArray, fail
 from .formats import FORMATS, c0_of, device_shape
-from .kernel import KINDS, KernelKindAttr, UnitAttr
+from .kernel import KINDS, KernelKindAttr, KernelUnitAttr
 from .tiling import TilingAttr
 from .verify import LocalVerifier
 
@@ -82,7 +82,7 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
 
     sym_name = prop_def(SymbolNameConstraint())
     function_type = prop_def(FunctionType)
-    unit = prop_def(UnitAttr)
+    unit = prop_def(KernelUnitAttr)
     in_formats = prop_def(ArrayAttr[StringAttr])
     out_formats = prop_def(ArrayAttr[StringAttr])
     kernel_name = opt_prop_def(StringAttr)

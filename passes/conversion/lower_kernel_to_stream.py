@@ -57,9 +57,9 @@ from ge.dialects.kernel import (
     KernelKind,
     KernelKindAttr,
     KernelOp,
+    KernelUnitAttr,
     TransDataOp,
     Unit,
-    UnitAttr,
     ViewOp,
     YieldOp,
     physical_slice,
@@ -253,7 +253,7 @@ class _StreamBuilder:
         properties: dict[str, Attribute] = {
             "sym_name": StringAttr(symbol),
             "function_type": FunctionType.from_lists([v.type for v in inputs], [r.type for r in outputs]),
-            "unit": UnitAttr(unit),
+            "unit": KernelUnitAttr(unit),
             "in_formats": op.in_formats,
             "out_formats": op.out_formats,
         }
