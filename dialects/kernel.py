@@ -15,16 +15,17 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
-    DictionaryAttr,
     IntegerAttr,
     ModuleOp,
     StringAttr,
     TensorType,
     i64,
 )
+from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -36,14 +37,68 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.irdl.operations import ParsePropInAttrDict
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.utils.str_enum import StrEnum
 
 from .common import TARGET_ATTR_NAME, TargetAttr, fail
 from .formats import FORMATS, c0_of, device_shape
-from .tiling import TILED_UNITS, tiling_error
+from .tiling import TILED_UNITS, CubeTilingAttr, TilingAttr, VectorTilingAttr, tiling_error
 from .verify import LocalVerifier
 
-UNITS = ("cube", "vector", "aicpu")
+
+class Unit(StrEnum):
+    """The unit a kernel runs on."""
+
+    CUBE = "cube"
+    VECTOR = "vector"
+    AICPU = "aicpu"
+
+
+class KernelKind(StrEnum):
+    """What a kernel is, for counting: the unit it runs on, or a format conversion."""
+
+    CUBE = "cube"
+    VECTOR = "vector"
+    AICPU = "aicpu"
+    TRANS_DATA = "trans_data"
+
+
+@irdl_attr_definition
+class KernelUnitAttr(EnumAttribute[Unit]):
+    """A kernel's unit: `#ascend.unit<cube>`, `#ascend.unit<vector>` or `#ascend.unit<aicpu>`."""
+
+    name = "ascend.unit"
+
+    def print_parameter(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(self.data.value)
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Unit:
+        with parser.in_angle_brackets():
+            return parser.parse_str_enum(Unit)
+
+
+@irdl_attr_definition
+class KernelKindAttr(EnumAttribute[KernelKind]):
+    """A kernel's kind: its unit, or `#ascend.kind<trans_data>` for a format conversion."""
+
+    name = "ascend.kind"
+
+    def print_parameter(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(self.data.value)
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> KernelKind:
+        with parser.in_angle_brackets():
+            return parser.parse_str_enum(KernelKind)
+
+
+UNITS = tuple(unit.value for unit in Unit)
+KINDS = tuple(kind.value for kind in KernelKind)
 
 FRAMEWORK_FORMATS = ("ND", "NCHW")
 """Formats of graph inputs and outputs, and the only ones a view can reinterpret."""
@@ -80,24 +135,23 @@ def _check_formats(op: Operation, what: str, formats: ArrayAttr[StringAttr], val
             raise fail(op, f"a rank-{rank} value cannot be in format {f.data}")
 
 
-def _check_schedule(op: Operation, unit: str, types: Sequence[TensorType]) -> None:
+def _check_schedule(op: KernelOp | TransDataOp, unit: str, values: Sequence[SSAValue]) -> None:
     """`block_dim` and `tiling` must be coherent and fit the target's buffers and cores."""
-    block_dim = op.properties.get("block_dim")
-    tiling = op.properties.get("tiling")
-    if block_dim is not None and block_dim.value.data < 1:
-        raise fail(op, f"block_dim must be at least 1, got {block_dim.value.data}")
+    cores_asked = op.block_dim.value.data if op.block_dim is not None else None
+    if cores_asked is not None and cores_asked < 1:
+        raise fail(op, f"block_dim must be at least 1, got {cores_asked}")
     target = target_of(op)
     if target is None:
         return
-    if block_dim is not None:
+    if cores_asked is not None:
         key = {"cube": "cube_cores", "vector": "vector_cores"}.get(unit)
         cores = target.figure(key) if key else 1
-        if block_dim.value.data > cores:
-            raise fail(op, f"block_dim {block_dim.value.data} exceeds the {cores} {unit} cores of the target")
-    if tiling is not None and unit in TILED_UNITS:
-        tiles = {k: v.value.data for k, v in tiling.data.items() if isinstance(v, IntegerAttr)}
+        if cores_asked > cores:
+            raise fail(op, f"block_dim {cores_asked} exceeds the {cores} {unit} cores of the target")
+    if op.tiling is not None and unit in TILED_UNITS:
+        types = [v.type for v in values if isinstance(v.type, TensorType)]
         widths = [max(1, t.element_type.bitwidth // 8) for t in types]  # type: ignore[union-attr]
-        error = tiling_error(unit, tiles, widths, target.figure)
+        error = tiling_error(unit, op.tiling, widths, target.figure)
         if error:
             raise fail(op, error)
 
@@ -112,7 +166,7 @@ class KernelOp(_TargetChecked, IRDLOperation, ABC):
     kernel_name = opt_prop_def(StringAttr)
     block_dim = opt_prop_def(IntegerAttr[I64])
     """AI Core (or vector core) count the kernel runs on."""
-    tiling = opt_prop_def(DictionaryAttr)
+    tiling = opt_prop_def(TilingAttr)
     """Tile sizes (see `ge.dialects.tiling`); they must fit the target's on-chip buffers."""
     body = region_def("single_block")
 
@@ -120,7 +174,8 @@ class KernelOp(_TargetChecked, IRDLOperation, ABC):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs) $body"
 
-    UNIT: ClassVar[str] = ""
+    UNIT: ClassVar[str]
+    """The unit the kernel runs on, a `Unit` value."""
 
     def __init__(
         self,
@@ -148,7 +203,7 @@ class KernelOp(_TargetChecked, IRDLOperation, ABC):
                 raise fail(self, f"body argument #{index} is {arg.type}, input is {value.type}")
         _check_formats(self, "in_formats", self.in_formats, self.inputs)
         _check_formats(self, "out_formats", self.out_formats, self.outputs)
-        _check_schedule(self, self.UNIT, [v.type for v in (*self.inputs, *self.outputs)])
+        _check_schedule(self, self.UNIT, [*self.inputs, *self.outputs])
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
             raise fail(self, "body must end with 'ascend.kernel.yield'")
@@ -175,7 +230,7 @@ class CubeKernelOp(KernelOp):
     """
 
     name = "ascend.kernel.cube"
-    UNIT: ClassVar[str] = "cube"
+    UNIT: ClassVar[str] = Unit.CUBE.value
 
 
 @irdl_op_definition
@@ -193,7 +248,7 @@ class VectorKernelOp(KernelOp):
     """
 
     name = "ascend.kernel.vector"
-    UNIT: ClassVar[str] = "vector"
+    UNIT: ClassVar[str] = Unit.VECTOR.value
 
 
 @irdl_op_definition
@@ -212,7 +267,7 @@ class AiCpuKernelOp(KernelOp):
     """
 
     name = "ascend.kernel.aicpu"
-    UNIT: ClassVar[str] = "aicpu"
+    UNIT: ClassVar[str] = Unit.AICPU.value
 
 
 @irdl_op_definition
@@ -247,13 +302,13 @@ class TransDataOp(_TargetChecked, IRDLOperation):
     dst_format = prop_def(StringAttr)
     kernel_name = opt_prop_def(StringAttr)
     block_dim = opt_prop_def(IntegerAttr[I64])
-    tiling = opt_prop_def(DictionaryAttr)
+    tiling = opt_prop_def(TilingAttr)
 
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` functional-type($input, $output)"
 
-    UNIT: ClassVar[str] = "vector"
+    UNIT: ClassVar[str] = Unit.VECTOR.value
 
     def __init__(self, value: SSAValue, src: str, dst: str, kernel_name: str | None = None):
         props: dict[str, Attribute] = {"src_format": StringAttr(src), "dst_format": StringAttr(dst)}
@@ -276,7 +331,7 @@ class TransDataOp(_TargetChecked, IRDLOperation):
             raise fail(self, f"converts {self.src_format.data} to itself")
         _check_formats(self, "src_format", ArrayAttr([self.src_format]), [self.input])
         _check_formats(self, "dst_format", ArrayAttr([self.dst_format]), [self.output])
-        _check_schedule(self, "vector", [self.input.type, self.output.type])
+        _check_schedule(self, "vector", [self.input, self.output])
 
 
 @irdl_op_definition
@@ -430,9 +485,9 @@ def stored_shape(t: TensorType, fmt: str, groups: int = 1) -> tuple[int, ...]:
 
 KERNEL_OPS = (CubeKernelOp, VectorKernelOp, AiCpuKernelOp, YieldOp, TransDataOp, ViewOp, ConcatViewOp)
 KERNEL_BY_UNIT: dict[str, type[KernelOp]] = {
-    "cube": CubeKernelOp,
-    "vector": VectorKernelOp,
-    "aicpu": AiCpuKernelOp,
+    kernel.UNIT: kernel for kernel in (CubeKernelOp, VectorKernelOp, AiCpuKernelOp)
 }
 
-Kernel = Dialect("ascend.kernel", list(KERNEL_OPS), [])
+KERNEL_ATTRIBUTES = (KernelUnitAttr, KernelKindAttr, CubeTilingAttr, VectorTilingAttr)
+
+Kernel = Dialect("ascend.kernel", list(KERNEL_OPS), list(KERNEL_ATTRIBUTES))

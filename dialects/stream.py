@@ -8,7 +8,7 @@ launches of kernels on streams, with events to order work across streams.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     I64,
@@ -16,7 +16,6 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
-    DictionaryAttr,
     FloatAttr,
     FunctionType,
     IntegerAttr,
@@ -52,11 +51,9 @@ from xdsl.traits import (
 
 from .common import IntArray, fail
 from .formats import FORMATS, c0_of, device_shape
-from .kernel import UNITS
+from .kernel import KINDS, KernelKindAttr, KernelUnitAttr
+from .tiling import TilingAttr
 from .verify import LocalVerifier
-
-KINDS = ("cube", "vector", "aicpu", "trans_data")
-"""What a kernel is, for counting: the unit it runs on, or a format conversion."""
 
 SPACES = ("arena", "weight")
 
@@ -72,7 +69,7 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
     """An outlined kernel: a symbol holding the graph ops it computes, its unit and formats.
 
     ```
-    ascend.stream.kernel @relu_0 {unit = "vector", in_formats = ["ND"], out_formats = ["ND"]}
+    ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]}
         : (tensor<4xf32>) -> tensor<4xf32> {
     ^bb0(%a : tensor<4xf32>):
       %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
@@ -85,21 +82,22 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
 
     sym_name = prop_def(SymbolNameConstraint())
     function_type = prop_def(FunctionType)
-    unit = prop_def(StringAttr)
+    unit = prop_def(KernelUnitAttr)
     in_formats = prop_def(ArrayAttr[StringAttr])
     out_formats = prop_def(ArrayAttr[StringAttr])
     kernel_name = opt_prop_def(StringAttr)
-    kind = opt_prop_def(StringAttr)
-    """`trans_data` for a format conversion; otherwise the unit."""
+    kind = opt_prop_def(KernelKindAttr)
+    """`#ascend.kind<trans_data>` for a format conversion; otherwise the unit."""
     block_dim = opt_prop_def(IntegerAttr[I64])
-    tiling = opt_prop_def(DictionaryAttr)
+    tiling = opt_prop_def(TilingAttr)
     body = region_def("single_block")
 
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove())
 
     @property
     def kernel_kind(self) -> str:
-        return self.kind.data if self.kind is not None else self.unit.data
+        """What the kernel is, for counting: its kind, or else its unit (a `KernelKind` value)."""
+        return (self.kind.data if self.kind is not None else self.unit.data).value
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym_name attr-dict `:` $function_type $body"
@@ -116,13 +114,9 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
             raise fail(self, "returned types do not match the kernel's result types")
         if len(self.in_formats.data) != len(inputs) or len(self.out_formats.data) != len(outputs):
             raise fail(self, "one format per input and per result is required")
-        if self.unit.data not in UNITS:
-            raise fail(self, f"unknown unit '{self.unit.data}' (known: {', '.join(UNITS)})")
         for f in (*self.in_formats.data, *self.out_formats.data):
             if f.data not in FORMATS:
                 raise fail(self, f"unknown format '{f.data}' (known: {', '.join(FORMATS)})")
-        if self.kind is not None and self.kind.data not in KINDS:
-            raise fail(self, f"unknown kind '{self.kind.data}' (known: {', '.join(KINDS)})")
         for op in block.ops:
             if op is not terminator and not op.name.startswith("ascend.graph."):
                 raise fail(self, f"a kernel body holds graph ops only, found '{op.name}'")
@@ -166,13 +160,15 @@ class ModelOp(IRDLOperation):
     output_names = prop_def(ArrayAttr[StringAttr])
     body = region_def("single_block")
 
-    traits = traits_def(SymbolOpInterface(), NoTerminator(), SymbolTable())
+    # Not a symbol table itself: its launches name kernels of the module around it, which
+    # `SymbolTable.lookup_symbol` then finds from any launch.
+    traits = traits_def(SymbolOpInterface(), NoTerminator())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym_name attr-dict-with-keyword $body"
 
     def kernels(self) -> dict[str, KernelFuncOp]:
-        """The kernels of the model's module, by symbol name: the symbols beside the model (a
-        symbol table's symbols are its direct children)."""
+        """The kernels of the model's symbol table (the module around it), by symbol name, read
+        once: `LaunchOp.callee` finds one kernel, this serves a pass over every launch."""
         block = self.parent
         if block is None:
             return {}
@@ -206,7 +202,7 @@ class ModelOp(IRDLOperation):
                 if op.event.value.data not in recorded:
                     raise fail(op, f"event {op.event.value.data} is waited for before it is recorded")
             elif isinstance(op, LaunchOp):
-                op.verify_callee(kernels)
+                op.verify_callee(kernels.get(op.kernel.root_reference.data))
             elif isinstance(op, OutputsOp):
                 if position != len(ops) - 1:
                     raise fail(op, "'ascend.stream.outputs' must be the model's last op")
@@ -396,11 +392,16 @@ class LaunchOp(LocalVerifier, IRDLOperation):
             properties={"kernel": SymbolRefAttr(kernel), "stream": IntegerAttr(stream, i64)},
         )
 
-    def verify_callee(self, kernels: Mapping[str, KernelFuncOp]) -> None:
-        """Checks the launch against its kernel, looked up in `kernels` (`ModelOp.kernels`)."""
-        kernel = kernels.get(self.kernel.root_reference.data)
+    def callee(self) -> KernelFuncOp | None:
+        """The kernel the launch runs, looked up in the symbol table around the model (a scan of
+        the module's symbols: a pass over every launch uses `ModelOp.kernels` instead)."""
+        kernel = SymbolTable.lookup_symbol(self, self.kernel)
+        return kernel if isinstance(kernel, KernelFuncOp) else None
+
+    def verify_callee(self, kernel: KernelFuncOp | None) -> None:
+        """Checks the launch against `kernel`, the symbol it names (None: there is none)."""
         if kernel is None:
-            raise fail(self, f"no kernel named @{self.kernel.root_reference.data}")
+            raise fail(self, f"launches @{self.kernel.root_reference.data}, which is no kernel of the module")
         signature = kernel.function_type
         for what, buffers, types in (
             ("input", self.inputs, signature.inputs.data),

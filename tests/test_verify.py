@@ -17,13 +17,18 @@ import ge
 from ge.context import make_context
 from ge.dialects import graph
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr, int_attr, ints_attr
+from ge.dialects.stream import LaunchOp
 from ge.dialects.verify import LocalVerifier, VerifiedSignatures, verify
+from ge.errors import GeError
+from ge.passes.manager import verify_module
+from ge.passes.session import CompileSession
 from ge.soc import load_profile
 
 DIALECT_TESTS = Path(__file__).parent.parent / "lit_tests" / "Dialect"
 CASES = [
     pytest.param(path, index, chunk, id=f"{path.parent.name}/{path.stem}#{index}")
     for path in sorted(DIALECT_TESTS.rglob("*.mlir"))
+    if "--parsing-diagnostics" not in path.read_text()  # parse errors, which never reach a verifier
     for index, chunk in enumerate(path.read_text().split("// -----"))
 ]
 
@@ -200,3 +205,39 @@ def test_a_yes_no_property_is_a_python_bool_or_its_default_from_the_op_definitio
     kept = g.add_op(graph.ReduceSumOp, [x], {"axes": ints_attr([1])})
     assert (dropped.shape, kept.shape) == ((2,), (2, 1))
     assert "keepdims = false" in str(g) and str(g).count("keepdims") == 1
+
+
+UNKNOWN_KERNEL = """
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]}
+      : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 0 : i64, weight_size = 0 : i64,
+      input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 {output = 0 : i64} : memref<4xf32>
+    ascend.stream.launch @gelu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>) loc("act")
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+"""
+
+
+def test_a_launch_of_an_unknown_kernel_is_an_error_naming_the_launch_and_the_symbol() -> None:
+    module = Parser(make_context(), UNKNOWN_KERNEL).parse_module()
+    with pytest.raises(GeError) as caught:
+        verify_module(module, "the model", CompileSession())
+    message = str(caught.value)
+    assert "'ascend.stream.launch' at loc(\"act\")" in message
+    assert "@gelu_0" in message
+
+
+def test_a_launch_finds_its_kernel_in_the_module_symbol_table() -> None:
+    module = Parser(make_context(), UNKNOWN_KERNEL.replace("@gelu_0 (", "@relu_0 (")).parse_module()
+    verify_module(module, "the model", CompileSession())
+    launch = next(op for op in module.walk() if isinstance(op, LaunchOp))
+    kernel = launch.callee()
+    assert kernel is not None and kernel.sym_name.data == "relu_0"

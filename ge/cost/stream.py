@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
 from ge.dialects.stream import KernelFuncOp, LaunchOp, WeightOp, model_of, root_buffer
@@ -34,9 +34,7 @@ def launch_info(launch: LaunchOp, kernel: KernelFuncOp) -> KernelInfo:
     )
     block = kernel.body.block
     ops = tuple(op for op in block.ops if op is not block.last_op)
-    tiling = {}
-    if kernel.tiling is not None:
-        tiling = {k: v.value.data for k, v in kernel.tiling.data.items() if isinstance(v, IntegerAttr)}
+    tiling = kernel.tiling.sizes() if kernel.tiling is not None else {}
     return KernelInfo(
         name=kernel.sym_name.data,
         kind=kernel.kernel_kind,
@@ -50,8 +48,8 @@ def launch_info(launch: LaunchOp, kernel: KernelFuncOp) -> KernelInfo:
 
 def launches(module: ModuleOp) -> list[tuple[LaunchOp, KernelInfo]]:
     """Every launch of the module's model, in task order, with its kernel's cost description."""
-    kernels = {op.sym_name.data: op for op in module.walk() if isinstance(op, KernelFuncOp)}
     model = model_of(module)
+    kernels = model.kernels()  # the symbol table read once, not a lookup per launch
     return [
         (op, launch_info(op, kernels[op.kernel.root_reference.data]))
         for op in model.body.block.ops

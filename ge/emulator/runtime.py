@@ -24,7 +24,6 @@ from ge.dialects.stream import (
     BufferOp,
     EventRecordOp,
     EventWaitOp,
-    KernelFuncOp,
     LaunchOp,
     ModelOp,
     OutputsOp,
@@ -48,7 +47,7 @@ class Emulator:
 
     def __init__(self, module: ModuleOp, weight_blob: bytes, check_races: bool = True):
         self.model = model_of(module)
-        self.kernels = {op.sym_name.data: op for op in module.walk() if isinstance(op, KernelFuncOp)}
+        self.kernels = self.model.kernels()
         size = self.model.weight_size.value.data
         if len(weight_blob) != size:
             raise GeError(f"the weight blob has {len(weight_blob)} bytes, the model expects {size}")

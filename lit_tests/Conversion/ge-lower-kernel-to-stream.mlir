@@ -5,12 +5,12 @@
 // (bound, offset 0, no arena bytes), every other result gets an aligned arena slot of its own,
 // and constants a slot in the weight blob where a kernel reads them (an unread one gets none).
 
-// CHECK:       ascend.stream.kernel @conv1 {unit = "cube", in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"], kernel_name = "conv1"}
+// CHECK:       ascend.stream.kernel @conv1 {unit = #ascend.unit<cube>, in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"], kernel_name = "conv1"}
 // CHECK-SAME:    : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
 // CHECK-NEXT:  ^bb0(%{{.*}}: tensor<1x3x8x8xf32>, %{{.*}}: tensor<4x3x3x3xf32>):
 // CHECK-NEXT:    ascend.graph.conv2d
 // CHECK-NEXT:    ascend.stream.return %{{.*}} : tensor<1x4x6x6xf32>
-// CHECK:       ascend.stream.kernel @relu {unit = "vector"
+// CHECK:       ascend.stream.kernel @relu {unit = #ascend.unit<vector>
 // CHECK:       ascend.stream.model @main attributes {arena_size = 1024 : i64, weight_size = 512 : i64, input_names = ["image"], output_names = ["probs"]} {
 // CHECK-NEXT:    %[[X:.*]] = ascend.stream.buffer offset 0 size 768 {input = 0 : i64} : memref<1x3x8x8xf32>
 // CHECK-NEXT:    %[[W:.*]] = ascend.stream.weight dense_resource<w> : tensor<4x3x3x3xf32> offset 0 size 432 : memref<4x3x3x3xf32>

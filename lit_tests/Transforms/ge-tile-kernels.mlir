@@ -7,12 +7,12 @@
 // largest side until two of each fit L0A (m x k x 4 bytes), L0B and L0C: 64 x 64 x 128 fills
 // L0A and L0B exactly; 49 x 1 tiles, on all 24 cube cores.
 // CHECK:      ascend.kernel.cube
-// CHECK-SAME:   tiling = {m = 64 : i64, n = 64 : i64, k = 128 : i64, db = 2 : i64, tiles = 49 : i64}, block_dim = 24 : i64
+// CHECK-SAME:   tiling = #ascend.cube_tiling<m = 64, n = 64, k = 128, db = 2, tiles = 49>, block_dim = 24 : i64
 
 // The relu streams 8 bytes per element (in and out, fp32): the largest power of two that fits
 // the UB twice is 8192 elements, 25 tiles of 200,704, one per vector core.
 // CHECK:      ascend.kernel.vector
-// CHECK-SAME:   tiling = {tile = 8192 : i64, db = 2 : i64, tiles = 25 : i64}, block_dim = 25 : i64
+// CHECK-SAME:   tiling = #ascend.vector_tiling<tile = 8192, db = 2, tiles = 25>, block_dim = 25 : i64
 
 // An AI CPU kernel runs on one core, untiled.
 // CHECK:      ascend.kernel.aicpu

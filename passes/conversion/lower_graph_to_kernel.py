@@ -49,12 +49,18 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp, NameLoc, Signedness, Te
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.rewriter import Rewriter
 
 from ge.dialects import graph
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
 from ge.dialects.formats import framework_format
-from ge.dialects.kernel import KERNEL_BY_UNIT, ConcatViewOp, ViewOp, YieldOp
+from ge.dialects.kernel import KERNEL_BY_UNIT, ConcatViewOp, KernelOp, ViewOp, YieldOp
 
 AICPU_TYPES = (f64, i64, IntegerType(64, Signedness.UNSIGNED))
 """Element types the AI Core has no arithmetic for."""
@@ -160,34 +166,23 @@ class KernelFormer:
     counts: dict[str, int] = field(default_factory=dict)
 
     def run(self, block: Block) -> None:
+        """Forms the block's kernels: grouping is a whole-function analysis (which ops share a
+        kernel depends on every use of their results and on the cost of each candidate group);
+        the ops left over are rewritten one at a time by the patterns `ReshapeToView`,
+        `ConcatToConcatView` and `OpToKernel`, in that order."""
         groups = self._groups(block) if self.fuse else []
         for group in groups:
             self._build(group)
+        region = block.parent
+        assert region is not None
         if self.fuse:
             for group in self._movement_groups(block):
                 self._build(group)
-            for op in list(block.ops):
-                if op.has_trait(graph.IsView) and _static(op.operands[0]) and _static(op.results[0]):
-                    source, result = op.operands[0].type, op.results[0].type
-                    view = ViewOp(
-                        op.operands[0],
-                        result,
-                        framework_format(source.get_shape()),
-                        framework_format(result.get_shape()),
-                    )
-                    view.location = op.location
-                    Rewriter.replace_op(op, view)
-            for op in list(block.ops):
-                if isinstance(op, graph.ConcatOp) and self._concat_in_place(op):
-                    axis = op.axis.value.data % len(op.result.type.get_shape())
-                    view = ConcatViewOp(
-                        op.operands, op.result.type, axis, framework_format(op.result.type.get_shape())
-                    )
-                    view.location = op.location
-                    Rewriter.replace_op(op, view)
-        for op in list(block.ops):
-            if op.name.startswith("ascend.graph.") and not isinstance(op, graph.ConstOp):
-                self._build(_Group([op], unit_of(op)))
+            # Each phase sees the block as the one before left it: a concat's inputs are views
+            # or kernel producers by then, as the concat view's legality expects.
+            _walk(region, ReshapeToView())
+            _walk(region, ConcatToConcatView())
+        _walk(region, OpToKernel(self))
 
     def _groups(self, block: Block) -> list[_Group]:
         from ge.cost.ops import op_work  # the cost model sits above the dialects
@@ -309,25 +304,8 @@ class KernelFormer:
                 group.latency = group_latency(group.ops, group.unit, self.target, self._work)
         return group.latency
 
-    def _concat_in_place(self, op: graph.ConcatOp) -> bool:
-        """Each input must come from a kernel (or another concat) that feeds this concat alone."""
-        if not _static(op.result):
-            return False
-        seen: set[SSAValue] = set()
-        for value in op.operands:
-            owner = value.owner
-            if value in seen or not value.has_one_use() or not _static(value):
-                return False
-            if (
-                not isinstance(owner, Operation)
-                or isinstance(owner, graph.ConstOp | ViewOp)
-                or owner.has_trait(graph.IsView)
-            ):
-                return False
-            seen.add(value)
-        return True
-
-    def _build(self, group: _Group) -> None:
+    def kernel_of(self, group: _Group) -> KernelOp:
+        """The kernel op of `group`, not yet in the IR (its ops stay where they are)."""
         members = set(group.ops)
         inputs: list[SSAValue] = []
         for op in group.ops:
@@ -352,7 +330,11 @@ class KernelFormer:
             kernel_name=self._name(group.ops),
         )
         kernel.location = root.location
-        Rewriter.replace_op(root, kernel)
+        return kernel
+
+    def _build(self, group: _Group) -> None:
+        kernel = self.kernel_of(group)
+        Rewriter.replace_op(group.root, kernel)
         for op in reversed(group.ops[:-1]):
             Rewriter.erase_op(op)
 
@@ -381,3 +363,81 @@ class LowerGraphToKernelPass(ModulePass):
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
             if not func.is_declaration:
                 former.run(func.body.block)
+
+
+class ReshapeToView(RewritePattern):
+    """A reshape or flatten of static shapes becomes an `ascend.kernel.view`: no kernel."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not op.has_trait(graph.IsView) or not _in_function(op):
+            return
+        source, result = op.operands[0], op.results[0]
+        if not (_static(source) and _static(result)):
+            return
+        source_type, result_type = source.type, result.type
+        assert isinstance(source_type, TensorType) and isinstance(result_type, TensorType)
+        view = ViewOp(
+            source,
+            result_type,
+            framework_format(source_type.get_shape()),
+            framework_format(result_type.get_shape()),
+        )
+        view.location = op.location
+        rewriter.replace(op, view)
+
+
+class ConcatToConcatView(RewritePattern):
+    """A concat whose inputs each come from a kernel for it alone becomes a concat view."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ConcatOp, rewriter: PatternRewriter) -> None:
+        if not _in_function(op) or not concat_in_place(op):
+            return
+        shape = op.result.type.get_shape()
+        view = ConcatViewOp(
+            op.operands, op.result.type, op.axis.value.data % len(shape), framework_format(shape)
+        )
+        view.location = op.location
+        rewriter.replace(op, view)
+
+
+@dataclass
+class OpToKernel(RewritePattern):
+    """A graph op left outside every kernel becomes a kernel of its own on its unit."""
+
+    former: KernelFormer
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not op.name.startswith("ascend.graph.") or isinstance(op, graph.ConstOp) or not _in_function(op):
+            return
+        rewriter.replace(op, self.former.kernel_of(_Group([op], unit_of(op))))
+
+
+def concat_in_place(op: graph.ConcatOp) -> bool:
+    """Each input must come from a kernel (or another concat) that feeds this concat alone."""
+    if not _static(op.result):
+        return False
+    seen: set[SSAValue] = set()
+    for value in op.operands:
+        owner = value.owner
+        if value in seen or not value.has_one_use() or not _static(value):
+            return False
+        if (
+            not isinstance(owner, Operation)
+            or isinstance(owner, graph.ConstOp | ViewOp)
+            or owner.has_trait(graph.IsView)
+        ):
+            return False
+        seen.add(value)
+    return True
+
+
+def _in_function(op: Operation) -> bool:
+    """Whether `op` stands in the function body, not in a kernel's."""
+    return isinstance(op.parent_op(), FuncOp)
+
+
+def _walk(region: Region, pattern: RewritePattern) -> None:
+    """One forward sweep of `pattern` over the function body (in program order, so kernels are
+    numbered as their ops come)."""
+    PatternRewriteWalker(pattern, apply_recursively=False).rewrite_region(region)

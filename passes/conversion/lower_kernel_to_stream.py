@@ -54,8 +54,12 @@ from ge.dialects.formats import framework_format
 from ge.dialects.graph import ConstOp
 from ge.dialects.kernel import (
     ConcatViewOp,
+    KernelKind,
+    KernelKindAttr,
     KernelOp,
+    KernelUnitAttr,
     TransDataOp,
+    Unit,
     ViewOp,
     YieldOp,
     physical_slice,
@@ -237,24 +241,24 @@ class _StreamBuilder:
         if isinstance(op, TransDataOp):
             body = Region(Block(arg_types=[op.input.type]))
             body.block.add_op(stream.ReturnOp(body.block.args))
-            unit, kind = "vector", "trans_data"
+            unit, kind = Unit.VECTOR, KernelKind.TRANS_DATA
             inputs, outputs = [op.input], [op.output]
         else:
             body = op.body.clone()
             terminator = body.block.last_op
             assert isinstance(terminator, YieldOp)
             Rewriter.replace_op(terminator, stream.ReturnOp(terminator.values))
-            unit = kind = op.UNIT
+            unit, kind = Unit(op.UNIT), KernelKind(op.UNIT)
             inputs, outputs = list(op.inputs), list(op.outputs)
         properties: dict[str, Attribute] = {
             "sym_name": StringAttr(symbol),
             "function_type": FunctionType.from_lists([v.type for v in inputs], [r.type for r in outputs]),
-            "unit": StringAttr(unit),
+            "unit": KernelUnitAttr(unit),
             "in_formats": op.in_formats,
             "out_formats": op.out_formats,
         }
-        if kind != unit:
-            properties["kind"] = StringAttr(kind)
+        if kind.value != unit.value:
+            properties["kind"] = KernelKindAttr(kind)
         for name in ("kernel_name", "block_dim", "tiling"):
             if (value := op.properties.get(name)) is not None:
                 properties[name] = value

@@ -6,7 +6,8 @@ its tiles start at 256 x 256 x 256 (clamped to the problem, in multiples of 16) 
 side halves until L0A, L0B, L0C and the epilogue's UB tile fit twice (double buffering), or
 once if twice never fits. A vector kernel streams the largest power-of-two tile of its
 operands that fits the UB twice. `block_dim` is min(cores of the unit, tiles): a kernel never
-claims cores it cannot feed. AI CPU kernels run on one core, untiled.
+claims cores it cannot feed. AI CPU kernels run on one core, untiled. Each kernel is tiled on
+its own, by the patterns `TileKernel` and `TileTransData`.
 
 ```
 %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]} : ...
@@ -14,7 +15,7 @@ claims cores it cannot feed. AI CPU kernels run on one core, untiled.
 becomes
 ```
 %y = ascend.kernel.vector(%x) {block_dim = 1 : i64, in_formats = ["ND"], out_formats = ["ND"],
-    tiling = {db = 2 : i64, tile = 1024 : i64, tiles = 1 : i64}} : ...
+    tiling = #ascend.vector_tiling<tile = 1024, db = 2, tiles = 1>} : ...
 ```
 """
 
@@ -25,17 +26,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from ge.dialects import graph
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr, get_flag
 from ge.dialects.formats import c0_of
 from ge.dialects.kernel import AiCpuKernelOp, CubeKernelOp, KernelOp, TransDataOp
-from ge.dialects.tiling import tiling_error
+from ge.dialects.tiling import CubeTilingAttr, TilingAttr, VectorTilingAttr, tiling_error
 from ge.errors import CompileError
 
+from ..driver import RewritesOnly, rewrite
+from ..session import current
 from .assign_formats import base_of, cube_op
 
 START = 256
@@ -85,16 +89,16 @@ def gemm_dims(op: Operation) -> tuple[int, int, int, int]:
 
 def cube_tiling(
     batch: int, m: int, k: int, n: int, input_bytes: int, figure: Callable[[str], int | float]
-) -> dict[str, int]:
+) -> CubeTilingAttr:
     sides = {"m": min(START, _round16(m)), "n": min(START, _round16(n)), "k": min(START, _round16(k))}
     for db in (2, 1):
         tiles = dict(sides)
         while True:
-            candidate = {**tiles, "db": db, "tiles": 1}
+            candidate = CubeTilingAttr(tiles["m"], tiles["n"], tiles["k"], db, 1)
             if tiling_error("cube", candidate, [input_bytes, input_bytes], figure) is None:
                 # An empty product (a zero dimension) still launches: one tile of nothing.
                 count = max(1, batch * _ceil(m, tiles["m"]) * _ceil(n, tiles["n"]))
-                return {**candidate, "tiles": count}
+                return CubeTilingAttr(tiles["m"], tiles["n"], tiles["k"], db, count)
             largest = max(tiles, key=lambda key: tiles[key])
             if tiles[largest] == 16:
                 break
@@ -102,19 +106,19 @@ def cube_tiling(
     raise CompileError(f"no cube tiling of {m}x{k}x{n} fits the target's buffers")
 
 
-def vector_tiling(elements: int, widths: list[int], figure: Callable[[str], int | float]) -> dict[str, int]:
+def vector_tiling(elements: int, widths: list[int], figure: Callable[[str], int | float]) -> VectorTilingAttr:
     ub = int(figure("ub_bytes"))
     per_element = max(1, sum(widths))
     for db in (2, 1):
         tile = 1 << max(0, (ub // (per_element * db)).bit_length() - 1)
         tile = min(tile, 1 << max(0, (elements - 1).bit_length()))
         if tile >= 1 and tile * per_element * db <= ub:
-            return {"tile": tile, "db": db, "tiles": _ceil(max(elements, 1), tile)}
+            return VectorTilingAttr(tile, db, _ceil(max(elements, 1), tile))
     raise CompileError(f"no vector tile of {per_element} bytes per element fits the {ub}-byte Unified Buffer")
 
 
 @dataclass(frozen=True)
-class TileKernelsPass(ModulePass):
+class TileKernelsPass(RewritesOnly, ModulePass):
     """Gives every kernel its `block_dim` and `tiling` for the module's target."""
 
     name = "ge-tile-kernels"
@@ -125,24 +129,59 @@ class TileKernelsPass(ModulePass):
             from ge.soc import load_profile
 
             target = load_profile().target_attr()
-        for kernel in op.walk():
-            if isinstance(kernel, KernelOp | TransDataOp):
-                self._tile(kernel, target)
+        rewrite(op, [TileKernel(target), TileTransData(target)], current())
 
-    def _tile(self, kernel: KernelOp | TransDataOp, target: TargetAttr) -> None:
-        figure = target.figure
-        if isinstance(kernel, AiCpuKernelOp):
-            kernel.block_dim = IntegerAttr(1, i64)
+
+class TileKernel(RewritePattern):
+    """Tiles one cube, vector or AI CPU kernel for the target."""
+
+    def __init__(self, target: TargetAttr):
+        self.target = target
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: KernelOp, rewriter: PatternRewriter) -> None:
+        figure = self.target.figure
+        if isinstance(op, AiCpuKernelOp):
+            _schedule(op, 1, None, rewriter)
             return
-        if isinstance(kernel, CubeKernelOp) and (op := cube_op(kernel)) is not None:
-            batch, m, k, n = gemm_dims(op)
-            tiles = cube_tiling(batch, m, k, n, _width(op.operands[0].type), figure)
+        if isinstance(op, CubeKernelOp) and (inner := cube_op(op)) is not None:
+            batch, m, k, n = gemm_dims(inner)
+            tiling: TilingAttr = cube_tiling(batch, m, k, n, _width(inner.operands[0].type), figure)
             cores = int(figure("cube_cores"))
         else:
-            values = [*kernel.operands, *kernel.results]
-            types = [v.type for v in values if isinstance(v.type, TensorType)]
-            elements = max((math.prod(t.get_shape()) for t in types), default=1)
-            tiles = vector_tiling(elements, [_width(t) for t in types], figure)
+            tiling = _streamed(op, figure)
             cores = int(figure("vector_cores"))
-        kernel.tiling = DictionaryAttr({key: IntegerAttr(value, i64) for key, value in tiles.items()})
-        kernel.block_dim = IntegerAttr(max(1, min(cores, tiles["tiles"])), i64)
+        _schedule(op, max(1, min(cores, tiling.tile_count)), tiling, rewriter)
+
+
+class TileTransData(RewritePattern):
+    """Tiles one format conversion as a vector kernel streaming its input and output."""
+
+    def __init__(self, target: TargetAttr):
+        self.target = target
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: TransDataOp, rewriter: PatternRewriter) -> None:
+        tiling = _streamed(op, self.target.figure)
+        cores = int(self.target.figure("vector_cores"))
+        _schedule(op, max(1, min(cores, tiling.tile_count)), tiling, rewriter)
+
+
+def _streamed(op: Operation, figure: Callable[[str], int | float]) -> VectorTilingAttr:
+    """The vector tiling of a kernel that streams all its operands and results."""
+    types = [v.type for v in (*op.operands, *op.results) if isinstance(v.type, TensorType)]
+    elements = max((math.prod(t.get_shape()) for t in types), default=1)
+    return vector_tiling(elements, [_width(t) for t in types], figure)
+
+
+def _schedule(
+    op: KernelOp | TransDataOp, block_dim: int, tiling: TilingAttr | None, rewriter: PatternRewriter
+) -> None:
+    """Sets `op`'s schedule, telling the rewriter only of a real change (so the walker stops)."""
+    cores = IntegerAttr(block_dim, i64)
+    if op.block_dim == cores and (tiling is None or op.tiling == tiling):
+        return
+    if tiling is not None:
+        op.tiling = tiling
+    op.block_dim = cores
+    rewriter.notify_op_modified(op)

@@ -175,7 +175,7 @@ func.func @invalid_op_in_body(%x: tensor<4xf32>) {
 // CHECK: {{^}}'ascend.kernel.vector': tiles {'tile': 4096, 'db': 2, 'tiles': 1} need 65536 bytes of UB, the target has 4096
 builtin.module attributes {ascend.target = #ascend.target<"Tiny", {cube_cores = 2 : i64, vector_cores = 2 : i64, ub_bytes = 4096 : i64, l0a_bytes = 1024 : i64, l0b_bytes = 1024 : i64, l0c_bytes = 1024 : i64}>} {
   func.func @too_big(%x: tensor<4096xf32>) {
-    %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"], block_dim = 1 : i64, tiling = {tile = 4096 : i64, db = 2 : i64, tiles = 1 : i64}} : (tensor<4096xf32>) -> tensor<4096xf32> {
+    %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"], block_dim = 1 : i64, tiling = #ascend.vector_tiling<tile = 4096, db = 2, tiles = 1>} : (tensor<4096xf32>) -> tensor<4096xf32> {
     ^bb0(%a : tensor<4096xf32>):
       ascend.kernel.yield %a : tensor<4096xf32>
     }
@@ -190,20 +190,6 @@ builtin.module attributes {ascend.target = #ascend.target<"Tiny", {cube_cores = 
 builtin.module attributes {ascend.target = #ascend.target<"Tiny", {cube_cores = 2 : i64, vector_cores = 2 : i64, ub_bytes = 4096 : i64, l0a_bytes = 1024 : i64, l0b_bytes = 1024 : i64, l0c_bytes = 1024 : i64}>} {
   func.func @too_many_cores(%x: tensor<4xf32>) {
     %y = ascend.kernel.cube(%x) {in_formats = ["ND"], out_formats = ["ND"], block_dim = 3 : i64} : (tensor<4xf32>) -> tensor<4xf32> {
-    ^bb0(%a : tensor<4xf32>):
-      ascend.kernel.yield %a : tensor<4xf32>
-    }
-    func.return
-  }
-}
-
-// -----
-
-// Cube tiles are whole fractals.
-// CHECK: {{^}}'ascend.kernel.cube': cube tile sizes m must be multiples of 16 (one fractal)
-builtin.module attributes {ascend.target = #ascend.target<"Tiny", {cube_cores = 2 : i64, vector_cores = 2 : i64, ub_bytes = 4096 : i64, l0a_bytes = 1024 : i64, l0b_bytes = 1024 : i64, l0c_bytes = 1024 : i64}>} {
-  func.func @partial_fractal(%x: tensor<4xf32>) {
-    %y = ascend.kernel.cube(%x) {in_formats = ["ND"], out_formats = ["ND"], tiling = {m = 8 : i64, n = 16 : i64, k = 16 : i64, db = 1 : i64, tiles = 1 : i64}} : (tensor<4xf32>) -> tensor<4xf32> {
     ^bb0(%a : tensor<4xf32>):
       ascend.kernel.yield %a : tensor<4xf32>
     }

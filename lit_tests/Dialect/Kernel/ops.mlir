@@ -71,12 +71,12 @@ func.func @fused(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x2xf32>, tensor<4
 
 // CHECK-LABEL: func.func @formats
 // CHECK-NEXT:    %[[T:.*]] = ascend.kernel.trans_data %{{.*}} {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32>
-// CHECK-NEXT:    %[[R:.*]] = ascend.kernel.vector(%[[T]]) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"], block_dim = 1 : i64, tiling = {tile = 256 : i64, db = 2 : i64, tiles = 1 : i64}}
+// CHECK-NEXT:    %[[R:.*]] = ascend.kernel.vector(%[[T]]) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"], block_dim = 1 : i64, tiling = #ascend.vector_tiling<tile = 256, db = 2, tiles = 1>}
 // CHECK:         %[[C:.*]] = ascend.kernel.concat_view %[[R]], %[[R2:.*]] {axis = 1 : i64, format = "NC1HWC0"} : (tensor<1x16x1x1xf32>, tensor<1x16x1x1xf32>) -> tensor<1x32x1x1xf32>
 // CHECK-NEXT:    %[[V:.*]] = ascend.kernel.view %[[C]] {src_format = "NC1HWC0", dst_format = "ND"} : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
 func.func @formats(%x: tensor<1x16x1x1xf32>) -> tensor<1x32xf32> {
   %t = ascend.kernel.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32>
-  %r = ascend.kernel.vector(%t) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"], block_dim = 1 : i64, tiling = {tile = 256 : i64, db = 2 : i64, tiles = 1 : i64}} : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32> {
+  %r = ascend.kernel.vector(%t) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"], block_dim = 1 : i64, tiling = #ascend.vector_tiling<tile = 256, db = 2, tiles = 1>} : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32> {
   ^bb0(%a : tensor<1x16x1x1xf32>):
     %0 = ascend.graph.relu %a : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32>
     ascend.kernel.yield %0 : tensor<1x16x1x1xf32>
