@@ -28,8 +28,8 @@ Constants stay graph constants (they become weights at the stream level).
 ```
 becomes
 ```
-%r = ascend.kernel.vector(%x, %y) {in_formats = ["ND", "ND"], kernel_name = "add_relu_0",
-    out_formats = ["ND"]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+%r = ascend.kernel.vector(%x, %y) {kernel_name = "add_relu_0"}
+    : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
 ^bb0(%0 : tensor<4xf32>, %1 : tensor<4xf32>):
   %2 = ascend.graph.add %0, %1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %3 = ascend.graph.relu %2 : (tensor<4xf32>) -> tensor<4xf32>
@@ -53,7 +53,6 @@ from xdsl.rewriter import Rewriter
 
 from ge.dialects import graph
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
-from ge.dialects.formats import framework_format
 from ge.dialects.kernel import KERNEL_BY_UNIT, ConcatViewOp, ViewOp, YieldOp
 
 CUBE_OPS: tuple[type[Operation], ...] = (
@@ -194,21 +193,13 @@ class KernelFormer:
                 self._build(group)
             for op in list(block.ops):
                 if isinstance(op, VIEW_OPS) and _static(op.operands[0]) and _static(op.results[0]):
-                    source, result = op.operands[0].type, op.results[0].type
-                    view = ViewOp(
-                        op.operands[0],
-                        result,
-                        framework_format(source.get_shape()),
-                        framework_format(result.get_shape()),
-                    )
+                    view = ViewOp(op.operands[0], op.results[0].type)
                     view.location = op.location
                     Rewriter.replace_op(op, view)
             for op in list(block.ops):
                 if isinstance(op, graph.ConcatOp) and self._concat_in_place(op):
                     axis = op.axis.value.data % len(op.result.type.get_shape())
-                    view = ConcatViewOp(
-                        op.operands, op.result.type, axis, framework_format(op.result.type.get_shape())
-                    )
+                    view = ConcatViewOp(op.operands, op.result.type, axis)
                     view.location = op.location
                     Rewriter.replace_op(op, view)
         for op in list(block.ops):
@@ -368,8 +359,6 @@ class KernelFormer:
             inputs=inputs,
             body=Region(block),
             result_types=[r.type for r in root.results],
-            in_formats=[framework_format(v.type.get_shape()) for v in inputs],
-            out_formats=[framework_format(r.type.get_shape()) for r in root.results],
             kernel_name=self._name(group.ops),
         )
         kernel.location = root.location
