@@ -20,6 +20,8 @@ from xdsl.dialects.builtin import NoneAttr, TensorType
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.utils.str_enum import StrEnum
 
 FORMATS = ("ND", "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ")
@@ -44,6 +46,15 @@ class FormatAttr(EnumAttribute[Format]):
     """A device format as a tensor type's encoding: `#ascend.format<FRACTAL_Z>`."""
 
     name = "ascend.format"
+
+    def print_parameter(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            super().print_parameter(printer)
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Format:
+        with parser.in_angle_brackets():
+            return super().parse_parameter(parser)
 
 
 FRAMEWORK_FORMATS = ("ND", "NCHW")
