@@ -6,10 +6,10 @@
 // the pooled NC1HWC0 data as ND through a view (H = W = 1, C a multiple of 16).
 
 // CHECK-LABEL: func.func @convnet
-// CHECK-NEXT:    %[[T:.*]] = ascend.kernel.trans_data %{{.*}} {kernel_name = "trans_data_0"} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>
-// CHECK-NEXT:    %[[W:.*]] = ascend.kernel.trans_data %w : (tensor<32x3x3x3xf32>) -> tensor<32x3x3x3xf32, #ascend.format<FRACTAL_Z>>
-// CHECK-NEXT:    %[[FW:.*]] = ascend.kernel.trans_data %fw : (tensor<10x32xf32>) -> tensor<10x32xf32, #ascend.format<FRACTAL_NZ>>
-// CHECK-NEXT:    %[[C:.*]] = ascend.kernel.cube(%[[T]], %[[W]]) : (tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>, tensor<32x3x3x3xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x32x6x6xf32, #ascend.format<NC1HWC0>>
+// CHECK-DAG:     %[[T:.*]] = ascend.kernel.trans_data %{{.*}} {kernel_name = "trans_data_0"} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>
+// CHECK-DAG:     %[[W:.*]] = ascend.kernel.trans_data %w : (tensor<32x3x3x3xf32>) -> tensor<32x3x3x3xf32, #ascend.format<FRACTAL_Z>>
+// CHECK-DAG:     %[[FW:.*]] = ascend.kernel.trans_data %fw : (tensor<10x32xf32>) -> tensor<10x32xf32, #ascend.format<FRACTAL_NZ>>
+// CHECK:         %[[C:.*]] = ascend.kernel.cube(%[[T]], %[[W]]) : (tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>, tensor<32x3x3x3xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x32x6x6xf32, #ascend.format<NC1HWC0>>
 // CHECK-NEXT:    ^bb0(%{{.*}}: tensor<1x3x8x8xf32>, %{{.*}}: tensor<32x3x3x3xf32>):
 // CHECK:         %[[R:.*]] = ascend.kernel.vector(%[[C]]) : (tensor<1x32x6x6xf32, #ascend.format<NC1HWC0>>) -> tensor<1x32x6x6xf32, #ascend.format<NC1HWC0>>
 // CHECK:         %[[G:.*]] = ascend.kernel.vector(%[[R]]) : (tensor<1x32x6x6xf32, #ascend.format<NC1HWC0>>) -> tensor<1x32x1x1xf32, #ascend.format<NC1HWC0>>
