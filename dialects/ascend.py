@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Dialect, Operation
 
 from .common import TargetAttr
+from .formats import FormatAttr
 from .graph import ConstOp
 
 
@@ -34,4 +35,4 @@ class AscendConstantMaterialization(ConstantMaterializationInterface):
         return None
 
 
-Ascend = Dialect("ascend", [], [TargetAttr], [AscendConstantMaterialization()])
+Ascend = Dialect("ascend", [], [TargetAttr, FormatAttr], [AscendConstantMaterialization()])

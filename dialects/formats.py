@@ -2,17 +2,87 @@
 
 A device format stores a logical tensor as the cube unit reads it (channel blocks of C0, 16 x 16
 fractal tiles); padding is zero. The element-level index formulas are in `device_shape`'s docstring.
+
+At the kernel level a format is part of a value's type, as MLIR's sparse_tensor puts its layout in
+the tensor's encoding: the type keeps the logical shape and `#ascend.format<...>` names how the
+bytes are laid out, `tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>`. A type without an encoding is
+the framework's contiguous layout (NCHW for 4-D, ND otherwise: the same row-major bytes), so the
+encoding is only ever a device format; `with_format` and `format_of` keep that rule in one place.
+The convolution group count a FRACTAL_Z layout depends on stays with the convolution that reads the
+weights (`ge.dialects.kernel.weight_groups`), not in the type.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import NoneAttr, TensorType
+from xdsl.dialects.utils.enum_attribute import EnumAttribute
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.str_enum import StrEnum
+
 FORMATS = ("ND", "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ")
 """Every format a tensor may have on the device."""
 
 FRACTAL = 16
 """Rows of an L0A fractal and columns of an L0B fractal, whatever the element type."""
+
+
+class Format(StrEnum):
+    """The data formats a tensor may have on the device."""
+
+    ND = "ND"
+    NCHW = "NCHW"
+    NC1HWC0 = "NC1HWC0"
+    FRACTAL_Z = "FRACTAL_Z"
+    FRACTAL_NZ = "FRACTAL_NZ"
+
+
+@irdl_attr_definition
+class FormatAttr(EnumAttribute[Format]):
+    """A device format as a tensor type's encoding: `#ascend.format<FRACTAL_Z>`."""
+
+    name = "ascend.format"
+
+    def print_parameter(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            super().print_parameter(printer)
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Format:
+        with parser.in_angle_brackets():
+            return super().parse_parameter(parser)
+
+
+FRAMEWORK_FORMATS = ("ND", "NCHW")
+"""The framework's contiguous layouts: what a type without an encoding holds."""
+
+
+def format_of(value_or_type: SSAValue | Attribute) -> str:
+    """The format a value (or a tensor type) is stored in: its `#ascend.format` encoding, or the
+    framework format of its shape when it has none (NCHW for 4-D, ND otherwise)."""
+    t = value_or_type.type if isinstance(value_or_type, SSAValue) else value_or_type
+    if not isinstance(t, TensorType):
+        return "ND"
+    if isinstance(t.encoding, FormatAttr):
+        return t.encoding.data.value
+    return framework_format(t.get_shape())
+
+
+def with_format(t: TensorType, fmt: str) -> TensorType:
+    """`t` stored in `fmt`: the plain type for a framework format, else `fmt` as its encoding."""
+    encoding: Attribute = NoneAttr() if fmt in FRAMEWORK_FORMATS else FormatAttr(Format(fmt))
+    return TensorType(t.element_type, t.get_shape(), encoding)
+
+
+def plain_type(t: Attribute) -> Attribute:
+    """`t` without its format: the logical type a kernel body computes on."""
+    if isinstance(t, TensorType) and isinstance(t.encoding, FormatAttr):
+        return TensorType(t.element_type, t.get_shape())
+    return t
 
 
 def framework_format(shape: tuple[int, ...]) -> str:

@@ -1,8 +1,11 @@
 """The `ascend.kernel` dialect: graph ops grouped into kernels placed on an AI Core unit.
 
 A kernel op holds the graph op(s) it computes in its region (as IREE's dispatch regions do), so
-its meaning stays visible and executable; its properties say on which unit it runs and in which
-data format each operand and result lives.
+its meaning stays visible and executable; its op name says on which unit it runs. The data format
+each operand and result lives in is part of its type (`ge.dialects.formats`):
+`tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>`. Kernel bodies compute on the plain logical types,
+so a body argument is its operand's type without the format; `trans_data` is the one op that
+changes a value's format, and a producer and a consumer cannot disagree about it.
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
-    ArrayAttr,
     IntegerAttr,
     ModuleOp,
+    NoneAttr,
     StringAttr,
     TensorType,
     i64,
@@ -43,7 +46,15 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.str_enum import StrEnum
 
 from .common import TARGET_ATTR_NAME, TargetAttr, fail
-from .formats import FORMATS, c0_of, device_shape
+from .formats import (
+    FRAMEWORK_FORMATS,
+    FormatAttr,
+    c0_of,
+    device_shape,
+    format_of,
+    plain_type,
+    with_format,
+)
 from .tiling import TILED_UNITS, CubeTilingAttr, TilingAttr, VectorTilingAttr, tiling_error
 from .verify import LocalVerifier
 
@@ -100,9 +111,6 @@ class KernelKindAttr(EnumAttribute[KernelKind]):
 UNITS = tuple(unit.value for unit in Unit)
 KINDS = tuple(kind.value for kind in KernelKind)
 
-FRAMEWORK_FORMATS = ("ND", "NCHW")
-"""Formats of graph inputs and outputs, and the only ones a view can reinterpret."""
-
 
 def target_of(op: Operation) -> TargetAttr | None:
     """The `#ascend.target` of the module around `op`, if it has one."""
@@ -124,15 +132,24 @@ class _TargetChecked(LocalVerifier):
         return target_of(self)  # type: ignore[arg-type]
 
 
-def _check_formats(op: Operation, what: str, formats: ArrayAttr[StringAttr], values: Sequence[SSAValue]):
-    if len(formats.data) != len(values):
-        raise fail(op, f"'{what}' has {len(formats.data)} entries for {len(values)} values")
-    for f, value in zip(formats.data, values, strict=True):
-        if f.data not in FORMATS:
-            raise fail(op, f"unknown format '{f.data}' (known: {', '.join(FORMATS)})")
-        rank = len(value.type.get_shape()) if isinstance(value.type, TensorType) else 0
-        if f.data in ("NC1HWC0", "FRACTAL_Z") and rank != 4 or f.data == "FRACTAL_NZ" and rank < 2:
-            raise fail(op, f"a rank-{rank} value cannot be in format {f.data}")
+def _check_formats(op: Operation, values: Sequence[SSAValue]) -> None:
+    """Each value's format (its type's encoding) must be a device format that fits its rank."""
+    for value in values:
+        t = value.type
+        if not isinstance(t, TensorType) or isinstance(t.encoding, NoneAttr):
+            continue
+        if not isinstance(t.encoding, FormatAttr):
+            raise fail(op, f"{t} has encoding {t.encoding}, not an #ascend.format")
+        fmt = format_of(t)
+        if fmt in FRAMEWORK_FORMATS:
+            raise fail(op, f"{t}: {fmt} is the plain type's layout; write the type without encoding")
+        rank = len(t.get_shape())
+        if fmt in ("NC1HWC0", "FRACTAL_Z") and rank != 4 or fmt == "FRACTAL_NZ" and rank < 2:
+            raise fail(op, f"a rank-{rank} value cannot be in format {fmt}")
+
+
+def _formats(values: Sequence[SSAValue]) -> tuple[str, ...]:
+    return tuple(format_of(v) for v in values)
 
 
 def _check_schedule(op: KernelOp | TransDataOp, unit: str, values: Sequence[SSAValue]) -> None:
@@ -161,8 +178,6 @@ class KernelOp(_TargetChecked, IRDLOperation, ABC):
 
     inputs = var_operand_def(TensorType)
     outputs = var_result_def(TensorType)
-    in_formats = prop_def(ArrayAttr[StringAttr])
-    out_formats = prop_def(ArrayAttr[StringAttr])
     kernel_name = opt_prop_def(StringAttr)
     block_dim = opt_prop_def(IntegerAttr[I64])
     """AI Core (or vector core) count the kernel runs on."""
@@ -182,33 +197,37 @@ class KernelOp(_TargetChecked, IRDLOperation, ABC):
         inputs: Sequence[SSAValue],
         body: Region,
         result_types: Sequence[Attribute],
-        in_formats: Sequence[str],
-        out_formats: Sequence[str],
         kernel_name: str | None = None,
     ):
-        props: dict[str, Attribute] = {
-            "in_formats": ArrayAttr(StringAttr(f) for f in in_formats),
-            "out_formats": ArrayAttr(StringAttr(f) for f in out_formats),
-        }
+        props: dict[str, Attribute] = {}
         if kernel_name:
             props["kernel_name"] = StringAttr(kernel_name)
         super().__init__(operands=[inputs], result_types=[result_types], properties=props, regions=[body])
+
+    @property
+    def in_formats(self) -> tuple[str, ...]:
+        """The format of each input, read from its type."""
+        return _formats(self.inputs)
+
+    @property
+    def out_formats(self) -> tuple[str, ...]:
+        """The format of each result, read from its type."""
+        return _formats(self.outputs)
 
     def verify_(self) -> None:
         block: Block = self.body.block
         if len(block.args) != len(self.inputs):
             raise fail(self, f"body takes {len(block.args)} arguments for {len(self.inputs)} inputs")
         for index, (arg, value) in enumerate(zip(block.args, self.inputs, strict=True)):
-            if arg.type != value.type:
+            if arg.type != plain_type(value.type):
                 raise fail(self, f"body argument #{index} is {arg.type}, input is {value.type}")
-        _check_formats(self, "in_formats", self.in_formats, self.inputs)
-        _check_formats(self, "out_formats", self.out_formats, self.outputs)
+        _check_formats(self, [*self.inputs, *self.outputs])
         _check_schedule(self, self.UNIT, [*self.inputs, *self.outputs])
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
             raise fail(self, "body must end with 'ascend.kernel.yield'")
         yielded = [v.type for v in terminator.values]
-        if yielded != [r.type for r in self.outputs]:
+        if yielded != [plain_type(r.type) for r in self.outputs]:
             raise fail(self, "yielded types do not match the kernel's result types")
         for op in block.ops:
             if op is not terminator and not op.name.startswith("ascend.graph."):
@@ -220,8 +239,8 @@ class CubeKernelOp(KernelOp):
     """A kernel on the cube unit (matrix products and convolutions).
 
     ```
-    %y = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]}
-        : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+    %y = ascend.kernel.cube(%x, %w) : (tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>,
+        tensor<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x4x6x6xf32, #ascend.format<NC1HWC0>> {
     ^bb0(%a : tensor<1x3x8x8xf32>, %b : tensor<4x3x3x3xf32>):
       %c = ascend.graph.conv2d %a, %b : (...) -> tensor<1x4x6x6xf32>
       ascend.kernel.yield %c : tensor<1x4x6x6xf32>
@@ -238,8 +257,7 @@ class VectorKernelOp(KernelOp):
     """A kernel on the vector unit (elementwise ops, reductions, pooling, data movement).
 
     ```
-    %y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]}
-        : (tensor<4xf32>) -> tensor<4xf32> {
+    %y = ascend.kernel.vector(%x) : (tensor<4xf32>) -> tensor<4xf32> {
     ^bb0(%a : tensor<4xf32>):
       %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
       ascend.kernel.yield %r : tensor<4xf32>
@@ -257,8 +275,7 @@ class AiCpuKernelOp(KernelOp):
     value-dependent shapes). Slow and scalar, but real.
 
     ```
-    %y = ascend.kernel.aicpu(%x) {in_formats = ["ND"], out_formats = ["ND"]}
-        : (tensor<4xf64>) -> tensor<4xf64> {
+    %y = ascend.kernel.aicpu(%x) : (tensor<4xf64>) -> tensor<4xf64> {
     ^bb0(%a : tensor<4xf64>):
       %r = ascend.graph.relu %a : (tensor<4xf64>) -> tensor<4xf64>
       ascend.kernel.yield %r : tensor<4xf64>
@@ -286,11 +303,11 @@ class YieldOp(LocalVerifier, IRDLOperation):
 
 @irdl_op_definition
 class TransDataOp(_TargetChecked, IRDLOperation):
-    """A format conversion kernel (GE's TransData): the same logical tensor, laid out anew.
+    """A format conversion kernel (GE's TransData): the same logical tensor, laid out anew. It is
+    the one op whose result's format differs from its input's.
 
     ```
-    %y = ascend.kernel.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"}
-        : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32>
+    %y = ascend.kernel.trans_data %x : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>
     ```
     """
 
@@ -298,8 +315,6 @@ class TransDataOp(_TargetChecked, IRDLOperation):
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    src_format = prop_def(StringAttr)
-    dst_format = prop_def(StringAttr)
     kernel_name = opt_prop_def(StringAttr)
     block_dim = opt_prop_def(IntegerAttr[I64])
     tiling = opt_prop_def(TilingAttr)
@@ -310,27 +325,36 @@ class TransDataOp(_TargetChecked, IRDLOperation):
 
     UNIT: ClassVar[str] = Unit.VECTOR.value
 
-    def __init__(self, value: SSAValue, src: str, dst: str, kernel_name: str | None = None):
-        props: dict[str, Attribute] = {"src_format": StringAttr(src), "dst_format": StringAttr(dst)}
+    def __init__(self, value: SSAValue, dst: str, kernel_name: str | None = None):
+        props: dict[str, Attribute] = {}
         if kernel_name:
             props["kernel_name"] = StringAttr(kernel_name)
-        super().__init__(operands=[value], result_types=[value.type], properties=props)
+        t = value.type
+        assert isinstance(t, TensorType)
+        super().__init__(operands=[value], result_types=[with_format(t, dst)], properties=props)
 
     @property
-    def in_formats(self) -> ArrayAttr[StringAttr]:
-        return ArrayAttr([self.src_format])
+    def src_format(self) -> str:
+        return format_of(self.input)
 
     @property
-    def out_formats(self) -> ArrayAttr[StringAttr]:
-        return ArrayAttr([self.dst_format])
+    def dst_format(self) -> str:
+        return format_of(self.output)
+
+    @property
+    def in_formats(self) -> tuple[str, ...]:
+        return (self.src_format,)
+
+    @property
+    def out_formats(self) -> tuple[str, ...]:
+        return (self.dst_format,)
 
     def verify_(self) -> None:
-        if self.input.type != self.output.type:
-            raise fail(self, "a format conversion keeps the tensor's type")
+        if plain_type(self.input.type) != plain_type(self.output.type):
+            raise fail(self, "a format conversion keeps the tensor's logical type")
+        _check_formats(self, [self.input, self.output])
         if self.src_format == self.dst_format:
-            raise fail(self, f"converts {self.src_format.data} to itself")
-        _check_formats(self, "src_format", ArrayAttr([self.src_format]), [self.input])
-        _check_formats(self, "dst_format", ArrayAttr([self.dst_format]), [self.output])
+            raise fail(self, f"converts {self.src_format} to itself")
         _check_schedule(self, "vector", [self.input, self.output])
 
 
@@ -338,11 +362,11 @@ class TransDataOp(_TargetChecked, IRDLOperation):
 class ViewOp(_TargetChecked, IRDLOperation):
     """A reinterpretation of a tensor's bytes with another shape: no kernel, no data moved.
 
-    Reshape, flatten, squeeze and unsqueeze become views of contiguous (ND / NCHW) data. A view
-    may also read NC1HWC0 data as ND when that is the same bytes: H = W = 1 and C a multiple of C0.
+    Reshape, flatten, squeeze and unsqueeze become views of contiguous (ND / NCHW) data, whose
+    types are plain. A view may also read NC1HWC0 data as plain when that is the same bytes:
+    H = W = 1 and C a multiple of C0.
     ```
-    %y = ascend.kernel.view %x {src_format = "NC1HWC0", dst_format = "ND"}
-        : (tensor<1x2048x1x1xf32>) -> tensor<1x2048xf32>
+    %y = ascend.kernel.view %x : (tensor<1x2048x1x1xf32, #ascend.format<NC1HWC0>>) -> tensor<1x2048xf32>
     ```
     """
 
@@ -350,57 +374,58 @@ class ViewOp(_TargetChecked, IRDLOperation):
 
     input = operand_def(TensorType)
     output = result_def(TensorType)
-    src_format = prop_def(StringAttr)
-    dst_format = prop_def(StringAttr)
 
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` functional-type($input, $output)"
 
-    def __init__(self, value: SSAValue, result_type: TensorType, src: str = "ND", dst: str = "ND"):
-        super().__init__(
-            operands=[value],
-            result_types=[result_type],
-            properties={"src_format": StringAttr(src), "dst_format": StringAttr(dst)},
-        )
+    def __init__(self, value: SSAValue, result_type: TensorType):
+        super().__init__(operands=[value], result_types=[result_type])
 
     @property
-    def in_formats(self) -> ArrayAttr[StringAttr]:
-        return ArrayAttr([self.src_format])
+    def src_format(self) -> str:
+        return format_of(self.input)
 
     @property
-    def out_formats(self) -> ArrayAttr[StringAttr]:
-        return ArrayAttr([self.dst_format])
+    def dst_format(self) -> str:
+        return format_of(self.output)
+
+    @property
+    def in_formats(self) -> tuple[str, ...]:
+        return (self.src_format,)
+
+    @property
+    def out_formats(self) -> tuple[str, ...]:
+        return (self.dst_format,)
 
     def verify_(self) -> None:
         src, dst = self.input.type, self.output.type
         assert isinstance(src, TensorType) and isinstance(dst, TensorType)
+        _check_formats(self, [self.input, self.output])
         if src.element_type != dst.element_type:
             raise fail(self, "a view keeps the element type")
         if dst.get_shape().count(-1) or src.get_shape().count(-1):
             raise fail(self, "a view needs static shapes")
         if math.prod(src.get_shape()) != math.prod(dst.get_shape()):
             raise fail(self, f"a view of {src} cannot be {dst}: the element counts differ")
-        if self.dst_format.data not in FRAMEWORK_FORMATS:
-            raise fail(self, f"a view's result is ND or NCHW, not {self.dst_format.data}")
-        if self.src_format.data in FRAMEWORK_FORMATS:
+        if self.dst_format not in FRAMEWORK_FORMATS:
+            raise fail(self, f"a view's result has a plain type (ND or NCHW), not {self.dst_format}")
+        if self.src_format in FRAMEWORK_FORMATS:
             return
         shape = src.get_shape()
         c0 = c0_of(src.element_type.bitwidth)  # type: ignore[union-attr]
-        if self.src_format.data != "NC1HWC0" or len(shape) != 4 or shape[2:] != (1, 1) or shape[1] % c0:
-            raise fail(
-                self, f"{self.src_format.data} data of {src} is not the same bytes as {self.dst_format.data}"
-            )
+        if self.src_format != "NC1HWC0" or len(shape) != 4 or shape[2:] != (1, 1) or shape[1] % c0:
+            raise fail(self, f"{self.src_format} data of {src} is not the same bytes as {self.dst_format}")
 
 
 @irdl_op_definition
 class ConcatViewOp(_TargetChecked, IRDLOperation):
     """A concat that moves no data: each input's producer writes straight into its slice of the
-    result (the stream lowering places the buffers so).
+    result (the stream lowering places the buffers so). Every input is in the result's format.
 
     ```
-    %y = ascend.kernel.concat_view %a, %b {axis = 1 : i64, format = "NC1HWC0"}
-        : (tensor<1x16x8x8xf32>, tensor<1x32x8x8xf32>) -> tensor<1x48x8x8xf32>
+    %y = ascend.kernel.concat_view %a, %b {axis = 1 : i64} : (tensor<1x16x8x8xf32, #ascend.format<NC1HWC0>>,
+        tensor<1x32x8x8xf32, #ascend.format<NC1HWC0>>) -> tensor<1x48x8x8xf32, #ascend.format<NC1HWC0>>
     ```
     """
 
@@ -409,30 +434,33 @@ class ConcatViewOp(_TargetChecked, IRDLOperation):
     inputs = var_operand_def(TensorType)
     output = result_def(TensorType)
     axis = prop_def(IntegerAttr[I64])
-    format = prop_def(StringAttr)
 
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $output)"
 
-    def __init__(self, inputs: Sequence[SSAValue], result_type: TensorType, axis: int, format: str = "ND"):
+    def __init__(self, inputs: Sequence[SSAValue], result_type: TensorType, axis: int):
         super().__init__(
-            operands=[inputs],
-            result_types=[result_type],
-            properties={"axis": IntegerAttr(axis, i64), "format": StringAttr(format)},
+            operands=[inputs], result_types=[result_type], properties={"axis": IntegerAttr(axis, i64)}
         )
 
     @property
-    def in_formats(self) -> ArrayAttr[StringAttr]:
-        return ArrayAttr([self.format] * len(self.inputs))
+    def format(self) -> str:
+        """The format of the result, and of every input."""
+        return format_of(self.output)
 
     @property
-    def out_formats(self) -> ArrayAttr[StringAttr]:
-        return ArrayAttr([self.format])
+    def in_formats(self) -> tuple[str, ...]:
+        return _formats(self.inputs)
+
+    @property
+    def out_formats(self) -> tuple[str, ...]:
+        return (self.format,)
 
     def verify_(self) -> None:
         out = self.output.type
         assert isinstance(out, TensorType)
+        _check_formats(self, [*self.inputs, self.output])
         rank, axis = len(out.get_shape()), self.axis.value.data
         if not 0 <= axis < rank:
             raise fail(self, f"axis {axis} is out of range for rank {rank}")
@@ -443,12 +471,14 @@ class ConcatViewOp(_TargetChecked, IRDLOperation):
             shape = t.get_shape()
             if t.element_type != out.element_type or len(shape) != rank:
                 raise fail(self, f"input {t} does not match the result {out}")
+            if format_of(t) != self.format:
+                raise fail(self, f"input {t} is in {format_of(t)}, the result in {self.format}")
             if any(a != b for i, (a, b) in enumerate(zip(shape, out.get_shape(), strict=True)) if i != axis):
                 raise fail(self, f"input {t} differs from the result {out} off the concat axis")
             total += shape[axis]
         if total != out.get_shape()[axis]:
             raise fail(self, f"the inputs' {total} slices do not fill the result's {out.get_shape()[axis]}")
-        fmt = self.format.data
+        fmt = self.format
         if fmt == "NC1HWC0":
             c0 = c0_of(out.element_type.bitwidth)  # type: ignore[union-attr]
             if axis != 1 or any(v.type.get_shape()[1] % c0 for v in self.inputs):  # type: ignore[union-attr]
@@ -472,14 +502,15 @@ def physical_slice(view: ConcatViewOp, index: int) -> tuple[int, int, int]:
     axis = view.axis.value.data
     start = sum(v.type.get_shape()[axis] for v in view.inputs[:index])  # type: ignore[union-attr]
     length = view.inputs[index].type.get_shape()[axis]  # type: ignore[union-attr]
-    if view.format.data == "NC1HWC0":
+    if view.format == "NC1HWC0":
         c0 = c0_of(view.output.type.element_type.bitwidth)  # type: ignore[union-attr]
         return axis, start // c0, length // c0
     return axis, start, length
 
 
-def stored_shape(t: TensorType, fmt: str, groups: int = 1) -> tuple[int, ...]:
-    """The device shape of a value of type `t` kept in `fmt`."""
+def stored_shape(t: TensorType, fmt: str | None = None, groups: int = 1) -> tuple[int, ...]:
+    """The device shape of a value of type `t` kept in `fmt` (by default, the format of its type)."""
+    fmt = format_of(t) if fmt is None else fmt
     return device_shape(t.get_shape(), fmt, c0_of(t.element_type.bitwidth), groups)  # type: ignore[union-attr]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import graphviz
@@ -210,10 +211,12 @@ class _DagDrawer:
                 self.constants[op.result] = type_text(op.result.type).rsplit(" ", 1)[0]
             elif isinstance(op, KernelOp):
                 self._kernel(dot, op)
+            elif isinstance(op, TransDataOp) and op.input in self.constants:
+                self.constants[op.output] = self.constants[op.input]  # converted at compile time
             elif isinstance(op, TransDataOp):
                 self._trans_data(dot, op)
             elif isinstance(op, ViewOp):
-                self._op(dot, op, f"{op.src_format.data} -> {op.dst_format.data}")
+                self._op(dot, op, f"{op.src_format} -> {op.dst_format}")
             else:
                 self._op(dot, op)
 
@@ -264,12 +267,13 @@ class _DagDrawer:
             self.kernels += 1
             cluster.attr("graph", **_cluster_style(name, "trans_data", op.in_formats, op.out_formats))
             self.units.add("trans_data")
-            self._op(cluster, op, f"{op.src_format.data} -> {op.dst_format.data}")
+            self._op(cluster, op, f"{op.src_format} -> {op.dst_format}")
 
 
-def _cluster_style(name: str, unit: str, in_formats: object, out_formats: object) -> dict[str, str]:
-    ins = ", ".join(f.data for f in in_formats.data)  # type: ignore[attr-defined]
-    outs = ", ".join(f.data for f in out_formats.data)  # type: ignore[attr-defined]
+def _cluster_style(
+    name: str, unit: str, in_formats: Sequence[str], out_formats: Sequence[str]
+) -> dict[str, str]:
+    ins, outs = ", ".join(in_formats), ", ".join(out_formats)
     return {
         "label": f"{name} ({unit})\\nin {ins}\\nout {outs}",
         "style": "rounded,filled",

@@ -128,7 +128,7 @@ def test_compiles_with_the_same_results() -> None:
 
 KERNEL = """
 func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %k = ascend.kernel.vector(%a) {in_formats = ["ND"], out_formats = ["ND"], block_dim = 2 : i64}
+  %k = ascend.kernel.vector(%a) {block_dim = 2 : i64}
       : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%x: tensor<4xf32>):
     %r = ascend.graph.relu %x : (tensor<4xf32>) -> tensor<4xf32>

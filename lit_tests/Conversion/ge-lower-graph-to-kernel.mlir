@@ -4,7 +4,7 @@
 
 // CHECK-LABEL: func.func @conv
 // CHECK:         %[[W:.*]] = ascend.graph.const dense_resource<w> : tensor<4x3x3x3xf32>
-// CHECK-NEXT:    %[[K:.*]] = ascend.kernel.cube(%{{.*}}, %[[W]]) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"], kernel_name = "conv1"}
+// CHECK-NEXT:    %[[K:.*]] = ascend.kernel.cube(%{{.*}}, %[[W]]) {kernel_name = "conv1"}
 // CHECK-SAME:      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
 // CHECK-NEXT:    ^bb0(%[[A:.*]]: tensor<1x3x8x8xf32>, %[[B:.*]]: tensor<4x3x3x3xf32>):
 // CHECK-NEXT:      %[[C:.*]] = ascend.graph.conv2d %[[A]], %[[B]] : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
@@ -23,9 +23,9 @@ func.func @conv(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32> {
 // name are named after the op and a counter. Non-4-D tensors are ND.
 
 // CHECK-LABEL: func.func @mlp
-// CHECK:         %[[G:.*]] = ascend.kernel.cube(%{{.*}}, %{{.*}}) {in_formats = ["ND", "ND"], out_formats = ["ND"], kernel_name = "gemm_0"}
+// CHECK:         %[[G:.*]] = ascend.kernel.cube(%{{.*}}, %{{.*}}) {kernel_name = "gemm_0"}
 // CHECK:           ascend.graph.gemm
-// CHECK:         %[[R:.*]] = ascend.kernel.vector(%[[G]]) {in_formats = ["ND"], out_formats = ["ND"], kernel_name = "relu_0"}
+// CHECK:         %[[R:.*]] = ascend.kernel.vector(%[[G]]) {kernel_name = "relu_0"}
 // CHECK:           ascend.graph.relu
 // CHECK:         %[[M:.*]] = ascend.kernel.cube(%[[R]], %{{.*}}) {{.*}}kernel_name = "matmul_0"
 // CHECK:           ascend.graph.matmul
@@ -50,7 +50,7 @@ func.func @mlp(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
 
 // CHECK-LABEL: func.func @already_lowered
 // CHECK-NEXT:    %[[C:.*]] = ascend.graph.const dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
-// CHECK-NEXT:    %[[K:.*]] = ascend.kernel.vector(%[[C]]) {in_formats = ["ND"], out_formats = ["ND"]}
+// CHECK-NEXT:    %[[K:.*]] = ascend.kernel.vector(%[[C]])
 // CHECK-NEXT:    ^bb0(%[[A:.*]]: tensor<2xf32>):
 // CHECK-NEXT:      %[[R:.*]] = ascend.graph.relu %[[A]]
 // CHECK-NEXT:      ascend.kernel.yield %[[R]]
@@ -59,7 +59,7 @@ func.func @mlp(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
 // CHECK:         func.return %[[K]]
 func.func @already_lowered() -> tensor<2xf32> {
   %c = ascend.graph.const dense<[1.0, 2.0]> : tensor<2xf32>
-  %k = ascend.kernel.vector(%c) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<2xf32>) -> tensor<2xf32> {
+  %k = ascend.kernel.vector(%c) : (tensor<2xf32>) -> tensor<2xf32> {
   ^bb0(%a: tensor<2xf32>):
     %r = ascend.graph.relu %a : (tensor<2xf32>) -> tensor<2xf32>
     ascend.kernel.yield %r : tensor<2xf32>

@@ -28,12 +28,12 @@
 func.func @main(%x: tensor<1x3x8x8xf32> {ascend.name = "image"}) -> (tensor<1x4x6x6xf32> {ascend.name = "probs"}) {
   %w = ascend.graph.const dense_resource<w> : tensor<4x3x3x3xf32>
   %b = ascend.graph.const splat<0.5 : f32> : tensor<4xf32>
-  %c = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"], kernel_name = "conv1"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %c = ascend.kernel.cube(%x, %w) {kernel_name = "conv1"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   ^bb0(%a: tensor<1x3x8x8xf32>, %k: tensor<4x3x3x3xf32>):
     %0 = ascend.graph.conv2d %a, %k : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
     ascend.kernel.yield %0 : tensor<1x4x6x6xf32>
   }
-  %r = ascend.kernel.vector(%c) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {
+  %r = ascend.kernel.vector(%c) : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32> {
   ^bb0(%a: tensor<1x4x6x6xf32>):
     %0 = ascend.graph.relu %a : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
     ascend.kernel.yield %0 : tensor<1x4x6x6xf32>
@@ -56,12 +56,12 @@ func.func @main(%x: tensor<1x3x8x8xf32> {ascend.name = "image"}) -> (tensor<1x4x
 // CHECK:         ascend.stream.launch @k_1(
 // CHECK:         ascend.stream.outputs %[[O]], %[[B]] : memref<2xf32>, memref<2xf32>
 func.func @f(%a: tensor<2xf32>, %b: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
-  %0 = ascend.kernel.vector(%a, %b) {in_formats = ["ND", "ND"], out_formats = ["ND"], kernel_name = "k"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> {
+  %0 = ascend.kernel.vector(%a, %b) {kernel_name = "k"} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> {
   ^bb0(%x: tensor<2xf32>, %y: tensor<2xf32>):
     %s = ascend.graph.add %x, %y : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
     ascend.kernel.yield %s : tensor<2xf32>
   }
-  %1 = ascend.kernel.vector(%0) {in_formats = ["ND"], out_formats = ["ND"], kernel_name = "k"} : (tensor<2xf32>) -> tensor<2xf32> {
+  %1 = ascend.kernel.vector(%0) {kernel_name = "k"} : (tensor<2xf32>) -> tensor<2xf32> {
   ^bb0(%x: tensor<2xf32>):
     %r = ascend.graph.relu %x : (tensor<2xf32>) -> tensor<2xf32>
     ascend.kernel.yield %r : tensor<2xf32>
@@ -84,7 +84,7 @@ func.func @dedupe(%x: tensor<2xf32>) -> tensor<2xf32> {
   %b = ascend.graph.const dense<[1.0, 2.0]> : tensor<2xf32>
   %s = ascend.graph.const splat<3.0 : f32> : tensor<2xf32>
   %t = ascend.graph.const splat<3.0 : f32> : tensor<2xf32>
-  %0 = ascend.kernel.vector(%a, %b, %s, %t) {in_formats = ["ND", "ND", "ND", "ND"], out_formats = ["ND"], kernel_name = "k"} : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> {
+  %0 = ascend.kernel.vector(%a, %b, %s, %t) {kernel_name = "k"} : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> {
   ^bb0(%p: tensor<2xf32>, %q: tensor<2xf32>, %r: tensor<2xf32>, %u: tensor<2xf32>):
     %1 = ascend.graph.add %p, %q : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
     %2 = ascend.graph.add %r, %u : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
@@ -103,7 +103,7 @@ func.func @dedupe(%x: tensor<2xf32>) -> tensor<2xf32> {
 // CHECK:       ascend.stream.model @relu
 // CHECK:       ascend.stream.launch @relu_1
 func.func @relu(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = ascend.kernel.vector(%a) {in_formats = ["ND"], out_formats = ["ND"], kernel_name = "relu"} : (tensor<4xf32>) -> tensor<4xf32> {
+  %0 = ascend.kernel.vector(%a) {kernel_name = "relu"} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%x: tensor<4xf32>):
     %r = ascend.graph.relu %x : (tensor<4xf32>) -> tensor<4xf32>
     ascend.kernel.yield %r : tensor<4xf32>

@@ -89,8 +89,8 @@ func.func @reductions(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 // CHECK-LABEL: func.func @views
 // CHECK:         %[[A:.*]] = ascend.kernel.vector(%{{.*}}) {{.*}}kernel_name = "relu_0"
 // CHECK:         %[[B:.*]] = ascend.kernel.vector(%{{.*}}) {{.*}}kernel_name = "exp_0"
-// CHECK:         %[[C:.*]] = ascend.kernel.concat_view %[[A]], %[[B]] {axis = 1 : i64, format = "NCHW"}
-// CHECK-NEXT:    %[[F:.*]] = ascend.kernel.view %[[C]] {src_format = "NCHW", dst_format = "ND"} : (tensor<1x32x4x4xf32>) -> tensor<1x512xf32>
+// CHECK:         %[[C:.*]] = ascend.kernel.concat_view %[[A]], %[[B]] {axis = 1 : i64}
+// CHECK-NEXT:    %[[F:.*]] = ascend.kernel.view %[[C]] : (tensor<1x32x4x4xf32>) -> tensor<1x512xf32>
 // CHECK-NEXT:    %[[D:.*]] = ascend.kernel.vector(%{{.*}}, %{{.*}}) {{.*}}kernel_name = "concat_0"
 // CHECK:           ascend.graph.concat
 // CHECK:         func.return %[[F]], %[[D]]

@@ -6,34 +6,37 @@
 // the pooled NC1HWC0 data as ND through a view (H = W = 1, C a multiple of 16).
 
 // CHECK-LABEL: func.func @convnet
-// CHECK-NEXT:    %[[T:.*]] = ascend.kernel.trans_data %{{.*}} {src_format = "NCHW", dst_format = "NC1HWC0", kernel_name = "trans_data_0"}
-// CHECK:         %[[C:.*]] = ascend.kernel.cube(%[[T]], %{{.*}}) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]}
-// CHECK:         %[[R:.*]] = ascend.kernel.vector(%[[C]]) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"]}
-// CHECK:         %[[G:.*]] = ascend.kernel.vector(%[[R]]) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"]}
-// CHECK:         %[[F:.*]] = ascend.kernel.view %[[G]] {src_format = "NC1HWC0", dst_format = "ND"}
-// CHECK-NEXT:    %[[Y:.*]] = ascend.kernel.cube(%[[F]], %{{.*}}) {in_formats = ["ND", "FRACTAL_NZ"], out_formats = ["ND"]}
+// CHECK-DAG:     %[[T:.*]] = ascend.kernel.trans_data %{{.*}} {kernel_name = "trans_data_0"} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>
+// CHECK-DAG:     %[[W:.*]] = ascend.kernel.trans_data %w : (tensor<32x3x3x3xf32>) -> tensor<32x3x3x3xf32, #ascend.format<FRACTAL_Z>>
+// CHECK-DAG:     %[[FW:.*]] = ascend.kernel.trans_data %fw : (tensor<10x32xf32>) -> tensor<10x32xf32, #ascend.format<FRACTAL_NZ>>
+// CHECK:         %[[C:.*]] = ascend.kernel.cube(%[[T]], %[[W]]) : (tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>, tensor<32x3x3x3xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x32x6x6xf32, #ascend.format<NC1HWC0>>
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<1x3x8x8xf32>, %{{.*}}: tensor<32x3x3x3xf32>):
+// CHECK:         %[[R:.*]] = ascend.kernel.vector(%[[C]]) : (tensor<1x32x6x6xf32, #ascend.format<NC1HWC0>>) -> tensor<1x32x6x6xf32, #ascend.format<NC1HWC0>>
+// CHECK:         %[[G:.*]] = ascend.kernel.vector(%[[R]]) : (tensor<1x32x6x6xf32, #ascend.format<NC1HWC0>>) -> tensor<1x32x1x1xf32, #ascend.format<NC1HWC0>>
+// CHECK:         %[[F:.*]] = ascend.kernel.view %[[G]] : (tensor<1x32x1x1xf32, #ascend.format<NC1HWC0>>) -> tensor<1x32xf32>
+// CHECK-NEXT:    %[[Y:.*]] = ascend.kernel.cube(%[[F]], %[[FW]]) : (tensor<1x32xf32>, tensor<10x32xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<1x10xf32>
 // CHECK-NOT:     ascend.kernel.trans_data
 // CHECK:         func.return %[[Y]]
 func.func @convnet(%x: tensor<1x3x8x8xf32>) -> tensor<1x10xf32> {
   %w = ascend.graph.const splat<0.5 : f32> : tensor<32x3x3x3xf32>
   %fw = ascend.graph.const splat<0.5 : f32> : tensor<10x32xf32>
-  %c = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} : (tensor<1x3x8x8xf32>, tensor<32x3x3x3xf32>) -> tensor<1x32x6x6xf32> {
+  %c = ascend.kernel.cube(%x, %w) : (tensor<1x3x8x8xf32>, tensor<32x3x3x3xf32>) -> tensor<1x32x6x6xf32> {
   ^bb0(%a: tensor<1x3x8x8xf32>, %b: tensor<32x3x3x3xf32>):
     %0 = ascend.graph.conv2d %a, %b : (tensor<1x3x8x8xf32>, tensor<32x3x3x3xf32>) -> tensor<1x32x6x6xf32>
     ascend.kernel.yield %0 : tensor<1x32x6x6xf32>
   }
-  %r = ascend.kernel.vector(%c) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x6x6xf32>) -> tensor<1x32x6x6xf32> {
+  %r = ascend.kernel.vector(%c) : (tensor<1x32x6x6xf32>) -> tensor<1x32x6x6xf32> {
   ^bb0(%a: tensor<1x32x6x6xf32>):
     %0 = ascend.graph.relu %a : (tensor<1x32x6x6xf32>) -> tensor<1x32x6x6xf32>
     ascend.kernel.yield %0 : tensor<1x32x6x6xf32>
   }
-  %g = ascend.kernel.vector(%r) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x6x6xf32>) -> tensor<1x32x1x1xf32> {
+  %g = ascend.kernel.vector(%r) : (tensor<1x32x6x6xf32>) -> tensor<1x32x1x1xf32> {
   ^bb0(%a: tensor<1x32x6x6xf32>):
     %0 = ascend.graph.global_avg_pool %a : (tensor<1x32x6x6xf32>) -> tensor<1x32x1x1xf32>
     ascend.kernel.yield %0 : tensor<1x32x1x1xf32>
   }
-  %f = ascend.kernel.view %g {src_format = "NCHW", dst_format = "ND"} : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
-  %y = ascend.kernel.cube(%f, %fw) {in_formats = ["ND", "ND"], out_formats = ["ND"]} : (tensor<1x32xf32>, tensor<10x32xf32>) -> tensor<1x10xf32> {
+  %f = ascend.kernel.view %g : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
+  %y = ascend.kernel.cube(%f, %fw) : (tensor<1x32xf32>, tensor<10x32xf32>) -> tensor<1x10xf32> {
   ^bb0(%a: tensor<1x32xf32>, %b: tensor<10x32xf32>):
     %0 = ascend.graph.gemm %a, %b {trans_b = true} : (tensor<1x32xf32>, tensor<10x32xf32>) -> tensor<1x10xf32>
     ascend.kernel.yield %0 : tensor<1x10xf32>
@@ -47,18 +50,18 @@ func.func @convnet(%x: tensor<1x3x8x8xf32>) -> tensor<1x10xf32> {
 // converted back once, and that one conversion also feeds the graph output.
 
 // CHECK-LABEL: func.func @mixed
-// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}}) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]}
-// CHECK:         %[[B:.*]] = ascend.kernel.trans_data %[[C]] {src_format = "NC1HWC0", dst_format = "NCHW", kernel_name = "trans_data_1"}
-// CHECK-NEXT:    %[[S:.*]] = ascend.kernel.vector(%[[B]]) {in_formats = ["NCHW"], out_formats = ["NCHW"]}
+// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}}) : (tensor<1x16x4x4xf32, #ascend.format<NC1HWC0>>, tensor<20x16x1x1xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x20x4x4xf32, #ascend.format<NC1HWC0>>
+// CHECK:         %[[B:.*]] = ascend.kernel.trans_data %[[C]] {kernel_name = "trans_data_1"} : (tensor<1x20x4x4xf32, #ascend.format<NC1HWC0>>) -> tensor<1x20x4x4xf32>
+// CHECK-NEXT:    %[[S:.*]] = ascend.kernel.vector(%[[B]])
 // CHECK:         func.return %[[S]], %[[B]]
 func.func @mixed(%x: tensor<1x16x4x4xf32>) -> (tensor<1x20x4x4xf32>, tensor<1x20x4x4xf32>) {
   %w = ascend.graph.const splat<0.5 : f32> : tensor<20x16x1x1xf32>
-  %c = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} : (tensor<1x16x4x4xf32>, tensor<20x16x1x1xf32>) -> tensor<1x20x4x4xf32> {
+  %c = ascend.kernel.cube(%x, %w) : (tensor<1x16x4x4xf32>, tensor<20x16x1x1xf32>) -> tensor<1x20x4x4xf32> {
   ^bb0(%a: tensor<1x16x4x4xf32>, %b: tensor<20x16x1x1xf32>):
     %0 = ascend.graph.conv2d %a, %b : (tensor<1x16x4x4xf32>, tensor<20x16x1x1xf32>) -> tensor<1x20x4x4xf32>
     ascend.kernel.yield %0 : tensor<1x20x4x4xf32>
   }
-  %s = ascend.kernel.vector(%c) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x20x4x4xf32>) -> tensor<1x20x4x4xf32> {
+  %s = ascend.kernel.vector(%c) : (tensor<1x20x4x4xf32>) -> tensor<1x20x4x4xf32> {
   ^bb0(%a: tensor<1x20x4x4xf32>):
     %0 = ascend.graph.softmax %a {axis = 1 : i64} : (tensor<1x20x4x4xf32>) -> tensor<1x20x4x4xf32>
     ascend.kernel.yield %0 : tensor<1x20x4x4xf32>
@@ -73,8 +76,8 @@ func.func @mixed(%x: tensor<1x16x4x4xf32>) -> (tensor<1x20x4x4xf32>, tensor<1x20
 // CHECK-LABEL: func.func @pairs
 // CHECK-NEXT:    func.return %{{.*}} : tensor<1x16x4x4xf32>
 func.func @pairs(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
-  %a = ascend.kernel.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
-  %b = ascend.kernel.trans_data %a {src_format = "NC1HWC0", dst_format = "NCHW"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %a = ascend.kernel.trans_data %x : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32, #ascend.format<NC1HWC0>>
+  %b = ascend.kernel.trans_data %a : (tensor<1x16x4x4xf32, #ascend.format<NC1HWC0>>) -> tensor<1x16x4x4xf32>
   func.return %b : tensor<1x16x4x4xf32>
 }
 
@@ -87,10 +90,11 @@ func.func @pairs(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
 // CHECK-NOT:     ascend.kernel.trans_data
 // CHECK:         func.return %{{.*}} : tensor<1x16x4x4xf32>
 func.func @chain(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
-  %a = ascend.kernel.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
-  %b = ascend.kernel.trans_data %a {src_format = "NC1HWC0", dst_format = "FRACTAL_NZ"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
-  %c = ascend.kernel.trans_data %b {src_format = "FRACTAL_NZ", dst_format = "NC1HWC0"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
-  func.return %c : tensor<1x16x4x4xf32>
+  %a = ascend.kernel.trans_data %x : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32, #ascend.format<NC1HWC0>>
+  %b = ascend.kernel.trans_data %a : (tensor<1x16x4x4xf32, #ascend.format<NC1HWC0>>) -> tensor<1x16x4x4xf32, #ascend.format<FRACTAL_NZ>>
+  %c = ascend.kernel.trans_data %b : (tensor<1x16x4x4xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<1x16x4x4xf32, #ascend.format<NC1HWC0>>
+  %d = ascend.kernel.trans_data %c : (tensor<1x16x4x4xf32, #ascend.format<NC1HWC0>>) -> tensor<1x16x4x4xf32>
+  func.return %d : tensor<1x16x4x4xf32>
 }
 
 // -----
@@ -98,25 +102,25 @@ func.func @chain(%x: tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32> {
 // A channel shuffle between convs gathers NC1HWC0 data directly: no conversion around it.
 
 // CHECK-LABEL: func.func @shuffle
-// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}}) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]}
-// CHECK:         %[[S:.*]] = ascend.kernel.vector(%[[C]]) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"]}
-// CHECK:         ascend.kernel.cube(%[[S]], %{{.*}}) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]}
+// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}})
+// CHECK:         %[[S:.*]] = ascend.kernel.vector(%[[C]])
+// CHECK:         ascend.kernel.cube(%[[S]], %{{.*}})
 // CHECK-NOT:     ascend.kernel.trans_data %[[C]]
 func.func @shuffle(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
   %w = ascend.graph.const splat<0.5 : f32> : tensor<32x32x1x1xf32>
-  %c = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
+  %c = ascend.kernel.cube(%x, %w) : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
   ^bb0(%a: tensor<1x32x4x4xf32>, %b: tensor<32x32x1x1xf32>):
     %0 = ascend.graph.conv2d %a, %b : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32>
     ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
   }
-  %s = ascend.kernel.vector(%c) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
+  %s = ascend.kernel.vector(%c) : (tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
   ^bb0(%a: tensor<1x32x4x4xf32>):
     %0 = ascend.graph.reshape %a : (tensor<1x32x4x4xf32>) -> tensor<1x2x16x4x4xf32>
     %1 = ascend.graph.transpose %0 {perm = array<i64: 0, 2, 1, 3, 4>} : (tensor<1x2x16x4x4xf32>) -> tensor<1x16x2x4x4xf32>
     %2 = ascend.graph.reshape %1 : (tensor<1x16x2x4x4xf32>) -> tensor<1x32x4x4xf32>
     ascend.kernel.yield %2 : tensor<1x32x4x4xf32>
   }
-  %y = ascend.kernel.cube(%s, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
+  %y = ascend.kernel.cube(%s, %w) : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
   ^bb0(%a: tensor<1x32x4x4xf32>, %b: tensor<32x32x1x1xf32>):
     %0 = ascend.graph.conv2d %a, %b : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32>
     ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
@@ -130,21 +134,21 @@ func.func @shuffle(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
 // NC1HWC0, and its 1x1 result is read as ND through a view.
 
 // CHECK-LABEL: func.func @spatial_mean
-// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}}) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]}
-// CHECK:         %[[M:.*]] = ascend.kernel.vector(%[[C]]) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"]}
-// CHECK:         ascend.kernel.view %[[M]] {src_format = "NC1HWC0", dst_format = "ND"}
+// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}})
+// CHECK:         %[[M:.*]] = ascend.kernel.vector(%[[C]])
+// CHECK:         ascend.kernel.view %[[M]]
 func.func @spatial_mean(%x: tensor<1x32x4x4xf32>) -> tensor<1x32xf32> {
   %w = ascend.graph.const splat<0.5 : f32> : tensor<32x32x1x1xf32>
-  %c = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
+  %c = ascend.kernel.cube(%x, %w) : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
   ^bb0(%a: tensor<1x32x4x4xf32>, %b: tensor<32x32x1x1xf32>):
     %0 = ascend.graph.conv2d %a, %b : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32>
     ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
   }
-  %m = ascend.kernel.vector(%c) {in_formats = ["NCHW"], out_formats = ["NCHW"]} : (tensor<1x32x4x4xf32>) -> tensor<1x32x1x1xf32> {
+  %m = ascend.kernel.vector(%c) : (tensor<1x32x4x4xf32>) -> tensor<1x32x1x1xf32> {
   ^bb0(%a: tensor<1x32x4x4xf32>):
     %0 = ascend.graph.reduce_mean %a {axes = array<i64: 2, 3>} : (tensor<1x32x4x4xf32>) -> tensor<1x32x1x1xf32>
     ascend.kernel.yield %0 : tensor<1x32x1x1xf32>
   }
-  %f = ascend.kernel.view %m {src_format = "NCHW", dst_format = "ND"} : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
+  %f = ascend.kernel.view %m : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
   func.return %f : tensor<1x32xf32>
 }

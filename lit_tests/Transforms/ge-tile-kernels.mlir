@@ -21,17 +21,17 @@
 builtin.module attributes {ascend.target = #ascend.target<"Ascend910B2", {cube_cores = 24 : i64, vector_cores = 48 : i64, l0a_bytes = 65536 : i64, l0b_bytes = 65536 : i64, l0c_bytes = 131072 : i64, ub_bytes = 196608 : i64}>} {
   func.func @main(%x: tensor<1x64x56x56xf32>, %d: tensor<4xf64>) -> (tensor<1x64x56x56xf32>, tensor<4xf64>) {
     %w = ascend.graph.const splat<0.5 : f32> : tensor<64x64x3x3xf32>
-    %c = ascend.kernel.cube(%x, %w) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32> {
+    %c = ascend.kernel.cube(%x, %w) : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32> {
     ^bb0(%a: tensor<1x64x56x56xf32>, %b: tensor<64x64x3x3xf32>):
       %0 = ascend.graph.conv2d %a, %b {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x56x56xf32>
       ascend.kernel.yield %0 : tensor<1x64x56x56xf32>
     }
-    %r = ascend.kernel.vector(%c) {in_formats = ["NC1HWC0"], out_formats = ["NC1HWC0"]} : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
+    %r = ascend.kernel.vector(%c) : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
     ^bb0(%a: tensor<1x64x56x56xf32>):
       %0 = ascend.graph.relu %a : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
       ascend.kernel.yield %0 : tensor<1x64x56x56xf32>
     }
-    %e = ascend.kernel.aicpu(%d) {in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf64>) -> tensor<4xf64> {
+    %e = ascend.kernel.aicpu(%d) : (tensor<4xf64>) -> tensor<4xf64> {
     ^bb0(%a: tensor<4xf64>):
       %0 = ascend.graph.exp %a : (tensor<4xf64>) -> tensor<4xf64>
       ascend.kernel.yield %0 : tensor<4xf64>

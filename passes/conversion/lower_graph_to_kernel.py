@@ -28,8 +28,8 @@ Constants stay graph constants (they become weights at the stream level).
 ```
 becomes
 ```
-%r = ascend.kernel.vector(%x, %y) {in_formats = ["ND", "ND"], kernel_name = "add_relu_0",
-    out_formats = ["ND"]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+%r = ascend.kernel.vector(%x, %y) {kernel_name = "add_relu_0"}
+    : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
 ^bb0(%0 : tensor<4xf32>, %1 : tensor<4xf32>):
   %2 = ascend.graph.add %0, %1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %3 = ascend.graph.relu %2 : (tensor<4xf32>) -> tensor<4xf32>
@@ -59,7 +59,6 @@ from xdsl.rewriter import Rewriter
 
 from ge.dialects import graph
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
-from ge.dialects.formats import framework_format
 from ge.dialects.kernel import KERNEL_BY_UNIT, ConcatViewOp, KernelOp, ViewOp, YieldOp
 
 AICPU_TYPES = (f64, i64, IntegerType(64, Signedness.UNSIGNED))
@@ -325,8 +324,6 @@ class KernelFormer:
             inputs=inputs,
             body=Region(block),
             result_types=[r.type for r in root.results],
-            in_formats=[framework_format(v.type.get_shape()) for v in inputs],
-            out_formats=[framework_format(r.type.get_shape()) for r in root.results],
             kernel_name=self._name(group.ops),
         )
         kernel.location = root.location
@@ -376,12 +373,7 @@ class ReshapeToView(RewritePattern):
             return
         source_type, result_type = source.type, result.type
         assert isinstance(source_type, TensorType) and isinstance(result_type, TensorType)
-        view = ViewOp(
-            source,
-            result_type,
-            framework_format(source_type.get_shape()),
-            framework_format(result_type.get_shape()),
-        )
+        view = ViewOp(source, result_type)
         view.location = op.location
         rewriter.replace(op, view)
 
@@ -394,9 +386,7 @@ class ConcatToConcatView(RewritePattern):
         if not _in_function(op) or not concat_in_place(op):
             return
         shape = op.result.type.get_shape()
-        view = ConcatViewOp(
-            op.operands, op.result.type, op.axis.value.data % len(shape), framework_format(shape)
-        )
+        view = ConcatViewOp(op.operands, op.result.type, op.axis.value.data % len(shape))
         view.location = op.location
         rewriter.replace(op, view)
 

@@ -50,7 +50,7 @@ from xdsl.rewriter import Rewriter
 
 from ge.dialects import stream
 from ge.dialects.common import describe, value_names
-from ge.dialects.formats import framework_format
+from ge.dialects.formats import format_of, plain_type
 from ge.dialects.graph import ConstOp
 from ge.dialects.kernel import (
     ConcatViewOp,
@@ -118,30 +118,34 @@ class _StreamBuilder:
                 for index, value in enumerate(op.inputs):
                     self.slots[value] = (op, index)
         for index, arg in enumerate(block.args):
-            self._place(arg, framework_format(_tensor_type(arg).get_shape()), input=index)
+            self._place(arg, format_of(_tensor_type(arg)), input=index)
         returned: list[SSAValue] = []
         for op in block.ops:
             if isinstance(op, ConstOp):
                 continue  # placed in the weight blob where a kernel reads it, in the format it reads
+            elif isinstance(op, TransDataOp) and isinstance(op.input.owner, ConstOp):
+                # A constant is converted once, at compile time: a weight stored in the new format.
+                groups = _fractal_z_groups(op.output) if op.dst_format == "FRACTAL_Z" else 1
+                self.buffers[op.output] = self._weight(op.input.owner, op.dst_format, groups)
             elif isinstance(op, KernelOp | TransDataOp):
                 self._launch(op)
             elif isinstance(op, ViewOp):
-                source = self._read(op.input, op.src_format.data)
-                view = stream.ViewOp(source, _memref(op.output.type, op.dst_format.data))
+                source = self._read(op.input, op.src_format)
+                view = stream.ViewOp(source, _memref(op.output.type, op.dst_format))
                 view.buffer.name_hint = op.output.name_hint
                 self.tasks.append(view)
                 self.buffers[op.output] = view.buffer
-                self.formats[op.output] = op.dst_format.data
+                self.formats[op.output] = op.dst_format
             elif isinstance(op, ConcatViewOp):
                 if op.output not in self.buffers:
-                    self._place(op.output, op.format.data)
+                    self._place(op.output, op.format)
             elif isinstance(op, ReturnOp):
                 returned = list(op.arguments)
             else:
                 raise CompileError(
                     f"{describe(op)} is not inside a kernel: run ge-lower-graph-to-kernel first"
                 )
-        outputs = [self._read(v, framework_format(_tensor_type(v).get_shape())) for v in returned]
+        outputs = [self._read(v, format_of(_tensor_type(v))) for v in returned]
         self._bind_outputs(outputs)
         self.tasks.append(stream.OutputsOp(outputs))
         model = stream.ModelOp.build(
@@ -167,7 +171,7 @@ class _StreamBuilder:
         if value in self.slots:
             concat, index = self.slots[value]
             if concat.output not in self.buffers:
-                self._place(concat.output, concat.format.data)
+                self._place(concat.output, concat.format)
             axis, start, length = physical_slice(concat, index)
             view = stream.SubviewOp(self.buffers[concat.output], axis, start, length, memref)
             view.buffer.name_hint = value.name_hint
@@ -239,7 +243,7 @@ class _StreamBuilder:
     def _launch(self, op: KernelOp | TransDataOp) -> None:
         symbol = self._symbol(op)
         if isinstance(op, TransDataOp):
-            body = Region(Block(arg_types=[op.input.type]))
+            body = Region(Block(arg_types=[plain_type(op.input.type)]))
             body.block.add_op(stream.ReturnOp(body.block.args))
             unit, kind = Unit.VECTOR, KernelKind.TRANS_DATA
             inputs, outputs = [op.input], [op.output]
@@ -252,10 +256,12 @@ class _StreamBuilder:
             inputs, outputs = list(op.inputs), list(op.outputs)
         properties: dict[str, Attribute] = {
             "sym_name": StringAttr(symbol),
-            "function_type": FunctionType.from_lists([v.type for v in inputs], [r.type for r in outputs]),
+            "function_type": FunctionType.from_lists(
+                [plain_type(v.type) for v in inputs], [plain_type(r.type) for r in outputs]
+            ),
             "unit": KernelUnitAttr(unit),
-            "in_formats": op.in_formats,
-            "out_formats": op.out_formats,
+            "in_formats": ArrayAttr([StringAttr(f) for f in op.in_formats]),
+            "out_formats": ArrayAttr([StringAttr(f) for f in op.out_formats]),
         }
         if kind.value != unit.value:
             properties["kind"] = KernelKindAttr(kind)
@@ -265,13 +271,12 @@ class _StreamBuilder:
         kernel = stream.KernelFuncOp.build(properties=properties, regions=[body])
         kernel.location = op.location
         self.kernels.append(kernel)
-        in_formats = [f.data for f in op.in_formats.data]
         buffers = [
             self._read(v, f, weight_groups(body.block.args[i]) if f == "FRACTAL_Z" else 1)
-            for i, (v, f) in enumerate(zip(inputs, in_formats, strict=True))
+            for i, (v, f) in enumerate(zip(inputs, op.in_formats, strict=True))
         ]
-        for result, fmt in zip(outputs, op.out_formats.data, strict=True):
-            self._place(result, fmt.data)
+        for result, fmt in zip(outputs, op.out_formats, strict=True):
+            self._place(result, fmt)
         launch = stream.LaunchOp(symbol, buffers, [self.buffers[r] for r in outputs], stream=0)
         launch.location = op.location
         self.tasks.append(launch)
@@ -307,6 +312,16 @@ def _memref(t: TensorType, fmt: str = "ND", groups: int = 1) -> MemRefType:
     if fmt in ("ND", "NCHW"):
         return MemRefType(t.element_type, t.get_shape())
     return MemRefType(t.element_type, stored_shape(t, fmt, groups))
+
+
+def _fractal_z_groups(weights: SSAValue) -> int:
+    """The convolution groups of the kernels that read `weights` in FRACTAL_Z (1 if none is grouped)."""
+    for use in weights.uses:
+        if isinstance(use.operation, KernelOp):
+            groups = weight_groups(use.operation.body.block.args[use.index])
+            if groups != 1:
+                return groups
+    return 1
 
 
 def _names(attrs: ArrayAttr[DictionaryAttr] | None, count: int, prefix: str) -> ArrayAttr:

@@ -1,6 +1,19 @@
 """`ge-assign-formats`: device data formats for every kernel operand, conversions where needed.
 
-Formats flow forward in program order:
+A format is part of a value's type (`tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>`), so the pass
+is in two parts:
+- `choose_formats`, an analysis that reads the IR and says, for every kernel, view, concat view and
+  return, in which format it reads each operand and writes each result;
+- `ApplyFormats`, a rewrite pattern that retypes each op's results to the chosen formats and, where
+  an operand's type is not in the format its consumer reads, inserts an `ascend.kernel.trans_data`
+  (one per value and format) after the producer, unless the bytes already agree (NC1HWC0 with
+  H = W = 1 and C a multiple of C0 reads as NCHW through a view). A conversion of a constant is
+  done once, at compile time, by the stream lowering. Inverse conversion pairs then cancel.
+
+xDSL's `TypeConversionPattern` converts every type by a rule of the type alone; here the format of a
+value depends on its producer and its consumers, so the pattern reads the analysis instead.
+
+The choice flows forward in program order:
 - a 2-D convolution on the cube reads its input in NC1HWC0 and its weights in FRACTAL_Z, and
   writes NC1HWC0; a residual or other 4-D epilogue operand is read in NC1HWC0 too;
 - a matrix product reads a constant right-hand side in FRACTAL_NZ (other operands stay ND and
@@ -10,21 +23,17 @@ Formats flow forward in program order:
   of its 4-D inputs arrives in it, so the format propagates through the conv network's vector
   work; so does a channel shuffle (reshape, transpose, reshape between 4-D tensors of whole C0
   blocks), a gather;
-- everything else, views and the graph's outputs take the framework formats (NCHW, ND).
-
-Where a value's format differs from what its consumer reads, one `ascend.kernel.trans_data`
-per value and format is inserted after the producer, unless the bytes already agree (NC1HWC0 with
-H = W = 1 and C a multiple of C0 reads as NCHW through a view). Constants take whatever format
-their consumer reads: they are converted once, at compile time, by the stream lowering. Inverse
-conversion pairs cancel.
+- everything else, views and the graph's outputs take the framework formats (plain types).
 
 ```
-%y = ascend.kernel.cube(%x, %w) {in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"]} ...
+%y = ascend.kernel.cube(%x, %w) : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> ...
 ```
 becomes, with `%x` a graph input,
 ```
-%t = ascend.kernel.trans_data %x {src_format = "NCHW", dst_format = "NC1HWC0"} ...
-%y = ascend.kernel.cube(%t, %w) {in_formats = ["NC1HWC0", "FRACTAL_Z"], out_formats = ["NC1HWC0"]} ...
+%t = ascend.kernel.trans_data %x : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>
+%v = ascend.kernel.trans_data %w : (tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>
+%y = ascend.kernel.cube(%t, %v) : (tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>,
+    tensor<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x4x6x6xf32, #ascend.format<NC1HWC0>> ...
 ```
 """
 
@@ -33,21 +42,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
+    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 
 from ge.dialects import graph
-from ge.dialects.formats import c0_of, framework_format
+from ge.dialects.formats import FRAMEWORK_FORMATS, c0_of, format_of, framework_format, plain_type, with_format
 from ge.dialects.kernel import (
-    FRAMEWORK_FORMATS,
     AiCpuKernelOp,
     ConcatViewOp,
     CubeKernelOp,
@@ -102,6 +111,11 @@ def _rank(value: SSAValue) -> int:
     return len(value.type.get_shape()) if isinstance(value.type, TensorType) else 0
 
 
+def _framework(value: SSAValue) -> str:
+    """The framework format of a value's logical shape (NCHW for 4-D, ND otherwise)."""
+    return framework_format(value.type.get_shape()) if isinstance(value.type, TensorType) else "ND"
+
+
 def _is_constant(value: SSAValue) -> bool:
     return isinstance(value.owner, graph.ConstOp)
 
@@ -127,48 +141,103 @@ def _view_as_framework(value: SSAValue) -> bool:
 
 
 @dataclass
-class FormatAssigner:
-    formats: dict[SSAValue, str] = field(default_factory=dict)
+class FormatChoice:
+    """What `choose_formats` decided: per op, the format it reads each operand in and the format
+    it writes each result in."""
+
+    operands: dict[Operation, list[str]] = field(default_factory=dict)
+    results: dict[Operation, list[str]] = field(default_factory=dict)
+
+
+def choose_formats(block: Block) -> FormatChoice:
+    """The format analysis of a function body: reads the IR, changes nothing."""
+    return _FormatChooser().run(block)
+
+
+@dataclass
+class ApplyFormats(RewritePattern):
+    """Retypes an op's results to the chosen formats and converts each operand whose type is not
+    in the format the op reads (a `trans_data`, or a view where the bytes agree)."""
+
+    choice: FormatChoice
     converted: dict[tuple[SSAValue, str], SSAValue] = field(default_factory=dict)
     count: int = 0
 
-    def run(self, block: Block) -> None:
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        wanted = self.choice.operands.pop(op, None)
+        if wanted is not None:
+            for index, (value, fmt) in enumerate(zip(list(op.operands), wanted, strict=True)):
+                if isinstance(value.type, TensorType) and not same_layout(self._produced(value), fmt):
+                    op.operands[index] = self._convert(value, fmt, rewriter)
+                    rewriter.notify_op_modified(op)
+        chosen = self.choice.results.pop(op, None)
+        for result, fmt in zip(list(op.results), chosen or [], strict=chosen is not None):
+            t = result.type
+            if isinstance(t, TensorType) and format_of(t) != fmt:
+                rewriter.replace_value_with_new_type(result, with_format(t, fmt))
+
+    def _produced(self, value: SSAValue) -> str:
+        """The format `value` is (or, when its producer is not retyped yet, will be) in."""
+        chosen = self.choice.results.get(value.owner) if isinstance(value, OpResult) else None
+        return chosen[value.index] if chosen is not None else format_of(value)
+
+    def _convert(self, value: SSAValue, fmt: str, rewriter: PatternRewriter) -> SSAValue:
+        key = (value, fmt)
+        if key in self.converted:
+            return self.converted[key]
+        if self._produced(value) == "NC1HWC0" and fmt in FRAMEWORK_FORMATS and _view_as_framework(value):
+            new: Operation = ViewOp(value, plain_type(value.type))  # type: ignore[arg-type]
+        elif _is_constant(value):
+            new = TransDataOp(value, fmt)  # converted at compile time: no kernel of its own
+        else:
+            new = TransDataOp(value, fmt, kernel_name=f"trans_data_{self.count}")
+            self.count += 1
+        if isinstance(value, BlockArgument):
+            rewriter.insert(new, InsertPoint.at_start(value.block))
+        else:
+            rewriter.insert(new, InsertPoint.after(value.owner))  # type: ignore[arg-type]
+        if isinstance(value.owner, Operation):
+            new.location = value.owner.location
+        self.converted[key] = new.results[0]
+        return new.results[0]
+
+
+@dataclass
+class _FormatChooser:
+    formats: dict[SSAValue, str] = field(default_factory=dict)
+    choice: FormatChoice = field(default_factory=FormatChoice)
+
+    def run(self, block: Block) -> FormatChoice:
         for arg in block.args:
-            if isinstance(arg.type, TensorType):
-                self.formats[arg] = framework_format(arg.type.get_shape())
-        for op in list(block.ops):
+            self.formats[arg] = format_of(arg)
+        for op in block.ops:
             if isinstance(op, KernelOp):
                 wanted = self._kernel_formats(op)
-                self._feed(op, wanted)
-                op.in_formats = ArrayAttr(StringAttr(f) for f in wanted)
-                outs = self._kernel_outputs(op, wanted)
-                op.out_formats = ArrayAttr(StringAttr(f) for f in outs)
-                self.formats.update(zip(op.outputs, outs, strict=True))
+                self._decide(op, wanted, self._kernel_outputs(op, wanted))
             elif isinstance(op, ViewOp):
                 value = op.input
-                have = self.formats.get(value, "ND")
-                if have == "NC1HWC0" and _view_as_framework(value):
-                    op.src_format = StringAttr("NC1HWC0")
-                else:
-                    self._feed(op, [framework_format(value.type.get_shape())])  # type: ignore[arg-type]
-                    op.src_format = StringAttr(framework_format(op.input.type.get_shape()))  # type: ignore[arg-type]
-                self.formats[op.output] = op.dst_format.data
+                viewable = self.formats.get(value) == "NC1HWC0" and _view_as_framework(value)
+                self._decide(op, ["NC1HWC0" if viewable else _framework(value)], [_framework(op.output)])
             elif isinstance(op, ConcatViewOp):
                 fmt = self._concat_format(op)
-                self._feed(op, [fmt] * len(op.inputs))
-                op.format = StringAttr(fmt)
-                self.formats[op.output] = fmt
-            elif isinstance(op, TransDataOp):
-                self.formats[op.output] = op.dst_format.data
+                self._decide(op, [fmt] * len(op.inputs), [fmt])
             elif isinstance(op, ReturnOp):
-                self._feed(op, [framework_format(v.type.get_shape()) for v in op.operands])  # type: ignore[arg-type]
+                self._decide(op, [_framework(v) for v in op.operands], [])
+            else:
+                self.formats.update((r, format_of(r)) for r in op.results)
+        return self.choice
+
+    def _decide(self, op: Operation, operands: list[str], results: list[str]) -> None:
+        self.choice.operands[op] = operands
+        self.choice.results[op] = results
+        self.formats.update(zip(op.results, results, strict=True))
 
     # ---------------------------------------------------------------------------------------
     # What each kernel reads and writes
     # ---------------------------------------------------------------------------------------
 
     def _kernel_formats(self, kernel: KernelOp) -> list[str]:
-        frames = [framework_format(v.type.get_shape()) for v in kernel.inputs]  # type: ignore[arg-type]
+        frames = [_framework(v) for v in kernel.inputs]
         if isinstance(kernel, AiCpuKernelOp):
             return frames
         if isinstance(kernel, CubeKernelOp):
@@ -206,7 +275,7 @@ class FormatAssigner:
         return wanted
 
     def _kernel_outputs(self, kernel: KernelOp, wanted: list[str]) -> list[str]:
-        frames = [framework_format(r.type.get_shape()) for r in kernel.outputs]  # type: ignore[arg-type]
+        frames = [_framework(r) for r in kernel.outputs]
         if isinstance(kernel, CubeKernelOp):
             op = cube_op(kernel)
             if op is not None and base_of(op) is graph.Conv2DOp and "NC1HWC0" in wanted:
@@ -247,39 +316,7 @@ class FormatAssigner:
             and all(v.type.get_shape()[1] % c0 == 0 for v in op.inputs)  # type: ignore[union-attr]
         ):
             return "NC1HWC0"
-        return framework_format(t.get_shape())
-
-    # ---------------------------------------------------------------------------------------
-    # Conversions
-    # ---------------------------------------------------------------------------------------
-
-    def _feed(self, op: Operation, wanted: list[str]) -> None:
-        """Makes every operand of `op` arrive in its wanted format."""
-        for index, (value, fmt) in enumerate(zip(list(op.operands), wanted, strict=True)):
-            if _is_constant(value) or not isinstance(value.type, TensorType):
-                continue
-            have = self.formats.get(value, framework_format(value.type.get_shape()))
-            if same_layout(have, fmt):
-                continue
-            op.operands[index] = self._convert(value, have, fmt)
-
-    def _convert(self, value: SSAValue, have: str, fmt: str) -> SSAValue:
-        key = (value, fmt)
-        if key in self.converted:
-            return self.converted[key]
-        if have == "NC1HWC0" and fmt in FRAMEWORK_FORMATS and _view_as_framework(value):
-            new: Operation = ViewOp(value, value.type, "NC1HWC0", fmt)  # type: ignore[arg-type]
-        else:
-            new = TransDataOp(value, have, fmt, kernel_name=f"trans_data_{self.count}")
-            self.count += 1
-        if isinstance(value, BlockArgument):
-            Rewriter.insert_op(new, InsertPoint.at_start(value.block))
-        else:
-            Rewriter.insert_op(new, InsertPoint.after(value.owner))  # type: ignore[arg-type]
-        new.location = value.owner.location if isinstance(value.owner, Operation) else new.location
-        self.converted[key] = new.results[0]
-        self.formats[new.results[0]] = fmt
-        return new.results[0]
+        return _framework(op.output)
 
 
 class CancelInverseTransData(RewritePattern):
@@ -288,7 +325,7 @@ class CancelInverseTransData(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TransDataOp, rewriter: PatternRewriter) -> None:
         inner = op.input.owner
-        if isinstance(inner, TransDataOp) and inner.src_format == op.dst_format:
+        if isinstance(inner, TransDataOp) and same_layout(inner.src_format, op.dst_format):
             rewriter.replace_op(op, [], [inner.input])
             if inner.output.first_use is None:
                 rewriter.erase_op(inner)
@@ -300,8 +337,8 @@ class ChainTransData(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: TransDataOp, rewriter: PatternRewriter) -> None:
         inner = op.input.owner
-        if isinstance(inner, TransDataOp) and inner.src_format != op.dst_format:
-            direct = TransDataOp(inner.input, inner.src_format.data, op.dst_format.data)
+        if isinstance(inner, TransDataOp) and not same_layout(inner.src_format, op.dst_format):
+            direct = TransDataOp(inner.input, op.dst_format)
             if op.kernel_name is not None:
                 direct.properties["kernel_name"] = op.kernel_name
             rewriter.replace_op(op, direct)
@@ -318,5 +355,6 @@ class AssignFormatsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
             if not func.is_declaration:
-                FormatAssigner().run(func.body.block)
+                apply = ApplyFormats(choose_formats(func.body.block))
+                PatternRewriteWalker(apply, apply_recursively=False).rewrite_region(func.body)
         rewrite(op, [CancelInverseTransData(), ChainTransData()], current())

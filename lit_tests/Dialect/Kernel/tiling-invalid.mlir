@@ -6,7 +6,7 @@
 // CHECK: tiling-invalid.mlir:[[# @LINE + 3]]:103
 // CHECK: ascend.cube_tiling: cube tile sizes k must be multiples of 16 (one fractal), got {'m': 16, 'n': 16, 'k': 24, 'db': 1, 'tiles': 1}
 func.func @partial_fractal(%x: tensor<4xf32>) {
-  %y = ascend.kernel.cube(%x) {in_formats = ["ND"], out_formats = ["ND"], tiling = #ascend.cube_tiling<m = 16, n = 16, k = 24, db = 1, tiles = 1>} : (tensor<4xf32>) -> tensor<4xf32> {
+  %y = ascend.kernel.cube(%x) {tiling = #ascend.cube_tiling<m = 16, n = 16, k = 24, db = 1, tiles = 1>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     ascend.kernel.yield %a : tensor<4xf32>
   }

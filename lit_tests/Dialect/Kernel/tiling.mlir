@@ -9,12 +9,12 @@
 // CHECK:       ascend.kernel.vector
 // CHECK-SAME:    tiling = #ascend.vector_tiling<tile = 4096, db = 1, tiles = 8>
 func.func @tiled(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  %y = ascend.kernel.cube(%x, %w) {in_formats = ["ND", "ND"], out_formats = ["ND"], block_dim = 24 : i64, tiling = #ascend.cube_tiling<m = 256, n = 64, k = 64, db = 2, tiles = 49>} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %y = ascend.kernel.cube(%x, %w) {block_dim = 24 : i64, tiling = #ascend.cube_tiling<m = 256, n = 64, k = 64, db = 2, tiles = 49>} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32> {
   ^bb0(%a : tensor<64x64xf32>, %b : tensor<64x64xf32>):
     %0 = ascend.graph.matmul %a, %b : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
     ascend.kernel.yield %0 : tensor<64x64xf32>
   }
-  %r = ascend.kernel.vector(%y) {in_formats = ["ND"], out_formats = ["ND"], tiling = #ascend.vector_tiling<tile = 4096, db = 1, tiles = 8>} : (tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %r = ascend.kernel.vector(%y) {tiling = #ascend.vector_tiling<tile = 4096, db = 1, tiles = 8>} : (tensor<64x64xf32>) -> tensor<64x64xf32> {
   ^bb0(%a : tensor<64x64xf32>):
     %0 = ascend.graph.relu %a : (tensor<64x64xf32>) -> tensor<64x64xf32>
     ascend.kernel.yield %0 : tensor<64x64xf32>
