@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
 
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 
-from ..common import invalid_node_error, unsupported_form_error
+from ..common import AttributeT, invalid_node_error, unsupported_form_error
 from . import mind_ir_pb2 as mind_ir
 from .reader import DTYPES, tensor_array
 from .values import MONAD, Unreadable, attribute_value
@@ -74,7 +75,11 @@ class Node:
             raise self.invalid(f"{what} must be integers, got {value!r:.60}")
         return [int(v) for v in values]
 
-    def attr(self, name: str, default: object = None) -> object:
+    @overload
+    def attr(self, name: str) -> Any: ...
+    @overload
+    def attr(self, name: str, default: AttributeT) -> AttributeT: ...
+    def attr(self, name: str, default: object = None) -> Any:
         return self.attrs.get(name, default)
 
     def fail(self, what: str) -> UnsupportedOperatorError:

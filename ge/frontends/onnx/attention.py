@@ -28,8 +28,8 @@ _COMPUTED_IN_F32 = ("float16", "bfloat16", "float32")
 
 
 def _attention(imp: Importer, node: Node) -> list[Tensor | None]:
-    q, k, v = node.inputs[:3]
-    mask, past_key, past_value, nonpad = (node.inputs[i] if node.has_input(i) else None for i in range(3, 7))
+    q, k, v = node.input_tensors(3)
+    mask, past_key, past_value, nonpad = (node.optional_input(i) for i in range(3, 7))
     if k.dtype != q.dtype or v.dtype != q.dtype:
         raise node.fail(f"Q, K and V of dtypes {q.dtype}, {k.dtype} and {v.dtype} (one dtype is supported)")
     if mask is not None and mask.dtype not in ("bool", q.dtype):

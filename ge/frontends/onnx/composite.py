@@ -109,4 +109,4 @@ class Composer:
         """Input `index`, which the operator requires."""
         if not self.node.has_input(index):
             raise self.node.invalid(f"the input '{what}' is missing")
-        return self.node.inputs[index]  # type: ignore[return-value]
+        return self.node.input(index)

@@ -32,7 +32,7 @@ def _deform_conv(imp: Importer, node: Node) -> list[Tensor]:
     """1-D, 2-D and 3-D; static shapes. The output's spatial shape is the offset's."""
     c = Composer(imp, node)
     x, w, offset = c.input(0, "X"), c.input(1, "W"), c.input(2, "offset")
-    mask = node.inputs[4] if node.has_input(4) else None
+    mask = node.optional_input(4)
     c.static(x, w, offset, *([mask] if mask is not None else []))
     batch, channels, *sizes = x.shape
     rank = len(sizes)
@@ -83,7 +83,7 @@ def _deform_conv(imp: Importer, node: Node) -> list[Tensor]:
     y = c.reshape(y, [batch, out_channels, *outputs], "unbiased" if node.has_input(3) else "")
     if not node.has_input(3):
         return [y]
-    bias = c.reshape(node.inputs[3], [out_channels, *([1] * rank)], "bias")
+    bias = c.reshape(node.input(3), [out_channels, *([1] * rank)], "bias")
     return [c.op(ops.AddOp, [y, bias], "")]
 
 

@@ -35,7 +35,7 @@ def _unary(op_class: type[ops.UnaryElementwiseOp]) -> Converter:
     """A unary op; an activation's float attributes become the properties of the same name."""
 
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        x = _accepted(node, op_class, node.inputs[0])
+        x = _accepted(node, op_class, node.input(0))
         defaults = op_class.DEFAULTS if issubclass(op_class, ops.ActivationOp) else {}
         props = {name: ops.float_attr(node.attr(name)) for name in defaults if name in node.attrs}
         return [imp.g.add_op(op_class, [x], props, node.name)]
@@ -45,7 +45,7 @@ def _unary(op_class: type[ops.UnaryElementwiseOp]) -> Converter:
 
 def _binary(op_class: type[ops.ElementwiseOp]) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        operands = [_accepted(node, op_class, t) for t in node.inputs[:2]]
+        operands = [_accepted(node, op_class, t) for t in node.input_tensors(2)]
         return [imp.g.add_op(op_class, operands, None, node.name)]
 
     return convert
@@ -53,7 +53,7 @@ def _binary(op_class: type[ops.ElementwiseOp]) -> Converter:
 
 def _is_nan(imp: Importer, node: Node) -> list[Tensor]:
     """float8 inputs are tested widened to float32 (exactly)."""
-    x = _accepted(node, ops.IsNaNOp, _widened_float8(imp, node, node.inputs[0]))
+    x = _accepted(node, ops.IsNaNOp, _widened_float8(imp, node, node.input(0)))
     return [imp.g.add_op(ops.IsNaNOp, [x], None, node.name)]
 
 
@@ -63,7 +63,7 @@ def _is_inf(imp: Importer, node: Node) -> list[Tensor]:
         "detect_positive": int_attr(int(node.attr("detect_positive", 1))),
         "detect_negative": int_attr(int(node.attr("detect_negative", 1))),
     }
-    x = _accepted(node, ops.IsInfOp, _widened_float8(imp, node, node.inputs[0]))
+    x = _accepted(node, ops.IsInfOp, _widened_float8(imp, node, node.input(0)))
     return [imp.g.add_op(ops.IsInfOp, [x], props, node.name)]
 
 
@@ -72,7 +72,7 @@ def _gelu(imp: Importer, node: Node) -> list[Tensor]:
     if approximate not in ("none", "tanh"):
         raise node.invalid(f"approximate must be 'none' or 'tanh', got '{approximate}'")
     props = {"approximate": StringAttr(approximate)}
-    return [imp.g.add_op(ops.GeluOp, [_accepted(node, ops.GeluOp, node.inputs[0])], props, node.name)]
+    return [imp.g.add_op(ops.GeluOp, [_accepted(node, ops.GeluOp, node.input(0))], props, node.name)]
 
 
 def _mod(imp: Importer, node: Node) -> list[Tensor]:
@@ -80,13 +80,13 @@ def _mod(imp: Importer, node: Node) -> list[Tensor]:
     fmod = int(node.attr("fmod", 0))
     if fmod not in (0, 1):
         raise node.invalid(f"attribute 'fmod' is {fmod}: it must be 0 or 1")
-    floats = [t.dtype for t in node.inputs[:2] if isinstance(t.value.type.element_type, AnyFloat)]
+    floats = [t.dtype for t in node.input_tensors(2) if isinstance(t.value.type.element_type, AnyFloat)]
     if fmod == 0 and floats and node.opset < 28:
         raise node.invalid(
             f"attribute 'fmod' is 0 on {floats[0]} inputs: before opset 28, ONNX defines fmod=0 for "
             "integers only; floats need fmod=1"
         )
-    operands = [_accepted(node, ops.ModOp, t) for t in node.inputs[:2]]
+    operands = [_accepted(node, ops.ModOp, t) for t in node.input_tensors(2)]
     return [imp.g.add_op(ops.ModOp, operands, {"fmod": int_attr(fmod)}, node.name)]
 
 
@@ -101,7 +101,7 @@ def _bit_shift(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _where(imp: Importer, node: Node) -> list[Tensor]:
-    condition, x, y = node.inputs[:3]
+    condition, x, y = node.input_tensors(3)
     _accepted(node, ops.WhereOp, x)
     return [imp.g.add_op(ops.WhereOp, [condition, x, y], None, node.name)]
 
@@ -115,7 +115,7 @@ def _variadic(op_class: type[ops.BinaryElementwiseOp], mean: bool = False) -> Co
     """Sum, Max, Min (and Mean, which divides the sum by the count): a left fold of binary ops."""
 
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        inputs = [_accepted(node, op_class, t) for t in node.inputs if t is not None]
+        inputs = [_accepted(node, op_class, t) for t in node.present_inputs()]
         if not inputs:
             raise node.invalid("needs at least one input")
         if mean and inputs[0].dtype not in ("float16", "bfloat16", "float32", "float64"):
@@ -140,7 +140,7 @@ def _variadic(op_class: type[ops.BinaryElementwiseOp], mean: bool = False) -> Co
 def _clip(imp: Importer, node: Node) -> list[Tensor]:
     """Lowered to `min(max(x, min), max)` (where min > max, every element becomes max, as ONNX
     says); min and max are attributes before opset 11, optional scalar inputs after."""
-    x = _accepted(node, ops.MaxOp, node.inputs[0])
+    x = _accepted(node, ops.MaxOp, node.input(0))
     if node.opset < 11:
         bounds = [
             _scalar_constant(imp, node.attr(name), x.dtype, f"{node.name}_{name}")
@@ -149,7 +149,7 @@ def _clip(imp: Importer, node: Node) -> list[Tensor]:
             for name in ("min", "max")
         ]
     else:
-        bounds = [node.inputs[i] if node.has_input(i) else None for i in (1, 2)]
+        bounds = [node.optional_input(i) for i in (1, 2)]
     low, high = bounds
     for bound in (low, high):
         if bound is not None and bound.shape not in ((), (1,)):
@@ -173,12 +173,12 @@ def _cast(imp: Importer, node: Node) -> list[Tensor]:
     from 2^31 (2^63) on exactly, so 3e9 is 3000000000 in uint32 and 5e9 is 0. Casts between
     strings and those narrow types are refused."""
     target = node.dtype("to")
-    return [_add_cast(imp, node, node.inputs[0], target)]
+    return [_add_cast(imp, node, node.input(0), target)]
 
 
 def _cast_like(imp: Importer, node: Node) -> list[Tensor]:
     # The same rules as Cast (its docstring is shared below).
-    return [_add_cast(imp, node, node.inputs[0], node.inputs[1].dtype)]
+    return [_add_cast(imp, node, node.input(0), node.input(1).dtype)]
 
 
 _cast_like.__doc__ = _cast.__doc__
@@ -187,13 +187,13 @@ _cast_like.__doc__ = _cast.__doc__
 def _identity(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
     """Passes its input on: a tensor, a sequence or an optional."""
     known = node.known[0]
-    return [known if known is not None else node.inputs[0]]
+    return [known if known is not None else node.input(0)]
 
 
 def _dropout(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
     """The identity at inference, and in training with a ratio of 0 (the mask is then all true);
     random dropout (training_mode=1 with a non-zero ratio) is refused."""
-    x = node.inputs[0]
+    x = node.input(0)
     training = node.attr("is_test", 1) == 0 if node.opset < 7 else False
     if node.has_input(2):
         training = bool(node.value(2))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, overload
 
 import numpy as np
 import onnx
@@ -30,7 +31,7 @@ from ge.graph import Graph, Tensor
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
 from ge.semantics import evaluate
 
-from ..common import invalid_node_error, unsupported_form_error
+from ..common import AttributeT, invalid_node_error, unsupported_form_error
 from .validate import check_graph, check_input_types, check_node, schema_of
 from .values import (
     STRUCTURED_OPS,
@@ -100,13 +101,40 @@ class Node:
     def op_type(self) -> str:
         return self.proto.op_type
 
-    def attr(self, key: str, default: object = None) -> object:
+    @overload
+    def attr(self, key: str) -> Any: ...
+    @overload
+    def attr(self, key: str, default: AttributeT) -> AttributeT: ...
+    def attr(self, key: str, default: object = None) -> Any:
+        """The attribute's value (bytes decoded to str), or `default` when absent. ONNX types each
+        attribute by its schema, so a present value has the default's type; without a default, the
+        value is whatever the schema says (the caller converts it: `int(node.attr("axis"))`)."""
         value = self.attrs.get(key, default)
         return value.decode() if isinstance(value, bytes) else value
 
+    def input(self, index: int) -> Tensor:
+        """Input `index` as a tensor (sequence and optional values reach only their own operators)."""
+        value = self.inputs[index] if index < len(self.inputs) else None
+        if not isinstance(value, Tensor):
+            raise self.invalid(f"input {index} is {'missing' if value is None else 'not a tensor'}")
+        return value
+
+    def optional_input(self, index: int) -> Tensor | None:
+        """Input `index` as a tensor, or None when the model leaves that optional input out."""
+        return self.input(index) if self.has_input(index) else None
+
+    def input_tensors(self, count: int | None = None) -> list[Tensor]:
+        """The first `count` inputs (all of them by default), each present and a tensor."""
+        return [self.input(i) for i in range(len(self.inputs) if count is None else count)]
+
+    def present_inputs(self, count: int | None = None) -> list[Tensor]:
+        """The tensors among the first `count` inputs (all by default), absent optional ones left out."""
+        end = len(self.inputs) if count is None else min(count, len(self.inputs))
+        return [self.input(i) for i in range(end) if self.has_input(i)]
+
     def ints(self, key: str, count: int, default: int) -> tuple[int, ...]:
         """An integer-list attribute of exactly `count` values (`default` repeated when absent)."""
-        values = tuple(int(v) for v in self.attr(key, [default] * count))  # type: ignore[union-attr]
+        values = tuple(int(v) for v in self.attr(key, [default] * count))
         if len(values) != count:
             raise self.invalid(f"'{key}' needs {count} values, got {list(values)}")
         return values

@@ -38,7 +38,7 @@ def upgrade(imp: Importer, node: Node) -> None:
         _legacy_broadcast(imp, node)
     elif node.op_type == "PRelu" and node.opset < 7:
         # Before opset 7 a one-dimensional slope holds one value per channel (axis 1).
-        x, slope = node.inputs[0], node.inputs[1]
+        x, slope = node.input(0), node.input(1)
         if len(slope.shape) == 1 and slope.shape[0] > 1 and len(x.shape) > 2 and slope.shape[0] == x.shape[1]:
             shape = [slope.shape[0], *([1] * (len(x.shape) - 2))]
             node.inputs[1] = imp.g.add_reshape(slope, shape, f"{node.name}.per_channel")
@@ -89,7 +89,7 @@ def _schema_version(op_type: str, opset: int) -> int | None:
 def _legacy_broadcast(imp: Importer, node: Node) -> None:
     broadcast = int(node.attrs.pop("broadcast", 0))
     axis = node.attrs.pop("axis", None)
-    a, b = node.inputs[0], node.inputs[1]
+    a, b = node.input(0), node.input(1)
     if not broadcast:
         if a.shape != b.shape:
             raise node.invalid(f"without broadcast=1 the shapes must be equal, got {a.shape} and {b.shape}")

@@ -33,7 +33,7 @@ def _linear_attention(imp: Importer, node: Node) -> list[Tensor]:
     static shapes."""
     c = Composer(imp, node)
     query, key, value = c.input(0, "query"), c.input(1, "key"), c.input(2, "value")
-    past, decay, beta = (node.inputs[i] if node.has_input(i) else None for i in (3, 4, 5))
+    past, decay, beta = (node.optional_input(i) for i in (3, 4, 5))
     rule = node.attr("update_rule", "gated_delta")
     if rule not in UPDATE_RULES:
         raise node.invalid(f"update_rule must be one of {', '.join(UPDATE_RULES)}, got '{rule}'")

@@ -41,7 +41,7 @@ def _recurrent(imp: Importer, node: Node) -> list[Tensor]:
     need a static batch and sequence length.
     """
     op_class, defaults = LAYERS[node.op_type]
-    x, w, r = node.inputs[:3]
+    x, w, r = node.input_tensors(3)
     direction = node.attr("direction", "forward")
     if direction not in DIRECTIONS:
         raise node.invalid(f"unknown direction '{direction}'")
@@ -84,7 +84,7 @@ def _recurrent(imp: Importer, node: Node) -> list[Tensor]:
 def _given(imp: Importer, node: Node, index: int, shape: list[int], fill: float, dtype: str) -> Tensor:
     """Input `index`, or a constant of `fill` when the node leaves it out."""
     if node.has_input(index):
-        return node.inputs[index]
+        return node.input(index)
     if any(d < 0 for d in shape):
         raise node.fail(f"a default for input #{index} needs a static shape, got {shape}")
     return imp.g.add_splat(fill, shape, dtype, f"{node.name}.default_{index}")
@@ -94,8 +94,8 @@ def _state(
     imp: Importer, node: Node, index: int, dirs: int, batch: int, hidden: int, batch_first: bool
 ) -> Tensor:
     if node.has_input(index) and batch_first:
-        return imp.g.add_transpose(node.inputs[index], (1, 0, 2), f"{node.name}.state_{index}")
-    return _given(imp, node, index, [dirs, batch, hidden], 0.0, node.inputs[0].dtype)
+        return imp.g.add_transpose(node.input(index), (1, 0, 2), f"{node.name}.state_{index}")
+    return _given(imp, node, index, [dirs, batch, hidden], 0.0, node.input(0).dtype)
 
 
 def _activations(node: Node, defaults: tuple[str, ...], dirs: int) -> dict:

@@ -68,7 +68,7 @@ def _stft(imp: Importer, node: Node) -> list[Tensor]:
     if len(x.shape) != 3 or x.shape[-1] not in (1, 2):
         raise node.invalid(f"the signal must be (batch, length, 1 or 2), got {list(x.shape)}")
     step = int(node.value(1).reshape(-1)[0])
-    window = node.inputs[2] if node.has_input(2) else None
+    window = node.optional_input(2)
     if node.has_input(3):
         frame = int(node.value(3).reshape(-1)[0])
     elif window is not None:

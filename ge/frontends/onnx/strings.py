@@ -28,7 +28,7 @@ from .importer import Converter, Importer, Node
 
 def _string_concat(imp: Importer, node: Node) -> list[Tensor]:
     _since(node, 20)
-    operands = [_strings(node, t) for t in node.inputs[:2]]
+    operands = [_strings(node, t) for t in node.input_tensors(2)]
     return [imp.g.add_op(ops.StringConcatOp, operands, None, node.name)]
 
 
@@ -36,7 +36,7 @@ def _string_split(imp: Importer, node: Node) -> list[Tensor]:
     """An empty string gives no pieces (as onnxruntime has it); without a delimiter the
     remainder after `maxsplit` splits is trimmed too, as the specification says."""
     _since(node, 20)
-    x = _strings(node, node.inputs[0])
+    x = _strings(node, node.input(0))
     delimiter = node.attr("delimiter") or None
     maxsplit = node.attr("maxsplit")
     if maxsplit is not None and int(maxsplit) < 0:
@@ -53,7 +53,7 @@ def _string_split(imp: Importer, node: Node) -> list[Tensor]:
 def _string_normalizer(imp: Importer, node: Node) -> list[Tensor]:
     """Case changes follow Unicode, whatever the `locale` ("ß" becomes "SS" in upper case)."""
     _since(node, 10)
-    x = _strings(node, node.inputs[0])
+    x = _strings(node, node.input(0))
     action = str(node.attr("case_change_action", "NONE"))
     if action not in CASE_ACTIONS:
         raise node.invalid(f"case_change_action must be NONE, LOWER or UPPER, got '{action}'")
@@ -75,7 +75,7 @@ def _regex_full_match(imp: Importer, node: Node) -> list[Tensor]:
     POSIX classes, `{,n}`, `\\Z`, case folding of non-ASCII letters) or cannot read (`\\pL`,
     `\\Q...\\E`) are refused."""
     _since(node, 20)
-    x = _strings(node, node.inputs[0])
+    x = _strings(node, node.input(0))
     pattern = node.attr("pattern")
     if pattern is None:
         raise node.invalid("the 'pattern' attribute is missing")
@@ -88,7 +88,7 @@ def _regex_full_match(imp: Importer, node: Node) -> list[Tensor]:
 def _label_encoder(imp: Importer, node: Node) -> list[Tensor]:
     """Every form of the keys and values (strings, int64s, floats, tensors) and opset 1's
     `classes_strings`."""
-    x = node.inputs[0]
+    x = node.input(0)
     keys, values, default = _mapping(node, x)
     if is_string(x.dtype) != (keys.dtype.kind == "U"):
         raise node.invalid(f"keys of {keys.dtype} cannot match an input of {x.dtype}")

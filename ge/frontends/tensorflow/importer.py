@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, overload
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -26,7 +27,7 @@ from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 from ge.semantics import evaluate
 
-from ..common import invalid_node_error, unsupported_form_error
+from ..common import AttributeT, invalid_node_error, unsupported_form_error
 
 TO_NCHW = (0, 3, 1, 2)
 TO_NHWC = (0, 2, 3, 1)
@@ -66,11 +67,15 @@ _VALUE_FIELDS = {
 }
 
 
+NodeDef = Any
+"""TensorFlow's NodeDef (from TensorBoard's protos): protoc's classes come without type stubs."""
+
+
 @dataclass
 class Node:
     """What a converter sees of one TensorFlow node."""
 
-    proto: object
+    proto: NodeDef
     inputs: list[Tensor]
     known: list[np.ndarray | None]
     importer: Importer
@@ -83,7 +88,11 @@ class Node:
     def op_type(self) -> str:
         return self.proto.op
 
-    def attr(self, key: str, default: object = None) -> object:
+    @overload
+    def attr(self, key: str) -> Any: ...
+    @overload
+    def attr(self, key: str, default: AttributeT) -> AttributeT: ...
+    def attr(self, key: str, default: object = None) -> Any:
         """The attribute's value as Python data: ints, floats, bytes decoded, lists, dtypes."""
         if key not in self.proto.attr:
             return default
