@@ -67,12 +67,23 @@ class Tensor:
     name: str
 
     @property
+    def type(self) -> TensorType:
+        """The value's type: every value of a graph is a tensor."""
+        value_type = self.value.type
+        assert isinstance(value_type, TensorType), f"{self.name} is a {value_type}, not a tensor"
+        return value_type
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        return self.value.type.get_shape()  # type: ignore[union-attr]
+        return self.type.get_shape()
+
+    @property
+    def element_type(self) -> Attribute:
+        return self.type.element_type
 
     @property
     def dtype(self) -> str:
-        return dtype_name(self.value.type.element_type)  # type: ignore[union-attr]
+        return dtype_name(self.element_type)
 
 
 ARGUMENTS: dict[str, arguments.Check] = {

@@ -71,9 +71,10 @@ class Node:
         values = value if isinstance(value, tuple | list) else (value,)
         if isinstance(value, np.ndarray):
             values = value.reshape(-1).tolist()
-        if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values):
+        integers = [v for v in values if isinstance(v, int | np.integer) and not isinstance(v, bool)]
+        if len(integers) != len(values):
             raise self.invalid(f"{what} must be integers, got {value!r:.60}")
-        return [int(v) for v in values]
+        return [int(v) for v in integers]
 
     @overload
     def attr(self, name: str) -> Any: ...

@@ -7,6 +7,8 @@ accept is refused as an unsupported dtype rather than computed some other way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from xdsl.dialects.builtin import AnyFloat, StringAttr
 
@@ -43,7 +45,7 @@ def _unary(op_class: type[ops.UnaryElementwiseOp]) -> Converter:
     return convert
 
 
-def _binary(op_class: type[ops.ElementwiseOp]) -> Converter:
+def _binary(op_class: type[ops.ElementwiseOp]) -> Callable[[Importer, Node], list[Tensor]]:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
         operands = [_accepted(node, op_class, t) for t in node.input_tensors(2)]
         return [imp.g.add_op(op_class, operands, None, node.name)]
@@ -80,7 +82,7 @@ def _mod(imp: Importer, node: Node) -> list[Tensor]:
     fmod = int(node.attr("fmod", 0))
     if fmod not in (0, 1):
         raise node.invalid(f"attribute 'fmod' is {fmod}: it must be 0 or 1")
-    floats = [t.dtype for t in node.input_tensors(2) if isinstance(t.value.type.element_type, AnyFloat)]
+    floats = [t.dtype for t in node.input_tensors(2) if isinstance(t.element_type, AnyFloat)]
     if fmod == 0 and floats and node.opset < 28:
         raise node.invalid(
             f"attribute 'fmod' is 0 on {floats[0]} inputs: before opset 28, ONNX defines fmod=0 for "
@@ -220,7 +222,7 @@ def _accepted(node: Node, op_class: type[ops.ElementwiseOp], tensor: Tensor) -> 
     """`tensor`, if `op_class` accepts its element type; else an unsupported-dtype error."""
     if tensor is None:
         raise node.invalid("a required input is missing")
-    if not op_class.accepts(tensor.value.type.element_type):
+    if not op_class.accepts(tensor.element_type):
         raise _dtype_error(node, f"{tensor.dtype} inputs are not supported")
     return tensor
 
@@ -231,9 +233,9 @@ def _dtype_error(node: Node, what: str) -> UnsupportedOperatorError:
     return error
 
 
-def _widened_float8(imp: Importer, node: Node, x: Tensor | None) -> Tensor | None:
+def _widened_float8(imp: Importer, node: Node, x: Tensor) -> Tensor:
     """A float8 tensor as float32 (which holds every float8 value); anything else as given."""
-    if x is not None and x.dtype in NARROW and x.dtype.startswith("float8"):
+    if x.dtype in NARROW and x.dtype.startswith("float8"):
         return imp.g.add_cast(x, "float32", node.name)
     return x
 
@@ -262,6 +264,7 @@ def _add_cast(imp: Importer, node: Node, x: Tensor, dtype: str) -> Tensor:
         raise _dtype_error(node, f"casts from {x.dtype} to {dtype} are not supported")
     result = imp.g.add_cast(x, dtype, node.name)
     cast = result.value.owner
+    assert isinstance(cast, ops.CastOp)
     if dtype in SATURABLE and node.attr("saturate", 1):
         cast.properties["saturate"] = int_attr(1)
     if dtype == "float8_e8m0fnu":

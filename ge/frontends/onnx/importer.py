@@ -112,6 +112,16 @@ class Node:
         value = self.attrs.get(key, default)
         return value.decode() if isinstance(value, bytes) else value
 
+    @overload
+    def pop_attr(self, key: str) -> Any: ...
+    @overload
+    def pop_attr(self, key: str, default: AttributeT) -> AttributeT: ...
+    def pop_attr(self, key: str, default: object = None) -> Any:
+        """`attr`, and the attribute removed (an older opset's form, once brought to today's)."""
+        value = self.attr(key, default)
+        self.attrs.pop(key, None)
+        return value
+
     def input(self, index: int) -> Tensor:
         """Input `index` as a tensor (sequence and optional values reach only their own operators)."""
         value = self.inputs[index] if index < len(self.inputs) else None
@@ -144,8 +154,9 @@ class Node:
 
     def value(self, index: int) -> np.ndarray:
         """The value of input `index`, which decides a shape: known, specialized or observed."""
-        if self.known[index] is not None:
-            return self.known[index]
+        known = self.known[index]
+        if known is not None:
+            return known
         try:
             value = self.importer.demand(self.input_names[index])
         except ValueNeeded as needed:
@@ -349,7 +360,7 @@ class Importer:
         if source is not None:
             if self.feeds is None or source not in self.feeds:
                 raise ValueNeeded(name, self.g, tensor)
-            value = np.asarray(self.feeds[source]).astype(numpy_dtype(tensor.value.type.element_type))
+            value = np.asarray(self.feeds[source]).astype(numpy_dtype(tensor.element_type))
             self.specialized.add(source)
         elif name in self.observed:
             value = self.observed[name]

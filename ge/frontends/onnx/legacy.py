@@ -10,11 +10,15 @@ schema it has in opset 6 (`changed_since`; opset 6 changed most, dropping `consu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import onnx
 
 if TYPE_CHECKING:
+    from ge.graph import Tensor
+
     from .importer import Converter, Importer, Node
 
 LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
@@ -24,7 +28,7 @@ LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equa
 def upgraded(converter: Converter) -> Converter:
     """`converter`, run after `upgrade` has brought its node to today's form."""
 
-    def convert(imp: Importer, node: Node) -> list:
+    def convert(imp: Importer, node: Node) -> Sequence[Tensor | np.ndarray | None]:
         upgrade(imp, node)
         return converter(imp, node)
 
@@ -44,9 +48,9 @@ def upgrade(imp: Importer, node: Node) -> None:
             node.inputs[1] = imp.g.add_reshape(slope, shape, f"{node.name}.per_channel")
             node.known[1] = None
     elif node.op_type == "BatchNormalization":
-        if node.opset < 7 and not node.attrs.pop("is_test", 0):
+        if node.opset < 7 and not node.pop_attr("is_test", 0):
             raise node.fail("is_test=0 (training) is not supported")
-        if not node.attrs.pop("spatial", 1):
+        if not node.pop_attr("spatial", 1):
             raise node.fail("spatial=0 (per-activation statistics) is not supported")
 
 
@@ -87,8 +91,8 @@ def _schema_version(op_type: str, opset: int) -> int | None:
 
 
 def _legacy_broadcast(imp: Importer, node: Node) -> None:
-    broadcast = int(node.attrs.pop("broadcast", 0))
-    axis = node.attrs.pop("axis", None)
+    broadcast = int(node.pop_attr("broadcast", 0))
+    axis = node.pop_attr("axis", None)
     a, b = node.input(0), node.input(1)
     if not broadcast:
         if a.shape != b.shape:

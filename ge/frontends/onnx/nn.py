@@ -35,7 +35,7 @@ def _matmul_integer(imp: Importer, node: Node) -> list[Tensor]:
             zeros.append(imp.g.add_splat(0, [], matrix.dtype, f"{node.name}.zero_point"))
             continue
         zero = node.input(index)
-        several = bool(zero.shape) and zero.shape[0] != 1
+        several = len(zero.shape) > 0 and zero.shape[0] != 1
         if len(zero.shape) > 1 or (several and len(matrix.shape) < 2):
             raise node.fail(f"a zero point of shape {list(zero.shape)} is not supported")
         if index == 2 and several:

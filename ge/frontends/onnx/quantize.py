@@ -63,7 +63,9 @@ def _quantize_linear(imp: Importer, node: Node) -> list[Tensor]:
             scaled = b(ops.AddOp, scaled, b.cast(_along(b, zero, x), compute))
         result = imp.g.add_cast(scaled, target, node.name)
         if target in SATURABLE and node.attr("saturate", 1):
-            result.value.owner.properties["saturate"] = int_attr(1)
+            cast = result.value.owner
+            assert isinstance(cast, ops.CastOp)
+            cast.properties["saturate"] = int_attr(1)
         return [result]
     # Saturation happens in float32 (float64 for float64 division): every quantized value and
     # zero point is exact there, and anything beyond the target's range stays beyond it.

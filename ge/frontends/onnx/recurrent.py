@@ -9,6 +9,7 @@ defaults).
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, f32
+from xdsl.ir import Attribute
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr
@@ -98,7 +99,7 @@ def _state(
     return _given(imp, node, index, [dirs, batch, hidden], 0.0, node.input(0).dtype)
 
 
-def _activations(node: Node, defaults: tuple[str, ...], dirs: int) -> dict:
+def _activations(node: Node, defaults: tuple[str, ...], dirs: int) -> dict[str, Attribute]:
     """The activation names, one alpha and one beta each (0 where unused)."""
     given = node.attr("activations")
     names = [_canonical(node, n) for n in given] if given else list(defaults)
@@ -106,7 +107,7 @@ def _activations(node: Node, defaults: tuple[str, ...], dirs: int) -> dict:
         names = names * 2
     if len(names) != len(defaults) * dirs:
         raise node.invalid(f"{len(defaults) * dirs} activations are needed, got {len(names)}")
-    props = {"activations": ArrayAttr([StringAttr(n) for n in names])}
+    props: dict[str, Attribute] = {"activations": ArrayAttr([StringAttr(n) for n in names])}
     for key, table in (("activation_alpha", ALPHA), ("activation_beta", BETA)):
         values = [float(v) for v in node.attr(key, [])]
         takers = [n for n in names if n in table]

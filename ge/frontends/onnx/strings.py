@@ -58,7 +58,7 @@ def _string_normalizer(imp: Importer, node: Node) -> list[Tensor]:
     if action not in CASE_ACTIONS:
         raise node.invalid(f"case_change_action must be NONE, LOWER or UPPER, got '{action}'")
     case_sensitive = int(node.attr("is_case_sensitive", 0))
-    stopwords = tuple(_text(s) for s in node.attrs.get("stopwords", []))
+    stopwords = tuple(_text(s) for s in node.attr("stopwords", []))
     if "" in stopwords:
         raise node.invalid("stopwords may not be empty strings")
     props = {"case_change_action": StringAttr(action), "is_case_sensitive": int_attr(case_sensitive)}
@@ -154,14 +154,14 @@ def python_misreads(pattern: str) -> str | None:
 def _mapping(node: Node, x: Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keys, values and the default of a LabelEncoder, as arrays."""
     if "classes_strings" in node.attrs:
-        classes = np.array([_text(s) for s in node.attrs["classes_strings"]], dtype=np.str_)
+        classes = np.array([_text(s) for s in node.attr("classes_strings")], dtype=np.str_)
         indices = np.arange(classes.size, dtype=np.int64)
         if is_string(x.dtype):
             return classes, indices, np.array(int(node.attr("default_int64", -1)), np.int64)
         return indices, classes, np.array(str(node.attr("default_string", "_Unused")), np.str_)
     keys, values = _attribute_array(node, "keys"), _attribute_array(node, "values")
     if "default_tensor" in node.attrs:
-        return keys, values, np.asarray(numpy_helper.to_array(node.attrs["default_tensor"]).reshape(-1)[0])
+        return keys, values, np.asarray(numpy_helper.to_array(node.attr("default_tensor")).reshape(-1)[0])
     kind = {"U": "string", "f": "float"}.get(values.dtype.kind, "int64")
     fallback = {"string": "_Unused", "float": -0.0, "int64": -1}[kind]
     return keys, values, np.array(node.attr(f"default_{kind}", fallback))
@@ -169,11 +169,11 @@ def _mapping(node: Node, x: Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def _attribute_array(node: Node, what: str) -> np.ndarray:
     if f"{what}_tensor" in node.attrs:
-        array = numpy_helper.to_array(node.attrs[f"{what}_tensor"]).reshape(-1)
+        array = numpy_helper.to_array(node.attr(f"{what}_tensor")).reshape(-1)
         return np.array(array.tolist(), dtype=np.str_) if array.dtype.kind == "O" else array
     for suffix, dtype in (("strings", np.str_), ("int64s", np.int64), ("floats", np.float32)):
         if f"{what}_{suffix}" in node.attrs:
-            raw = node.attrs[f"{what}_{suffix}"]
+            raw = node.attr(f"{what}_{suffix}")
             return np.array([_text(v) for v in raw] if suffix == "strings" else raw, dtype=dtype)
     raise node.invalid(f"none of the '{what}_*' attributes is set")
 

@@ -286,10 +286,10 @@ def _constant(imp: Importer, node: Node) -> list[np.ndarray]:
     if "value_string" in node.attrs:
         return [np.array(node.attr("value_string"), dtype=np.str_)]
     if "value_strings" in node.attrs:
-        return [np.array([s.decode() for s in node.attrs["value_strings"]], dtype=np.str_)]
+        return [np.array([s.decode() for s in node.attr("value_strings")], dtype=np.str_)]
     if "value" in node.attrs:
         # Strings come as objects: the importer converts them.
-        return [tensor_array(node.attrs["value"], f"Constant at node '{node.name}': tensor")]
+        return [tensor_array(node.attr("value"), f"Constant at node '{node.name}': tensor")]
     for key, dtype in (
         ("value_float", np.float32),
         ("value_floats", np.float32),
@@ -297,7 +297,7 @@ def _constant(imp: Importer, node: Node) -> list[np.ndarray]:
         ("value_ints", np.int64),
     ):
         if key in node.attrs:
-            return [np.asarray(node.attrs[key], dtype=dtype)]
+            return [np.asarray(node.attr(key), dtype=dtype)]
     raise node.invalid("Constant has no value")
 
 

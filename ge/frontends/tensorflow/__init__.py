@@ -71,8 +71,8 @@ def load_graph_def(source: str | Path | bytes):
     SavedModel directory is frozen first, which needs TensorFlow."""
     from google.protobuf import text_format
     from google.protobuf.message import DecodeError
-    from tensorboard.compat.proto.graph_pb2 import (  # pyright: ignore[reportAttributeAccessIssue]  # protoc's module defines it when imported
-        GraphDef,
+    from tensorboard.compat.proto.graph_pb2 import (
+        GraphDef,  # pyright: ignore[reportAttributeAccessIssue]  # protoc's module defines it when imported
     )
 
     if isinstance(source, bytes | bytearray):
@@ -127,8 +127,8 @@ def freeze_saved_model(path: Path):
             "and write that GraphDef's SerializeToString() to a .pb file"
         ) from None
     from google.protobuf.message import DecodeError
-    from tensorboard.compat.proto.graph_pb2 import (  # pyright: ignore[reportAttributeAccessIssue]  # protoc's module defines it when imported
-        GraphDef,
+    from tensorboard.compat.proto.graph_pb2 import (
+        GraphDef,  # pyright: ignore[reportAttributeAccessIssue]  # protoc's module defines it when imported
     )
 
     try:

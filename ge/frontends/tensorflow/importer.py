@@ -120,12 +120,13 @@ class Node:
         """The value of input `index`, which decides a shape: it must be known at import time."""
         if index >= len(self.known):
             raise self.invalid(f"input #{index} is missing")
-        if self.known[index] is None:
+        known = self.known[index]
+        if known is None:
             raise self.fail(
                 f"input #{index} ('{self.proto.input[index]}') decides a shape, so it must be known "
                 "when the model is imported (a constant, or computed from constants and static shapes)"
             )
-        return self.known[index]
+        return known
 
     def ints(self, index: int) -> list[int]:
         return [int(v) for v in self.value(index).reshape(-1)]
