@@ -69,9 +69,7 @@ class Tensor:
     @property
     def type(self) -> TensorType:
         """The value's type: every value of a graph is a tensor."""
-        value_type = self.value.type
-        assert isinstance(value_type, TensorType), f"{self.name} is a {value_type}, not a tensor"
-        return value_type
+        return tensor_type(self.value)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -84,6 +82,13 @@ class Tensor:
     @property
     def dtype(self) -> str:
         return dtype_name(self.element_type)
+
+
+def tensor_type(value: SSAValue) -> TensorType:
+    """The type of a value of the graph level, where every value is a tensor."""
+    value_type = value.type
+    assert isinstance(value_type, TensorType), f"a graph value of type {value_type}, not a tensor"
+    return value_type
 
 
 ARGUMENTS: dict[str, arguments.Check] = {

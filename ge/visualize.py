@@ -59,7 +59,7 @@ def visualize_graph(
     path, level = check_path(path), check_level(level, LEVELS)
     level_passes = check_optimization_level(optimization_level)
     switch = options.pop("fusion_switch_file", None)
-    plan = compile_plan(level_passes, check_options(options), switch)  # type: ignore[arg-type]
+    plan = compile_plan(level_passes, check_options(options), switch)
     load_profile(target)
     if level == "graph":
         return write(graph_dot(module), path)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 import numpy as np
+import numpy.typing as npt
 import onnx
 from onnx import numpy_helper
 from xdsl.ir import SSAValue
@@ -27,12 +28,12 @@ from xdsl.ir import SSAValue
 from ge.dialects.common import describe
 from ge.dtypes import ONNX_NAMES, STRING, as_strings, element_type, is_string, numpy_dtype, string_dtype
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
-from ge.graph import Graph, Tensor
+from ge.graph import Graph, Tensor, tensor_type
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
 from ge.semantics import evaluate
 
 from ..common import AttributeT, invalid_node_error, unsupported_form_error
-from .validate import check_graph, check_input_types, check_node, schema_of
+from .validate import check_graph, check_input_types, check_node, schema_attribute_type, schema_of
 from .values import (
     STRUCTURED_OPS,
     OptionalValue,
@@ -174,7 +175,7 @@ class Node:
         value = self.attr(key)
         return dtype_name(int(value), f"{self.op_type} at node '{self.name}': attribute '{key}' = {value}")
 
-    def allocate(self, shape: Sequence[int], dtype: object, what: str = "its result") -> None:
+    def allocate(self, shape: Sequence[int], dtype: npt.DTypeLike, what: str = "its result") -> None:
         """Checks, before a converter computes an array of `shape` at import time, that it fits
         within the importer's max_tensor_bytes."""
         self.importer.check_size(
@@ -354,6 +355,8 @@ class Importer:
     def demand(self, name: str) -> np.ndarray:
         """The value of `name` for a shape decision; see the module docstring."""
         tensor = self.values[name]
+        if not isinstance(tensor, Tensor):
+            raise InvalidModelError(f"'{name}' is a sequence or an optional value: it cannot decide a shape")
         if tensor.value in self.known:
             return self.known[tensor.value]
         source = self._graph_input_of(name, tensor)
@@ -374,7 +377,11 @@ class Importer:
         """The graph input `name` is, or is another name of (an Identity, a subgraph's input)."""
         if name in self.graph_inputs:
             return name
-        return next((n for n in self.graph_inputs if self.values[n].value == tensor.value), None)
+        for graph_input in self.graph_inputs:
+            value = self.values[graph_input]
+            if isinstance(value, Tensor) and value.value == tensor.value:
+                return graph_input
+        return None
 
     def resolve(self, name: str) -> str:
         """The name, in `values`, of what `name` means in the innermost subgraph being imported."""
@@ -518,11 +525,11 @@ class Importer:
         op = self.g.block.first_op if mark is None else mark.next_op
         while op is not None:
             if op.results and op.results[0] not in self.known and all(v in self.known for v in op.operands):
-                size = sum(math.prod(r.type.get_shape()) for r in op.results)
-                if all(d >= 0 for r in op.results for d in r.type.get_shape()) and size <= KNOWN_LIMIT:
-                    for r in op.results:
-                        itemsize = numpy_dtype(r.type.element_type).itemsize
-                        self.check_size(r.type.get_shape(), itemsize, describe(op))
+                types = [tensor_type(r) for r in op.results]
+                size = sum(math.prod(t.get_shape()) for t in types)
+                if all(d >= 0 for t in types for d in t.get_shape()) and size <= KNOWN_LIMIT:
+                    for t in types:
+                        self.check_size(t.get_shape(), numpy_dtype(t.element_type).itemsize, describe(op))
                     try:
                         values = evaluate(op, [self.known[v] for v in op.operands], self.g.weights)
                     except GeError:
@@ -586,7 +593,8 @@ def _attribute_value(attribute: onnx.AttributeProto, schema: onnx.defs.OpSchema 
     if not attribute.type and schema is not None and attribute.name in schema.attributes:
         typed = onnx.AttributeProto()
         typed.CopyFrom(attribute)
-        typed.type = int(schema.attributes[attribute.name].type.value)
+        _, type_name = schema_attribute_type(schema.attributes[attribute.name])
+        typed.type = onnx.AttributeProto.AttributeType.Value(type_name)
         attribute = typed
     return onnx.helper.get_attribute_value(attribute)
 

@@ -24,7 +24,7 @@ from xdsl.ir import SSAValue
 from ge.dialects import graph as ops
 from ge.dialects.common import describe, ints_attr
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
-from ge.graph import Graph, Tensor
+from ge.graph import Graph, Tensor, tensor_type
 from ge.semantics import evaluate
 
 from ..common import AttributeT, invalid_node_error, unsupported_form_error
@@ -224,7 +224,7 @@ class Importer:
         op = self.g.block.first_op if mark is None else mark.next_op
         while op is not None:
             if op.results and op.results[0] not in self.known and all(v in self.known for v in op.operands):
-                shapes = [r.type.get_shape() for r in op.results]
+                shapes = [tensor_type(r).get_shape() for r in op.results]
                 if (
                     all(d >= 0 for s in shapes for d in s)
                     and sum(math.prod(s) for s in shapes) <= KNOWN_LIMIT
