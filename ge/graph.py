@@ -49,7 +49,7 @@ from ge.dialects.common import NAME_ATTR, int_attr, ints_attr, value_names
 from ge.dialects.graph.base import shape_error
 
 from . import arguments
-from .dtypes import dtype_name, element_type, numpy_dtype
+from .dtypes import dtype_name, element_type, numpy_dtype, tensor_type
 from .errors import GeError, VerificationError
 from .weights import WeightStore
 
@@ -82,13 +82,6 @@ class Tensor:
     @property
     def dtype(self) -> str:
         return dtype_name(self.element_type)
-
-
-def tensor_type(value: SSAValue) -> TensorType:
-    """The type of a value of the graph level, where every value is a tensor."""
-    value_type = value.type
-    assert isinstance(value_type, TensorType), f"a graph value of type {value_type}, not a tensor"
-    return value_type
 
 
 ARGUMENTS: dict[str, arguments.Check] = {
