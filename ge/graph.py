@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     FunctionType,
     IntegerAttr,
+    IntegerType,
     ModuleOp,
     NameLoc,
     StringAttr,
@@ -436,11 +437,13 @@ class Graph:
     ) -> Tensor:
         data = np.asarray(array, dtype=dtype) if dtype else np.asarray(array)
         name = self._unique(name or "const")
-        t = TensorType(element_type(data.dtype), data.shape)
-        if data.size > INLINE_LIMIT or data.dtype.kind == "U":  # builtin `dense` holds no strings
+        element = element_type(data.dtype)
+        t = TensorType(element, data.shape)
+        # Builtin `dense` holds integers and floats only (no strings).
+        if data.size > INLINE_LIMIT or not isinstance(element, IntegerType | AnyFloat):
             value: Attribute = DenseResourceAttr.from_params(self.weights.add(data, name), t)
         else:
-            value = DenseIntOrFPElementsAttr(t, _bytes_attr(data))
+            value = DenseIntOrFPElementsAttr(TensorType(element, data.shape), _bytes_attr(data))
         op = ops.ConstOp(value, t)
         return self._append(op, name)[0]
 
@@ -450,8 +453,12 @@ class Graph:
     ) -> Tensor:
         shape = arguments.integers(shape, "Graph.add_splat: shape", minimum=0)
         element = element_type(dtype)
-        is_float = isinstance(element, AnyFloat)
-        scalar: Attribute = FloatAttr(float(value), element) if is_float else IntegerAttr(int(value), element)
+        if isinstance(element, AnyFloat):
+            scalar: Attribute = FloatAttr(float(value), element)
+        elif isinstance(element, IntegerType):
+            scalar = IntegerAttr(int(value), element)
+        else:
+            raise GeError(f"Graph.add_splat: a splat of dtype {dtype} is not supported (numbers only)")
         op = ops.ConstOp(scalar, TensorType(element, list(shape)))
         return self._append(op, self._unique(name or "splat"))[0]
 
@@ -570,7 +577,7 @@ class Graph:
         x = self._cast_to(x, dtype)
         if len(x.shape) != 4:
             raise GeError(f"Graph.add_conv2d needs an NCHW input, got shape {list(x.shape)}")
-        kh, kw = kernel_size
+        kh, kw = _pair(kernel_size)
         name = name or self._unique("conv")
         fan_in = x.shape[1] // groups * kh * kw
         w = self._weight(
@@ -583,11 +590,11 @@ class Graph:
         operands = [x, w]
         if bias or bias_value is not None:
             operands.append(self._weight(bias_value, (out_channels,), x.dtype, 0.1, f"{name}.bias"))
-        ph, pw = padding
+        ph, pw = _pair(padding)
         props = {
-            "strides": ints_attr(stride),
+            "strides": ints_attr(_pair(stride)),
             "pads": ints_attr((ph, pw, ph, pw)),
-            "dilations": ints_attr(dilation),
+            "dilations": ints_attr(_pair(dilation)),
             "groups": int_attr(groups),
         }
         return self._add(ops.Conv2DOp, operands, props, name)
@@ -825,3 +832,11 @@ def _input_dims(name: str, shape: Sequence[int | None]) -> list[int]:
                 "or -1 or None when only the run knows it"
             )
     return dims
+
+
+def _pair(value: int | Sequence[int]) -> tuple[int, int]:
+    """A spatial parameter as (height, width): `@checked` has made it a pair; this says so to the types."""
+    if isinstance(value, int):
+        return value, value
+    height, width = value
+    return height, width

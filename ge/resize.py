@@ -125,6 +125,7 @@ class _Resizer:
             base = len(op.base_operands)
             props = {k: v for k, v in op.properties.items() if k != "extras"}
             accumulator = op.BASE.infer(types[:base], props, where)
+            assert isinstance(accumulator, TensorType)  # a fused op's base op has one result
             epilogue = op.epilogue.block
             for arg, t in zip(list(epilogue.args), [accumulator, *types[base:]], strict=True):
                 self.retype(arg, t)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import graphviz
@@ -167,7 +169,7 @@ def stream_dot(module: ModuleOp) -> graphviz.Digraph:
             continue
         lanes.setdefault(op.stream.value.data, []).append(node)
     for stream, tasks in sorted(lanes.items()):
-        with dot.subgraph(name=f"cluster_stream_{stream}") as lane:
+        with _cluster(dot, f"cluster_stream_{stream}") as lane:
             lane.attr("graph", label=f"stream {stream}", style="rounded", color="#999999")
             for name, label, attributes in tasks:
                 lane.node(name, label, **attributes)
@@ -248,7 +250,7 @@ class _DagDrawer:
                 self.constants[arg] = self.constants[value]
             else:
                 self.sources[arg] = self.sources[value]
-        with dot.subgraph(name=f"cluster_kernel_{self.kernels}") as cluster:
+        with _cluster(dot, f"cluster_kernel_{self.kernels}") as cluster:
             self.kernels += 1
             cluster.attr("graph", **_cluster_style(name, op.UNIT, op.in_formats, op.out_formats))
             self.units.add(op.UNIT)
@@ -260,7 +262,7 @@ class _DagDrawer:
 
     def _trans_data(self, dot: graphviz.Digraph, op: TransDataOp) -> None:
         name = op.kernel_name.data if op.kernel_name is not None else f"trans_data {self.kernels}"
-        with dot.subgraph(name=f"cluster_kernel_{self.kernels}") as cluster:
+        with _cluster(dot, f"cluster_kernel_{self.kernels}") as cluster:
             self.kernels += 1
             cluster.attr("graph", **_cluster_style(name, "trans_data", op.in_formats, op.out_formats))
             self.units.add("trans_data")
@@ -279,7 +281,7 @@ def _cluster_style(name: str, unit: str, in_formats: object, out_formats: object
 
 
 def _legend(dot: graphviz.Digraph, units: set[str]) -> None:
-    with dot.subgraph(name="cluster_legend") as legend:
+    with _cluster(dot, "cluster_legend") as legend:
         legend.attr("graph", label="units", style="rounded", color="#999999")
         for unit in (u for u in UNIT_COLOURS if u in units):
             legend.node(f"legend_{unit}", unit, fillcolor=UNIT_COLOURS[unit], shape="box")
@@ -309,3 +311,12 @@ def _size_text(size: int) -> str:
     if size < 1024 * 1024:
         return f"{size / 1024:.3g} KiB"
     return f"{size / (1024 * 1024):.3g} MiB"
+
+
+@contextmanager
+def _cluster(dot: graphviz.Digraph, name: str) -> Iterator[graphviz.Digraph]:
+    """A subgraph of `dot` named `name` (a `cluster_` name draws a box around it)."""
+    context = dot.subgraph(name=name)
+    assert context is not None  # subgraph returns a context manager when given no graph
+    with context as subgraph:
+        yield subgraph

@@ -51,7 +51,7 @@ def run_command(model: str, inputs: tuple[str, ...], output: str | None) -> None
     Console().print(table)
     if output is not None:
         with open(output, "wb") as file:  # numpy would add .npz to a name without it
-            np.savez(file, **outputs)
+            np.savez(file, allow_pickle=False, **outputs)
         click.echo(f"wrote {output}")
 
 

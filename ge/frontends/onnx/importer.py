@@ -352,11 +352,18 @@ class Importer:
     def known_value(self, tensor: Value | None) -> np.ndarray | None:
         return self.known.get(tensor.value) if isinstance(tensor, Tensor) else None
 
+    def tensor(self, name: str) -> Tensor:
+        """The value `name` names, which must be a tensor (not a sequence or an optional)."""
+        value = self.values[name]
+        if not isinstance(value, Tensor):
+            raise UnsupportedOperatorError(
+                f"'{name}' is a sequence or an optional value where a tensor is needed"
+            )
+        return value
+
     def demand(self, name: str) -> np.ndarray:
         """The value of `name` for a shape decision; see the module docstring."""
-        tensor = self.values[name]
-        if not isinstance(tensor, Tensor):
-            raise InvalidModelError(f"'{name}' is a sequence or an optional value: it cannot decide a shape")
+        tensor = self.tensor(name)
         if tensor.value in self.known:
             return self.known[tensor.value]
         source = self._graph_input_of(name, tensor)
