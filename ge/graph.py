@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -198,7 +198,7 @@ def checked(method: Method) -> Method:
             values.append(value)
         return method(self, *values)
 
-    return wrapper  # type: ignore[return-value]
+    return cast(Method, wrapper)  # functools.wraps keeps the signature
 
 
 def _check_tensor(graph: Graph, value: object, function: str, name: str) -> object:
@@ -465,7 +465,7 @@ class Graph:
     @checked
     def add_op(
         self,
-        op_class: type[Operation],
+        op_class: type[ops.GraphOp],
         inputs: Sequence[Tensor],
         properties: Mapping[str, Attribute] | None = None,
         name: str | None = None,
@@ -477,7 +477,7 @@ class Graph:
     @checked
     def add_op_results(
         self,
-        op_class: type[Operation],
+        op_class: type[ops.GraphOp],
         inputs: Sequence[Tensor],
         properties: Mapping[str, Attribute] | None = None,
         name: str | None = None,
@@ -486,14 +486,14 @@ class Graph:
         kind = op_class.name.removeprefix("ascend.graph.")
         name = self._unique(name or kind)
         try:
-            op = op_class.build_inferred([t.value for t in inputs], properties)  # type: ignore[attr-defined]
+            op = op_class.build_inferred([t.value for t in inputs], properties)
         except ValueError as error:
             raise VerificationError(f"node '{name}' ({kind}): {error}") from None
         return self._append(op, name)
 
     def _add(
         self,
-        op_class: type[Operation],
+        op_class: type[ops.GraphOp],
         inputs: Sequence[Tensor],
         properties: Mapping[str, Attribute] | None,
         name: str,
@@ -501,7 +501,7 @@ class Graph:
         kind = op_class.name.removeprefix("ascend.graph.")
         where = f"node '{name}' ({kind})"
         try:
-            op = op_class.build_inferred([t.value for t in inputs], properties)  # type: ignore[attr-defined]
+            op = op_class.build_inferred([t.value for t in inputs], properties)
         except ValueError as error:
             raise VerificationError(f"{where}: {error}") from None
         return self._append(op, name)[0]

@@ -15,12 +15,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import graphviz
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ge.dialects import graph as graph_ops
-from ge.dialects.common import value_names
+from ge.dialects.common import get_strs, value_names
 from ge.dialects.kernel import KernelOp, TransDataOp, ViewOp, YieldOp
 from ge.dialects.stream import EventRecordOp, EventWaitOp, LaunchOp, byte_size, model_of
 from ge.passes.manager import PassManager
@@ -154,7 +154,9 @@ def stream_dot(module: ModuleOp) -> graphviz.Digraph:
             kernel = kernels[op.kernel.root_reference.data]
             kind = kernel.kernel_kind
             kinds.add(kind)
-            written = sum(byte_size(v.type) for v in op.outputs)  # type: ignore[arg-type]
+            written = sum(
+                byte_size(t) for v in op.outputs if isinstance(t := v.type, MemRefType | TensorType)
+            )
             label = f"{kernel.sym_name.data}\\n{kind}\\nwrites {_size_text(written)}"
             node = (f"task{index}", label, {"fillcolor": UNIT_COLOURS.get(kind, "white")})
         elif isinstance(op, EventRecordOp | EventWaitOp):
@@ -227,9 +229,9 @@ class _DagDrawer:
         node = f"op{self.nodes}"
         self.nodes += 1
         lines = [_op_type(op)]
-        sources = op.properties.get("sources") or op.attributes.get("sources")
-        if sources is not None:
-            lines.append("(" + " + ".join(s.data for s in sources.data) + ")")  # type: ignore[attr-defined]
+        sources = get_strs(op, "sources")
+        if sources:
+            lines.append("(" + " + ".join(sources) + ")")
         lines += [extra] if extra else []
         lines += [type_text(r.type) for r in op.results]
         folded = [self.constants[v] for v in op.operands if v in self.constants]
@@ -269,9 +271,11 @@ class _DagDrawer:
             self._op(cluster, op, f"{op.src_format.data} -> {op.dst_format.data}")
 
 
-def _cluster_style(name: str, unit: str, in_formats: object, out_formats: object) -> dict[str, str]:
-    ins = ", ".join(f.data for f in in_formats.data)  # type: ignore[attr-defined]
-    outs = ", ".join(f.data for f in out_formats.data)  # type: ignore[attr-defined]
+def _cluster_style(
+    name: str, unit: str, in_formats: ArrayAttr[StringAttr], out_formats: ArrayAttr[StringAttr]
+) -> dict[str, str]:
+    ins = ", ".join(f.data for f in in_formats.data)
+    outs = ", ".join(f.data for f in out_formats.data)
     return {
         "label": f"{name} ({unit})\\nin {ins}\\nout {outs}",
         "style": "rounded,filled",

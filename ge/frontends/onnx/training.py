@@ -133,7 +133,7 @@ def _batch_norm(imp: Importer, node: Node) -> list[Tensor]:
     """Inference, and training_mode=1 (opset 14 on): batch statistics, and the running mean and
     variance outputs."""
     if not node.attr("training_mode", 0):
-        return nn.CONVERTERS["BatchNormalization"](imp, node)  # type: ignore[return-value]
+        return nn.CONVERTERS["BatchNormalization"](imp, node)
     c = Composer(imp, node)
     x = c.input(0, "X")
     if len(x.shape) < 2:
