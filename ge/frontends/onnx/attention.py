@@ -48,6 +48,8 @@ def _attention(imp: Importer, node: Node) -> list[Tensor | None]:
     if (past_key is None) != (past_value is None):
         raise node.invalid("past_key and past_value must be given together")
     if past_key is not None:
+        if past_value is None:
+            raise node.invalid("past_key is given without past_value")
         if nonpad is not None:
             raise node.invalid("nonpad_kv_seqlen cannot be combined with past_key and past_value")
         k = imp.g.add_concat([past_key, k], 2, f"{node.name}.present_key")

@@ -15,6 +15,7 @@ y         = W (groups, oC / groups, C / groups * taps) @ samples (N, groups, C /
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
@@ -93,9 +94,9 @@ def _sampling_grid(
     sizes: list[int],
     kernel: list[int],
     outputs: list[int],
-    strides: list[int],
-    dilations: list[int],
-    pads: list[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    pads: Sequence[int],
     offset_groups: int,
 ) -> Tensor:
     """The normalized grid (batch * offset groups, taps, outputs, 1..., rank) of every tap of every

@@ -40,7 +40,7 @@ def _matmul_integer(imp: Importer, node: Node) -> list[Tensor]:
             raise node.fail(f"a zero point of shape {list(zero.shape)} is not supported")
         if index == 2 and several:
             # One zero point per row of `a`: a column that broadcasts along the rows.
-            zero = imp.g.add_reshape(zero, [zero.shape[0], 1], f"{node.name}.row_zero_points")
+            zero = imp.g.add_reshape(zero, [*zero.shape, 1], f"{node.name}.row_zero_points")
         zeros.append(zero)
     return [imp.g.add_op(ops.MatMulIntegerOp, [a, b, *zeros], None, node.name)]
 

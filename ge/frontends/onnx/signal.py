@@ -150,7 +150,8 @@ def _window(shape: str) -> Converter:
         alpha = 25.0 / 46.0
         return [(alpha - np.cos(n * np.pi * 2 / period) * (1 - alpha)).astype(dtype)]
 
-    convert.__doc__ = f"The {shape.capitalize()} window, as {convert.__doc__[0].lower()}{convert.__doc__[1:]}"
+    doc = convert.__doc__ or ""
+    convert.__doc__ = f"The {shape.capitalize()} window, as {doc[:1].lower()}{doc[1:]}"
     return convert
 
 

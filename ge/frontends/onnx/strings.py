@@ -14,6 +14,7 @@ import re
 import numpy as np
 from onnx import numpy_helper
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.ir import Attribute
 
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr
@@ -42,7 +43,7 @@ def _string_split(imp: Importer, node: Node) -> list[Tensor]:
     if maxsplit is not None and int(maxsplit) < 0:
         raise node.invalid(f"maxsplit must be non-negative, got {maxsplit}")
     _, lengths = split(node.value(0), delimiter, None if maxsplit is None else int(maxsplit))
-    props = {"count": int_attr(int(lengths.max(initial=0)))}
+    props: dict[str, Attribute] = {"count": int_attr(int(lengths.max(initial=0)))}
     if delimiter is not None:
         props["delimiter"] = StringAttr(delimiter)
     if maxsplit is not None:
