@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IntegerType,
+    MemRefType,
     Signedness,
     TensorType,
     bf16,
@@ -183,4 +184,11 @@ def tensor_type(value: SSAValue) -> TensorType:
     """The type of a value of the graph or kernel level, where every value is a tensor."""
     value_type = value.type
     assert isinstance(value_type, TensorType), f"a value of type {value_type}, not a tensor"
+    return value_type
+
+
+def shaped_type(value: SSAValue) -> TensorType | MemRefType:
+    """The type of a value of any level: a tensor, or at the stream level a buffer (a memref)."""
+    value_type = value.type
+    assert isinstance(value_type, TensorType | MemRefType), f"a value of type {value_type}"
     return value_type

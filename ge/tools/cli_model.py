@@ -21,7 +21,7 @@ from ge.artifact import read_manifest
 from ge.compiler import CompiledModel, GraphCompiler
 from ge.cost.timeline import UNIT_OF_KIND
 from ge.dialects.stream import BufferOp, EventRecordOp, EventWaitOp, LaunchOp, SubviewOp, ViewOp, WeightOp
-from ge.dtypes import numpy_dtype, tensor_type
+from ge.dtypes import numpy_dtype, shaped_type
 from ge.executor import GraphExecutor
 from ge.passes.pipelines import TECHNIQUES
 
@@ -242,5 +242,5 @@ def _placed(op: BufferOp | WeightOp) -> dict[str, Any]:
 
 
 def _type(value: SSAValue) -> dict[str, Any]:
-    t = tensor_type(value)
+    t = shaped_type(value)
     return {"shape": list(t.get_shape()), "dtype": numpy_dtype(t.element_type).name}

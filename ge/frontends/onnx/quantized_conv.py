@@ -94,7 +94,9 @@ def _integer_conv(c: Composer, x: Tensor, x_zero: Tensor | None, w: Tensor, w_ze
         zero = c.cast(_per_channel(c, w_zero, len(w.shape), "w_zero", axis=0), compute, "w_zero_f")
         w_shifted = c.op(ops.SubOp, [w_shifted, zero], "w_shifted")
     conv = dataclasses.replace(node, inputs=[x_shifted, w_shifted], known=[None, None], input_names=["", ""])
-    return nn.CONVERTERS["Conv"](c.imp, conv)[0]
+    result = nn.CONVERTERS["Conv"](c.imp, conv)[0]
+    assert isinstance(result, Tensor)  # Conv of graph tensors builds a graph op
+    return result
 
 
 def _per_channel(c: Composer, value: Tensor, rank: int, part: str, axis: int = 1) -> Tensor:

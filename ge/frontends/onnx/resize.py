@@ -53,7 +53,8 @@ def _resize(imp: Importer, node: Node) -> list[Tensor]:
             raise node.fail("tf_crop_and_resize with 'scales' and a crop box is not supported")
     if scales is not None:
         factors, lengths = _from_scales(node, x, axes, scales)
-    elif sizes is not None:  # exactly one of the two is given (checked above)
+    else:
+        assert sizes is not None  # exactly one of the two is given (checked above)
         factors, lengths = _from_sizes(node, x, axes, sizes)
     if node.attr("antialias", 0) and mode == "nearest":
         raise node.fail("antialias=1 with mode 'nearest' is not supported")
