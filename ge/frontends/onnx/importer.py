@@ -499,9 +499,9 @@ class Importer:
         for index, output in enumerate(proto.output):
             if not output:
                 continue
-            if index >= len(results) or results[index] is None:
+            result = results[index] if index < len(results) else None
+            if result is None:
                 raise node.fail(f"output #{index} ('{output}') is not supported")
-            result = results[index]
             if isinstance(result, np.ndarray | np.generic):
                 result = np.asarray(result)
                 self.check_size(result.shape, result.itemsize, f"{proto.op_type} at node '{name}'")
@@ -601,7 +601,7 @@ def _attribute_value(attribute: onnx.AttributeProto, schema: onnx.defs.OpSchema 
         typed = onnx.AttributeProto()
         typed.CopyFrom(attribute)
         _, type_name = schema_attribute_type(schema.attributes[attribute.name])
-        typed.type = onnx.AttributeProto.AttributeType.Value(type_name)
+        typed.type = onnx.AttributeProto.AttributeType.Value(type_name)  # pyright: ignore[reportAttributeAccessIssue]  # the stub wants the enum class, Value gives its number
         attribute = typed
     return onnx.helper.get_attribute_value(attribute)
 
