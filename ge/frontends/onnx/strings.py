@@ -141,7 +141,7 @@ def python_misreads(pattern: str) -> str | None:
                 return "\\Z is not RE2"
         elif kind == "flags":
             folds = True
-        else:
+        elif kind is not None:  # every alternative of the scan is a named group
             return _MISREAD_WHAT[kind]
     if folds and not pattern.isascii():
         return "RE2 folds the case of non-ASCII letters, Python's ASCII mode does not"
