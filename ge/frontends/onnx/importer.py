@@ -192,7 +192,9 @@ class Node:
         return invalid_node_error(self.op_type, self.name, what)
 
 
-Converter = Callable[["Importer", Node], Sequence[Tensor | np.ndarray | None]]
+ConverterResults = Sequence[Value | np.ndarray | None]
+"""What a converter returns: one value per output (an array when known at import, None when absent)."""
+Converter = Callable[["Importer", Node], ConverterResults]
 
 
 class Importer:

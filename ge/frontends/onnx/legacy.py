@@ -10,16 +10,12 @@ schema it has in opset 6 (`changed_since`; opset 6 changed most, dropping `consu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
 import onnx
 
 if TYPE_CHECKING:
-    from ge.graph import Tensor
-
-    from .importer import Converter, Importer, Node
+    from .importer import Converter, ConverterResults, Importer, Node
 
 LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
 """Before opset 7 these broadcast only when asked, and then B aligns with A at `axis`."""
@@ -28,7 +24,7 @@ LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equa
 def upgraded(converter: Converter) -> Converter:
     """`converter`, run after `upgrade` has brought its node to today's form."""
 
-    def convert(imp: Importer, node: Node) -> Sequence[Tensor | np.ndarray | None]:
+    def convert(imp: Importer, node: Node) -> ConverterResults:
         upgrade(imp, node)
         return converter(imp, node)
 

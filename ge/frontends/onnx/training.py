@@ -18,16 +18,14 @@ inference mode stays with the converter of `nn`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
-import numpy as np
+from collections.abc import Callable
 
 from ge.dialects import graph as ops
 from ge.graph import Tensor
 
 from . import nn
 from .composite import Composer
-from .importer import Converter, Importer, Node
+from .importer import Converter, ConverterResults, Importer, Node
 
 DOMAIN = "ai.onnx.preview.training"
 
@@ -131,7 +129,7 @@ def _momentum(imp: Importer, node: Node) -> list[Tensor]:
     return _per_tensor(imp, node, 3, step)
 
 
-def _batch_norm(imp: Importer, node: Node) -> Sequence[Tensor | np.ndarray | None]:
+def _batch_norm(imp: Importer, node: Node) -> ConverterResults:
     """Inference, and training_mode=1 (opset 14 on): batch statistics, and the running mean and
     variance outputs."""
     if not node.attr("training_mode", 0):
