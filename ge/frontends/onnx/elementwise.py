@@ -26,7 +26,7 @@ from ge.dtypes import (
 from ge.errors import UnsupportedOperatorError
 from ge.graph import Tensor
 
-from .importer import Converter, Importer, Node
+from .importer import Converter, ConverterResults, Importer, Node
 
 # --------------------------------------------------------------------------------------------
 # One operator, one op
@@ -186,10 +186,10 @@ def _cast_like(imp: Importer, node: Node) -> list[Tensor]:
 _cast_like.__doc__ = _cast.__doc__
 
 
-def _identity(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
+def _identity(imp: Importer, node: Node) -> ConverterResults:
     """Passes its input on: a tensor, a sequence or an optional."""
     known = node.known[0]
-    return [known if known is not None else node.input(0)]
+    return [known if known is not None else node.inputs[0]]
 
 
 def _dropout(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
