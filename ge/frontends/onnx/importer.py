@@ -330,8 +330,11 @@ class Importer:
         if isinstance(value, OptionalValue):
             return None if value.element is None else self._add_output(name, value.element)
         if isinstance(value, list):
-            return [self._add_output(element_name(name, i), t) for i, t in enumerate(value)]
-        self.g.add_output(value, name)
+            return [self._add_tensor_output(element_name(name, i), t) for i, t in enumerate(value)]
+        return self._add_tensor_output(name, value)
+
+    def _add_tensor_output(self, name: str, tensor: Tensor) -> int:
+        self.g.add_output(tensor, name)
         return len(self.g.outputs) - 1
 
     def _string_input_dtype(self, name: str) -> str:
