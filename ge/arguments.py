@@ -53,7 +53,8 @@ def pair(minimum: int) -> Check:
         if isinstance(value, bool) or not isinstance(value, int | np.integer | Sequence | np.ndarray):
             raise GeError(f"{where} must be an integer or two, got {shown(value)}")
         if isinstance(value, int | np.integer):
-            return (integer(value, where, minimum),) * 2  # type: ignore[return-value]
+            number = integer(value, where, minimum)
+            return number, number
         values = integers(value, where, minimum)
         if len(values) != 2:
             raise GeError(f"{where} must be an integer or two (height, width), got {len(values)}: {values}")
@@ -113,8 +114,7 @@ def dtype(value: object, where: str) -> object:
     """A dtype as a name ("float32"), a numpy dtype or a numpy scalar type, when `ge` knows it."""
     from .dtypes import element_type
 
-    scalar_type = isinstance(value, type) and issubclass(value, np.generic)
-    if not (isinstance(value, str | np.dtype) or scalar_type):
+    if not (isinstance(value, str | np.dtype) or (isinstance(value, type) and issubclass(value, np.generic))):
         raise GeError(f"{where} must be a dtype name such as 'float32', got {shown(value)}")
     try:
         element_type(value)

@@ -90,7 +90,9 @@ class GeBackendRep(BackendRep):
             except ValueNeeded:
                 pass  # an input decides a shape: compile at the first run
 
-    def run(self, inputs: Any, **kwargs: Any) -> list[RunValue]:
+    def run(  # pyright: ignore[reportIncompatibleMethodOverride]  # a list, as onnxruntime's backend gives
+        self, inputs: Any, **kwargs: Any
+    ) -> list[RunValue]:
         values = self._feeds(inputs)  # strings given as Python objects come as fixed-width arrays
         feeds = {k: v for name, value in values.items() for k, v in flatten(name, value).items()}
         shapes = {name: shapes_of(value) for name, value in values.items()}
@@ -107,7 +109,7 @@ class GeBackendRep(BackendRep):
             if step.observes is None:
                 # Strings leave as Python strings, as ONNX keeps them.
                 outputs = [o.astype(object) if o.dtype.kind == "U" else o for o in outputs]
-                return outputs if step.structure is None else assemble(step.structure, outputs)
+                return list(outputs) if step.structure is None else assemble(step.structure, outputs)
             observed[step.observes] = outputs[0]
             if step.resume is not None:
                 # The next segment starts where this one stopped and reads what it computed.
@@ -151,7 +153,7 @@ class GeBackendRep(BackendRep):
             following = self._segment_end(importer, needed)
             outputs = [(needed.tensor, needed.name)]
             if following is not None:
-                outputs += [(importer.values[n], n) for n in following.inputs]  # type: ignore[misc]
+                outputs += [(importer.tensor(n), n) for n in following.inputs]
             graph.set_outputs(outputs)
             observes = needed.name
         compiled = GraphCompiler().compile(graph, **self.options)
@@ -282,18 +284,20 @@ class GeBackend(Backend):
         return GeBackendRep(load_model(model), options)
 
     @classmethod
-    def run_model(cls, model: Any, inputs: Any, device: str = "CPU", **kwargs: Any) -> list[np.ndarray]:
+    def run_model(  # pyright: ignore[reportIncompatibleMethodOverride]  # a list, as run gives
+        cls, model: Any, inputs: Any, device: str = "CPU", **kwargs: Any
+    ) -> list[RunValue]:
         return cls.prepare(model, device, **kwargs).run(inputs)
 
     @classmethod
-    def run_node(
+    def run_node(  # pyright: ignore[reportIncompatibleMethodOverride]  # a list, as run gives
         cls,
         node: onnx.NodeProto,
         inputs: Any,
         device: str = "CPU",
         outputs_info: Sequence[tuple[int, tuple[int, ...]]] | None = None,
         **kwargs: Any,
-    ) -> list[np.ndarray]:
+    ) -> list[RunValue]:
         """Runs one node on `inputs` (in the order of the node's inputs), as a one-node model."""
         opset = kwargs.pop("opset_version", onnx.defs.onnx_opset_version())
         arrays = [np.asarray(a) for a in inputs]

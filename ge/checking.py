@@ -18,10 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import SupportsFloat
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import AnyFloat, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, MemRefType, ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
@@ -32,7 +33,7 @@ from ge.dialects.kernel import KERNEL_OPS
 from ge.dialects.stream import BufferOp, ModelOp, OutputsOp
 from ge.passes.session import current
 
-from .dtypes import numpy_dtype
+from .dtypes import numpy_dtype, tensor_type
 from .emulator import Emulator
 from .errors import CheckError, CheckFailure, CompileError, GeError, OpChanges
 from .interpreter import run_function, run_kernels
@@ -196,7 +197,7 @@ def _shown(value: object) -> str:
         return repr(value.item())[:40]
     if isinstance(value, np.bool_ | np.integer):
         return str(value.item())
-    return f"{float(value):.6g}"  # type: ignore[arg-type]
+    return f"{float(value):.6g}" if isinstance(value, SupportsFloat) else repr(value)[:40]
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,10 +287,12 @@ def _signature(
     model = next((op for op in module.body.block.ops if isinstance(op, ModelOp)), None)
     if model is not None:
         names = [s.data for s in model.input_names.data]
-        types: dict[int, Attribute] = {}
+        types: dict[int, MemRefType | TensorType] = {}
         for op in model.body.block.ops:
             if isinstance(op, BufferOp) and op.input is not None:
-                types[op.input.value.data] = op.buffer.type
+                buffer_type = op.buffer.type
+                assert isinstance(buffer_type, MemRefType), f"a buffer of type {buffer_type}"
+                types[op.input.value.data] = buffer_type
         last = model.body.block.last_op
         returned = [v.type for v in last.operands] if isinstance(last, OutputsOp) else []
         output_names = [s.data for s in model.output_names.data]
@@ -297,17 +300,20 @@ def _signature(
         function = _function(module)
         args = function.body.block.args
         names = value_names(function.arg_attrs, len(args), "input")
-        types = {index: arg.type for index, arg in enumerate(args)}
+        types = {index: tensor_type(arg) for index, arg in enumerate(args)}
         returned = list(function.function_type.outputs.data)
         output_names = value_names(function.res_attrs, len(returned), "output")
     inputs = []
     for index, name in enumerate(names):
         t = types[index]
-        shape = tuple(t.get_shape())  # type: ignore[attr-defined]
+        shape = tuple(t.get_shape())
         if any(d < 0 for d in shape):
             raise CompileError(f"check_each needs static input shapes; input '{name}' is {t}")
-        inputs.append((name, shape, t.element_type))  # type: ignore[attr-defined]
-    outputs = [(name, t.element_type) for name, t in zip(output_names, returned, strict=True)]  # type: ignore[attr-defined]
+        inputs.append((name, shape, t.element_type))
+    outputs = []
+    for name, t in zip(output_names, returned, strict=True):
+        assert isinstance(t, TensorType | MemRefType), f"output '{name}' is a {t}, not a tensor or buffer"
+        outputs.append((name, t.element_type))
     return inputs, outputs
 
 

@@ -13,7 +13,7 @@ import contextlib
 import functools
 import gc
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 Function = TypeVar("Function", bound=Callable[..., Any])
 
@@ -38,4 +38,4 @@ def without_collection(function: Function) -> Function:
         with collection_paused():
             return function(*args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return cast(Function, wrapper)  # functools.wraps keeps the signature

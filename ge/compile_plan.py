@@ -7,6 +7,7 @@ run the same plan, so they compile as `compile` does.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +21,10 @@ from ge.passes.manager import verify_module
 from ge.passes.pipelines import LEVELS, default_streams, pipeline
 from ge.passes.session import CompileSession
 
-from . import arguments
+from .arguments import shown
 from .errors import CompileError
 from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
-from .options import PRECISION_MODES
+from .options import PRECISION_MODES, CheckedOptions
 from .soc import load_profile
 from .weights import WeightStore
 
@@ -40,19 +41,19 @@ class CompilePlan:
 
 def compile_plan(
     optimization_level: int,
-    checked: Mapping[str, object],
-    fusion_switch_file: str | Path | Mapping[str, object] | None = None,
+    checked: CheckedOptions,
+    fusion_switch_file: object = None,
 ) -> CompilePlan:
     """The pipeline `GraphCompiler.compile` runs for `optimization_level` and the compile options
     `checked` (by `ge.options.check_options`): the level's techniques or those `techniques`
     names, the precision mode, `max_streams`, and the fusion passes the switch file turns off."""
     techniques = checked.get("techniques")
-    chosen = LEVELS[optimization_level] if techniques is None else frozenset(techniques)  # type: ignore[arg-type]
-    max_streams = int(checked.get("max_streams", default_streams(chosen)))  # type: ignore[call-overload]
+    chosen = LEVELS[optimization_level] if techniques is None else frozenset(techniques)
+    max_streams = checked.get("max_streams", default_streams(chosen))
     disabled = frozenset(read_fusion_switch(fusion_switch_file))
-    precision_mode = str(checked.get("precision_mode", PRECISION_MODES[0]))
+    precision_mode = checked.get("precision_mode", PRECISION_MODES[0])
     try:
-        passes = pipeline(optimization_level, disabled, precision_mode, max_streams, techniques)  # type: ignore[arg-type]
+        passes = pipeline(optimization_level, disabled, precision_mode, max_streams, techniques)
     except ValueError as error:
         raise CompileError(str(error)) from None
     return CompilePlan(passes, disabled, max_streams)
@@ -94,14 +95,17 @@ def check_static_inputs(module: ModuleOp) -> None:
             )
 
 
-def read_fusion_switch(source: str | Path | Mapping[str, object] | None) -> set[str]:
-    """The fusion passes a GE-style switch file turns off."""
+def read_fusion_switch(source: object) -> set[str]:
+    """The fusion passes a GE-style switch file (a path, or its parsed JSON) turns off."""
     if source is None:
         return set()
     if isinstance(source, Mapping):
         data: object = source
     else:
-        arguments.path(source, "fusion_switch_file (or its parsed JSON, a dict)", CompileError)
+        if not isinstance(source, str | os.PathLike):
+            raise CompileError(
+                f"fusion_switch_file (or its parsed JSON, a dict) must be a file path, got {shown(source)}"
+            )
         try:
             data = json.loads(Path(source).read_text())
         except (OSError, json.JSONDecodeError, UnicodeDecodeError) as error:

@@ -27,7 +27,7 @@ from .arguments import shown
 from .checking import NumericCheck
 from .collection import without_collection
 from .compile_plan import compile_plan, start_compilation
-from .dtypes import numpy_dtype
+from .dtypes import numpy_dtype, shaped_type
 from .errors import CompileError, GeError
 from .graph import Graph
 from .limits import DEFAULT_MAX_TENSOR_BYTES
@@ -171,7 +171,7 @@ class CompiledModel:
     def outputs(self) -> list[TensorSpec]:
         names = [s.data for s in self.model.output_names.data]
         last = self.model.body.block.last_op
-        types = [v.type for v in last.operands] if last is not None else []
+        types = [shaped_type(v) for v in last.operands] if last is not None else []
         return [
             TensorSpec(n, t.get_shape(), numpy_dtype(t.element_type).name)
             for n, t in zip(names, types, strict=True)

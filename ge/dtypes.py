@@ -19,7 +19,9 @@ from xdsl.dialects.builtin import (
     Float32Type,
     Float64Type,
     IntegerType,
+    MemRefType,
     Signedness,
+    TensorType,
     bf16,
     f4E2M1FN,
     f8E4M3FN,
@@ -32,7 +34,7 @@ from xdsl.dialects.builtin import (
     f64,
     i1,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 
 from ge.dialects.graph.strings import StringType
 
@@ -176,3 +178,17 @@ def numpy_dtype(element: Attribute) -> np.dtype:
 @functools.cache
 def dtype_name(element: Attribute) -> str:
     return numpy_dtype(element).name
+
+
+def tensor_type(value: SSAValue) -> TensorType:
+    """The type of a value of the graph or kernel level, where every value is a tensor."""
+    value_type = value.type
+    assert isinstance(value_type, TensorType), f"a value of type {value_type}, not a tensor"
+    return value_type
+
+
+def shaped_type(value: SSAValue) -> TensorType | MemRefType:
+    """The type of a value of any level: a tensor, or at the stream level a buffer (a memref)."""
+    value_type = value.type
+    assert isinstance(value_type, TensorType | MemRefType), f"a value of type {value_type}"
+    return value_type

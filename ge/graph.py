@@ -20,7 +20,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     FunctionType,
     IntegerAttr,
+    IntegerType,
     ModuleOp,
     NameLoc,
     StringAttr,
@@ -49,7 +50,7 @@ from ge.dialects.common import NAME_ATTR, bool_attr, int_attr, ints_attr, value_
 from ge.dialects.graph.base import shape_error
 
 from . import arguments
-from .dtypes import dtype_name, element_type, numpy_dtype
+from .dtypes import dtype_name, element_type, numpy_dtype, tensor_type
 from .errors import GeError, VerificationError
 from .weights import WeightStore
 
@@ -67,12 +68,21 @@ class Tensor:
     name: str
 
     @property
+    def type(self) -> TensorType:
+        """The value's type: every value of a graph is a tensor."""
+        return tensor_type(self.value)
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        return self.value.type.get_shape()  # type: ignore[union-attr]
+        return self.type.get_shape()
+
+    @property
+    def element_type(self) -> Attribute:
+        return self.type.element_type
 
     @property
     def dtype(self) -> str:
-        return dtype_name(self.value.type.element_type)  # type: ignore[union-attr]
+        return dtype_name(self.element_type)
 
 
 ARGUMENTS: dict[str, arguments.Check] = {
@@ -191,7 +201,7 @@ def checked(method: Method) -> Method:
             values.append(value)
         return method(self, *values)
 
-    return wrapper  # type: ignore[return-value]
+    return cast(Method, wrapper)  # functools.wraps keeps the signature
 
 
 def _check_tensor(graph: Graph, value: object, function: str, name: str) -> object:
@@ -430,11 +440,13 @@ class Graph:
     ) -> Tensor:
         data = np.asarray(array, dtype=dtype) if dtype else np.asarray(array)
         name = self._unique(name or "const")
-        t = TensorType(element_type(data.dtype), data.shape)
-        if data.size > INLINE_LIMIT or data.dtype.kind == "U":  # builtin `dense` holds no strings
+        element = element_type(data.dtype)
+        t = TensorType(element, data.shape)
+        # Builtin `dense` holds integers and floats only (no strings).
+        if data.size > INLINE_LIMIT or not isinstance(element, IntegerType | AnyFloat):
             value: Attribute = DenseResourceAttr.from_params(self.weights.add(data, name), t)
         else:
-            value = DenseIntOrFPElementsAttr(t, _bytes_attr(data))
+            value = DenseIntOrFPElementsAttr(TensorType(element, data.shape), _bytes_attr(data))
         op = ops.ConstOp(value, t)
         return self._append(op, name)[0]
 
@@ -444,15 +456,19 @@ class Graph:
     ) -> Tensor:
         shape = arguments.integers(shape, "Graph.add_splat: shape", minimum=0)
         element = element_type(dtype)
-        is_float = isinstance(element, AnyFloat)
-        scalar: Attribute = FloatAttr(float(value), element) if is_float else IntegerAttr(int(value), element)
+        if isinstance(element, AnyFloat):
+            scalar: Attribute = FloatAttr(float(value), element)
+        elif isinstance(element, IntegerType):
+            scalar = IntegerAttr(int(value), element)
+        else:
+            raise GeError(f"Graph.add_splat: a splat of dtype {dtype} is not supported (numbers only)")
         op = ops.ConstOp(scalar, TensorType(element, list(shape)))
         return self._append(op, self._unique(name or "splat"))[0]
 
     @checked
     def add_op(
         self,
-        op_class: type[Operation],
+        op_class: type[ops.GraphOp],
         inputs: Sequence[Tensor],
         properties: Mapping[str, Attribute | bool] | None = None,
         name: str | None = None,
@@ -465,7 +481,7 @@ class Graph:
     @checked
     def add_op_results(
         self,
-        op_class: type[Operation],
+        op_class: type[ops.GraphOp],
         inputs: Sequence[Tensor],
         properties: Mapping[str, Attribute | bool] | None = None,
         name: str | None = None,
@@ -474,14 +490,14 @@ class Graph:
         kind = op_class.name.removeprefix("ascend.graph.")
         name = self._unique(name or kind)
         try:
-            op = op_class.build_inferred([t.value for t in inputs], properties)  # type: ignore[attr-defined]
+            op = op_class.build_inferred([t.value for t in inputs], properties)
         except ValueError as error:
             raise VerificationError(f"node '{name}' ({kind}): {error}") from None
         return self._append(op, name)
 
     def _add(
         self,
-        op_class: type[Operation],
+        op_class: type[ops.GraphOp],
         inputs: Sequence[Tensor],
         properties: Mapping[str, Attribute | bool] | None,
         name: str,
@@ -489,7 +505,7 @@ class Graph:
         kind = op_class.name.removeprefix("ascend.graph.")
         where = f"node '{name}' ({kind})"
         try:
-            op = op_class.build_inferred([t.value for t in inputs], properties)  # type: ignore[attr-defined]
+            op = op_class.build_inferred([t.value for t in inputs], properties)
         except ValueError as error:
             raise VerificationError(f"{where}: {error}") from None
         return self._append(op, name)[0]
@@ -565,7 +581,7 @@ class Graph:
         x = self._cast_to(x, dtype)
         if len(x.shape) != 4:
             raise GeError(f"Graph.add_conv2d needs an NCHW input, got shape {list(x.shape)}")
-        kh, kw = kernel_size
+        kh, kw = _pair(kernel_size)
         name = name or self._unique("conv")
         fan_in = x.shape[1] // groups * kh * kw
         w = self._weight(
@@ -578,11 +594,11 @@ class Graph:
         operands = [x, w]
         if bias or bias_value is not None:
             operands.append(self._weight(bias_value, (out_channels,), x.dtype, 0.1, f"{name}.bias"))
-        ph, pw = padding
+        ph, pw = _pair(padding)
         props = {
-            "strides": ints_attr(stride),
+            "strides": ints_attr(_pair(stride)),
             "pads": ints_attr((ph, pw, ph, pw)),
-            "dilations": ints_attr(dilation),
+            "dilations": ints_attr(_pair(dilation)),
             "groups": int_attr(groups),
         }
         return self._add(ops.Conv2DOp, operands, props, name)
@@ -820,3 +836,11 @@ def _input_dims(name: str, shape: Sequence[int | None]) -> list[int]:
                 "or -1 or None when only the run knows it"
             )
     return dims
+
+
+def _pair(value: int | Sequence[int]) -> tuple[int, int]:
+    """A spatial parameter as (height, width): `@checked` has made it a pair; this says so to the types."""
+    if isinstance(value, int):
+        return value, value
+    height, width = value
+    return height, width

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from os import PathLike
+from typing import TypedDict, cast
 
 import numpy as np
 
@@ -58,7 +59,24 @@ def check_optimization_level(level: object) -> int:
     return level
 
 
-def check_options(options: Mapping[str, object]) -> dict[str, object]:
+class CheckedOptions(TypedDict, total=False):
+    """Compile options as `check_options` returns them: each of the type its rule checked."""
+
+    precision_mode: str
+    sink: bool
+    max_streams: int
+    max_tensor_bytes: int
+    techniques: tuple[str, ...]
+    verify_each: bool
+    print_ir_after_all: bool
+    print_ir_before: tuple[str, ...]
+    print_ir_after: tuple[str, ...]
+    pass_timing: bool
+    check_each: bool | dict[str, np.ndarray]
+    dump_ir: str | None
+
+
+def check_options(options: Mapping[str, object]) -> CheckedOptions:
     """`precision_mode` and the COMPILE_OPTIONS given, checked; the others are refused."""
     unknown = sorted(set(options) - {"precision_mode", *COMPILE_OPTIONS})
     if unknown:
@@ -94,7 +112,7 @@ def check_options(options: Mapping[str, object]) -> dict[str, object]:
         if not isinstance(dump, str | PathLike) or not str(dump):
             raise CompileError(f"compile option dump_ir takes a folder (a path), got {shown(dump)}")
         checked["dump_ir"] = str(dump)
-    return checked
+    return cast(CheckedOptions, checked)  # every rule above checked its option's type
 
 
 def check_techniques_option(value: object) -> tuple[str, ...]:

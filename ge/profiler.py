@@ -48,7 +48,6 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, NameLoc, StringAttr
-from xdsl.ir import Operation
 
 from ge.cost import KernelCost, kernel_cost
 from ge.cost.model import KernelInfo
@@ -157,7 +156,11 @@ def build_report(
     soc = soc_figures(module)
     target = module.attributes[TARGET_ATTR_NAME]
     assert isinstance(target, TargetAttr)  # soc_figures has checked it
-    names = {op.sym_name.data: op.kernel_name.data for op in module.walk() if _named_kernel(op)}
+    names = {
+        op.sym_name.data: op.kernel_name.data
+        for op in module.walk()
+        if isinstance(op, KernelFuncOp) and op.kernel_name is not None
+    }
     found = launches(module)
     infos = [info for _, info in found]
     if len(measured_us) != len(infos):
@@ -281,7 +284,3 @@ def _flows(module: ModuleOp) -> list[Flow]:
         elif isinstance(op, EventWaitOp):
             pending.setdefault(op.stream.value.data, []).append(op.event.value.data)
     return flows
-
-
-def _named_kernel(op: Operation) -> bool:
-    return isinstance(op, KernelFuncOp) and op.kernel_name is not None

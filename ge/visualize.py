@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import graphviz
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from ge.dialects import graph as graph_ops
-from ge.dialects.common import value_names
+from ge.dialects.common import get_strs, value_names
 from ge.dialects.kernel import KernelOp, TransDataOp, ViewOp, YieldOp
 from ge.dialects.stream import EventRecordOp, EventWaitOp, LaunchOp, byte_size, model_of
 from ge.passes.manager import PassManager
@@ -60,7 +61,7 @@ def visualize_graph(
     path, level = check_path(path), check_level(level, LEVELS)
     level_passes = check_optimization_level(optimization_level)
     switch = options.pop("fusion_switch_file", None)
-    plan = compile_plan(level_passes, check_options(options), switch)  # type: ignore[arg-type]
+    plan = compile_plan(level_passes, check_options(options), switch)
     load_profile(target)
     if level == "graph":
         return write(graph_dot(module), path)
@@ -153,7 +154,9 @@ def stream_dot(module: ModuleOp) -> graphviz.Digraph:
             kernel = kernels[op.kernel.root_reference.data]
             kind = kernel.kernel_kind
             kinds.add(kind)
-            written = sum(byte_size(v.type) for v in op.outputs)  # type: ignore[arg-type]
+            written = sum(
+                byte_size(t) for v in op.outputs if isinstance(t := v.type, MemRefType | TensorType)
+            )
             label = f"{kernel.sym_name.data}\\n{kind}\\nwrites {_size_text(written)}"
             node = (f"task{index}", label, {"fillcolor": UNIT_COLOURS.get(kind, "white")})
         elif isinstance(op, EventRecordOp | EventWaitOp):
@@ -168,7 +171,7 @@ def stream_dot(module: ModuleOp) -> graphviz.Digraph:
             continue
         lanes.setdefault(op.stream.value.data, []).append(node)
     for stream, tasks in sorted(lanes.items()):
-        with dot.subgraph(name=f"cluster_stream_{stream}") as lane:
+        with _cluster(dot, f"cluster_stream_{stream}") as lane:
             lane.attr("graph", label=f"stream {stream}", style="rounded", color="#999999")
             for name, label, attributes in tasks:
                 lane.node(name, label, **attributes)
@@ -228,9 +231,9 @@ class _DagDrawer:
         node = f"op{self.nodes}"
         self.nodes += 1
         lines = [_op_type(op)]
-        sources = op.properties.get("sources") or op.attributes.get("sources")
-        if sources is not None:
-            lines.append("(" + " + ".join(s.data for s in sources.data) + ")")  # type: ignore[attr-defined]
+        sources = get_strs(op, "sources")
+        if sources:
+            lines.append("(" + " + ".join(sources) + ")")
         lines += [extra] if extra else []
         lines += [type_text(r.type) for r in op.results]
         folded = [self.constants[v] for v in op.operands if v in self.constants]
@@ -251,7 +254,7 @@ class _DagDrawer:
                 self.constants[arg] = self.constants[value]
             else:
                 self.sources[arg] = self.sources[value]
-        with dot.subgraph(name=f"cluster_kernel_{self.kernels}") as cluster:
+        with _cluster(dot, f"cluster_kernel_{self.kernels}") as cluster:
             self.kernels += 1
             cluster.attr("graph", **_cluster_style(name, op.UNIT, op.in_formats, op.out_formats))
             self.units.add(op.UNIT)
@@ -263,7 +266,7 @@ class _DagDrawer:
 
     def _trans_data(self, dot: graphviz.Digraph, op: TransDataOp) -> None:
         name = op.kernel_name.data if op.kernel_name is not None else f"trans_data {self.kernels}"
-        with dot.subgraph(name=f"cluster_kernel_{self.kernels}") as cluster:
+        with _cluster(dot, f"cluster_kernel_{self.kernels}") as cluster:
             self.kernels += 1
             cluster.attr("graph", **_cluster_style(name, "trans_data", op.in_formats, op.out_formats))
             self.units.add("trans_data")
@@ -283,7 +286,7 @@ def _cluster_style(
 
 
 def _legend(dot: graphviz.Digraph, units: set[str]) -> None:
-    with dot.subgraph(name="cluster_legend") as legend:
+    with _cluster(dot, "cluster_legend") as legend:
         legend.attr("graph", label="units", style="rounded", color="#999999")
         for unit in (u for u in UNIT_COLOURS if u in units):
             legend.node(f"legend_{unit}", unit, fillcolor=UNIT_COLOURS[unit], shape="box")
@@ -313,3 +316,12 @@ def _size_text(size: int) -> str:
     if size < 1024 * 1024:
         return f"{size / 1024:.3g} KiB"
     return f"{size / (1024 * 1024):.3g} MiB"
+
+
+@contextmanager
+def _cluster(dot: graphviz.Digraph, name: str) -> Iterator[graphviz.Digraph]:
+    """A subgraph of `dot` named `name` (a `cluster_` name draws a box around it)."""
+    context = dot.subgraph(name=name)
+    assert context is not None  # subgraph returns a context manager when given no graph
+    with context as subgraph:
+        yield subgraph

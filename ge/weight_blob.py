@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import FixedBitwidthType
 
 from ge.dialects.formats import c0_of
 from ge.dialects.stream import ModelOp, WeightOp
@@ -18,9 +19,9 @@ def pack_weights(model: ModelOp, weights: WeightStore | None) -> bytes:
         if isinstance(op, WeightOp):
             data = constant_array(op.value, op.logical_type, weights)
             if op.stored_format not in ("ND", "NCHW"):
-                data = to_device(
-                    data, op.stored_format, c0_of(op.logical_type.element_type.bitwidth), op.group_count
-                )
+                element = op.logical_type.element_type
+                assert isinstance(element, FixedBitwidthType)  # a device format holds no other
+                data = to_device(data, op.stored_format, c0_of(element.bitwidth), op.group_count)
             raw = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
             start = op.offset.value.data
             blob[start : start + raw.size] = raw

@@ -68,7 +68,7 @@ class WeightStore:
     def save(self, path: str | Path) -> None:
         """Writes every weight to an `.npz`; float and integer kinds numpy lacks are stored as bytes."""
         arrays = {key: _portable(a) for key, a in self._arrays.items()}
-        np.savez(path, **arrays)
+        np.savez(path, allow_pickle=False, **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> WeightStore:

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from ge.errors import InvalidModelError, UnsupportedOperatorError
+
+AttributeT = TypeVar("AttributeT")
+"""The type of an attribute accessor's default, and so of the value it returns."""
 
 
 def unsupported_operators_error(

@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects.common import get_flag, get_float, get_int
 from ge.dialects.graph import AttentionOp
 from ge.dtypes import numpy_dtype
 
-from .base import Implementation
+from .base import Implementation, property_of
 
 
 def attention(
@@ -37,7 +38,7 @@ def attention(
         masked_rows = np.isneginf(np.max(bias, axis=-1, keepdims=True))
         probs = np.where(masked_rows, dtype(0), probs)
     y = np.matmul(probs, v)
-    output = op.properties.get("scores_output")
+    output = property_of(op, "scores_output", StringAttr)
     if output is None:
         return y
     scores = {"raw": raw, "softcapped": capped, "biased": biased, "probs": probs}[output.data]

@@ -1,10 +1,36 @@
-"""Types shared by the semantics modules."""
+"""Types and helpers shared by the semantics modules."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
+from xdsl.dialects.builtin import DenseArrayBase
+from xdsl.ir import Attribute, Operation
 
-Implementation = Callable[..., np.ndarray]
-"""`f(op, *operands) -> array`, computed in the compute dtype (float32 for 16-bit floats)."""
+from ge.dialects.common import describe
+from ge.errors import GeError
+
+AttributeT = TypeVar("AttributeT", bound=Attribute)
+
+Implementation = Callable[..., np.ndarray | tuple[np.ndarray, ...]]
+"""`f(op, *operands) -> array` (a tuple of arrays for an op of several results), computed in the
+compute dtype (float32 for 16-bit floats)."""
+
+
+def property_of(op: Operation, name: str, kind: type[AttributeT]) -> AttributeT | None:
+    """The op's property `name` (None when absent), of the attribute class its definition gives."""
+    value = op.properties.get(name)
+    if value is not None and not isinstance(value, kind):
+        raise GeError(f"{describe(op)}: property '{name}' is {value}, not a {kind.__name__}")
+    return value
+
+
+def float_values(op: Operation, name: str) -> list[float] | None:
+    """The values of the op's dense-array property `name` as floats (None when absent)."""
+    array = property_of(op, name, DenseArrayBase)
+    if array is None:
+        return None
+    values = array.get_values()  # pyright: ignore[reportAttributeAccessIssue]  # typed per element kind only
+    return [float(v) for v in values]

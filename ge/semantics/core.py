@@ -27,7 +27,7 @@ from ge.dialects.common import describe
 from ge.dialects.graph import (
     ConstOp,
 )
-from ge.dtypes import bfloat16, numpy_dtype
+from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError, InvalidModelError, RuntimeInputError
 from ge.weights import WeightStore
 
@@ -106,9 +106,10 @@ def evaluate(
     stored_only = isinstance(op, (ConstOp, *_IN_STORED_DTYPE))
     results = []
     for result, value in zip(op.results, values, strict=True):
-        stored = numpy_dtype(result.type.element_type)
+        result_type = tensor_type(result)
+        stored = numpy_dtype(result_type.element_type)
         compute = np.dtype(np.float32) if stored in _NARROW_FLOATS and not stored_only else stored
-        if value.dtype != compute or not _fits_shape(value.shape, result.type):
+        if value.dtype != compute or not _fits_shape(value.shape, result_type):
             raise GeError(
                 f"{describe(op)} computed {_show(value)} for a result of type {result.type} "
                 f"(computing in {compute}): the op's semantics and its shape inference disagree"
@@ -163,6 +164,7 @@ def _fused(op: ops.FusedOp, *operands: np.ndarray) -> np.ndarray:
     Nothing is computed here that the base op's and the epilogue ops' own semantics do not."""
     split = len(operands) - op.num_extras
     accumulator = IMPLEMENTATIONS[op.BASE](op, *operands[:split])
+    assert isinstance(accumulator, np.ndarray), "a fused op's base op has one result"
     return epilogue(op, accumulator, operands[split:])
 
 
@@ -173,7 +175,7 @@ def epilogue(op: ops.FusedOp, accumulator: np.ndarray, extras: Sequence[np.ndarr
     args = [accumulator, *extras]
     with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
         stored = [
-            a.astype(numpy_dtype(arg.type.element_type), copy=False)
+            a.astype(numpy_dtype(tensor_type(arg).element_type), copy=False)
             for a, arg in zip(args, block.args, strict=True)
         ]
     (result,) = run_block(block, stored)

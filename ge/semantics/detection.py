@@ -65,7 +65,7 @@ def select_boxes(
     return np.stack([b, c, order[b, c, step]], axis=1).astype(np.int64)
 
 
-def _overlaps(boxes: np.ndarray, center_point_box: int, threshold: np.generic) -> np.ndarray:
+def _overlaps(boxes: np.ndarray, center_point_box: int, threshold: np.floating) -> np.ndarray:
     """(B, S, S): whether box i's intersection over union with box j exceeds the threshold."""
     if center_point_box:
         half_w, half_h = boxes[..., 2] / 2, boxes[..., 3] / 2

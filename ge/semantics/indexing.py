@@ -48,7 +48,7 @@ def _scatter_elements(
     op: ops.ScatterElementsOp, data: np.ndarray, indices: np.ndarray, updates: np.ndarray
 ) -> np.ndarray:
     axis = _axis(op, "axis", 0, data.ndim)
-    position = list(np.indices(indices.shape, sparse=True))
+    position: list[np.ndarray] = list(np.indices(indices.shape, sparse=True))
     position[axis] = _checked(op, indices, data.shape[axis])
     return _scatter(op, data, tuple(position), updates)
 

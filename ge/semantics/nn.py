@@ -79,7 +79,7 @@ def gemm_scale(op: GemmOp, product: np.ndarray, c: np.ndarray | None) -> np.ndar
 
 
 def _einsum(op: EinsumOp, *inputs: np.ndarray) -> np.ndarray:
-    equation = op.properties["equation"].data  # type: ignore[union-attr]
+    equation = op.equation.data
     result = np.einsum(equation, *inputs, optimize=len(inputs) > 2)
     return np.asarray(result, dtype=inputs[0].dtype)
 

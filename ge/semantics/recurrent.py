@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
 
-from ge.dialects.common import get_flag, get_float
+from ge.dialects.common import get_flag, get_float, get_strs
 from ge.dialects.graph import GRUOp, LSTMOp, RecurrentOp, RNNOp
 
-from .base import Implementation
+from .base import Implementation, float_values, property_of
 
 Array = np.ndarray
 Function = Callable[[Array], Array]
@@ -27,7 +28,8 @@ def rnn(op: RNNOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Arra
         h = functions[0](_clip(op, gates + h @ r.T + rb))
         return (h,), h
 
-    return _run(op, x, w, r, b, lens, (h0,), step)
+    y, h = _run(op, x, w, r, b, lens, (h0,), step)
+    return y, h
 
 
 def gru(op: GRUOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Array) -> tuple[Array, Array]:
@@ -49,7 +51,8 @@ def gru(op: GRUOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Arra
         h = (1 - z) * candidate + z * h
         return (h,), h
 
-    return _run(op, x, w, r, b, lens, (h0,), step)
+    y, h = _run(op, x, w, r, b, lens, (h0,), step)
+    return y, h
 
 
 def lstm(
@@ -69,7 +72,8 @@ def lstm(
         h = o * activate(c)
         return (h, c), h
 
-    return _run(op, x, w, r, b, lens, (h0, c0), step)
+    y, h, c = _run(op, x, w, r, b, lens, (h0, c0), step)
+    return y, h, c
 
 
 def _run(
@@ -83,7 +87,8 @@ def _run(
     step: Callable,
 ) -> tuple[Array, ...]:
     """Runs `step` over time in each direction; returns Y and the final states."""
-    direction = op.properties["direction"].data if "direction" in op.properties else "forward"
+    given = property_of(op, "direction", StringAttr)
+    direction = "forward" if given is None else given.data
     orders = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
     seq, batch = x.shape[:2]
     hidden = r.shape[-1]
@@ -109,8 +114,7 @@ def _run(
 def _functions(op: RecurrentOp, dirs: int) -> list[list[Function]]:
     """The activation functions of each direction, with their alpha and beta bound."""
     per_direction = op.FUNCTIONS
-    attr = op.properties.get("activations")
-    names = [n.data for n in attr.data] if attr is not None else list(DEFAULTS[type(op)]) * dirs
+    names = list(get_strs(op, "activations")) or list(DEFAULTS[type(op)]) * dirs
     alphas = _floats(op, "activation_alpha", len(names))
     betas = _floats(op, "activation_beta", len(names))
     bound = [_function(n, a, b) for n, a, b in zip(names, alphas, betas, strict=True)]
@@ -150,8 +154,8 @@ def _clip(op: RecurrentOp, v: np.ndarray) -> np.ndarray:
 
 
 def _floats(op: RecurrentOp, name: str, count: int) -> list[float]:
-    attr = op.properties.get(name)
-    return [0.0] * count if attr is None else [float(v) for v in attr.get_values()]  # type: ignore[union-attr]
+    values = float_values(op, name)
+    return [0.0] * count if values is None else values
 
 
 DEFAULTS: dict[type, tuple[str, ...]] = {

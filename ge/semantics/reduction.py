@@ -200,13 +200,13 @@ def _as_float(x: np.ndarray) -> np.ndarray:
     return x if x.dtype.kind == "f" else x.astype(np.float64)
 
 
-def _lowest(dtype: np.dtype) -> object:
+def _lowest(dtype: np.dtype) -> bool | int | float:
     if dtype == np.bool_:
         return False
     return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
 
 
-def _highest(dtype: np.dtype) -> object:
+def _highest(dtype: np.dtype) -> bool | int | float:
     if dtype == np.bool_:
         return True
     return np.iinfo(dtype).max if dtype.kind in "iu" else np.inf

@@ -10,12 +10,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects.common import get_flag, get_float, get_ints
 from ge.dialects.graph import ResizeOp
 from ge.dtypes import numpy_dtype
 
-from .base import Implementation
+from .base import Implementation, float_values, property_of
 
 
 def resize(op: ResizeOp, x: np.ndarray) -> np.ndarray:
@@ -155,13 +156,12 @@ def _round_into(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def _string(op: ResizeOp, name: str, default: str) -> str:
-    attr = op.properties.get(name)
-    return default if attr is None else attr.data  # type: ignore[union-attr]
+    attr = property_of(op, name, StringAttr)
+    return default if attr is None else attr.data
 
 
 def _floats(op: ResizeOp, name: str) -> list[float]:
-    attr = op.properties.get(name)
-    return [] if attr is None else [float(v) for v in attr.get_values()]  # type: ignore[union-attr]
+    return float_values(op, name) or []
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {ResizeOp: resize}

@@ -8,12 +8,13 @@ taken with einsum. Coordinates follow ONNX's definitions (and PyTorch's, which t
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import describe, get_flag, get_float, get_int
 from ge.errors import GeError
 
-from .base import Implementation
+from .base import Implementation, property_of
 from .resize import _cubic
 
 _CUBIC_A = -0.75
@@ -154,8 +155,8 @@ def _reflect(coords: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarra
 
 
 def _string(op: ops.GraphOp, name: str, default: str) -> str:
-    attr = op.properties.get(name)
-    return default if attr is None else attr.data  # type: ignore[union-attr]
+    attr = property_of(op, name, StringAttr)
+    return default if attr is None else attr.data
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {

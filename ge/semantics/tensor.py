@@ -4,6 +4,7 @@ split, pad and shape. Every op here works in the stored dtype (it only copies el
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 
@@ -13,6 +14,13 @@ from ge.dialects.graph.tensor import shape_range, slice_bounds, slice_spec
 from ge.errors import GeError
 
 from .base import Implementation
+
+_NUMPY_PAD_MODES: dict[str, Literal["reflect", "edge", "wrap"]] = {
+    "reflect": "reflect",
+    "edge": "edge",
+    "wrap": "wrap",
+}
+"""The pad modes besides `constant`, as numpy names them (ONNX's names)."""
 
 
 def _reshape(op: ops.ReshapeOp, x: np.ndarray) -> np.ndarray:
@@ -72,7 +80,7 @@ def _pad(op: ops.PadOp, x: np.ndarray, value: np.ndarray | None = None) -> np.nd
     widths = [(max(b, 0), max(a, 0)) for b, a in edges]
     mode = op.mode.data if op.mode is not None else "constant"
     if mode != "constant":
-        return np.pad(x, widths, mode=mode)
+        return np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode])
     fill = value.reshape(()) if value is not None else np.zeros((), x.dtype)
     return np.pad(x, widths, mode="constant", constant_values=fill)
 

@@ -103,7 +103,8 @@ def bisect(
     if inputs is not None and not isinstance(inputs, Mapping):
         raise CompileError(f"bisect takes inputs as a dict of arrays by name, got {shown(inputs)}")
     checked = check_options({"precision_mode": precision_mode, "check_each": dict(inputs or {})})
-    given: dict[str, np.ndarray] = checked["check_each"]  # type: ignore[assignment]
+    given = checked.get("check_each")
+    assert isinstance(given, dict)  # check_options gives a dict of arrays back for one
     if passes is None:
         try:
             level = check_optimization_level(optimization_level)

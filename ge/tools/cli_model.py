@@ -21,7 +21,7 @@ from ge.artifact import read_manifest
 from ge.compiler import CompiledModel, GraphCompiler
 from ge.cost.timeline import UNIT_OF_KIND
 from ge.dialects.stream import BufferOp, EventRecordOp, EventWaitOp, LaunchOp, SubviewOp, ViewOp, WeightOp
-from ge.dtypes import numpy_dtype
+from ge.dtypes import numpy_dtype, shaped_type
 from ge.executor import GraphExecutor
 from ge.passes.pipelines import TECHNIQUES
 
@@ -51,7 +51,7 @@ def run_command(model: str, inputs: tuple[str, ...], output: str | None) -> None
     Console().print(table)
     if output is not None:
         with open(output, "wb") as file:  # numpy would add .npz to a name without it
-            np.savez(file, **outputs)
+            np.savez(file, allow_pickle=False, **outputs)
         click.echo(f"wrote {output}")
 
 
@@ -94,9 +94,8 @@ def describe(compiled: CompiledModel) -> dict[str, Any]:
     memory = compiled.memory
     per_stream: dict[int, Counter[str]] = {}
     for op in compiled.model.body.block.ops:
-        kind = _TASK_KINDS.get(type(op))
-        if kind is not None:
-            per_stream.setdefault(op.stream.value.data, Counter())[kind] += 1  # type: ignore[attr-defined]
+        if isinstance(op, LaunchOp | EventRecordOp | EventWaitOp):
+            per_stream.setdefault(op.stream.value.data, Counter())[_TASK_KINDS[type(op)]] += 1
     events = {op.event.value.data for op in compiled.model.body.block.ops if isinstance(op, EventRecordOp)}
     units: Counter[str] = Counter()
     for kind, count in compiled.kernel_histogram().items():
@@ -214,7 +213,8 @@ def _summary(array: np.ndarray) -> tuple[str, str, str]:
     if array.size == 0 or not (np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_):
         return "", "", ""
     values = array.astype(np.float64)
-    return tuple(f"{v:.6g}" for v in (values.min(), values.max(), values.mean()))  # type: ignore[return-value]
+    low, high, mean = (f"{v:.6g}" for v in (values.min(), values.max(), values.mean()))
+    return low, high, mean
 
 
 def _table(title: str, columns: tuple[str, ...], rows) -> Table:
@@ -242,5 +242,5 @@ def _placed(op: BufferOp | WeightOp) -> dict[str, Any]:
 
 
 def _type(value: SSAValue) -> dict[str, Any]:
-    t = value.type
-    return {"shape": list(t.get_shape()), "dtype": numpy_dtype(t.element_type).name}  # type: ignore[attr-defined]
+    t = shaped_type(value)
+    return {"shape": list(t.get_shape()), "dtype": numpy_dtype(t.element_type).name}

@@ -136,7 +136,7 @@ class GeOptMain(xDSLOptMain):
             default=DEFAULT_MAX_TENSOR_BYTES,
             help=f"refuse a module with a tensor larger than this (default {DEFAULT_MAX_TENSOR_BYTES})",
         )
-        arg_parser.error = _usage_error  # type: ignore[method-assign]
+        arg_parser.error = _usage_error
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         width = max(len(name) for name in PASSES)
         levels = [

@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
 
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 
-from ..common import invalid_node_error, unsupported_form_error
+from ..common import AttributeT, invalid_node_error, unsupported_form_error
 from . import mind_ir_pb2 as mind_ir
 from .reader import DTYPES, tensor_array
 from .values import MONAD, Unreadable, attribute_value
@@ -70,11 +71,16 @@ class Node:
         values = value if isinstance(value, tuple | list) else (value,)
         if isinstance(value, np.ndarray):
             values = value.reshape(-1).tolist()
-        if not all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values):
+        integers = [v for v in values if isinstance(v, int | np.integer) and not isinstance(v, bool)]
+        if len(integers) != len(values):
             raise self.invalid(f"{what} must be integers, got {value!r:.60}")
-        return [int(v) for v in values]
+        return [int(v) for v in integers]
 
-    def attr(self, name: str, default: object = None) -> object:
+    @overload
+    def attr(self, name: str) -> Any: ...
+    @overload
+    def attr(self, name: str, default: AttributeT) -> AttributeT: ...
+    def attr(self, name: str, default: object = None) -> Any:
         return self.attrs.get(name, default)
 
     def fail(self, what: str) -> UnsupportedOperatorError:

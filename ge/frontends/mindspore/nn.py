@@ -64,6 +64,8 @@ def _batch_norm(imp: Importer, node: Node) -> Value:
     given = len(node.inputs) > 5
     training = node.value(5) if given else node.attr("is_training", False)
     epsilon = node.value(6) if given else node.attr("epsilon", 1e-5)
+    if not isinstance(epsilon, int | float):
+        raise node.invalid(f"epsilon must be a number, got {epsilon!r:.60}")
     if len(node.inputs) > 8:
         _check_nchw(node, node.value(8))
     if training:

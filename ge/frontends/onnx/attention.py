@@ -28,8 +28,8 @@ _COMPUTED_IN_F32 = ("float16", "bfloat16", "float32")
 
 
 def _attention(imp: Importer, node: Node) -> list[Tensor | None]:
-    q, k, v = node.inputs[:3]
-    mask, past_key, past_value, nonpad = (node.inputs[i] if node.has_input(i) else None for i in range(3, 7))
+    q, k, v = node.input_tensors(3)
+    mask, past_key, past_value, nonpad = (node.optional_input(i) for i in range(3, 7))
     if k.dtype != q.dtype or v.dtype != q.dtype:
         raise node.fail(f"Q, K and V of dtypes {q.dtype}, {k.dtype} and {v.dtype} (one dtype is supported)")
     if mask is not None and mask.dtype not in ("bool", q.dtype):
@@ -48,6 +48,8 @@ def _attention(imp: Importer, node: Node) -> list[Tensor | None]:
     if (past_key is None) != (past_value is None):
         raise node.invalid("past_key and past_value must be given together")
     if past_key is not None:
+        if past_value is None:
+            raise node.invalid("past_key is given without past_value")
         if nonpad is not None:
             raise node.invalid("nonpad_kv_seqlen cannot be combined with past_key and past_value")
         k = imp.g.add_concat([past_key, k], 2, f"{node.name}.present_key")

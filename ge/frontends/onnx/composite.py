@@ -8,7 +8,7 @@ given.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.ir import Attribute
@@ -38,7 +38,7 @@ class Composer:
         op_class: type,
         inputs: Sequence[Tensor],
         part: str,
-        props: dict[str, Attribute] | None = None,
+        props: Mapping[str, Attribute] | None = None,
     ) -> Tensor:
         """One graph op of the decomposition; `part` names it after the node ("" for the result)."""
         return self.g.add_op(op_class, list(inputs), props, self.name(part))
@@ -111,4 +111,4 @@ class Composer:
         """Input `index`, which the operator requires."""
         if not self.node.has_input(index):
             raise self.node.invalid(f"the input '{what}' is missing")
-        return self.node.inputs[index]  # type: ignore[return-value]
+        return self.node.input(index)

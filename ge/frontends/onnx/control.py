@@ -32,6 +32,7 @@ from .importer import (
     check_declared_type,
     onnx_type,
 )
+from .values import Value
 
 MAX_TRIPS = 1024
 """Loops and scans that would run more iterations than this are refused (they are unrolled)."""
@@ -63,8 +64,7 @@ def _demand(imp: Importer, node: Node, name: str) -> np.ndarray:
 
 
 def _constant(imp: Importer, value: np.ndarray, name: str) -> Tensor:
-    imp.add_constant(name, value)
-    return imp.values[name]
+    return imp.add_constant(name, value)
 
 
 def _body_input_value(body: onnx.GraphProto, index: int, value: np.ndarray) -> np.ndarray:
@@ -94,7 +94,7 @@ def _stack(imp: Importer, node: Node, tensors: Sequence[Tensor], axis: int, name
 # ------------------------------------------------------------------------------------------------
 
 
-def _if(imp: Importer, node: Node) -> list[Tensor]:
+def _if(imp: Importer, node: Node) -> list[Value]:
     """The branch the condition selects, inlined: the condition must be known at import (a constant,
     or specialized on or observed); the branch outputs may be sequences or optionals."""
     branches = {key: node.attr(key) for key in ("then_branch", "else_branch")}
@@ -132,7 +132,7 @@ def _if(imp: Importer, node: Node) -> list[Tensor]:
 # ------------------------------------------------------------------------------------------------
 
 
-def _loop(imp: Importer, node: Node) -> list[Tensor]:
+def _loop(imp: Importer, node: Node) -> list[Value | None]:
     """Unrolled, up to 1024 iterations: the trip count and conditions must be known at import (constants,
     or specialized on or observed); loop-carried values may be sequences or optionals."""
     body = node.attr("body")
@@ -183,9 +183,10 @@ def _loop(imp: Importer, node: Node) -> list[Tensor]:
                 )
         carried = following
         for k, name in enumerate(outputs[1 + n_carried :]):
-            if not isinstance(imp.values[name], Tensor):
+            value = imp.values[name]
+            if not isinstance(value, Tensor):
                 raise node.fail(f"scan output '{body.output[1 + n_carried + k].name}' that is not a tensor")
-            scans[k].append(imp.values[name])
+            scans[k].append(value)
         iteration += 1
         if iteration == 1:
             # One iteration's nodes, nested loops included, tell what unrolling them all would import.
@@ -275,8 +276,8 @@ def _scan_core(
         bindings = {v.name: t for v, t in zip(body.input[:n_state], states, strict=True)}
         bindings.update({v.name: s[step] for v, s in zip(body.input[n_state:], slices, strict=True)})
         names = imp.import_subgraph(body, bindings, f"{prefix}{step}/")
-        states = [imp.values[n] for n in names[:n_state]]
-        outputs_per_step.append([imp.values[n] for n in names[n_state:]])
+        states = [imp.tensor(n) for n in names[:n_state]]
+        outputs_per_step.append([imp.tensor(n) for n in names[n_state:]])
     n_out = len(body.output) - n_state
     ranks = [len(outputs_per_step[0][k].shape) + 1 for k in range(n_out)]
     out_axes = _axes(node, out_axes_attr, n_out, ranks) if out_axes_attr else [0] * n_out
@@ -295,9 +296,9 @@ def _scan(imp: Importer, node: Node) -> list[Tensor]:
     n_in = int(node.attr("num_scan_inputs", 0))
     if node.opset < 9:
         return _scan8(imp, node, body, n_in)
-    values = list(node.inputs)
-    if any(t is None for t in values):
+    if not all(map(node.has_input, range(len(node.inputs)))):
         raise node.invalid("Scan inputs cannot be omitted")
+    values = node.input_tensors()
     n_state = len(values) - n_in
     if n_in < 1 or n_state < 0 or len(body.input) != len(values) or len(body.output) < n_state:
         raise node.invalid("the body's inputs and outputs do not match num_scan_inputs and the node's inputs")
@@ -323,9 +324,9 @@ def _scan8(imp: Importer, node: Node, body: onnx.GraphProto, n_in: int) -> list[
     """Opset 8: a batch axis 0 on every state and scan input, the scan axis 1, optional lengths."""
     if node.has_input(0):
         raise node.fail("sequence_lens (scans of different lengths per batch entry)")
-    values = list(node.inputs[1:])
-    if any(t is None for t in values):
+    if not all(map(node.has_input, range(1, len(node.inputs)))):
         raise node.invalid("Scan inputs cannot be omitted")
+    values = [node.input(i) for i in range(1, len(node.inputs))]
     n_state = len(values) - n_in
     if n_in < 1 or n_state < 0 or len(body.input) != len(values) or len(body.output) < n_state:
         raise node.invalid("the body's inputs and outputs do not match num_scan_inputs and the node's inputs")

@@ -15,6 +15,7 @@ y         = W (groups, oC / groups, C / groups * taps) @ samples (N, groups, C /
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
@@ -32,7 +33,7 @@ def _deform_conv(imp: Importer, node: Node) -> list[Tensor]:
     """1-D, 2-D and 3-D; static shapes. The output's spatial shape is the offset's."""
     c = Composer(imp, node)
     x, w, offset = c.input(0, "X"), c.input(1, "W"), c.input(2, "offset")
-    mask = node.inputs[4] if node.has_input(4) else None
+    mask = node.optional_input(4)
     c.static(x, w, offset, *([mask] if mask is not None else []))
     batch, channels, *sizes = x.shape
     rank = len(sizes)
@@ -87,7 +88,7 @@ def _deform_conv(imp: Importer, node: Node) -> list[Tensor]:
     y = c.reshape(y, [batch, out_channels, *outputs], "unbiased" if node.has_input(3) else "")
     if not node.has_input(3):
         return [y]
-    bias = c.reshape(node.inputs[3], [out_channels, *([1] * rank)], "bias")
+    bias = c.reshape(node.input(3), [out_channels, *([1] * rank)], "bias")
     return [c.op(ops.AddOp, [y, bias], "")]
 
 
@@ -97,9 +98,9 @@ def _sampling_grid(
     sizes: list[int],
     kernel: list[int],
     outputs: list[int],
-    strides: list[int],
-    dilations: list[int],
-    pads: list[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    pads: Sequence[int],
     offset_groups: int,
 ) -> Tensor:
     """The normalized grid (batch * offset groups, taps, outputs, 1..., rank) of every tap of every

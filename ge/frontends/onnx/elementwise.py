@@ -7,6 +7,8 @@ accept is refused as an unsupported dtype rather than computed some other way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from xdsl.dialects.builtin import AnyFloat, StringAttr
 
@@ -24,7 +26,7 @@ from ge.dtypes import (
 from ge.errors import UnsupportedOperatorError
 from ge.graph import Tensor
 
-from .importer import Converter, Importer, Node
+from .importer import Converter, ConverterResults, Importer, Node
 
 # --------------------------------------------------------------------------------------------
 # One operator, one op
@@ -35,7 +37,7 @@ def _unary(op_class: type[ops.UnaryElementwiseOp]) -> Converter:
     """A unary op; an activation's float attributes become the properties of the same name."""
 
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        x = _accepted(node, op_class, node.inputs[0])
+        x = _accepted(node, op_class, node.input(0))
         defaults = op_class.DEFAULTS if issubclass(op_class, ops.ActivationOp) else {}
         props = {name: ops.float_attr(node.attr(name)) for name in defaults if name in node.attrs}
         return [imp.g.add_op(op_class, [x], props, node.name)]
@@ -43,9 +45,9 @@ def _unary(op_class: type[ops.UnaryElementwiseOp]) -> Converter:
     return convert
 
 
-def _binary(op_class: type[ops.ElementwiseOp]) -> Converter:
+def _binary(op_class: type[ops.ElementwiseOp]) -> Callable[[Importer, Node], list[Tensor]]:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        operands = [_accepted(node, op_class, t) for t in node.inputs[:2]]
+        operands = [_accepted(node, op_class, t) for t in node.input_tensors(2)]
         return [imp.g.add_op(op_class, operands, None, node.name)]
 
     return convert
@@ -53,7 +55,7 @@ def _binary(op_class: type[ops.ElementwiseOp]) -> Converter:
 
 def _is_nan(imp: Importer, node: Node) -> list[Tensor]:
     """float8 inputs are tested widened to float32 (exactly)."""
-    x = _accepted(node, ops.IsNaNOp, _widened_float8(imp, node, node.inputs[0]))
+    x = _accepted(node, ops.IsNaNOp, _widened_float8(imp, node, node.input(0)))
     return [imp.g.add_op(ops.IsNaNOp, [x], None, node.name)]
 
 
@@ -63,7 +65,7 @@ def _is_inf(imp: Importer, node: Node) -> list[Tensor]:
         "detect_positive": bool_attr(node.attr("detect_positive", 1)),
         "detect_negative": bool_attr(node.attr("detect_negative", 1)),
     }
-    x = _accepted(node, ops.IsInfOp, _widened_float8(imp, node, node.inputs[0]))
+    x = _accepted(node, ops.IsInfOp, _widened_float8(imp, node, node.input(0)))
     return [imp.g.add_op(ops.IsInfOp, [x], props, node.name)]
 
 
@@ -72,7 +74,7 @@ def _gelu(imp: Importer, node: Node) -> list[Tensor]:
     if approximate not in ("none", "tanh"):
         raise node.invalid(f"approximate must be 'none' or 'tanh', got '{approximate}'")
     props = {"approximate": StringAttr(approximate)}
-    return [imp.g.add_op(ops.GeluOp, [_accepted(node, ops.GeluOp, node.inputs[0])], props, node.name)]
+    return [imp.g.add_op(ops.GeluOp, [_accepted(node, ops.GeluOp, node.input(0))], props, node.name)]
 
 
 def _mod(imp: Importer, node: Node) -> list[Tensor]:
@@ -80,13 +82,13 @@ def _mod(imp: Importer, node: Node) -> list[Tensor]:
     fmod = int(node.attr("fmod", 0))
     if fmod not in (0, 1):
         raise node.invalid(f"attribute 'fmod' is {fmod}: it must be 0 or 1")
-    floats = [t.dtype for t in node.inputs[:2] if isinstance(t.value.type.element_type, AnyFloat)]
+    floats = [t.dtype for t in node.input_tensors(2) if isinstance(t.element_type, AnyFloat)]
     if fmod == 0 and floats and node.opset < 28:
         raise node.invalid(
             f"attribute 'fmod' is 0 on {floats[0]} inputs: before opset 28, ONNX defines fmod=0 for "
             "integers only; floats need fmod=1"
         )
-    operands = [_accepted(node, ops.ModOp, t) for t in node.inputs[:2]]
+    operands = [_accepted(node, ops.ModOp, t) for t in node.input_tensors(2)]
     return [imp.g.add_op(ops.ModOp, operands, {"fmod": bool_attr(fmod)}, node.name)]
 
 
@@ -101,7 +103,7 @@ def _bit_shift(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _where(imp: Importer, node: Node) -> list[Tensor]:
-    condition, x, y = node.inputs[:3]
+    condition, x, y = node.input_tensors(3)
     _accepted(node, ops.WhereOp, x)
     return [imp.g.add_op(ops.WhereOp, [condition, x, y], None, node.name)]
 
@@ -115,7 +117,7 @@ def _variadic(op_class: type[ops.BinaryElementwiseOp], mean: bool = False) -> Co
     """Sum, Max, Min (and Mean, which divides the sum by the count): a left fold of binary ops."""
 
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        inputs = [_accepted(node, op_class, t) for t in node.inputs if t is not None]
+        inputs = [_accepted(node, op_class, t) for t in node.present_inputs()]
         if not inputs:
             raise node.invalid("needs at least one input")
         if mean and inputs[0].dtype not in ("float16", "bfloat16", "float32", "float64"):
@@ -140,7 +142,7 @@ def _variadic(op_class: type[ops.BinaryElementwiseOp], mean: bool = False) -> Co
 def _clip(imp: Importer, node: Node) -> list[Tensor]:
     """Lowered to `min(max(x, min), max)` (where min > max, every element becomes max, as ONNX
     says); min and max are attributes before opset 11, optional scalar inputs after."""
-    x = _accepted(node, ops.MaxOp, node.inputs[0])
+    x = _accepted(node, ops.MaxOp, node.input(0))
     if node.opset < 11:
         bounds = [
             _scalar_constant(imp, node.attr(name), x.dtype, f"{node.name}_{name}")
@@ -149,7 +151,7 @@ def _clip(imp: Importer, node: Node) -> list[Tensor]:
             for name in ("min", "max")
         ]
     else:
-        bounds = [node.inputs[i] if node.has_input(i) else None for i in (1, 2)]
+        bounds = [node.optional_input(i) for i in (1, 2)]
     low, high = bounds
     for bound in (low, high):
         if bound is not None and bound.shape not in ((), (1,)):
@@ -173,18 +175,18 @@ def _cast(imp: Importer, node: Node) -> list[Tensor]:
     from 2^31 (2^63) on exactly, so 3e9 is 3000000000 in uint32 and 5e9 is 0. Casts between
     strings and those narrow types are refused."""
     target = node.dtype("to")
-    return [_add_cast(imp, node, node.inputs[0], target)]
+    return [_add_cast(imp, node, node.input(0), target)]
 
 
 def _cast_like(imp: Importer, node: Node) -> list[Tensor]:
     # The same rules as Cast (its docstring is shared below).
-    return [_add_cast(imp, node, node.inputs[0], node.inputs[1].dtype)]
+    return [_add_cast(imp, node, node.input(0), node.input(1).dtype)]
 
 
 _cast_like.__doc__ = _cast.__doc__
 
 
-def _identity(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
+def _identity(imp: Importer, node: Node) -> ConverterResults:
     """Passes its input on: a tensor, a sequence or an optional."""
     known = node.known[0]
     return [known if known is not None else node.inputs[0]]
@@ -193,7 +195,7 @@ def _identity(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
 def _dropout(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
     """The identity at inference, and in training with a ratio of 0 (the mask is then all true);
     random dropout (training_mode=1 with a non-zero ratio) is refused."""
-    x = node.inputs[0]
+    x = node.input(0)
     training = node.attr("is_test", 1) == 0 if node.opset < 7 else False
     if node.has_input(2):
         training = bool(node.value(2))
@@ -220,7 +222,7 @@ def _accepted(node: Node, op_class: type[ops.ElementwiseOp], tensor: Tensor) -> 
     """`tensor`, if `op_class` accepts its element type; else an unsupported-dtype error."""
     if tensor is None:
         raise node.invalid("a required input is missing")
-    if not op_class.accepts(tensor.value.type.element_type):
+    if not op_class.accepts(tensor.element_type):
         raise _dtype_error(node, f"{tensor.dtype} inputs are not supported")
     return tensor
 
@@ -231,9 +233,9 @@ def _dtype_error(node: Node, what: str) -> UnsupportedOperatorError:
     return error
 
 
-def _widened_float8(imp: Importer, node: Node, x: Tensor | None) -> Tensor | None:
+def _widened_float8(imp: Importer, node: Node, x: Tensor) -> Tensor:
     """A float8 tensor as float32 (which holds every float8 value); anything else as given."""
-    if x is not None and x.dtype in NARROW and x.dtype.startswith("float8"):
+    if x.dtype in NARROW and x.dtype.startswith("float8"):
         return imp.g.add_cast(x, "float32", node.name)
     return x
 
@@ -262,6 +264,7 @@ def _add_cast(imp: Importer, node: Node, x: Tensor, dtype: str) -> Tensor:
         raise _dtype_error(node, f"casts from {x.dtype} to {dtype} are not supported")
     result = imp.g.add_cast(x, dtype, node.name)
     cast = result.value.owner
+    assert isinstance(cast, ops.CastOp)
     if dtype in SATURABLE and node.attr("saturate", 1):
         cast.properties["saturate"] = bool_attr(True)
     if dtype == "float8_e8m0fnu":

@@ -17,8 +17,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, overload
 
 import numpy as np
+import numpy.typing as npt
 import onnx
 from onnx import numpy_helper
 from xdsl.ir import SSAValue
@@ -26,12 +28,12 @@ from xdsl.ir import SSAValue
 from ge.dialects.common import describe
 from ge.dtypes import ONNX_NAMES, STRING, as_strings, element_type, is_string, numpy_dtype, string_dtype
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
-from ge.graph import Graph, Tensor
+from ge.graph import Graph, Tensor, tensor_type
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
 from ge.semantics import evaluate
 
-from ..common import invalid_node_error, unsupported_form_error
-from .validate import check_graph, check_input_types, check_node, schema_of
+from ..common import AttributeT, invalid_node_error, unsupported_form_error
+from .validate import check_graph, check_input_types, check_node, schema_attribute_type, schema_of
 from .values import (
     STRUCTURED_OPS,
     OptionalValue,
@@ -100,13 +102,50 @@ class Node:
     def op_type(self) -> str:
         return self.proto.op_type
 
-    def attr(self, key: str, default: object = None) -> object:
+    @overload
+    def attr(self, key: str) -> Any: ...
+    @overload
+    def attr(self, key: str, default: AttributeT) -> AttributeT: ...
+    def attr(self, key: str, default: object = None) -> Any:
+        """The attribute's value (bytes decoded to str), or `default` when absent. ONNX types each
+        attribute by its schema, so a present value has the default's type; without a default, the
+        value is whatever the schema says (the caller converts it: `int(node.attr("axis"))`)."""
         value = self.attrs.get(key, default)
         return value.decode() if isinstance(value, bytes) else value
 
+    @overload
+    def pop_attr(self, key: str) -> Any: ...
+    @overload
+    def pop_attr(self, key: str, default: AttributeT) -> AttributeT: ...
+    def pop_attr(self, key: str, default: object = None) -> Any:
+        """`attr`, and the attribute removed (an older opset's form, once brought to today's)."""
+        value = self.attr(key, default)
+        self.attrs.pop(key, None)
+        return value
+
+    def input(self, index: int) -> Tensor:
+        """Input `index` as a tensor (sequence and optional values reach only their own operators)."""
+        value = self.inputs[index] if index < len(self.inputs) else None
+        if not isinstance(value, Tensor):
+            raise self.invalid(f"input {index} is {'missing' if value is None else 'not a tensor'}")
+        return value
+
+    def optional_input(self, index: int) -> Tensor | None:
+        """Input `index` as a tensor, or None when the model leaves that optional input out."""
+        return self.input(index) if self.has_input(index) else None
+
+    def input_tensors(self, count: int | None = None) -> list[Tensor]:
+        """The first `count` inputs (all of them by default), each present and a tensor."""
+        return [self.input(i) for i in range(len(self.inputs) if count is None else count)]
+
+    def present_inputs(self, count: int | None = None) -> list[Tensor]:
+        """The tensors among the first `count` inputs (all by default), absent optional ones left out."""
+        end = len(self.inputs) if count is None else min(count, len(self.inputs))
+        return [self.input(i) for i in range(end) if self.has_input(i)]
+
     def ints(self, key: str, count: int, default: int) -> tuple[int, ...]:
         """An integer-list attribute of exactly `count` values (`default` repeated when absent)."""
-        values = tuple(int(v) for v in self.attr(key, [default] * count))  # type: ignore[union-attr]
+        values = tuple(int(v) for v in self.attr(key, [default] * count))
         if len(values) != count:
             raise self.invalid(f"'{key}' needs {count} values, got {list(values)}")
         return values
@@ -116,8 +155,9 @@ class Node:
 
     def value(self, index: int) -> np.ndarray:
         """The value of input `index`, which decides a shape: known, specialized or observed."""
-        if self.known[index] is not None:
-            return self.known[index]
+        known = self.known[index]
+        if known is not None:
+            return known
         try:
             value = self.importer.demand(self.input_names[index])
         except ValueNeeded as needed:
@@ -135,7 +175,7 @@ class Node:
         value = self.attr(key)
         return dtype_name(int(value), f"{self.op_type} at node '{self.name}': attribute '{key}' = {value}")
 
-    def allocate(self, shape: Sequence[int], dtype: object, what: str = "its result") -> None:
+    def allocate(self, shape: Sequence[int], dtype: npt.DTypeLike, what: str = "its result") -> None:
         """Checks, before a converter computes an array of `shape` at import time, that it fits
         within the importer's max_tensor_bytes."""
         self.importer.check_size(
@@ -152,7 +192,9 @@ class Node:
         return invalid_node_error(self.op_type, self.name, what)
 
 
-Converter = Callable[["Importer", Node], Sequence[Tensor | np.ndarray | None]]
+ConverterResults = Sequence[Value | np.ndarray | None]
+"""What a converter returns: one value per output (an array when known at import, None when absent)."""
+Converter = Callable[["Importer", Node], ConverterResults]
 
 
 class Importer:
@@ -288,8 +330,11 @@ class Importer:
         if isinstance(value, OptionalValue):
             return None if value.element is None else self._add_output(name, value.element)
         if isinstance(value, list):
-            return [self._add_output(element_name(name, i), t) for i, t in enumerate(value)]
-        self.g.add_output(value, name)
+            return [self._add_tensor_output(element_name(name, i), t) for i, t in enumerate(value)]
+        return self._add_tensor_output(name, value)
+
+    def _add_tensor_output(self, name: str, tensor: Tensor) -> int:
+        self.g.add_output(tensor, name)
         return len(self.g.outputs) - 1
 
     def _string_input_dtype(self, name: str) -> str:
@@ -312,16 +357,25 @@ class Importer:
     def known_value(self, tensor: Value | None) -> np.ndarray | None:
         return self.known.get(tensor.value) if isinstance(tensor, Tensor) else None
 
+    def tensor(self, name: str) -> Tensor:
+        """The value `name` names, which must be a tensor (not a sequence or an optional)."""
+        value = self.values[name]
+        if not isinstance(value, Tensor):
+            raise UnsupportedOperatorError(
+                f"'{name}' is a sequence or an optional value where a tensor is needed"
+            )
+        return value
+
     def demand(self, name: str) -> np.ndarray:
         """The value of `name` for a shape decision; see the module docstring."""
-        tensor = self.values[name]
+        tensor = self.tensor(name)
         if tensor.value in self.known:
             return self.known[tensor.value]
         source = self._graph_input_of(name, tensor)
         if source is not None:
             if self.feeds is None or source not in self.feeds:
                 raise ValueNeeded(name, self.g, tensor)
-            value = np.asarray(self.feeds[source]).astype(numpy_dtype(tensor.value.type.element_type))
+            value = np.asarray(self.feeds[source]).astype(numpy_dtype(tensor.element_type))
             self.specialized.add(source)
         elif name in self.observed:
             value = self.observed[name]
@@ -335,7 +389,11 @@ class Importer:
         """The graph input `name` is, or is another name of (an Identity, a subgraph's input)."""
         if name in self.graph_inputs:
             return name
-        return next((n for n in self.graph_inputs if self.values[n].value == tensor.value), None)
+        for graph_input in self.graph_inputs:
+            value = self.values[graph_input]
+            if isinstance(value, Tensor) and value.value == tensor.value:
+                return graph_input
+        return None
 
     def resolve(self, name: str) -> str:
         """The name, in `values`, of what `name` means in the innermost subgraph being imported."""
@@ -446,9 +504,9 @@ class Importer:
         for index, output in enumerate(proto.output):
             if not output:
                 continue
-            if index >= len(results) or results[index] is None:
+            result = results[index] if index < len(results) else None
+            if result is None:
                 raise node.fail(f"output #{index} ('{output}') is not supported")
-            result = results[index]
             if isinstance(result, np.ndarray | np.generic):
                 result = np.asarray(result)
                 self.check_size(result.shape, result.itemsize, f"{proto.op_type} at node '{name}'")
@@ -479,11 +537,11 @@ class Importer:
         op = self.g.block.first_op if mark is None else mark.next_op
         while op is not None:
             if op.results and op.results[0] not in self.known and all(v in self.known for v in op.operands):
-                size = sum(math.prod(r.type.get_shape()) for r in op.results)
-                if all(d >= 0 for r in op.results for d in r.type.get_shape()) and size <= KNOWN_LIMIT:
-                    for r in op.results:
-                        itemsize = numpy_dtype(r.type.element_type).itemsize
-                        self.check_size(r.type.get_shape(), itemsize, describe(op))
+                types = [tensor_type(r) for r in op.results]
+                size = sum(math.prod(t.get_shape()) for t in types)
+                if all(d >= 0 for t in types for d in t.get_shape()) and size <= KNOWN_LIMIT:
+                    for t in types:
+                        self.check_size(t.get_shape(), numpy_dtype(t.element_type).itemsize, describe(op))
                     try:
                         values = evaluate(op, [self.known[v] for v in op.operands], self.g.weights)
                     except GeError:
@@ -547,7 +605,8 @@ def _attribute_value(attribute: onnx.AttributeProto, schema: onnx.defs.OpSchema 
     if not attribute.type and schema is not None and attribute.name in schema.attributes:
         typed = onnx.AttributeProto()
         typed.CopyFrom(attribute)
-        typed.type = int(schema.attributes[attribute.name].type.value)
+        _, type_name = schema_attribute_type(schema.attributes[attribute.name])
+        typed.type = onnx.AttributeProto.AttributeType.Value(type_name)  # pyright: ignore[reportAttributeAccessIssue]  # the stub wants the enum class, Value gives its number
         attribute = typed
     return onnx.helper.get_attribute_value(attribute)
 

@@ -17,17 +17,17 @@ from .importer import Converter, Importer, Node
 
 def _gather(imp: Importer, node: Node) -> list[Tensor]:
     props = {"axis": int_attr(int(node.attr("axis", 0)))}
-    return [imp.g.add_op(ops.GatherOp, node.inputs[:2], props, node.name)]
+    return [imp.g.add_op(ops.GatherOp, node.input_tensors(2), props, node.name)]
 
 
 def _gather_elements(imp: Importer, node: Node) -> list[Tensor]:
     props = {"axis": int_attr(int(node.attr("axis", 0)))}
-    return [imp.g.add_op(ops.GatherElementsOp, node.inputs[:2], props, node.name)]
+    return [imp.g.add_op(ops.GatherElementsOp, node.input_tensors(2), props, node.name)]
 
 
 def _gather_nd(imp: Importer, node: Node) -> list[Tensor]:
     props = {"batch_dims": int_attr(int(node.attr("batch_dims", 0)))}
-    return [imp.g.add_op(ops.GatherNDOp, node.inputs[:2], props, node.name)]
+    return [imp.g.add_op(ops.GatherNDOp, node.input_tensors(2), props, node.name)]
 
 
 def _scatter_elements(imp: Importer, node: Node) -> list[Tensor]:
@@ -35,12 +35,12 @@ def _scatter_elements(imp: Importer, node: Node) -> list[Tensor]:
         "axis": int_attr(int(node.attr("axis", 0))),
         "reduction": StringAttr(_reduction(node)),
     }
-    return [imp.g.add_op(ops.ScatterElementsOp, node.inputs[:3], props, node.name)]
+    return [imp.g.add_op(ops.ScatterElementsOp, node.input_tensors(3), props, node.name)]
 
 
 def _scatter_nd(imp: Importer, node: Node) -> list[Tensor]:
     props = {"reduction": StringAttr(_reduction(node))}
-    return [imp.g.add_op(ops.ScatterNDOp, node.inputs[:3], props, node.name)]
+    return [imp.g.add_op(ops.ScatterNDOp, node.input_tensors(3), props, node.name)]
 
 
 def _one_hot(imp: Importer, node: Node) -> list[Tensor]:
@@ -53,13 +53,13 @@ def _one_hot(imp: Importer, node: Node) -> list[Tensor]:
         "depth": int_attr(int(depth[0])),  # a float depth is truncated, as ONNX casts it
         "axis": int_attr(int(node.attr("axis", -1))),
     }
-    return [imp.g.add_op(ops.OneHotOp, [node.inputs[0], node.inputs[2]], props, node.name)]
+    return [imp.g.add_op(ops.OneHotOp, [node.input(0), node.input(2)], props, node.name)]
 
 
 def _trilu(imp: Importer, node: Node) -> list[Tensor]:
     k = int(node.value(1).reshape(())) if node.has_input(1) else 0
-    props = {"upper": bool_attr(node.attr("upper", 1)), "k": int_attr(k)}
-    return [imp.g.add_op(ops.TriluOp, [node.inputs[0]], props, node.name)]
+    props = {"upper": bool_attr(bool(node.attr("upper", 1))), "k": int_attr(k)}
+    return [imp.g.add_op(ops.TriluOp, [node.input(0)], props, node.name)]
 
 
 def _reverse_sequence(imp: Importer, node: Node) -> list[Tensor]:
@@ -67,12 +67,12 @@ def _reverse_sequence(imp: Importer, node: Node) -> list[Tensor]:
         "batch_axis": int_attr(int(node.attr("batch_axis", 1))),
         "time_axis": int_attr(int(node.attr("time_axis", 0))),
     }
-    return [imp.g.add_op(ops.ReverseSequenceOp, node.inputs[:2], props, node.name)]
+    return [imp.g.add_op(ops.ReverseSequenceOp, node.input_tensors(2), props, node.name)]
 
 
 def _compress(imp: Importer, node: Node) -> list[Tensor]:
     """A gather of the positions the condition selects (the condition decides the shape)."""
-    x = node.inputs[0]
+    x = node.input(0)
     condition = node.value(1).reshape(-1)
     axis = node.attr("axis")
     if axis is None:
@@ -90,7 +90,7 @@ def _compress(imp: Importer, node: Node) -> list[Tensor]:
 
 def _non_zero(imp: Importer, node: Node) -> list[Tensor]:
     props = {"count": int_attr(int(np.count_nonzero(node.value(0))))}
-    return [imp.g.add_op(ops.NonZeroOp, [node.inputs[0]], props, node.name)]
+    return [imp.g.add_op(ops.NonZeroOp, [node.input(0)], props, node.name)]
 
 
 def _unique(imp: Importer, node: Node) -> list[Tensor]:
@@ -105,7 +105,7 @@ def _unique(imp: Importer, node: Node) -> list[Tensor]:
         props["axis"] = int_attr(int(axis))
         count = np.unique(x, axis=int(axis)).shape[int(axis)]
     props["count"] = int_attr(int(count))
-    return imp.g.add_op_results(ops.UniqueOp, [node.inputs[0]], props, node.name)
+    return imp.g.add_op_results(ops.UniqueOp, [node.input(0)], props, node.name)
 
 
 def _reduction(node: Node) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import onnx
 
 if TYPE_CHECKING:
-    from .importer import Converter, Importer, Node
+    from .importer import Converter, ConverterResults, Importer, Node
 
 LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
 """Before opset 7 these broadcast only when asked, and then B aligns with A at `axis`."""
@@ -24,7 +24,7 @@ LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equa
 def upgraded(converter: Converter) -> Converter:
     """`converter`, run after `upgrade` has brought its node to today's form."""
 
-    def convert(imp: Importer, node: Node) -> list:
+    def convert(imp: Importer, node: Node) -> ConverterResults:
         upgrade(imp, node)
         return converter(imp, node)
 
@@ -38,15 +38,15 @@ def upgrade(imp: Importer, node: Node) -> None:
         _legacy_broadcast(imp, node)
     elif node.op_type == "PRelu" and node.opset < 7:
         # Before opset 7 a one-dimensional slope holds one value per channel (axis 1).
-        x, slope = node.inputs[0], node.inputs[1]
+        x, slope = node.input(0), node.input(1)
         if len(slope.shape) == 1 and slope.shape[0] > 1 and len(x.shape) > 2 and slope.shape[0] == x.shape[1]:
             shape = [slope.shape[0], *([1] * (len(x.shape) - 2))]
             node.inputs[1] = imp.g.add_reshape(slope, shape, f"{node.name}.per_channel")
             node.known[1] = None
     elif node.op_type == "BatchNormalization":
-        if node.opset < 7 and not node.attrs.pop("is_test", 0):
+        if node.opset < 7 and not node.pop_attr("is_test", 0):
             raise node.fail("is_test=0 (training) is not supported")
-        if not node.attrs.pop("spatial", 1):
+        if not node.pop_attr("spatial", 1):
             raise node.fail("spatial=0 (per-activation statistics) is not supported")
 
 
@@ -87,9 +87,9 @@ def _schema_version(op_type: str, opset: int) -> int | None:
 
 
 def _legacy_broadcast(imp: Importer, node: Node) -> None:
-    broadcast = int(node.attrs.pop("broadcast", 0))
-    axis = node.attrs.pop("axis", None)
-    a, b = node.inputs[0], node.inputs[1]
+    broadcast = int(node.pop_attr("broadcast", 0))
+    axis = node.pop_attr("axis", None)
+    a, b = node.input(0), node.input(1)
     if not broadcast:
         if a.shape != b.shape:
             raise node.invalid(f"without broadcast=1 the shapes must be equal, got {a.shape} and {b.shape}")

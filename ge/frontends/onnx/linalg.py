@@ -10,7 +10,7 @@ from .importer import Converter, Importer, Node
 
 def _det(imp: Importer, node: Node) -> list[Tensor]:
     """Float inputs of shape [..., M, M]."""
-    return [imp.g.add_op(ops.DetOp, [node.inputs[0]], None, node.name)]
+    return [imp.g.add_op(ops.DetOp, [node.input(0)], None, node.name)]
 
 
 CONVERTERS: dict[str, Converter] = {"Det": _det}

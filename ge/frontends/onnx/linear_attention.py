@@ -33,7 +33,7 @@ def _linear_attention(imp: Importer, node: Node) -> list[Tensor]:
     static shapes."""
     c = Composer(imp, node)
     query, key, value = c.input(0, "query"), c.input(1, "key"), c.input(2, "value")
-    past, decay, beta = (node.inputs[i] if node.has_input(i) else None for i in (3, 4, 5))
+    past, decay, beta = (node.optional_input(i) for i in (3, 4, 5))
     rule = node.attr("update_rule", "gated_delta")
     if rule not in UPDATE_RULES:
         raise node.invalid(f"update_rule must be one of {', '.join(UPDATE_RULES)}, got '{rule}'")
@@ -92,6 +92,8 @@ def _linear_attention(imp: Importer, node: Node) -> list[Tensor]:
         q_t = c.reshape(c.slice(q, 2, t, t + 1, f"{part}.q"), [batch, kv_heads, group, d_k], f"{part}.q_rows")
         read = c.op(ops.MatMulOp, [q_t, state], f"{part}.read")
         outputs.append(c.reshape(read, [batch, 1, q_heads * d_v], f"{part}.output"))
+    if state is None:
+        raise node.invalid("an empty sequence without a past state leaves no state to return")
     output = c.cast(c.concat(outputs, 1, "output_f32"), query.dtype, "")
     present = c.cast(state, past.dtype if past is not None else query.dtype, "present_state")
     return [output, present]

@@ -25,7 +25,7 @@ REDUCTIONS = ("none", "sum", "mean")
 def _negative_log_likelihood_loss(imp: Importer, node: Node) -> list[Tensor]:
     """The input holds log-probabilities (N, C, d1, ...); the target class indices (N, d1, ...)."""
     c = Composer(imp, node)
-    weight = node.inputs[2] if node.has_input(2) else None
+    weight = node.optional_input(2)
     return [weighted_loss(c, c.input(0, "input"), c.input(1, "target"), weight)]
 
 
@@ -35,7 +35,7 @@ def _softmax_cross_entropy_loss(imp: Importer, node: Node) -> list[Tensor]:
     c = Composer(imp, node)
     scores = c.input(0, "scores")
     log_prob = c.op(ops.LogSoftmaxOp, [scores], "log_prob", {"axis": int_attr(1)})
-    weights = node.inputs[2] if node.has_input(2) else None
+    weights = node.optional_input(2)
     return [weighted_loss(c, log_prob, c.input(1, "labels"), weights), log_prob]
 
 

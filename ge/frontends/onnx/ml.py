@@ -95,7 +95,7 @@ def _tf_idf_vectorizer(imp: Importer, node: Node) -> list[Tensor]:
 def _pool(c: Composer, rows: Tensor) -> tuple[Tensor, np.ndarray]:
     """The input and the pool of n-gram items, of one element type."""
     node = c.node
-    strings = [s.decode() if isinstance(s, bytes) else s for s in node.attrs.get("pool_strings", [])]
+    strings = [s.decode() if isinstance(s, bytes) else s for s in node.attr("pool_strings", [])]
     if strings:
         if not is_string(rows.dtype):
             raise node.invalid(f"pool_strings cannot match an input of {rows.dtype}")
@@ -348,7 +348,7 @@ def _rounded_splits(splits: np.ndarray, mode: int, dtype: np.dtype) -> np.ndarra
 
 
 def _tensor(node: Node, name: str) -> np.ndarray:
-    value = node.attrs.get(name)
+    value = node.attr(name)
     if value is None:
         raise node.invalid(f"the attribute '{name}' is missing")
     return numpy_helper.to_array(value).reshape(-1)

@@ -23,24 +23,24 @@ from .importer import Converter, Importer, Node
 
 
 def _matmul(imp: Importer, node: Node) -> list[Tensor]:
-    return [imp.g.add_op(ops.MatMulOp, node.inputs[:2], None, node.name)]
+    return [imp.g.add_op(ops.MatMulOp, node.input_tensors(2), None, node.name)]
 
 
 def _matmul_integer(imp: Importer, node: Node) -> list[Tensor]:
     """Zero points: scalars, or 1-D (one per row of A, one per column of B)."""
-    a, b = node.inputs[0], node.inputs[1]
+    a, b = node.input(0), node.input(1)
     zeros = []
     for index, matrix in ((2, a), (3, b)):
         if not node.has_input(index):
             zeros.append(imp.g.add_splat(0, [], matrix.dtype, f"{node.name}.zero_point"))
             continue
-        zero = node.inputs[index]
-        several = bool(zero.shape) and zero.shape[0] != 1
+        zero = node.input(index)
+        several = len(zero.shape) > 0 and zero.shape[0] != 1
         if len(zero.shape) > 1 or (several and len(matrix.shape) < 2):
             raise node.fail(f"a zero point of shape {list(zero.shape)} is not supported")
         if index == 2 and several:
             # One zero point per row of `a`: a column that broadcasts along the rows.
-            zero = imp.g.add_reshape(zero, [zero.shape[0], 1], f"{node.name}.row_zero_points")
+            zero = imp.g.add_reshape(zero, [*zero.shape, 1], f"{node.name}.row_zero_points")
         zeros.append(zero)
     return [imp.g.add_op(ops.MatMulIntegerOp, [a, b, *zeros], None, node.name)]
 
@@ -53,7 +53,7 @@ def _gemm(imp: Importer, node: Node) -> list[Tensor]:
         "trans_a": bool_attr(node.attr("transA", 0)),
         "trans_b": bool_attr(node.attr("transB", 0)),
     }
-    operands = [t for t in node.inputs[:3] if t is not None]
+    operands = node.present_inputs(3)
     return [imp.g.add_op(ops.GemmOp, operands, props, node.name)]
 
 
@@ -62,7 +62,7 @@ def _einsum(imp: Importer, node: Node) -> list[Tensor]:
     if not equation:
         raise node.invalid("Einsum needs an 'equation'")
     props = {"equation": _string(equation)}
-    return [imp.g.add_op(ops.EinsumOp, [t for t in node.inputs if t is not None], props, node.name)]
+    return [imp.g.add_op(ops.EinsumOp, node.present_inputs(), props, node.name)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -72,11 +72,11 @@ def _einsum(imp: Importer, node: Node) -> list[Tensor]:
 
 def _conv(imp: Importer, node: Node) -> list[Tensor]:
     """1-D, 2-D and 3-D; SAME auto_pad needs static spatial dimensions."""
-    x, w = node.inputs[0], node.inputs[1]
+    x, w = node.input(0), node.input(1)
     kernel = _kernel(node, w)
     s = _spatial(node, x, kernel, dilated=True)
     props = {"groups": int_attr(int(node.attr("group", 1))), **s}
-    operands = [t for t in node.inputs[:3] if t is not None]
+    operands = node.present_inputs(3)
     return [_by_rank(imp, node, (ops.Conv2DOp, ops.Conv3DOp), operands, props, weight=True)]
 
 
@@ -84,7 +84,7 @@ def _conv_transpose(imp: Importer, node: Node) -> list[Tensor]:
     """1-D, 2-D and 3-D; output_shape and SAME auto_pad need static spatial dimensions. An
     output_shape larger than the input reaches gets cells holding only the bias.
     """
-    x, w = node.inputs[0], node.inputs[1]
+    x, w = node.input(0), node.input(1)
     kernel = _kernel(node, w)
     n = len(kernel)
     strides = node.ints("strides", n, 1)
@@ -123,7 +123,7 @@ def _conv_transpose(imp: Importer, node: Node) -> list[Tensor]:
         "output_padding": ints_attr(extra),
         "groups": int_attr(int(node.attr("group", 1))),
     }
-    operands = [t for t in node.inputs[:3] if t is not None]
+    operands = node.present_inputs(3)
     classes = (ops.ConvTranspose2DOp, ops.ConvTranspose3DOp)
     return [_by_rank(imp, node, classes, operands, props, weight=True)]
 
@@ -139,9 +139,9 @@ def _batch_norm(imp: Importer, node: Node) -> list[Tensor]:
         raise node.fail("training_mode=1 is not supported")
     if any(o for o in node.proto.output[1:]):
         raise node.fail("running mean/var outputs (training) are not supported")
-    x = node.inputs[0]
+    x = node.input(0)
     # From opset 15, the parameters may have a dtype of their own.
-    params = [t if t.dtype == x.dtype else imp.g.add_cast(t, x.dtype) for t in node.inputs[1:5]]
+    params = [t if t.dtype == x.dtype else imp.g.add_cast(t, x.dtype) for t in node.input_tensors(5)[1:]]
     props = {"epsilon": ops.float_attr(node.attr("epsilon", 1e-5))}
     return [imp.g.add_op(ops.BatchNormOp, [x, *params], props, node.name)]
 
@@ -171,7 +171,7 @@ def _lp_pool(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _pool(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     kernel = tuple(node.attr("kernel_shape", ()))
     if not kernel:
         raise node.invalid("a pool needs 'kernel_shape'")
@@ -192,7 +192,7 @@ def _pool(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _max_pool_with_indices(imp: Importer, node: Node, props: dict) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     if len(x.shape) not in (3, 4):
         raise node.fail("the 'Indices' output is supported for 1-D and 2-D pools only")
     if len(x.shape) == 4:
@@ -230,7 +230,7 @@ def _column_major(imp: Importer, node: Node, indices: Tensor, height: int, width
 def _global_pool(op_class: type) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
         props = {"p": int_attr(int(node.attr("p", 2)))} if op_class is ops.GlobalLpPoolOp else None
-        return [imp.g.add_op(op_class, [node.inputs[0]], props, node.name)]
+        return [imp.g.add_op(op_class, [node.input(0)], props, node.name)]
 
     return convert
 

@@ -20,7 +20,7 @@ from .reduction import normalized_axes
 def _layer_norm(imp: Importer, node: Node) -> list[Tensor]:
     """stash_type 1 only (float32 Mean and InvStdDev)."""
     _check_stash_type(node)
-    operands = [t for t in node.inputs[:3] if t is not None]
+    operands = node.present_inputs(3)
     props = {
         "axis": int_attr(int(node.attr("axis", -1))),
         "epsilon": ops.float_attr(node.attr("epsilon", 1e-5)),
@@ -31,7 +31,7 @@ def _layer_norm(imp: Importer, node: Node) -> list[Tensor]:
 def _rms_norm(imp: Importer, node: Node) -> list[Tensor]:
     """stash_type 1 only; the scale must have the input's dtype."""
     _check_stash_type(node)
-    x, scale = node.inputs[:2]
+    x, scale = node.input_tensors(2)
     if scale.dtype != x.dtype:
         raise node.fail(f"a scale of dtype {scale.dtype} for an input of dtype {x.dtype}")
     props = {
@@ -44,7 +44,7 @@ def _rms_norm(imp: Importer, node: Node) -> list[Tensor]:
 def _group_norm(imp: Importer, node: Node) -> list[Tensor]:
     """stash_type 1 only; before opset 21 (one scale and bias per group) the channel count must be static."""
     _check_stash_type(node)
-    x, scale, bias = node.inputs[:3]
+    x, scale, bias = node.input_tensors(3)
     groups = int(node.attr("num_groups"))
     if node.opset < 21:
         channels = _channels(node, x)
@@ -57,7 +57,7 @@ def _group_norm(imp: Importer, node: Node) -> list[Tensor]:
 
 def _instance_norm(imp: Importer, node: Node) -> list[Tensor]:
     """The channel count (axis 1) must be static."""
-    x, scale, bias = node.inputs[:3]
+    x, scale, bias = node.input_tensors(3)
     props = {
         "num_groups": int_attr(_channels(node, x)),
         "epsilon": ops.float_attr(node.attr("epsilon", 1e-5)),
@@ -71,11 +71,11 @@ def _lp_norm(imp: Importer, node: Node) -> list[Tensor]:
     if p not in (1, 2):
         raise node.fail(f"p = {p} (ONNX defines 1 and 2)")
     props = {"axis": int_attr(int(node.attr("axis", -1))), "p": int_attr(p)}
-    return [imp.g.add_op(ops.LpNormOp, [node.inputs[0]], props, node.name)]
+    return [imp.g.add_op(ops.LpNormOp, [node.input(0)], props, node.name)]
 
 
 def _mean_variance_norm(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     axes = normalized_axes(node, [int(a) for a in node.attr("axes", [0, 2, 3])], len(x.shape))
     return [imp.g.add_op(ops.MeanVarianceNormOp, [x], {"axes": ints_attr(axes)}, node.name)]
 
@@ -89,7 +89,7 @@ def _lrn(imp: Importer, node: Node) -> list[Tensor]:
         "beta": ops.float_attr(node.attr("beta", 0.75)),
         "bias": ops.float_attr(node.attr("bias", 1.0)),
     }
-    return [imp.g.add_op(ops.LRNOp, [node.inputs[0]], props, node.name)]
+    return [imp.g.add_op(ops.LRNOp, [node.input(0)], props, node.name)]
 
 
 def _check_stash_type(node: Node) -> None:

@@ -50,8 +50,8 @@ def _quantize_linear(imp: Importer, node: Node) -> list[Tensor]:
     (opset 23), else in the scale's (float32 for an integer or float8e8m0 scale). Integers round
     halves to even and saturate; float8 saturates as `saturate` says."""
     b = _Builder(imp, node)
-    x, scale = node.inputs[0], node.inputs[1]
-    zero = node.inputs[2] if node.has_input(2) else None
+    x, scale = node.input(0), node.input(1)
+    zero = node.optional_input(2)
     target = _quantized_dtype(node, zero)
     precision = int(node.attr("precision", 0))
     compute = dtype_name(precision, "the precision of QuantizeLinear") if precision else scale.dtype
@@ -63,7 +63,9 @@ def _quantize_linear(imp: Importer, node: Node) -> list[Tensor]:
             scaled = b(ops.AddOp, scaled, b.cast(_along(b, zero, x), compute))
         result = imp.g.add_cast(scaled, target, node.name)
         if target in SATURABLE and node.attr("saturate", 1):
-            result.value.owner.properties["saturate"] = bool_attr(True)
+            cast = result.value.owner
+            assert isinstance(cast, ops.CastOp)
+            cast.properties["saturate"] = bool_attr(True)
         return [result]
     # Saturation happens in float32 (float64 for float64 division): every quantized value and
     # zero point is exact there, and anything beyond the target's range stays beyond it.
@@ -78,7 +80,7 @@ def _dequantize_linear(imp: Importer, node: Node) -> list[Tensor]:
     """Per-tensor, per-axis and blocked scales; computed in float32, the result then cast to
     `output_dtype` (opset 23) or the scale's type."""
     b = _Builder(imp, node)
-    x, scale = node.inputs[0], node.inputs[1]
+    x, scale = node.input(0), node.input(1)
     output = int(node.attr("output_dtype", 0))
     target = dtype_name(output, "the output_dtype of DequantizeLinear") if output else scale.dtype
     if target not in FLOATS:
@@ -88,7 +90,7 @@ def _dequantize_linear(imp: Importer, node: Node) -> list[Tensor]:
     # float32 holds every quantized value and their differences (16 bits and narrower) exactly.
     shifted = b.cast(x, "float32")
     if node.has_input(2) and not _is_zero(node, 2):
-        shifted = b(ops.SubOp, shifted, b.cast(_along(b, node.inputs[2], x), "float32"))
+        shifted = b(ops.SubOp, shifted, b.cast(_along(b, node.input(2), x), "float32"))
     return [b.cast(b(ops.MulOp, shifted, b.cast(_along(b, scale, x), "float32")), target)]
 
 
@@ -96,7 +98,7 @@ def _dynamic_quantize_linear(imp: Importer, node: Node) -> list[Tensor]:
     """To uint8 over the range of the input widened to hold 0; an input of zeros alone takes the
     scale 1, as onnxruntime does (the formula would divide 0 by 0)."""
     b = _Builder(imp, node)
-    x = node.inputs[0]
+    x = node.input(0)
     if x.dtype != "float32":
         raise _dtype_error(node, f"{x.dtype} inputs are not supported")
     every_axis = {"axes": ints_attr(list(range(len(x.shape)))), "keepdims": bool_attr(False)}
@@ -116,7 +118,7 @@ def _qlinear_matmul(imp: Importer, node: Node) -> list[Tensor]:
     """8-bit integer operands (float8 ones are refused); a scale and zero point are scalars, or
     per row of `a` and per column of `b`. The integer product is requantized in float32."""
     b = _Builder(imp, node)
-    x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = node.inputs[:8]
+    x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = node.input_tensors(8)
     for tensor in (x, w, y_zero):
         if tensor.dtype not in ("int8", "uint8"):
             raise _dtype_error(node, f"{tensor.dtype} operands are not supported")

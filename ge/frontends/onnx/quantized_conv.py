@@ -33,7 +33,7 @@ def _conv_integer(imp: Importer, node: Node) -> list[Tensor]:
     """8-bit inputs; a scalar input zero point, a scalar or per-output-channel weight zero point."""
     c = Composer(imp, node)
     x, w = c.input(0, "x"), c.input(1, "w")
-    x_zero, w_zero = (node.inputs[i] if node.has_input(i) else None for i in (2, 3))
+    x_zero, w_zero = (node.optional_input(i) for i in (2, 3))
     return [c.cast(_integer_conv(c, x, x_zero, w, w_zero), "int32", "")]
 
 
@@ -47,7 +47,7 @@ def _qlinear_conv(imp: Importer, node: Node) -> list[Tensor]:
     accumulated = c.cast(_integer_conv(c, x, x_zero, w, w_zero), "float32", "accumulated")
     rank = len(x.shape)
     if node.has_input(8):
-        bias = c.cast(_per_channel(c, node.inputs[8], rank, "bias"), "float32", "bias_f32")
+        bias = c.cast(_per_channel(c, node.input(8), rank, "bias"), "float32", "bias_f32")
         accumulated = c.op(ops.AddOp, [accumulated, bias], "biased")
     scales = [c.cast(t, "float32", f"{part}_f32") for t, part in ((x_scale, "x_scale"), (y_scale, "y_scale"))]
     w_scale = c.cast(_per_channel(c, w_scale, rank, "w_scale"), "float32", "w_scale_f32")
@@ -94,7 +94,9 @@ def _integer_conv(c: Composer, x: Tensor, x_zero: Tensor | None, w: Tensor, w_ze
         zero = c.cast(_per_channel(c, w_zero, len(w.shape), "w_zero", axis=0), compute, "w_zero_f")
         w_shifted = c.op(ops.SubOp, [w_shifted, zero], "w_shifted")
     conv = dataclasses.replace(node, inputs=[x_shifted, w_shifted], known=[None, None], input_names=["", ""])
-    return nn.CONVERTERS["Conv"](c.imp, conv)[0]  # type: ignore[return-value]
+    result = nn.CONVERTERS["Conv"](c.imp, conv)[0]
+    assert isinstance(result, Tensor)  # Conv of graph tensors builds a graph op
+    return result
 
 
 def _per_channel(c: Composer, value: Tensor, rank: int, part: str, axis: int = 1) -> Tensor:

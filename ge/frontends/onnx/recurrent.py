@@ -9,6 +9,7 @@ defaults).
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, StringAttr, f32
+from xdsl.ir import Attribute
 
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr
@@ -41,7 +42,7 @@ def _recurrent(imp: Importer, node: Node) -> list[Tensor]:
     need a static batch and sequence length.
     """
     op_class, defaults = LAYERS[node.op_type]
-    x, w, r = node.inputs[:3]
+    x, w, r = node.input_tensors(3)
     direction = node.attr("direction", "forward")
     if direction not in DIRECTIONS:
         raise node.invalid(f"unknown direction '{direction}'")
@@ -84,7 +85,7 @@ def _recurrent(imp: Importer, node: Node) -> list[Tensor]:
 def _given(imp: Importer, node: Node, index: int, shape: list[int], fill: float, dtype: str) -> Tensor:
     """Input `index`, or a constant of `fill` when the node leaves it out."""
     if node.has_input(index):
-        return node.inputs[index]
+        return node.input(index)
     if any(d < 0 for d in shape):
         raise node.fail(f"a default for input #{index} needs a static shape, got {shape}")
     return imp.g.add_splat(fill, shape, dtype, f"{node.name}.default_{index}")
@@ -94,11 +95,11 @@ def _state(
     imp: Importer, node: Node, index: int, dirs: int, batch: int, hidden: int, batch_first: bool
 ) -> Tensor:
     if node.has_input(index) and batch_first:
-        return imp.g.add_transpose(node.inputs[index], (1, 0, 2), f"{node.name}.state_{index}")
-    return _given(imp, node, index, [dirs, batch, hidden], 0.0, node.inputs[0].dtype)
+        return imp.g.add_transpose(node.input(index), (1, 0, 2), f"{node.name}.state_{index}")
+    return _given(imp, node, index, [dirs, batch, hidden], 0.0, node.input(0).dtype)
 
 
-def _activations(node: Node, defaults: tuple[str, ...], dirs: int) -> dict:
+def _activations(node: Node, defaults: tuple[str, ...], dirs: int) -> dict[str, Attribute]:
     """The activation names, one alpha and one beta each (0 where unused)."""
     given = node.attr("activations")
     names = [_canonical(node, n) for n in given] if given else list(defaults)
@@ -106,7 +107,7 @@ def _activations(node: Node, defaults: tuple[str, ...], dirs: int) -> dict:
         names = names * 2
     if len(names) != len(defaults) * dirs:
         raise node.invalid(f"{len(defaults) * dirs} activations are needed, got {len(names)}")
-    props = {"activations": ArrayAttr([StringAttr(n) for n in names])}
+    props: dict[str, Attribute] = {"activations": ArrayAttr([StringAttr(n) for n in names])}
     for key, table in (("activation_alpha", ALPHA), ("activation_beta", BETA)):
         values = [float(v) for v in node.attr(key, [])]
         takers = [n for n in names if n in table]

@@ -22,7 +22,7 @@ def _reduce(op_class: type[ops.ReduceOp], axes_input_since: int) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
         """Axes given as an input must be known when the model is imported (a constant, or an
         input the program is specialized on)."""
-        x = node.inputs[0]
+        x = node.input(0)
         noop = False
         if node.opset >= axes_input_since:
             if "axes" in node.attrs:
@@ -49,7 +49,7 @@ def _arg_reduce(op_class: type[ops.ArgReduceOp]) -> Converter:
             "keepdims": bool_attr(node.attr("keepdims", 1)),
             "select_last_index": bool_attr(node.attr("select_last_index", 0)),
         }
-        return [imp.g.add_op(op_class, [node.inputs[0]], props, node.name)]
+        return [imp.g.add_op(op_class, [node.input(0)], props, node.name)]
 
     return convert
 
@@ -65,7 +65,7 @@ def _scan(op_class: type[ops.ScanOp]) -> Converter:
             "exclusive": bool_attr(node.attr("exclusive", 0)),
             "reverse": bool_attr(node.attr("reverse", 0)),
         }
-        return [imp.g.add_op(op_class, [node.inputs[0]], props, node.name)]
+        return [imp.g.add_op(op_class, [node.input(0)], props, node.name)]
 
     return convert
 
@@ -85,13 +85,13 @@ def _top_k(imp: Importer, node: Node) -> list[Tensor]:
         "largest": bool_attr(node.attr("largest", 1)),
         "sorted": bool_attr(node.attr("sorted", 1)),
     }
-    return imp.g.add_op_results(ops.TopKOp, [node.inputs[0]], props, node.name)
+    return imp.g.add_op_results(ops.TopKOp, [node.input(0)], props, node.name)
 
 
 def _softmax_family(op_class: type[ops.SoftmaxFamilyOp]) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
         """Before opset 13, the flattened form needs a static input shape unless `axis` is the last."""
-        x = node.inputs[0]
+        x = node.input(0)
         if node.opset >= 13:
             axis = int(node.attr("axis", -1))
             return [imp.g.add_op(op_class, [x], {"axis": int_attr(axis)}, node.name)]

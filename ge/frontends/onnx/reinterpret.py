@@ -13,7 +13,7 @@ from .importer import Converter, Importer, Node
 
 def _bitcast(imp: Importer, node: Node) -> list[Tensor]:
     """Types of whole bytes (booleans count as one); sub-byte types are refused."""
-    x = node.inputs[0]
+    x = node.input(0)
     target = node.dtype("to")
     source_bits, target_bits = (storage_bits(element_type(t)) for t in (x.dtype, target))
     if source_bits is None or target_bits is None:

@@ -24,7 +24,7 @@ def _resize(imp: Importer, node: Node) -> list[Tensor]:
     (the specification and the ONNX reference size that output differently), and before opset
     11, nearest downsampling (its rounding is unspecified).
     """
-    x = node.inputs[0]
+    x = node.input(0)
     if node.opset < 11:
         return [_legacy(imp, node)]
     rank = len(x.shape)
@@ -54,6 +54,7 @@ def _resize(imp: Importer, node: Node) -> list[Tensor]:
     if scales is not None:
         factors, lengths = _from_scales(node, x, axes, scales)
     else:
+        assert sizes is not None  # exactly one of the two is given (checked above)
         factors, lengths = _from_sizes(node, x, axes, sizes)
     if node.attr("antialias", 0) and mode == "nearest":
         raise node.fail("antialias=1 with mode 'nearest' is not supported")
@@ -83,7 +84,7 @@ def _upsample(imp: Importer, node: Node) -> list[Tensor]:
 
 def _legacy(imp: Importer, node: Node) -> Tensor:
     """Upsample and Resize-10: asymmetric coordinates, nearest cells rounded down."""
-    x = node.inputs[0]
+    x = node.input(0)
     mode = node.attr("mode", "nearest")
     if mode == "bilinear":
         mode = "linear"
@@ -154,7 +155,7 @@ def _optional(node: Node, index: int, dtype: type) -> np.ndarray | None:
     """The value of an optional input; an absent or empty one is None."""
     if not node.has_input(index):
         return None
-    tensor = node.inputs[index]
+    tensor = node.input(index)
     if tensor.shape and tensor.shape[0] == 0:
         return None
     value = np.asarray(node.value(index)).reshape(-1)

@@ -188,9 +188,15 @@ def _sequence_map(imp: Importer, node: Node) -> list[list[Tensor]]:
     if not isinstance(body, onnx.GraphProto):
         raise node.invalid("SequenceMap needs a body graph")
     length = len(_sequence(node, 0))
-    inputs = [v.element if isinstance(v, OptionalValue) else v for v in node.inputs]
-    if any(isinstance(v, list) and len(v) != length for v in inputs):
-        raise node.invalid(f"the sequences have different lengths {sorted({len(v) for v in inputs})}")
+    inputs: list[Tensor | list[Tensor]] = []
+    for index, given in enumerate(node.inputs):
+        value = given.element if isinstance(given, OptionalValue) else given
+        if value is None:
+            raise node.fail(f"input #{index} is absent (an empty optional)")
+        inputs.append(value)
+    lengths = {len(v) for v in inputs if isinstance(v, list)}
+    if lengths != {length}:
+        raise node.invalid(f"the sequences have different lengths {sorted(lengths)}")
     if len(body.input) != len(inputs):
         raise node.invalid(f"the body has {len(body.input)} inputs, the node {len(inputs)}")
     if length > MAX_ELEMENTS:

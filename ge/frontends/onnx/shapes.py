@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 import onnx
 
 from ge.errors import InvalidModelError
+from ge.graph import Tensor
 
 from .importer import Importer, value_type
 
@@ -43,7 +44,7 @@ def check_shapes(
         return  # ONNX cannot infer this model: there is nothing to compare with
     for info in (*inferred.graph.value_info, *inferred.graph.output):
         tensor = importer.values.get(info.name)
-        if tensor is None or not info.type.HasField("tensor_type"):
+        if not isinstance(tensor, Tensor) or not info.type.HasField("tensor_type"):
             continue
         t = info.type.tensor_type
         if not t.HasField("shape"):

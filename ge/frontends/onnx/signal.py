@@ -68,7 +68,7 @@ def _stft(imp: Importer, node: Node) -> list[Tensor]:
     if len(x.shape) != 3 or x.shape[-1] not in (1, 2):
         raise node.invalid(f"the signal must be (batch, length, 1 or 2), got {list(x.shape)}")
     step = int(node.value(1).reshape(-1)[0])
-    window = node.inputs[2] if node.has_input(2) else None
+    window = node.optional_input(2)
     if node.has_input(3):
         frame = int(node.value(3).reshape(-1)[0])
     elif window is not None:
@@ -150,7 +150,8 @@ def _window(shape: str) -> Converter:
         alpha = 25.0 / 46.0
         return [(alpha - np.cos(n * np.pi * 2 / period) * (1 - alpha)).astype(dtype)]
 
-    convert.__doc__ = f"The {shape.capitalize()} window, as {convert.__doc__[0].lower()}{convert.__doc__[1:]}"
+    doc = convert.__doc__ or ""
+    convert.__doc__ = f"The {shape.capitalize()} window, as {doc[:1].lower()}{doc[1:]}"
     return convert
 
 

@@ -14,6 +14,7 @@ import re
 import numpy as np
 from onnx import numpy_helper
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.ir import Attribute
 
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr
@@ -28,7 +29,7 @@ from .importer import Converter, Importer, Node
 
 def _string_concat(imp: Importer, node: Node) -> list[Tensor]:
     _since(node, 20)
-    operands = [_strings(node, t) for t in node.inputs[:2]]
+    operands = [_strings(node, t) for t in node.input_tensors(2)]
     return [imp.g.add_op(ops.StringConcatOp, operands, None, node.name)]
 
 
@@ -36,13 +37,13 @@ def _string_split(imp: Importer, node: Node) -> list[Tensor]:
     """An empty string gives no pieces (as onnxruntime has it); without a delimiter the
     remainder after `maxsplit` splits is trimmed too, as the specification says."""
     _since(node, 20)
-    x = _strings(node, node.inputs[0])
+    x = _strings(node, node.input(0))
     delimiter = node.attr("delimiter") or None
     maxsplit = node.attr("maxsplit")
     if maxsplit is not None and int(maxsplit) < 0:
         raise node.invalid(f"maxsplit must be non-negative, got {maxsplit}")
     _, lengths = split(node.value(0), delimiter, None if maxsplit is None else int(maxsplit))
-    props = {"count": int_attr(int(lengths.max(initial=0)))}
+    props: dict[str, Attribute] = {"count": int_attr(int(lengths.max(initial=0)))}
     if delimiter is not None:
         props["delimiter"] = StringAttr(delimiter)
     if maxsplit is not None:
@@ -53,12 +54,12 @@ def _string_split(imp: Importer, node: Node) -> list[Tensor]:
 def _string_normalizer(imp: Importer, node: Node) -> list[Tensor]:
     """Case changes follow Unicode, whatever the `locale` ("ß" becomes "SS" in upper case)."""
     _since(node, 10)
-    x = _strings(node, node.inputs[0])
+    x = _strings(node, node.input(0))
     action = str(node.attr("case_change_action", "NONE"))
     if action not in CASE_ACTIONS:
         raise node.invalid(f"case_change_action must be NONE, LOWER or UPPER, got '{action}'")
     case_sensitive = int(node.attr("is_case_sensitive", 0))
-    stopwords = tuple(_text(s) for s in node.attrs.get("stopwords", []))
+    stopwords = tuple(_text(s) for s in node.attr("stopwords", []))
     if "" in stopwords:
         raise node.invalid("stopwords may not be empty strings")
     props = {"case_change_action": StringAttr(action), "is_case_sensitive": bool_attr(case_sensitive)}
@@ -75,7 +76,7 @@ def _regex_full_match(imp: Importer, node: Node) -> list[Tensor]:
     POSIX classes, `{,n}`, `\\Z`, case folding of non-ASCII letters) or cannot read (`\\pL`,
     `\\Q...\\E`) are refused."""
     _since(node, 20)
-    x = _strings(node, node.inputs[0])
+    x = _strings(node, node.input(0))
     pattern = node.attr("pattern")
     if pattern is None:
         raise node.invalid("the 'pattern' attribute is missing")
@@ -88,7 +89,7 @@ def _regex_full_match(imp: Importer, node: Node) -> list[Tensor]:
 def _label_encoder(imp: Importer, node: Node) -> list[Tensor]:
     """Every form of the keys and values (strings, int64s, floats, tensors) and opset 1's
     `classes_strings`."""
-    x = node.inputs[0]
+    x = node.input(0)
     keys, values, default = _mapping(node, x)
     if is_string(x.dtype) != (keys.dtype.kind == "U"):
         raise node.invalid(f"keys of {keys.dtype} cannot match an input of {x.dtype}")
@@ -140,7 +141,7 @@ def python_misreads(pattern: str) -> str | None:
                 return "\\Z is not RE2"
         elif kind == "flags":
             folds = True
-        else:
+        elif kind is not None:  # every alternative of the scan is a named group
             return _MISREAD_WHAT[kind]
     if folds and not pattern.isascii():
         return "RE2 folds the case of non-ASCII letters, Python's ASCII mode does not"
@@ -154,14 +155,14 @@ def python_misreads(pattern: str) -> str | None:
 def _mapping(node: Node, x: Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Keys, values and the default of a LabelEncoder, as arrays."""
     if "classes_strings" in node.attrs:
-        classes = np.array([_text(s) for s in node.attrs["classes_strings"]], dtype=np.str_)
+        classes = np.array([_text(s) for s in node.attr("classes_strings")], dtype=np.str_)
         indices = np.arange(classes.size, dtype=np.int64)
         if is_string(x.dtype):
             return classes, indices, np.array(int(node.attr("default_int64", -1)), np.int64)
         return indices, classes, np.array(str(node.attr("default_string", "_Unused")), np.str_)
     keys, values = _attribute_array(node, "keys"), _attribute_array(node, "values")
     if "default_tensor" in node.attrs:
-        return keys, values, np.asarray(numpy_helper.to_array(node.attrs["default_tensor"]).reshape(-1)[0])
+        return keys, values, np.asarray(numpy_helper.to_array(node.attr("default_tensor")).reshape(-1)[0])
     kind = {"U": "string", "f": "float"}.get(values.dtype.kind, "int64")
     fallback = {"string": "_Unused", "float": -0.0, "int64": -1}[kind]
     return keys, values, np.array(node.attr(f"default_{kind}", fallback))
@@ -169,11 +170,11 @@ def _mapping(node: Node, x: Tensor) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def _attribute_array(node: Node, what: str) -> np.ndarray:
     if f"{what}_tensor" in node.attrs:
-        array = numpy_helper.to_array(node.attrs[f"{what}_tensor"]).reshape(-1)
+        array = numpy_helper.to_array(node.attr(f"{what}_tensor")).reshape(-1)
         return np.array(array.tolist(), dtype=np.str_) if array.dtype.kind == "O" else array
     for suffix, dtype in (("strings", np.str_), ("int64s", np.int64), ("floats", np.float32)):
         if f"{what}_{suffix}" in node.attrs:
-            raw = node.attrs[f"{what}_{suffix}"]
+            raw = node.attr(f"{what}_{suffix}")
             return np.array([_text(v) for v in raw] if suffix == "strings" else raw, dtype=dtype)
     raise node.invalid(f"none of the '{what}_*' attributes is set")
 

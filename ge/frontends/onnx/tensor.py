@@ -25,7 +25,7 @@ from .importer import Converter, Importer, Node, tensor_array
 
 def _reshape(imp: Importer, node: Node) -> list[Tensor]:
     """A 0 in the shape copies the input's dimension (unless allowzero), one -1 is inferred."""
-    x = node.inputs[0]
+    x = node.input(0)
     shape = _dims(node, 1, "shape", smallest=-1)
     if shape.count(-1) > 1:
         raise node.invalid(f"shape {shape} has more than one -1: at most one dimension is inferred")
@@ -47,11 +47,11 @@ def _reshape(imp: Importer, node: Node) -> list[Tensor]:
 
 def _flatten(imp: Importer, node: Node) -> list[Tensor]:
     axis = int(node.attr("axis", 1))
-    return [imp.g.add_op(ops.FlattenOp, [node.inputs[0]], {"axis": int_attr(axis)}, node.name)]
+    return [imp.g.add_op(ops.FlattenOp, [node.input(0)], {"axis": int_attr(axis)}, node.name)]
 
 
 def _transpose(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     perm = node.attr("perm", list(reversed(range(len(x.shape)))))
     return [imp.g.add_op(ops.TransposeOp, [x], {"perm": ints_attr(perm)}, node.name)]
 
@@ -59,11 +59,11 @@ def _transpose(imp: Importer, node: Node) -> list[Tensor]:
 def _concat(imp: Importer, node: Node) -> list[Tensor]:
     if "axis" not in node.attrs:
         raise node.invalid("Concat needs an 'axis' attribute")
-    return [imp.g.add_concat([t for t in node.inputs if t is not None], int(node.attr("axis")), node.name)]
+    return [imp.g.add_concat(node.present_inputs(), int(node.attr("axis")), node.name)]
 
 
 def _squeeze(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     given = _axes(node, 1, 13)
     rank = len(x.shape)
     if given is None:
@@ -80,7 +80,7 @@ def _squeeze(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _unsqueeze(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     given = _axes(node, 1, 13)
     if given is None:
         raise node.invalid("Unsqueeze needs axes")
@@ -96,16 +96,16 @@ def _unsqueeze(imp: Importer, node: Node) -> list[Tensor]:
 
 def _expand(imp: Importer, node: Node) -> list[Tensor]:
     props = {"shape": ints_attr(_dims(node, 1, "shape"))}
-    return [imp.g.add_op(ops.ExpandOp, [node.inputs[0]], props, node.name)]
+    return [imp.g.add_op(ops.ExpandOp, [node.input(0)], props, node.name)]
 
 
 def _tile(imp: Importer, node: Node) -> list[Tensor]:
     props = {"repeats": ints_attr(_dims(node, 1, "repeats"))}
-    return [imp.g.add_op(ops.TileOp, [node.inputs[0]], props, node.name)]
+    return [imp.g.add_op(ops.TileOp, [node.input(0)], props, node.name)]
 
 
 def _slice(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     if node.opset < 10:
         starts, ends = list(node.attr("starts", [])), list(node.attr("ends", []))
         axes = list(node.attr("axes", range(len(starts))))
@@ -124,7 +124,7 @@ def _slice(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _split(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     rank = len(x.shape)
     axis = _axis(node, int(node.attr("axis", 0)), rank)
     count = len(node.proto.output)
@@ -149,7 +149,7 @@ def _split(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _pad(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     rank = len(x.shape)
     mode = str(node.attr("mode", "constant"))
     if mode not in PAD_MODES or (mode == "wrap" and node.opset < 19):
@@ -166,7 +166,7 @@ def _pad(imp: Importer, node: Node) -> list[Tensor]:
     else:
         pads = _ints(node.value(1))
         if node.has_input(2) and mode == "constant":
-            value = node.inputs[2]
+            value = node.input(2)
         axes = (
             [_axis(node, a, rank) for a in _ints(node.value(3))] if node.has_input(3) else list(range(rank))
         )
@@ -180,7 +180,7 @@ def _pad(imp: Importer, node: Node) -> list[Tensor]:
 
 def _center_crop_pad(imp: Importer, node: Node) -> list[Tensor]:
     """A pad whose negative amounts crop: centered, the odd element going to the end."""
-    x = node.inputs[0]
+    x = node.input(0)
     rank = len(x.shape)
     target = _ints(node.value(1))
     axes = [_axis(node, a, rank) for a in node.attr("axes", range(rank))]
@@ -197,7 +197,7 @@ def _center_crop_pad(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _depth_to_space(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     n, c, h, w = _static_4d(node, x)
     b = _blocksize(node)
     if c % (b * b):
@@ -210,7 +210,7 @@ def _depth_to_space(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _space_to_depth(imp: Importer, node: Node) -> list[Tensor]:
-    x = node.inputs[0]
+    x = node.input(0)
     n, c, h, w = _static_4d(node, x)
     b = _blocksize(node)
     if h % b or w % b:
@@ -221,7 +221,7 @@ def _space_to_depth(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _shape(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
-    x = node.inputs[0]
+    x = node.input(0)
     start = int(node.attr("start", 0))
     end = node.attr("end")
     dims = x.shape[slice(start, None if end is None else int(end))]
@@ -234,14 +234,14 @@ def _shape(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
 
 
 def _size(imp: Importer, node: Node) -> list[np.ndarray]:
-    shape = node.inputs[0].shape
+    shape = node.input(0).shape
     if _dynamic(shape):
         raise node.fail("Size of a tensor with dynamic dimensions")
     return [np.array(math.prod(shape), dtype=np.int64)]
 
 
 def _eye_like(imp: Importer, node: Node) -> list[np.ndarray]:
-    x = node.inputs[0]
+    x = node.input(0)
     if len(x.shape) != 2:
         raise node.invalid(f"EyeLike needs a 2-D input, got shape {list(x.shape)}")
     if _dynamic(x.shape):
@@ -286,10 +286,10 @@ def _constant(imp: Importer, node: Node) -> list[np.ndarray]:
     if "value_string" in node.attrs:
         return [np.array(node.attr("value_string"), dtype=np.str_)]
     if "value_strings" in node.attrs:
-        return [np.array([s.decode() for s in node.attrs["value_strings"]], dtype=np.str_)]
+        return [np.array([s.decode() for s in node.attr("value_strings")], dtype=np.str_)]
     if "value" in node.attrs:
         # Strings come as objects: the importer converts them.
-        return [tensor_array(node.attrs["value"], f"Constant at node '{node.name}': tensor")]
+        return [tensor_array(node.attr("value"), f"Constant at node '{node.name}': tensor")]
     for key, dtype in (
         ("value_float", np.float32),
         ("value_floats", np.float32),
@@ -297,7 +297,7 @@ def _constant(imp: Importer, node: Node) -> list[np.ndarray]:
         ("value_ints", np.int64),
     ):
         if key in node.attrs:
-            return [np.asarray(node.attrs[key], dtype=dtype)]
+            return [np.asarray(node.attr(key), dtype=dtype)]
     raise node.invalid("Constant has no value")
 
 

@@ -25,7 +25,7 @@ from ge.graph import Tensor
 
 from . import nn
 from .composite import Composer
-from .importer import Converter, Importer, Node
+from .importer import Converter, ConverterResults, Importer, Node
 
 DOMAIN = "ai.onnx.preview.training"
 
@@ -129,11 +129,11 @@ def _momentum(imp: Importer, node: Node) -> list[Tensor]:
     return _per_tensor(imp, node, 3, step)
 
 
-def _batch_norm(imp: Importer, node: Node) -> list[Tensor]:
+def _batch_norm(imp: Importer, node: Node) -> ConverterResults:
     """Inference, and training_mode=1 (opset 14 on): batch statistics, and the running mean and
     variance outputs."""
     if not node.attr("training_mode", 0):
-        return nn.CONVERTERS["BatchNormalization"](imp, node)  # type: ignore[return-value]
+        return nn.CONVERTERS["BatchNormalization"](imp, node)
     c = Composer(imp, node)
     x = c.input(0, "X")
     if len(x.shape) < 2:
@@ -170,9 +170,13 @@ def _per_tensor(imp: Importer, node: Node, lists: int, step: Callable[..., list[
     are `lists` lists of one length (tensors, gradients, accumulators); the outputs are lists too."""
     c = Composer(imp, node)
     r, t = c.input(0, "R"), c.input(1, "T")
-    rest = node.inputs[2:]
-    if not rest or len(rest) % lists or any(tensor is None for tensor in rest):
+    if (
+        len(node.inputs) == 2
+        or (len(node.inputs) - 2) % lists
+        or not all(map(node.has_input, range(2, len(node.inputs))))
+    ):
         raise node.invalid(f"after R and T, the inputs must be {lists} lists of one length")
+    rest = node.input_tensors()[2:]
     count = len(rest) // lists
     groups = [rest[i * count : (i + 1) * count] for i in range(lists)]
     results: list[list[Tensor]] = [[] for _ in range(lists - 1)]

@@ -27,7 +27,7 @@ def _rotary_embedding(imp: Importer, node: Node) -> list[Tensor]:
     x, cos, sin = c.input(0, "X"), c.input(1, "cos_cache"), c.input(2, "sin_cache")
     c.static(x)
     if node.has_input(3):
-        ids = node.inputs[3]
+        ids = node.input(3)
         cos = c.op(ops.GatherOp, [cos, ids], "cos", {"axis": int_attr(0)})
         sin = c.op(ops.GatherOp, [sin, ids], "sin", {"axis": int_attr(0)})
     c.static(cos, sin)
@@ -111,7 +111,7 @@ def _causal_conv_with_state(imp: Importer, node: Node) -> list[Tensor]:
     batch, channels, length = x.shape
     k = w.shape[2]
     if node.has_input(3):
-        past = node.inputs[3]
+        past = node.input(3)
         if list(past.shape) != [batch, channels, k - 1]:
             raise node.invalid(f"past_state must be {[batch, channels, k - 1]}, got {list(past.shape)}")
     else:
@@ -122,7 +122,7 @@ def _causal_conv_with_state(imp: Importer, node: Node) -> list[Tensor]:
         c.reshape(w, [channels, 1, 1, k], "weight_2d"),
     ]
     if node.has_input(2):
-        operands.append(node.inputs[2])
+        operands.append(node.input(2))
     props = {
         "strides": ints_attr((1, 1)),
         "pads": ints_attr((0, 0, 0, 0)),
@@ -162,7 +162,7 @@ def _tensor_scatter(imp: Importer, node: Node) -> list[Tensor]:
     )
     positions = c.constant(steps, "steps")
     if node.has_input(2):
-        starts = c.cast(node.inputs[2], "int64", "write_indices")
+        starts = c.cast(node.input(2), "int64", "write_indices")
         starts = c.reshape(starts, [cache.shape[0], *[1] * (rank - 1)], "starts")
         positions = c.op(ops.AddOp, [starts, positions], "positions")
     if mode == "circular":

@@ -59,7 +59,7 @@ def check_graph(graph: onnx.GraphProto, what: str = "the graph") -> None:
             if not info.type.HasField("tensor_type") or not info.type.tensor_type.HasField("shape"):
                 continue
             dims = [d.dim_value if d.HasField("dim_value") else "?" for d in info.type.tensor_type.shape.dim]
-            if any(d != "?" and d < 0 for d in dims):
+            if any(d.HasField("dim_value") and d.dim_value < 0 for d in info.type.tensor_type.shape.dim):
                 raise InvalidModelError(
                     f"{what} declares {kind} '{info.name}' with shape {dims}: a dimension is a whole "
                     "number >= 0, or a name (dim_param) when only the run knows it"
@@ -90,12 +90,13 @@ def check_node(node: onnx.NodeProto, name: str, schema: OpSchema | None) -> None
             )
         # AttributeProto's type numbers and OpSchema.AttrType's are the same; 0 is a model too
         # old to say the type, which the value's field then tells.
-        if attribute.type and int(attribute.type) != int(spec.type.value):
+        number, name = schema_attribute_type(spec)
+        if attribute.type and int(attribute.type) != number:
             raise InvalidModelError(
-                f"{where}: attribute '{attribute.name}' must be {spec.type.name}, "
+                f"{where}: attribute '{attribute.name}' must be {name}, "
                 f"got {_ATTRIBUTE_TYPES.get(attribute.type, attribute.type)}"
             )
-        _check_value_field(attribute, spec.type.name, where)
+        _check_value_field(attribute, name, where)
     for attribute_name, spec in schema.attributes.items():
         if spec.required and attribute_name not in seen:
             raise InvalidModelError(f"{where}: required attribute '{attribute_name}' is missing")
@@ -178,3 +179,11 @@ def schema_of(node: onnx.NodeProto, versions: dict[str, int]) -> OpSchema | None
         return onnx.defs.get_schema(node.op_type, version, domain)
     except onnx.defs.SchemaError:
         return None
+
+
+def schema_attribute_type(spec: onnx.defs.OpSchema.Attribute) -> tuple[int, str]:
+    """The number (AttributeProto's) and name of the type an operator's schema gives an attribute."""
+    kind = spec.type
+    number = kind.value  # pyright: ignore[reportAttributeAccessIssue]  # onnx's stub omits pybind11's enum fields
+    name = kind.name  # pyright: ignore[reportAttributeAccessIssue]  # as above
+    return int(number), str(name)

@@ -46,9 +46,9 @@ def element_name(name: str, index: int) -> str:
 def run_value(type_proto: onnx.TypeProto | None, value: object, name: str) -> RunValue:
     """`value` given for graph input `name` of this type, as arrays: a list for a sequence."""
     kind = type_proto.WhichOneof("value") if type_proto is not None else "tensor_type"
-    if kind == "optional_type":
+    if kind == "optional_type" and type_proto is not None:
         return None if value is None else run_value(type_proto.optional_type.elem_type, value, name)
-    if kind == "sequence_type":
+    if kind == "sequence_type" and type_proto is not None:
         if not isinstance(value, list | tuple):
             raise RuntimeInputError(
                 f"input '{name}' is a sequence: give a list of arrays, not {type(value).__name__}"
@@ -62,7 +62,9 @@ def run_value(type_proto: onnx.TypeProto | None, value: object, name: str) -> Ru
 
 def declared(type_proto: onnx.TypeProto | None) -> str:
     """What a value of this type is, as messages say it: "float", "a sequence of int64", ..."""
-    kind = type_proto.WhichOneof("value") if type_proto is not None else None
+    if type_proto is None:
+        return "a tensor"
+    kind = type_proto.WhichOneof("value")
     if kind == "tensor_type":
         return onnx.TensorProto.DataType.Name(type_proto.tensor_type.elem_type).lower()
     if kind == "sequence_type":

@@ -234,6 +234,8 @@ def _builder(
             del _EXECUTORS[next(iter(_EXECUTORS))]
         names = graph.inputs
         out_spec = program.call_spec.out_spec
+        if out_spec is None:
+            raise GeError("torch.export gave the program no output structure")
 
         def run(*args: Any) -> Any:
             feeds = {name: args[i].detach().cpu().numpy() for name, i in zip(names, user, strict=True)}

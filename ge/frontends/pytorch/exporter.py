@@ -9,7 +9,7 @@ import contextlib
 import logging
 import warnings
 import zipfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +113,7 @@ def quiet_torch() -> Iterator[None]:
             logger.setLevel(level)
 
 
-def decomposition_table() -> Mapping[Any, Any]:
+def decomposition_table() -> dict[Any, Any]:
     """torch's default decomposition table without the ops of KEPT_WHOLE."""
     import torch
 

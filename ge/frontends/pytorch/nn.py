@@ -8,6 +8,7 @@ padding, then every trailing one, as ONNX does.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
+from xdsl.ir import Attribute
 
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
@@ -202,7 +203,7 @@ def _attention(g: Graph, node: Node) -> Tensor:
         raise node.fail(f"dropout_p={dropout} (training) is not supported")
     if any(len(t.shape) != 4 for t in (q, k, v)):
         raise node.fail("attention over tensors of other ranks than 4 is not supported")
-    props = {"is_causal": bool_attr(causal)}
+    props: dict[str, Attribute] = {"is_causal": bool_attr(bool(causal))}
     if scale is not None:
         props["scale"] = ops.float_attr(scale)
     operands = [q, k, v] if mask is None else [q, k, v, mask]

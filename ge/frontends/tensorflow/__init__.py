@@ -18,7 +18,7 @@ from ge.graph import Graph, Tensor
 
 from ..common import unsupported_operators_error
 from . import elementwise, nn, tensor
-from .importer import DTYPES, Converter, Importer, Node, tensor_array, tensor_name
+from .importer import DTYPES, Converter, Importer, Node, NodeDef, tensor_array, tensor_name
 
 
 def _placeholder(imp: Importer, node: Node) -> list[Tensor]:
@@ -71,7 +71,9 @@ def load_graph_def(source: str | Path | bytes):
     SavedModel directory is frozen first, which needs TensorFlow."""
     from google.protobuf import text_format
     from google.protobuf.message import DecodeError
-    from tensorboard.compat.proto.graph_pb2 import GraphDef
+    from tensorboard.compat.proto.graph_pb2 import (
+        GraphDef,  # pyright: ignore[reportAttributeAccessIssue]  # protoc's module defines it when imported
+    )
 
     if isinstance(source, bytes | bytearray):
         data, what, text = bytes(source), "the given bytes", False
@@ -114,7 +116,9 @@ def freeze_saved_model(path: Path):
     """The GraphDef of a SavedModel's serving signature, its variables made constants."""
     try:
         import tensorflow as tf
-        from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+        from tensorflow.python.framework.convert_to_constants import (  # pyright: ignore[reportMissingImports]  # only a SavedModel needs TensorFlow, which the lock leaves out
+            convert_variables_to_constants_v2,
+        )
     except ImportError:
         raise InvalidModelError(
             f"'{path}' is a SavedModel directory, which needs TensorFlow to be read; freeze it where "
@@ -123,7 +127,9 @@ def freeze_saved_model(path: Path):
             "and write that GraphDef's SerializeToString() to a .pb file"
         ) from None
     from google.protobuf.message import DecodeError
-    from tensorboard.compat.proto.graph_pb2 import GraphDef
+    from tensorboard.compat.proto.graph_pb2 import (
+        GraphDef,  # pyright: ignore[reportAttributeAccessIssue]  # protoc's module defines it when imported
+    )
 
     try:
         model = tf.saved_model.load(str(path))
@@ -170,7 +176,7 @@ def import_tensorflow(
     return importer.g
 
 
-def check_supported(nodes: Sequence[object]) -> None:
+def check_supported(nodes: Sequence[NodeDef]) -> None:
     """Raises one error listing every node (NodeDef) whose op has no converter."""
     unsupported = [
         {"op_type": n.op, "domain": "tensorflow", "node": n.name} for n in nodes if n.op not in CONVERTERS
@@ -189,7 +195,7 @@ def load_model_file(
     return import_tensorflow(path, outputs=outputs, input_shapes=input_shapes)
 
 
-def _data_order(nodes: Mapping[str, object]) -> list[str]:
+def _data_order(nodes: Mapping[str, NodeDef]) -> list[str]:
     """The node names in an order where every node comes after the nodes it reads."""
     order, state = [], {}
     for root in nodes:
@@ -221,7 +227,7 @@ def _data_order(nodes: Mapping[str, object]) -> list[str]:
     return order
 
 
-def _outputs(nodes: Mapping[str, object], outputs: Sequence[str] | None) -> list[str]:
+def _outputs(nodes: Mapping[str, NodeDef], outputs: Sequence[str] | None) -> list[str]:
     """The output tensors (`name:index`): those given, or output 0 of every node nothing reads."""
     if outputs is not None:
         if isinstance(outputs, str) or not outputs:
@@ -235,7 +241,7 @@ def _outputs(nodes: Mapping[str, object], outputs: Sequence[str] | None) -> list
     return [f"{name}:0" for name, n in nodes.items() if name not in read and n.op not in NOT_OUTPUTS]
 
 
-def _needed(nodes: Mapping[str, object], order: list[str], wanted: list[str]) -> list[str]:
+def _needed(nodes: Mapping[str, NodeDef], order: list[str], wanted: list[str]) -> list[str]:
     """The nodes (in `order`) the outputs read, through data edges."""
     needed, stack = set(), [w.partition(":")[0] for w in wanted]
     while stack:

@@ -59,7 +59,7 @@ def _unary(op_class: type, **props: float) -> Converter:
 
 def _binary(op_class: type) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        return [binary_op(imp, node, op_class, *node.inputs[:2])]
+        return [binary_op(imp, node, op_class, node.inputs[0], node.inputs[1])]
 
     return convert
 
@@ -86,7 +86,7 @@ def _rsqrt(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _squared_difference(imp: Importer, node: Node) -> list[Tensor]:
-    difference = binary_op(imp, node, ops.SubOp, *node.inputs[:2], f"{node.name}.difference")
+    difference = binary_op(imp, node, ops.SubOp, node.inputs[0], node.inputs[1], f"{node.name}.difference")
     return [binary_op(imp, node, ops.MulOp, difference, difference)]
 
 

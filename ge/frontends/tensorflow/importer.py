@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, overload
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -23,10 +24,10 @@ from xdsl.ir import SSAValue
 from ge.dialects import graph as ops
 from ge.dialects.common import describe, ints_attr
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
-from ge.graph import Graph, Tensor
+from ge.graph import Graph, Tensor, tensor_type
 from ge.semantics import evaluate
 
-from ..common import invalid_node_error, unsupported_form_error
+from ..common import AttributeT, invalid_node_error, unsupported_form_error
 
 TO_NCHW = (0, 3, 1, 2)
 TO_NHWC = (0, 2, 3, 1)
@@ -66,11 +67,15 @@ _VALUE_FIELDS = {
 }
 
 
+NodeDef = Any
+"""TensorFlow's NodeDef (from TensorBoard's protos): protoc's classes come without type stubs."""
+
+
 @dataclass
 class Node:
     """What a converter sees of one TensorFlow node."""
 
-    proto: object
+    proto: NodeDef
     inputs: list[Tensor]
     known: list[np.ndarray | None]
     importer: Importer
@@ -83,7 +88,11 @@ class Node:
     def op_type(self) -> str:
         return self.proto.op
 
-    def attr(self, key: str, default: object = None) -> object:
+    @overload
+    def attr(self, key: str) -> Any: ...
+    @overload
+    def attr(self, key: str, default: AttributeT) -> AttributeT: ...
+    def attr(self, key: str, default: object = None) -> Any:
         """The attribute's value as Python data: ints, floats, bytes decoded, lists, dtypes."""
         if key not in self.proto.attr:
             return default
@@ -111,12 +120,13 @@ class Node:
         """The value of input `index`, which decides a shape: it must be known at import time."""
         if index >= len(self.known):
             raise self.invalid(f"input #{index} is missing")
-        if self.known[index] is None:
+        known = self.known[index]
+        if known is None:
             raise self.fail(
                 f"input #{index} ('{self.proto.input[index]}') decides a shape, so it must be known "
                 "when the model is imported (a constant, or computed from constants and static shapes)"
             )
-        return self.known[index]
+        return known
 
     def ints(self, index: int) -> list[int]:
         return [int(v) for v in self.value(index).reshape(-1)]
@@ -214,7 +224,7 @@ class Importer:
         op = self.g.block.first_op if mark is None else mark.next_op
         while op is not None:
             if op.results and op.results[0] not in self.known and all(v in self.known for v in op.operands):
-                shapes = [r.type.get_shape() for r in op.results]
+                shapes = [tensor_type(r).get_shape() for r in op.results]
                 if (
                     all(d >= 0 for s in shapes for d in s)
                     and sum(math.prod(s) for s in shapes) <= KNOWN_LIMIT

@@ -212,7 +212,7 @@ def _fill(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _range(imp: Importer, node: Node) -> list[np.ndarray]:
-    start, limit, delta = (node.value(i).reshape(()) for i in range(3))
+    start, limit, delta = (node.value(i).reshape(-1)[0] for i in range(3))
     dtype = node.dtype("Tidx") if "Tidx" in node.proto.attr else start.dtype
     return [np.arange(start, limit, delta).astype(dtype)]
 
