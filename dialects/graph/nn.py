@@ -42,7 +42,14 @@ from .base import (
     same_elements,
     window_out,
 )
-from .products import ConvProduct, ConvTransposeProduct, EinsumProduct, GemmProduct, MatMulProduct
+from .products import (
+    ConvProduct,
+    ConvTransposeProduct,
+    EinsumProduct,
+    GemmProduct,
+    MatMulProduct,
+    parse_einsum,
+)
 from .traits import Elementwise, PerChannel, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
@@ -228,28 +235,6 @@ def einsum_shape(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...
         result += list(ellipsis) if index else []
         result += [sizes[letter] for letter in part]
     return tuple(result)
-
-
-def parse_einsum(equation: str, operands: int) -> tuple[list[str], str]:
-    """The input terms and the output term (derived when implicit) of an einsum equation."""
-    equation = equation.replace(" ", "")
-    lhs, arrow, output = equation.partition("->")
-    inputs = lhs.split(",")
-    if len(inputs) != operands:
-        raise ValueError(f"equation '{equation}' has {len(inputs)} inputs, got {operands} operands")
-    for term in [*inputs, output]:
-        letters = term.replace("...", "", 1)
-        if not all(c.isalpha() and c.isascii() for c in letters):
-            raise ValueError(f"'{term}' in '{equation}' is not a term of letters and one '...'")
-    if not arrow:
-        counts = {c: lhs.count(c) for c in lhs if c.isalpha()}
-        output = ("..." if "..." in lhs else "") + "".join(sorted(c for c, n in counts.items() if n == 1))
-    letters = output.replace("...", "")
-    if len(set(letters)) != len(letters) or any(c not in lhs for c in letters):
-        raise ValueError(f"output '{output}' of '{equation}' repeats or invents a letter")
-    if "..." in output and "..." not in lhs:
-        raise ValueError(f"output '{output}' of '{equation}' has '...' but no input does")
-    return inputs, output
 
 
 # --------------------------------------------------------------------------------------------

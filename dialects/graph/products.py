@@ -51,7 +51,6 @@ class EinsumProduct(MatrixProductInterface):
     """A two-operand einsum that contracts a letter is a batched product; nothing else is."""
 
     def products(self, operand_types, properties):
-        from .nn import parse_einsum  # nn attaches this trait, so it is imported after us
 
         equation = properties.get("equation")
         if not isinstance(equation, StringAttr) or len(operand_types) != 2:
@@ -196,3 +195,25 @@ def _transposed(properties: Mapping[str, Attribute], name: str) -> bool:
     """A gemm's `trans_a` / `trans_b` flag; both default to false in gemm and fused_gemm."""
     attr = properties.get(name)
     return is_flag(attr) and bool(attr.value.data)
+
+
+def parse_einsum(equation: str, operands: int) -> tuple[list[str], str]:
+    """The input terms and the output term (derived when implicit) of an einsum equation."""
+    equation = equation.replace(" ", "")
+    lhs, arrow, output = equation.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != operands:
+        raise ValueError(f"equation '{equation}' has {len(inputs)} inputs, got {operands} operands")
+    for term in [*inputs, output]:
+        letters = term.replace("...", "", 1)
+        if not all(c.isalpha() and c.isascii() for c in letters):
+            raise ValueError(f"'{term}' in '{equation}' is not a term of letters and one '...'")
+    if not arrow:
+        counts = {c: lhs.count(c) for c in lhs if c.isalpha()}
+        output = ("..." if "..." in lhs else "") + "".join(sorted(c for c, n in counts.items() if n == 1))
+    letters = output.replace("...", "")
+    if len(set(letters)) != len(letters) or any(c not in lhs for c in letters):
+        raise ValueError(f"output '{output}' of '{equation}' repeats or invents a letter")
+    if "..." in output and "..." not in lhs:
+        raise ValueError(f"output '{output}' of '{equation}' has '...' but no input does")
+    return inputs, output

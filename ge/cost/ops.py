@@ -19,7 +19,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Operation
 
 from ge.dialects import graph
-from ge.dialects.graph.nn import parse_einsum
+from ge.dialects.graph.products import parse_einsum
 
 from .vector import vector_sweeps
 from .work import MatrixProduct, OpView, OpWork, Sweep, element_bytes, elements, result_sweep, widest
