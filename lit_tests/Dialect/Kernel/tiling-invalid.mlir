@@ -3,7 +3,7 @@
 // A tiling checks its own sizes where it is written; whether they fit a target's buffers is the
 // kernel's check (invalid.mlir).
 
-// CHECK: tiling-invalid.mlir:[[# @LINE + 3]]:103
+// CHECK: tiling-invalid.mlir:[[# @LINE + 3]]:60
 // CHECK: ascend.cube_tiling: cube tile sizes k must be multiples of 16 (one fractal), got {'m': 16, 'n': 16, 'k': 24, 'db': 1, 'tiles': 1}
 func.func @partial_fractal(%x: tensor<4xf32>) {
   %y = ascend.kernel.cube(%x) {tiling = #ascend.cube_tiling<m = 16, n = 16, k = 24, db = 1, tiles = 1>} : (tensor<4xf32>) -> tensor<4xf32> {
