@@ -76,16 +76,6 @@ def test_emulated_cube_ops_are_matrix_products():
 
 OP_CLASS = re.compile(r"^[A-Z]\w*Op$")
 
-PENDING: dict[str, str] = {
-    "passes/graph/fuse_gelu.py": "the ops of a polynomial the pattern matcher reads",
-    "ge/semantics/elementwise.py": "ops the reference semantics computes in the stored dtype",
-    "ge/semantics/indexing.py": "ops the reference semantics computes in the stored dtype",
-    "ge/semantics/nn.py": "ops the reference semantics computes in the stored dtype",
-    "ge/semantics/reduction.py": "ops the reference semantics computes in the stored dtype",
-    "ge/semantics/unary.py": "ops the reference semantics computes in the stored dtype",
-}
-"""Modules that still hold a list of op classes, and what it is; each is to become a trait."""
-
 
 def class_lists(path: pathlib.Path) -> list[int]:
     """Lines of module- or class-level assignments holding a tuple, list or set of two or more op
@@ -129,14 +119,9 @@ def test_no_lists_of_op_classes_outside_the_dialects():
     for package in ("ge", "passes"):
         for path in sorted((ROOT / package).rglob("*.py")):
             name = path.relative_to(ROOT).as_posix()
-            if (lines := class_lists(path)) and name not in PENDING:
+            if lines := class_lists(path):
                 found[name] = lines
     assert found == {}
-
-
-def test_pending_modules_still_hold_their_lists():
-    """A module leaves `PENDING` once its list is a trait."""
-    assert [name for name in PENDING if not class_lists(ROOT / name)] == []
 
 
 @pytest.mark.parametrize(

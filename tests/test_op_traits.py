@@ -25,6 +25,7 @@ HAS = [
     (graph.KeepsPrecision, [graph.SoftmaxOp, graph.ReduceSumOp, graph.ExpOp, graph.LayerNormOp]),
     (graph.PrefersLowPrecision, [graph.AddOp, graph.ReluOp, graph.MaxPoolOp]),
     (graph.ComputesNothing, [graph.ConstOp, graph.CastOp, graph.ShapeOp]),
+    (graph.ExactInStoredType, [graph.MaxOp, graph.LessOp, graph.ReluOp, graph.ArgMaxOp, graph.MaxPoolOp]),
     (graph.FusionOnly, [graph.FusedConv2DOp, graph.FusedMatMulOp]),
     (
         graph.MatrixProductInterface,
@@ -44,6 +45,7 @@ HAS_NOT = [
     (graph.KeepsPrecision, [graph.AddOp, graph.MatMulOp, graph.ReluOp]),
     (graph.PrefersLowPrecision, [graph.SoftmaxOp, graph.ExpOp]),
     (graph.ComputesNothing, [graph.AddOp, graph.ReshapeOp]),
+    (graph.ExactInStoredType, [graph.AddOp, graph.ReduceSumOp, graph.AvgPoolOp, graph.UniqueOp]),
     (graph.FusionOnly, [graph.Conv2DOp, graph.AddOp]),
     (graph.MatrixProductInterface, [graph.AddOp, graph.BatchNormOp, graph.MaxPoolOp]),
 ]

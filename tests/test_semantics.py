@@ -24,7 +24,7 @@ from xdsl.dialects.func import ReturnOp
 from xdsl.ir import Attribute, Block, Operation
 
 import ge.semantics.core
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.dialects.graph import (
     AddOp,
     AvgPoolOp,
@@ -99,7 +99,9 @@ def properties(attrs: dict) -> dict[str, Attribute]:
     """The graph op properties for ONNX-style attribute values."""
     converted: dict[str, Attribute] = {}
     for name, value in attrs.items():
-        if isinstance(value, list | tuple):
+        if isinstance(value, bool):  # before int: a bool is an int, and onnx stores it as one
+            converted[name] = bool_attr(value)
+        elif isinstance(value, list | tuple):
             converted[name] = ints_attr(value)
         elif isinstance(value, float):
             converted[name] = float_attr(value)
@@ -176,10 +178,10 @@ CASES = [
     pytest.param(
         GemmOp,
         [normal(3, 4), normal(5, 4), normal(5)],
-        {"trans_b": 1, "alpha": 0.5, "beta": 2.0},
+        {"trans_b": True, "alpha": 0.5, "beta": 2.0},
         id="gemm-trans-b-c-alpha-beta",
     ),
-    pytest.param(GemmOp, [normal(4, 3), normal(4, 5)], {"trans_a": 1}, id="gemm-trans-a"),
+    pytest.param(GemmOp, [normal(4, 3), normal(4, 5)], {"trans_a": True}, id="gemm-trans-a"),
     pytest.param(GemmOp, [normal(3, 4), normal(4, 5), normal(3, 1)], {}, id="gemm-c-column"),
     # Convolution.
     pytest.param(Conv2DOp, [normal(1, 3, 9, 9), normal(4, 3, 3, 3)], {}, id="conv"),
@@ -230,13 +232,13 @@ CASES = [
     pytest.param(
         MaxPoolOp,
         [normal(2, 2, 5, 6)],
-        {"kernel_shape": [2, 3], "strides": [2, 2], "pads": [0, 1, 1, 0], "ceil_mode": 1},
+        {"kernel_shape": [2, 3], "strides": [2, 2], "pads": [0, 1, 1, 0], "ceil_mode": True},
         id="max-pool-ceil-asymmetric",
     ),
     pytest.param(
         MaxPoolOp,
         [normal(1, 2, 5, 8)],
-        {"kernel_shape": [2, 2], "strides": [3, 3], "pads": [1, 1, 1, 1], "ceil_mode": 1},
+        {"kernel_shape": [2, 2], "strides": [3, 3], "pads": [1, 1, 1, 1], "ceil_mode": True},
         id="max-pool-ceil-drops-window-in-padding",
     ),
     pytest.param(
@@ -254,13 +256,13 @@ CASES = [
     pytest.param(
         AvgPoolOp,
         [normal(1, 2, 7, 7)],
-        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": True},
         id="avg-pool-include-pad",
     ),
     pytest.param(
         AvgPoolOp,
         [normal(1, 2, 6, 7)],
-        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 0, 0, 1], "ceil_mode": 1},
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 0, 0, 1], "ceil_mode": True},
         id="avg-pool-ceil-exclude-pad",
     ),
     pytest.param(
@@ -270,8 +272,8 @@ CASES = [
             "kernel_shape": [3, 3],
             "strides": [2, 2],
             "pads": [1, 1, 1, 1],
-            "ceil_mode": 1,
-            "count_include_pad": 1,
+            "ceil_mode": True,
+            "count_include_pad": True,
         },
         id="avg-pool-ceil-include-pad",
     ),
@@ -306,7 +308,7 @@ HALF_CASES = [
     pytest.param(
         GemmOp,
         [normal(3, 16), normal(5, 16), normal(5)],
-        {"trans_b": 1, "alpha": 0.5, "beta": 2.0},
+        {"trans_b": True, "alpha": 0.5, "beta": 2.0},
         id="gemm",
     ),
 ]

@@ -57,6 +57,7 @@ from .traits import (
     Elementwise,
     Epilogue,
     EpilogueKind,
+    ExactInStoredType,
     KeepsPrecision,
     MovesData,
     PerChannel,
@@ -186,6 +187,8 @@ class BinaryElementwiseOp(ElementwiseOp, ABC):
 class ComparisonOp(BinaryElementwiseOp, ABC):
     """Compares two tensors elementwise (numpy broadcasting); the result is `i1`."""
 
+    traits = traits_def(ExactInStoredType())
+
     @classmethod
     def result_element(cls, element: Attribute) -> Attribute:
         return i1
@@ -275,7 +278,7 @@ class MaxOp(BinaryElementwiseOp):
 
     name = "ascend.graph.max"
 
-    traits = traits_def(Epilogue(EpilogueKind.BINARY))
+    traits = traits_def(Epilogue(EpilogueKind.BINARY), ExactInStoredType())
 
 
 @irdl_op_definition
@@ -287,7 +290,7 @@ class MinOp(BinaryElementwiseOp):
 
     name = "ascend.graph.min"
 
-    traits = traits_def(Epilogue(EpilogueKind.BINARY))
+    traits = traits_def(Epilogue(EpilogueKind.BINARY), ExactInStoredType())
 
 
 @irdl_op_definition

@@ -21,7 +21,7 @@ from xdsl.traits import Pure
 
 from .base import DYN, GraphOp, flag_def, normalize_axis, product, prop_int, same_dims
 from .tensor import MoveOp, dims, index_type, prop_str
-from .traits import NeedsAiCpu, Reorders
+from .traits import ExactInStoredType, NeedsAiCpu, Reorders
 
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
@@ -328,6 +328,8 @@ class NonZeroOp(ValueShapedOp):
     """
 
     name = "ascend.graph.non_zero"
+
+    traits = traits_def(ExactInStoredType())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

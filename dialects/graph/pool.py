@@ -15,7 +15,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 
 from ..common import IntArray
 from .base import GraphOp, check_window_props, flag_def, prop_flag, window_out
-from .traits import KeepsPrecision, PerChannel, PrefersLowPrecision, Reduction
+from .traits import ExactInStoredType, KeepsPrecision, PerChannel, PrefersLowPrecision, Reduction
 
 
 class PoolOp(GraphOp, ABC):
@@ -89,7 +89,7 @@ class MaxPoolOp(Pool2DOp):
 
     name = "ascend.graph.max_pool"
 
-    traits = traits_def(PerChannel(), PrefersLowPrecision())
+    traits = traits_def(PerChannel(), PrefersLowPrecision(), ExactInStoredType())
 
 
 @irdl_op_definition
@@ -130,7 +130,7 @@ class MaxPool3DOp(Pool3DOp):
 
     name = "ascend.graph.max_pool3d"
 
-    traits = traits_def(PrefersLowPrecision())
+    traits = traits_def(PrefersLowPrecision(), ExactInStoredType())
 
 
 @irdl_op_definition
@@ -171,6 +171,8 @@ class MaxPoolWithArgmaxOp(Pool2DOp):
     """
 
     name = "ascend.graph.max_pool_with_argmax"
+
+    traits = traits_def(ExactInStoredType())
 
     result = result_def(TensorType)
     indices = result_def(TensorType)
@@ -214,6 +216,8 @@ class GlobalMaxPoolOp(GlobalPoolOp):
     """`%y = ascend.graph.global_max_pool %x : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>`"""
 
     name = "ascend.graph.global_max_pool"
+
+    traits = traits_def(ExactInStoredType())
 
 
 @irdl_op_definition

@@ -17,7 +17,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 
 from ..common import IntArray
 from .base import DYN, GraphOp, Shape, flag_def, normalize_axis, prop_flag, prop_int
-from .traits import KeepsPrecision, Reduction, VectorSweeps
+from .traits import ExactInStoredType, KeepsPrecision, Reduction, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
 # Reductions over a set of axes
@@ -81,7 +81,7 @@ class ReduceMaxOp(ReduceOp):
 
     name = "ascend.graph.reduce_max"
 
-    traits = traits_def(VectorSweeps(1))
+    traits = traits_def(VectorSweeps(1), ExactInStoredType())
     TAKES_BOOL: ClassVar[bool] = True
 
 
@@ -94,7 +94,7 @@ class ReduceMinOp(ReduceOp):
 
     name = "ascend.graph.reduce_min"
 
-    traits = traits_def(VectorSweeps(1))
+    traits = traits_def(VectorSweeps(1), ExactInStoredType())
     TAKES_BOOL: ClassVar[bool] = True
 
 
@@ -182,7 +182,7 @@ class ArgReduceOp(GraphOp, ABC):
     """The i64 index of the extreme along `axis`; ties pick the first index, or the last one
     with `select_last_index = true`."""
 
-    traits = traits_def(VectorSweeps(1))
+    traits = traits_def(VectorSweeps(1), ExactInStoredType())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -275,7 +275,7 @@ class TopKOp(GraphOp):
 
     name = "ascend.graph.top_k"
 
-    traits = traits_def(VectorSweeps(1))
+    traits = traits_def(VectorSweeps(1), ExactInStoredType())
 
     input = operand_def(TensorType)
     values = result_def(TensorType)

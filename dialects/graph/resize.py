@@ -7,10 +7,11 @@ scale and one output length per axis, so the op's meaning depends on properties 
 from __future__ import annotations
 
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, StringAttr, TensorType
-from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 
 from ..common import FloatArray, IntArray
 from .base import GraphOp, flag_def, prop_flag
+from .traits import ExactInStoredType
 
 MODES = ("nearest", "linear", "cubic")
 COORDINATE_MODES = (
@@ -42,6 +43,8 @@ class ResizeOp(GraphOp):
     """
 
     name = "ascend.graph.resize"
+
+    traits = traits_def(ExactInStoredType())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

@@ -24,6 +24,7 @@ from xdsl.irdl import (
     param_def,
     prop_def,
     result_def,
+    traits_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -32,6 +33,7 @@ from xdsl.utils.exceptions import VerifyException
 from .base import DYN, GraphOp, broadcast_shapes, flag_def, prop_int
 from .indexing import ValueShapedOp
 from .tensor import dims, prop_str
+from .traits import ExactInStoredType
 
 CASE_ACTIONS = ("NONE", "LOWER", "UPPER")
 CASE_GROWTH = 3
@@ -101,6 +103,8 @@ class StringConcatOp(GraphOp):
 
     name = "ascend.graph.string_concat"
 
+    traits = traits_def(ExactInStoredType())
+
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -126,6 +130,8 @@ class StringSplitOp(ValueShapedOp):
     """
 
     name = "ascend.graph.string_split"
+
+    traits = traits_def(ExactInStoredType())
 
     input = operand_def(TensorType)
     pieces = result_def(TensorType)
@@ -161,6 +167,8 @@ class StringNormalizerOp(ValueShapedOp):
     """
 
     name = "ascend.graph.string_normalizer"
+
+    traits = traits_def(ExactInStoredType())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -200,6 +208,8 @@ class RegexFullMatchOp(GraphOp):
 
     name = "ascend.graph.regex_full_match"
 
+    traits = traits_def(ExactInStoredType())
+
     input = operand_def(TensorType)
     result = result_def(TensorType)
     pattern = prop_def(StringAttr)
@@ -230,6 +240,8 @@ class LabelEncoderOp(GraphOp):
     """
 
     name = "ascend.graph.label_encoder"
+
+    traits = traits_def(ExactInStoredType())
 
     input = operand_def(TensorType)
     keys = operand_def(TensorType)

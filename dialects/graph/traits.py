@@ -58,6 +58,14 @@ class IsView(OpTrait):
     shapes kernel formation makes it a view, not a kernel."""
 
 
+class ExactInStoredType(OpTrait):
+    """Computing the op in its operands' stored type gives its exact result: it selects, compares
+    or flips the sign of elements (max, comparisons, max pooling, top-k, abs, relu, ...), handles
+    no numbers (strings), or rounds its own wider computation once (resize). The reference
+    semantics runs it, like the ops that move data or compute nothing, without widening float16
+    or bfloat16 operands to float32: widening would change nothing but cost."""
+
+
 class Reorders(OpTrait):
     """The op rearranges elements through the vector unit (transpose, pad, gather, where, ...):
     one sweep over its result without arithmetic."""
@@ -188,6 +196,7 @@ __all__ = [
     "Elementwise",
     "Epilogue",
     "EpilogueKind",
+    "ExactInStoredType",
     "FusionOnly",
     "IsView",
     "KeepsPrecision",

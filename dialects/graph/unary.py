@@ -23,7 +23,14 @@ from .elementwise import (
     UnaryElementwiseOp,
     UnaryPredicateOp,
 )
-from .traits import Epilogue, EpilogueKind, KeepsPrecision, PrefersLowPrecision, Transcendental
+from .traits import (
+    Epilogue,
+    EpilogueKind,
+    ExactInStoredType,
+    KeepsPrecision,
+    PrefersLowPrecision,
+    Transcendental,
+)
 
 
 class FloatUnaryOp(UnaryElementwiseOp, ABC):
@@ -52,12 +59,16 @@ class AbsOp(UnaryElementwiseOp):
 
     name = "ascend.graph.abs"
 
+    traits = traits_def(ExactInStoredType())
+
 
 @irdl_op_definition
 class NegOp(UnaryElementwiseOp):
     """`%y = ascend.graph.neg %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
     name = "ascend.graph.neg"
+
+    traits = traits_def(ExactInStoredType())
 
     ELEMENTS: ClassVar[frozenset[str]] = SIGNED
 
@@ -71,6 +82,8 @@ class SignOp(UnaryElementwiseOp):
 
     name = "ascend.graph.sign"
 
+    traits = traits_def(ExactInStoredType())
+
 
 @irdl_op_definition
 class ReluOp(UnaryElementwiseOp):
@@ -78,7 +91,7 @@ class ReluOp(UnaryElementwiseOp):
 
     name = "ascend.graph.relu"
 
-    traits = traits_def(Epilogue(EpilogueKind.UNARY), PrefersLowPrecision())
+    traits = traits_def(Epilogue(EpilogueKind.UNARY), PrefersLowPrecision(), ExactInStoredType())
 
     ELEMENTS: ClassVar[frozenset[str]] = SIGNED
 

@@ -47,8 +47,6 @@ def attention(
 
 IMPLEMENTATIONS: dict[type, Implementation] = {AttentionOp: attention}
 
-IN_STORED_DTYPE: tuple[type, ...] = ()
-
 
 def _bias(op: AttentionOp, mask: np.ndarray | None, shape: tuple[int, int], dtype: type) -> np.ndarray | None:
     """The additive bias of the mask and the causal rule (0 where allowed, -inf where not)."""

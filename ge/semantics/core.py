@@ -1,9 +1,10 @@
 """The interpreter of `ascend.graph` ops: a dispatch table from op class to a numpy function.
 
 `evaluate` runs one op: it widens float16 and bfloat16 operands to float32 (as the hardware
-accumulates in fp32), calls the op's implementation, checks the answer against the result type
-and casts it back to the stored dtype. `run_block` runs a graph and frees each value after its
-last use. Implementations take the op and its operands (`ConstOp` takes the weight store instead).
+accumulates in fp32) unless the op is exact in their stored type, calls the op's
+implementation, checks the answer against the result type and casts it back to the stored dtype.
+`run_block` runs a graph and frees each value after its last use. Implementations take the op
+and its operands (`ConstOp` takes the weight store instead).
 """
 
 from __future__ import annotations
@@ -93,9 +94,10 @@ def evaluate(
     for index, (array, operand) in enumerate(zip(operands, op.operands, strict=True)):
         if isinstance(operand.type, TensorType) and not _fits(array, operand.type):
             raise GeError(f"{describe(op)}: operand #{index} must be {operand.type}, got {_show(array)}")
+    stored_only = _computes_in_stored_type(op)
     if isinstance(op, ConstOp):
         values = implementation(op, weights)
-    elif isinstance(op, _IN_STORED_DTYPE):
+    elif stored_only:
         values = implementation(op, *operands)
     else:
         values = implementation(op, *(widen(a) for a in operands))
@@ -103,7 +105,6 @@ def evaluate(
     values = list(values) if isinstance(values, tuple | list) else [values]
     if len(values) != len(op.results):
         raise GeError(f"{describe(op)} computed {len(values)} values for {len(op.results)} results")
-    stored_only = isinstance(op, (ConstOp, *_IN_STORED_DTYPE))
     results = []
     for result, value in zip(op.results, values, strict=True):
         result_type = tensor_type(result)
@@ -203,24 +204,18 @@ IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
 }
 """Every `ascend.graph` op class and the function that computes it."""
 
-# Ops that only move or convert elements: widening their operands would change nothing but cost.
-_IN_STORED_DTYPE = (
-    *attention.IN_STORED_DTYPE,
-    *detection.IN_STORED_DTYPE,
-    *elementwise.IN_STORED_DTYPE,
-    *indexing.IN_STORED_DTYPE,
-    *linalg.IN_STORED_DTYPE,
-    *nn.IN_STORED_DTYPE,
-    *recurrent.IN_STORED_DTYPE,
-    *resize.IN_STORED_DTYPE,
-    *sampling.IN_STORED_DTYPE,
-    *reduction.IN_STORED_DTYPE,
-    *reinterpret.IN_STORED_DTYPE,
-    *normalization.IN_STORED_DTYPE,
-    *strings.IN_STORED_DTYPE,
-    *tensor.IN_STORED_DTYPE,
-    *unary.IN_STORED_DTYPE,
-)
+
+def _computes_in_stored_type(op: Operation) -> bool:
+    """Whether `evaluate` runs `op` on its operands' stored type: the op moves data, computes
+    nothing, or is exact in that type (`ExactInStoredType`), so widening float16 and bfloat16
+    operands to float32 would change nothing but cost. (`bitcast`, which moves data, must even
+    see the stored bytes.) Scatters with a reduction and `unique` are widened: they add or sort
+    in float32, as numpy cannot sort bfloat16 rows."""
+    return any(op.has_trait(trait) for trait in _EXACT_IN_STORED_TYPE)
+
+
+_EXACT_IN_STORED_TYPE = (ops.MovesData, ops.ComputesNothing, ops.ExactInStoredType)
+"""The traits of ops whose reference semantics needs no widening."""
 
 
 # --------------------------------------------------------------------------------------------

@@ -89,5 +89,3 @@ def _overlaps(boxes: np.ndarray, center_point_box: int, threshold: np.floating) 
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {ops.NonMaxSuppressionOp: non_max_suppression}
-
-IN_STORED_DTYPE: tuple[type, ...] = ()

@@ -110,16 +110,3 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.WhereOp: _where,
     ops.CastOp: casts.cast,
 }
-
-# Selections and comparisons are exact in any float type: widening 16-bit floats would only cost.
-IN_STORED_DTYPE: tuple[type, ...] = (
-    ops.CastOp,
-    ops.WhereOp,
-    ops.MaxOp,
-    ops.MinOp,
-    ops.EqualOp,
-    ops.LessOp,
-    ops.LessEqualOp,
-    ops.GreaterOp,
-    ops.GreaterEqualOp,
-)

@@ -172,15 +172,3 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.NonZeroOp: _non_zero,
     ops.UniqueOp: _unique,
 }
-
-# Scatters with a reduction compute in float32 for 16-bit floats; unique compares widened
-# values (numpy cannot sort bfloat16 rows); the rest only move elements.
-IN_STORED_DTYPE: tuple[type, ...] = (
-    ops.GatherOp,
-    ops.GatherElementsOp,
-    ops.GatherNDOp,
-    ops.OneHotOp,
-    ops.TriluOp,
-    ops.ReverseSequenceOp,
-    ops.NonZeroOp,
-)

@@ -14,5 +14,3 @@ def _det(op: ops.DetOp, x: np.ndarray) -> np.ndarray:
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {ops.DetOp: _det}
-
-IN_STORED_DTYPE: tuple[type, ...] = ()

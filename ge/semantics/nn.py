@@ -354,6 +354,3 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     GlobalMaxPoolOp: global_max_pool,
     GlobalLpPoolOp: global_lp_pool,
 }
-
-IN_STORED_DTYPE: tuple[type, ...] = (MaxPoolOp, MaxPool3DOp, MaxPoolWithArgmaxOp, GlobalMaxPoolOp)
-"""Max pools only select elements: they are exact in any dtype."""

@@ -86,8 +86,6 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.LRNOp: lrn,
 }
 
-IN_STORED_DTYPE: tuple[type, ...] = ()
-
 
 def _trailing_axes(op: ops.LayerNormOp | ops.RMSNormOp, x: np.ndarray) -> tuple[int, ...]:
     axis = get_int(op, "axis", -1)

@@ -166,5 +166,3 @@ DEFAULTS: dict[type, tuple[str, ...]] = {
 """The activation functions of each kind of layer when none are given."""
 
 IMPLEMENTATIONS: dict[type, Implementation] = {RNNOp: rnn, GRUOp: gru, LSTMOp: lstm}
-
-IN_STORED_DTYPE: tuple[type, ...] = ()

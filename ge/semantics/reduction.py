@@ -182,9 +182,6 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.HardmaxOp: _hardmax,
 }
 
-# Selections compare elements and return some of them: exact in any float dtype.
-IN_STORED_DTYPE: tuple[type, ...] = (ops.ReduceMaxOp, ops.ReduceMinOp, ops.ArgMaxOp, ops.ArgMinOp, ops.TopKOp)
-
 
 # --------------------------------------------------------------------------------------------
 # Helpers

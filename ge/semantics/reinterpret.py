@@ -20,6 +20,3 @@ def _bitcast(op: ops.BitCastOp, x: np.ndarray) -> np.ndarray:
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {ops.BitCastOp: _bitcast}
-
-# bitcast reads the stored bytes: 16-bit floats must not be widened first.
-IN_STORED_DTYPE: tuple[type, ...] = (ops.BitCastOp,)

@@ -165,6 +165,3 @@ def _floats(op: ResizeOp, name: str) -> list[float]:
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {ResizeOp: resize}
-
-IN_STORED_DTYPE: tuple[type, ...] = (ResizeOp,)
-"""Nearest resizing only selects cells, and the filters round from float64 once."""

@@ -163,5 +163,3 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.GridSampleOp: grid_sample,
     ops.RoiAlignOp: roi_align,
 }
-
-IN_STORED_DTYPE: tuple[type, ...] = ()

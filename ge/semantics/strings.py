@@ -138,6 +138,3 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.RegexFullMatchOp: _regex_full_match,
     ops.LabelEncoderOp: _label_encoder,
 }
-
-# Strings are never widened, and a label encoder only looks values up.
-IN_STORED_DTYPE: tuple[type, ...] = tuple(IMPLEMENTATIONS)

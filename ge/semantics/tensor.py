@@ -101,5 +101,3 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.PadOp: _pad,
     ops.ShapeOp: _shape,
 }
-
-IN_STORED_DTYPE: tuple[type, ...] = tuple(IMPLEMENTATIONS)

@@ -231,6 +231,3 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.SwishOp: _activation(lambda x, alpha: x * _sigmoid(alpha * x)),
     ops.ShrinkOp: _activation(_shrink),
 }
-
-# Exact in any float type: widening 16-bit floats would only cost.
-IN_STORED_DTYPE: tuple[type, ...] = (ops.AbsOp, ops.NegOp, ops.SignOp, ops.ReluOp)

@@ -24,8 +24,9 @@ becomes
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -53,6 +54,10 @@ from .match import (
 
 Polynomial = dict[int, float]
 """Coefficient of each power of `x`."""
+Term = tuple[Polynomial, list[Operation]]
+"""A polynomial and the ops that compute it."""
+Operand = Callable[[SSAValue], Term | None]
+"""The polynomial of an operand, one level deeper."""
 
 MAX_DEPTH = 8
 """How deep the formulas are searched: GELU's are shallower."""
@@ -197,7 +202,7 @@ def _variables(argument: SSAValue, weights: WeightStore | None) -> list[SSAValue
             if value is not argument:
                 found.append(value)
             owner = value.owner
-            if isinstance(owner, _POLYNOMIAL_OPS):
+            if isinstance(owner, Operation) and type(owner) in _POLYNOMIAL_BUILDERS:
                 next_frontier += list(owner.operands)
         frontier = next_frontier
     return found
@@ -237,12 +242,7 @@ def _product(
     return factor, leaves, ops
 
 
-_POLYNOMIAL_OPS = (graph.AddOp, graph.SubOp, graph.MulOp, graph.DivOp, graph.PowOp, graph.NegOp)
-
-
-def _polynomial(
-    value: SSAValue, x: SSAValue, weights: WeightStore | None, depth: int = 0
-) -> tuple[Polynomial, list[Operation]] | None:
+def _polynomial(value: SSAValue, x: SSAValue, weights: WeightStore | None, depth: int = 0) -> Term | None:
     """`value` as a polynomial in `x` with constant coefficients, and the ops that compute it."""
     if value is x:
         return {1: 1.0}, []
@@ -250,38 +250,86 @@ def _polynomial(
     if number is not None:
         return {0: number}, []
     owner = value.owner
-    if depth > MAX_DEPTH or not isinstance(owner, _POLYNOMIAL_OPS):
+    if depth > MAX_DEPTH or not isinstance(owner, Operation):
         return None
-    if isinstance(owner, graph.PowOp):
-        exponent = scalar(owner.operands[1], weights)
-        base = _polynomial(owner.operands[0], x, weights, depth + 1)
-        if base is None or exponent is None or exponent != int(exponent) or not 0 <= exponent <= 4:
-            return None
-        result: Polynomial = {0: 1.0}
-        for _ in range(int(exponent)):
-            result = _multiply(result, base[0])
-        return result, [owner, *base[1]]
-    if isinstance(owner, graph.NegOp):
-        inner = _polynomial(owner.operands[0], x, weights, depth + 1)
-        return None if inner is None else ({k: -c for k, c in inner[0].items()}, [owner, *inner[1]])
-    if isinstance(owner, graph.DivOp):
-        divisor = scalar(owner.operands[1], weights)
-        inner = _polynomial(owner.operands[0], x, weights, depth + 1)
-        if inner is None or not divisor:
-            return None
-        return {k: c / divisor for k, c in inner[0].items()}, [owner, *inner[1]]
-    parts = [_polynomial(v, x, weights, depth + 1) for v in owner.operands]
+    build = _POLYNOMIAL_BUILDERS.get(type(owner))
+    if build is None:
+        return None
+
+    def operand(inner: SSAValue) -> Term | None:
+        return _polynomial(inner, x, weights, depth + 1)
+
+    term = build(owner, operand, weights)
+    return None if term is None else (term[0], [owner, *term[1]])
+
+
+def _power(op: Operation, operand: Operand, weights: WeightStore | None) -> Term | None:
+    """`base ** n` for a constant whole `n` from 0 to 4."""
+    exponent = scalar(op.operands[1], weights)
+    base = operand(op.operands[0])
+    if base is None or exponent is None or exponent != int(exponent) or not 0 <= exponent <= 4:
+        return None
+    result: Polynomial = {0: 1.0}
+    for _ in range(int(exponent)):
+        result = _multiply(result, base[0])
+    return result, base[1]
+
+
+def _negation(op: Operation, operand: Operand, weights: WeightStore | None) -> Term | None:
+    inner = operand(op.operands[0])
+    return None if inner is None else ({k: -c for k, c in inner[0].items()}, inner[1])
+
+
+def _quotient(op: Operation, operand: Operand, weights: WeightStore | None) -> Term | None:
+    """A polynomial divided by a nonzero constant."""
+    divisor = scalar(op.operands[1], weights)
+    inner = operand(op.operands[0])
+    if inner is None or not divisor:
+        return None
+    return {k: c / divisor for k, c in inner[0].items()}, inner[1]
+
+
+def _sum(op: Operation, operand: Operand, weights: WeightStore | None) -> Term | None:
+    return _combine(op, operand, lambda a, b: _add(a, b, 1.0))
+
+
+def _difference(op: Operation, operand: Operand, weights: WeightStore | None) -> Term | None:
+    return _combine(op, operand, lambda a, b: _add(a, b, -1.0))
+
+
+def _product_of(op: Operation, operand: Operand, weights: WeightStore | None) -> Term | None:
+    return _combine(op, operand, _multiply)
+
+
+def _combine(
+    op: Operation, operand: Operand, combine: Callable[[Polynomial, Polynomial], Polynomial]
+) -> Term | None:
+    parts = [operand(v) for v in op.operands]
     if any(p is None for p in parts):
         return None
-    (a, a_ops), (b, b_ops) = parts  # type: ignore[misc]
-    if isinstance(owner, graph.MulOp):
-        combined = _multiply(a, b)
-    else:
-        sign = -1.0 if isinstance(owner, graph.SubOp) else 1.0
-        combined = dict(a)
-        for k, c in b.items():
-            combined[k] = combined.get(k, 0.0) + sign * c
-    return combined, [owner, *a_ops, *b_ops]
+    (a, a_ops), (b, b_ops) = cast(list[Term], parts)
+    return combine(a, b), [*a_ops, *b_ops]
+
+
+_POLYNOMIAL_BUILDERS: dict[
+    type[Operation], Callable[[Operation, Operand, WeightStore | None], Term | None]
+] = {
+    graph.AddOp: _sum,
+    graph.SubOp: _difference,
+    graph.MulOp: _product_of,
+    graph.DivOp: _quotient,
+    graph.PowOp: _power,
+    graph.NegOp: _negation,
+}
+"""The ops a polynomial is built of, and how each builds its polynomial from its operands'."""
+
+
+def _add(a: Polynomial, b: Polynomial, sign: float) -> Polynomial:
+    """`a + sign * b`."""
+    combined = dict(a)
+    for k, c in b.items():
+        combined[k] = combined.get(k, 0.0) + sign * c
+    return combined
 
 
 def _multiply(a: Polynomial, b: Polynomial) -> Polynomial:
