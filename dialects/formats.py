@@ -100,6 +100,15 @@ def c0_of(bitwidth: int) -> int:
     return 32 if 1 < bitwidth <= 8 else 16
 
 
+def bitwidth_of(element: Attribute) -> int:
+    """Bits of one element of type `element`: a builtin integer or float type, or one of ours that
+    states its width (strings). Raises ValueError for a type without a fixed width."""
+    width = getattr(element, "bitwidth", None)
+    if not isinstance(width, int):
+        raise ValueError(f"{element} has no fixed bit width")
+    return width
+
+
 def device_shape(shape: tuple[int, ...], fmt: str, c0: int, groups: int = 1) -> tuple[int, ...]:
     """The shape of a logical tensor of `shape` once stored in `fmt`.
 

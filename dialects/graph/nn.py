@@ -11,6 +11,7 @@ from abc import ABC
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -358,6 +359,8 @@ class ConvTransposeOp(GraphOp, ABC):
         _check_bias(operand_types, channels)
         p = check_window_props(props, n, ("strides", "pads", "dilations"))
         extra = props.get("output_padding")
+        if not isinstance(extra, DenseArrayBase | None):
+            raise ValueError(f"'output_padding' must be an array of integers, got {extra}")
         extra = (0,) * n if extra is None else tuple(int(v) for v in extra.get_values())
         if len(extra) != n or min(extra) < 0:
             raise ValueError(f"'output_padding' needs {n} non-negative values, got {list(extra)}")

@@ -209,7 +209,9 @@ class KernelFormer:
                 continue
             for operand in op.operands:
                 producer = operand.owner
-                other = group_of.get(producer) if isinstance(producer, Operation) else None
+                if not isinstance(producer, Operation):
+                    continue
+                other = group_of.get(producer)
                 if other is None or other is group or other.root is not producer:
                     continue
                 if not operand.has_one_use() or len(producer.results) != 1:
@@ -296,12 +298,15 @@ class KernelFormer:
     def _latency(self, group: _Group) -> float:
         from ge.cost.decisions import group_latency  # the cost model sits above the dialects
 
-        if group.latency is None:
+        assert self.target is not None, "latencies are asked only with a target"
+        latency = group.latency
+        if latency is None:
             if group.summary is not None:
-                group.latency = group.summary.latency(self.target)
+                latency = group.summary.latency(self.target)
             else:
-                group.latency = group_latency(group.ops, group.unit, self.target, self._work)
-        return group.latency
+                latency = group_latency(group.ops, group.unit, self.target, self._work)
+            group.latency = latency
+        return latency
 
     def kernel_of(self, group: _Group) -> KernelOp:
         """The kernel op of `group`, not yet in the IR (its ops stay where they are)."""

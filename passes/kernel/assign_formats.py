@@ -55,7 +55,15 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from ge.dialects import graph
-from ge.dialects.formats import FRAMEWORK_FORMATS, c0_of, format_of, framework_format, plain_type, with_format
+from ge.dialects.formats import (
+    FRAMEWORK_FORMATS,
+    bitwidth_of,
+    c0_of,
+    format_of,
+    framework_format,
+    plain_type,
+    with_format,
+)
 from ge.dialects.kernel import (
     AiCpuKernelOp,
     ConcatViewOp,
@@ -178,8 +186,11 @@ class ApplyFormats(RewritePattern):
 
     def _produced(self, value: SSAValue) -> str:
         """The format `value` is (or, when its producer is not retyped yet, will be) in."""
-        chosen = self.choice.results.get(value.owner) if isinstance(value, OpResult) else None
-        return chosen[value.index] if chosen is not None else format_of(value)
+        if isinstance(value, OpResult):
+            chosen = self.choice.results.get(value.owner)
+            if chosen is not None:
+                return chosen[value.index]
+        return format_of(value)
 
     def _convert(self, value: SSAValue, fmt: str, rewriter: PatternRewriter) -> SSAValue:
         key = (value, fmt)
@@ -308,7 +319,7 @@ class _FormatChooser:
     def _concat_format(self, op: ConcatViewOp) -> str:
         t = op.output.type
         assert isinstance(t, TensorType)
-        c0 = c0_of(t.element_type.bitwidth)
+        c0 = c0_of(bitwidth_of(t.element_type))
         if (
             op.axis.value.data == 1
             and _rank(op.output) == 4
