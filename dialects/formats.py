@@ -15,6 +15,7 @@ weights (`ge.dialects.kernel.weight_groups`), not in the type.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import overload
 
 from xdsl.dialects.builtin import NoneAttr, TensorType
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
@@ -78,6 +79,10 @@ def with_format(t: TensorType, fmt: str) -> TensorType:
     return TensorType(t.element_type, t.get_shape(), encoding)
 
 
+@overload
+def plain_type(t: TensorType) -> TensorType: ...
+@overload
+def plain_type(t: Attribute) -> Attribute: ...
 def plain_type(t: Attribute) -> Attribute:
     """`t` without its format: the logical type a kernel body computes on."""
     if isinstance(t, TensorType) and isinstance(t.encoding, FormatAttr):

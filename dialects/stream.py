@@ -99,6 +99,16 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
         """What the kernel is, for counting: its kind, or else its unit (a `KernelKind` value)."""
         return (self.kind.data if self.kind is not None else self.unit.data).value
 
+    @property
+    def input_types(self) -> tuple[TensorType, ...]:
+        """The types of the kernel's inputs: the tensors of the graph it was lowered from."""
+        return _tensor_types(self.function_type.inputs.data)
+
+    @property
+    def output_types(self) -> tuple[TensorType, ...]:
+        """The types of the kernel's outputs: the tensors of the graph it was lowered from."""
+        return _tensor_types(self.function_type.outputs.data)
+
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym_name attr-dict `:` $function_type $body"
 
@@ -585,6 +595,13 @@ STREAM_OPS = (
 )
 
 Stream = Dialect("ascend.stream", list(STREAM_OPS), [])
+
+
+def _tensor_types(types: Sequence[Attribute]) -> tuple[TensorType, ...]:
+    for t in types:
+        assert isinstance(t, TensorType), f"a kernel signature holds tensors, not {t}"
+    return tuple(t for t in types if isinstance(t, TensorType))
+
 
 __all__ = [
     "KINDS",

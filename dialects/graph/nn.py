@@ -8,6 +8,7 @@ Pooling, resize and the recurrent layers have modules of their own.
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -243,10 +244,12 @@ def einsum_shape(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...
 # --------------------------------------------------------------------------------------------
 
 
-def _spatial_operands(cls: type[GraphOp], operand_types) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The input and weight shapes of a convolution, which must both have rank SPATIAL + 2."""
+def _spatial_operands(
+    cls: type[GraphOp], spatial: int, operand_types: Sequence[TensorType]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The input and weight shapes of a convolution, which must both have rank `spatial` + 2."""
     x, w = operand_types[0].get_shape(), operand_types[1].get_shape()
-    rank = cls.SPATIAL + 2  # type: ignore[attr-defined]
+    rank = spatial + 2
     if len(x) != rank or len(w) != rank:
         raise ValueError(
             f"{cls.name.split('.')[-1]} needs a {rank}-D input and weight, got ranks {len(x)} and {len(w)}"
@@ -277,7 +280,7 @@ class ConvOp(GraphOp, ABC):
     def infer(cls, operand_types, props, where):
         element = same_elements(operand_types, "operands")
         n = cls.SPATIAL
-        x, w = _spatial_operands(cls, operand_types)
+        x, w = _spatial_operands(cls, cls.SPATIAL, operand_types)
         groups = _groups(props)
         if DYN not in (x[1], w[1]) and x[1] != w[1] * groups:
             raise ValueError(f"input has {x[1]} channels but the weight expects {w[1]} x {groups} groups")
@@ -349,7 +352,7 @@ class ConvTransposeOp(GraphOp, ABC):
     def infer(cls, operand_types, props, where):
         element = same_elements(operand_types, "operands")
         n = cls.SPATIAL
-        x, w = _spatial_operands(cls, operand_types)
+        x, w = _spatial_operands(cls, cls.SPATIAL, operand_types)
         groups = _groups(props)
         if DYN not in (x[1], w[0]) and x[1] != w[0]:
             raise ValueError(f"input has {x[1]} channels but the weight expects {w[0]}")

@@ -59,7 +59,9 @@ from xdsl.rewriter import Rewriter
 
 from ge.dialects import graph
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
+from ge.dialects.formats import bitwidth_of
 from ge.dialects.kernel import KERNEL_BY_UNIT, ConcatViewOp, KernelOp, ViewOp, YieldOp
+from ge.dtypes import tensor_type
 
 AICPU_TYPES = (f64, i64, IntegerType(64, Signedness.UNSIGNED))
 """Element types the AI Core has no arithmetic for."""
@@ -131,7 +133,7 @@ MIN_TILE = 256
 
 
 def _width(value: SSAValue) -> int:
-    return max(1, value.type.element_type.bitwidth // 8)  # type: ignore[union-attr]
+    return max(1, bitwidth_of(tensor_type(value).element_type) // 8)
 
 
 def fits_unified_buffer(
