@@ -15,6 +15,7 @@ weights (`ge.dialects.kernel.weight_groups`), not in the type.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import overload
 
 from xdsl.dialects.builtin import NoneAttr, TensorType
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
@@ -78,6 +79,10 @@ def with_format(t: TensorType, fmt: str) -> TensorType:
     return TensorType(t.element_type, t.get_shape(), encoding)
 
 
+@overload
+def plain_type(t: TensorType) -> TensorType: ...
+@overload
+def plain_type(t: Attribute) -> Attribute: ...
 def plain_type(t: Attribute) -> Attribute:
     """`t` without its format: the logical type a kernel body computes on."""
     if isinstance(t, TensorType) and isinstance(t.encoding, FormatAttr):
@@ -98,6 +103,15 @@ def c0_of(bitwidth: int) -> int:
     (and so does i1, as before).
     """
     return 32 if 1 < bitwidth <= 8 else 16
+
+
+def bitwidth_of(element: Attribute) -> int:
+    """Bits of one element of type `element`: a builtin integer or float type, or one of ours that
+    states its width (strings). Raises ValueError for a type without a fixed width."""
+    width = getattr(element, "bitwidth", None)
+    if not isinstance(width, int):
+        raise ValueError(f"{element} has no fixed bit width")
+    return width
 
 
 def device_shape(shape: tuple[int, ...], fmt: str, c0: int, groups: int = 1) -> tuple[int, ...]:

@@ -49,6 +49,7 @@ from .common import TARGET_ATTR_NAME, TargetAttr, fail
 from .formats import (
     FRAMEWORK_FORMATS,
     FormatAttr,
+    bitwidth_of,
     c0_of,
     device_shape,
     format_of,
@@ -129,7 +130,8 @@ class _TargetChecked(LocalVerifier):
     """An op whose verifier reads the target's figures (through `target_of`) beside itself."""
 
     def verification_context(self) -> Hashable:
-        return target_of(self)  # type: ignore[arg-type]
+        assert isinstance(self, Operation), "a mixin of op classes"
+        return target_of(self)
 
 
 def _check_formats(op: Operation, values: Sequence[SSAValue]) -> None:
@@ -167,7 +169,7 @@ def _check_schedule(op: KernelOp | TransDataOp, unit: str, values: Sequence[SSAV
             raise fail(op, f"block_dim {cores_asked} exceeds the {cores} {unit} cores of the target")
     if op.tiling is not None and unit in TILED_UNITS:
         types = [v.type for v in values if isinstance(v.type, TensorType)]
-        widths = [max(1, t.element_type.bitwidth // 8) for t in types]  # type: ignore[union-attr]
+        widths = [max(1, bitwidth_of(t.element_type) // 8) for t in types]
         error = tiling_error(unit, op.tiling, widths, target.figure)
         if error:
             raise fail(op, error)
@@ -413,7 +415,7 @@ class ViewOp(_TargetChecked, IRDLOperation):
         if self.src_format in FRAMEWORK_FORMATS:
             return
         shape = src.get_shape()
-        c0 = c0_of(src.element_type.bitwidth)  # type: ignore[union-attr]
+        c0 = c0_of(bitwidth_of(src.element_type))
         if self.src_format != "NC1HWC0" or len(shape) != 4 or shape[2:] != (1, 1) or shape[1] % c0:
             raise fail(self, f"{self.src_format} data of {src} is not the same bytes as {self.dst_format}")
 
@@ -480,8 +482,8 @@ class ConcatViewOp(_TargetChecked, IRDLOperation):
             raise fail(self, f"the inputs' {total} slices do not fill the result's {out.get_shape()[axis]}")
         fmt = self.format
         if fmt == "NC1HWC0":
-            c0 = c0_of(out.element_type.bitwidth)  # type: ignore[union-attr]
-            if axis != 1 or any(v.type.get_shape()[1] % c0 for v in self.inputs):  # type: ignore[union-attr]
+            c0 = c0_of(bitwidth_of(out.element_type))
+            if axis != 1 or any(_tensor(v).get_shape()[1] % c0 for v in self.inputs):
                 raise fail(self, f"NC1HWC0 slices need axis 1 and channel counts that are multiples of {c0}")
         elif fmt not in FRAMEWORK_FORMATS:
             raise fail(self, f"a concat view is ND, NCHW or NC1HWC0, not {fmt}")
@@ -500,10 +502,10 @@ def weight_groups(arg: SSAValue) -> int:
 def physical_slice(view: ConcatViewOp, index: int) -> tuple[int, int, int]:
     """(axis, start, length) of input `index`'s slice in the stored result, in its device shape."""
     axis = view.axis.value.data
-    start = sum(v.type.get_shape()[axis] for v in view.inputs[:index])  # type: ignore[union-attr]
-    length = view.inputs[index].type.get_shape()[axis]  # type: ignore[union-attr]
+    start = sum(_tensor(v).get_shape()[axis] for v in view.inputs[:index])
+    length = _tensor(view.inputs[index]).get_shape()[axis]
     if view.format == "NC1HWC0":
-        c0 = c0_of(view.output.type.element_type.bitwidth)  # type: ignore[union-attr]
+        c0 = c0_of(bitwidth_of(view.output.type.element_type))
         return axis, start // c0, length // c0
     return axis, start, length
 
@@ -511,7 +513,14 @@ def physical_slice(view: ConcatViewOp, index: int) -> tuple[int, int, int]:
 def stored_shape(t: TensorType, fmt: str | None = None, groups: int = 1) -> tuple[int, ...]:
     """The device shape of a value of type `t` kept in `fmt` (by default, the format of its type)."""
     fmt = format_of(t) if fmt is None else fmt
-    return device_shape(t.get_shape(), fmt, c0_of(t.element_type.bitwidth), groups)  # type: ignore[union-attr]
+    return device_shape(t.get_shape(), fmt, c0_of(bitwidth_of(t.element_type)), groups)
+
+
+def _tensor(value: SSAValue) -> TensorType:
+    """The type of a kernel-level value: a tensor, as the kernel ops' operand constraints say."""
+    value_type = value.type
+    assert isinstance(value_type, TensorType), f"a kernel value of type {value_type}, not a tensor"
+    return value_type
 
 
 KERNEL_OPS = (CubeKernelOp, VectorKernelOp, AiCpuKernelOp, YieldOp, TransDataOp, ViewOp, ConcatViewOp)

@@ -50,7 +50,7 @@ from xdsl.traits import (
 )
 
 from .common import IntArray, fail
-from .formats import FORMATS, c0_of, device_shape
+from .formats import FORMATS, bitwidth_of, c0_of, device_shape
 from .kernel import KINDS, KernelKindAttr, KernelUnitAttr
 from .tiling import TilingAttr
 from .verify import LocalVerifier
@@ -60,7 +60,7 @@ SPACES = ("arena", "weight")
 
 def byte_size(t: MemRefType | TensorType) -> int:
     """Bytes a dense buffer of this static type takes."""
-    width = t.element_type.bitwidth  # type: ignore[union-attr]
+    width = bitwidth_of(t.element_type)
     return math.prod(t.get_shape()) * max(1, width // 8)
 
 
@@ -98,6 +98,16 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
     def kernel_kind(self) -> str:
         """What the kernel is, for counting: its kind, or else its unit (a `KernelKind` value)."""
         return (self.kind.data if self.kind is not None else self.unit.data).value
+
+    @property
+    def input_types(self) -> tuple[TensorType, ...]:
+        """The types of the kernel's inputs: the tensors of the graph it was lowered from."""
+        return _tensor_types(self.function_type.inputs.data)
+
+    @property
+    def output_types(self) -> tuple[TensorType, ...]:
+        """The types of the kernel's outputs: the tensors of the graph it was lowered from."""
+        return _tensor_types(self.function_type.outputs.data)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym_name attr-dict `:` $function_type $body"
@@ -324,7 +334,7 @@ class WeightOp(_PlacedOp):
                 raise fail(self, f"a splat stored in {self.stored_format} needs its logical 'shape'")
         logical = self.logical_type
         try:
-            c0 = c0_of(logical.element_type.bitwidth)
+            c0 = c0_of(bitwidth_of(logical.element_type))
             stored = device_shape(logical.get_shape(), self.stored_format, c0, self.group_count)
         except ValueError as error:
             raise fail(self, str(error)) from None
@@ -339,6 +349,8 @@ class WeightOp(_PlacedOp):
             if self.shape is not None:
                 return TensorType(value.type, self.shape.get_values())
             return TensorType(value.type, self.buffer.type.get_shape())
+        if not isinstance(value.type, TensorType):
+            raise fail(self, f"a weight's value has type {value.type}, not a tensor type")
         return value.type
 
     def __init__(
@@ -414,7 +426,12 @@ class LaunchOp(LocalVerifier, IRDLOperation):
             formats = kernel.in_formats.data if what == "input" else kernel.out_formats.data
             for buffer, t, f in zip(buffers, types, formats, strict=True):
                 b = buffer.type
-                if b.element_type != t.element_type or not holds(b, t, f.data):
+                if (
+                    not isinstance(b, MemRefType)
+                    or not isinstance(t, TensorType)
+                    or b.element_type != t.element_type
+                    or not holds(b, t, f.data)
+                ):
                     raise fail(self, f"{what} buffer {b} does not hold kernel {what} {t} in {f.data}")
 
 
@@ -465,7 +482,7 @@ class OutputsOp(IRDLOperation):
 
 def holds(buffer: MemRefType, t: TensorType, fmt: str) -> bool:
     """Whether `buffer` is the stored shape of `t` in `fmt` (FRACTAL_Z: of some group count)."""
-    c0 = c0_of(t.element_type.bitwidth)  # type: ignore[union-attr]
+    c0 = c0_of(bitwidth_of(t.element_type))
     shape = buffer.get_shape()
     if fmt != "FRACTAL_Z":
         return shape == device_shape(t.get_shape(), fmt, c0)
@@ -492,9 +509,11 @@ class ViewOp(LocalVerifier, IRDLOperation):
         super().__init__(operands=[source], result_types=[type])
 
     def verify_(self) -> None:
-        if byte_size(self.source.type) != byte_size(self.buffer.type):
-            raise fail(self, f"{self.source.type} and {self.buffer.type} are not the same bytes")
-        if self.source.type.element_type != self.buffer.type.element_type:
+        source = self.source.type
+        assert isinstance(source, MemRefType), "the operand's constraint holds before verify_"
+        if byte_size(source) != byte_size(self.buffer.type):
+            raise fail(self, f"{source} and {self.buffer.type} are not the same bytes")
+        if source.element_type != self.buffer.type.element_type:
             raise fail(self, "a view keeps the element type")
 
 
@@ -532,7 +551,9 @@ class SubviewOp(LocalVerifier, IRDLOperation):
         )
 
     def verify_(self) -> None:
-        outer, inner = self.source.type.get_shape(), self.buffer.type.get_shape()
+        source = self.source.type
+        assert isinstance(source, MemRefType), "the operand's constraint holds before verify_"
+        outer, inner = source.get_shape(), self.buffer.type.get_shape()
         axis, start, length = self.axis.value.data, self.start.value.data, self.length.value.data
         if not 0 <= axis < len(outer) or len(inner) != len(outer):
             raise fail(self, f"axis {axis} does not fit {self.source.type} -> {self.buffer.type}")
@@ -574,6 +595,13 @@ STREAM_OPS = (
 )
 
 Stream = Dialect("ascend.stream", list(STREAM_OPS), [])
+
+
+def _tensor_types(types: Sequence[Attribute]) -> tuple[TensorType, ...]:
+    for t in types:
+        assert isinstance(t, TensorType), f"a kernel signature holds tensors, not {t}"
+    return tuple(t for t in types if isinstance(t, TensorType))
+
 
 __all__ = [
     "KINDS",

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from xdsl.passes import ModulePass
 
 from ge.dialects import graph as ops
-from ge.passes import get_pass
 from ge.passes.manager import PassManager
 from ge.passes.pipelines import FUSION, PREPARE, graph_passes, make_pass, with_registered
 from ge.passes.session import CompileSession
@@ -77,9 +76,9 @@ class GraphOptimizer:
         layers = _layer_names(graph, preserve_precision_layers, types, f"{where}: preserve_precision_layers")
         keep_types = tuple(name for name in layers if name in types)
         keep_nodes = tuple(name for name in layers if name not in types)
-        precision = get_pass("ge-mixed-precision")(  # type: ignore[call-arg]
-            mode=mode, keep_op_types=keep_types, keep_nodes=keep_nodes
-        )
+        from ge.passes.graph.mixed_precision import MixedPrecisionPass  # its options, typed
+
+        precision = MixedPrecisionPass(mode=mode, keep_op_types=keep_types, keep_nodes=keep_nodes)
         cleanup = [make_pass("ge-constant-fold"), make_pass("dce")]
         return self._run(graph, [precision, *cleanup], "apply_mixed_precision_optimization")
 

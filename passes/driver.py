@@ -65,7 +65,7 @@ def rewrite(
 ) -> bool:
     """Applies `patterns` greedily (the first that matches an op wins) until none applies, or in
     one sweep without `apply_recursively`; True if the module changed."""
-    counted = [CountedPattern(p, session) for p in patterns]
+    counted: list[RewritePattern] = [CountedPattern(p, session) for p in patterns]
     pattern: RewritePattern = counted[0] if len(counted) == 1 else GreedyRewritePatternApplier(counted)
     changed = PatternRewriteWalker(pattern, apply_recursively=apply_recursively).rewrite_module(module)
     session.rewrote = bool(session.rewrote) or changed

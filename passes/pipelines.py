@@ -301,7 +301,9 @@ def pipeline(
                 f"precision_mode '{precision_mode}' needs the mixed-precision pass, which ge lacks"
             )
         position = next(i for i, p in enumerate(passes) if p.name == LOWERING_PASS)
-        precision = get_pass("ge-mixed-precision")(mode=precision_mode)  # type: ignore[call-arg]
+        from .graph.mixed_precision import MixedPrecisionPass  # its options, typed
+
+        precision = MixedPrecisionPass(mode=precision_mode)
         passes[position:position] = [precision, *[XDSL_PASSES[n]() for n in ("cse", "dce")]]
     return passes
 

@@ -97,7 +97,8 @@ class FusionPatternPass(ModulePass):
     that a user's pattern changes the IR only through the rewriter, so its output is verified.)"""
 
     name = "fusion-pattern"
-    PATTERN: ClassVar[Callable[[], RewritePattern]]
+    PATTERN: ClassVar[staticmethod[[], RewritePattern]]
+    """What makes the pattern (a class or a function), stored as a staticmethod so it stays unbound."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         session = current()

@@ -26,6 +26,7 @@ from xdsl.irdl import (
     traits_def,
 )
 
+from ..common import bool_attr
 from .base import (
     DYN,
     GraphOp,
@@ -80,7 +81,9 @@ class AttentionOp(GraphOp):
     scores_output = opt_prop_def(StringAttr)
 
     @classmethod
-    def infer(cls, operand_types, props, where):
+    def infer(
+        cls, operand_types: Sequence[TensorType], props: Mapping[str, Attribute], where: str
+    ) -> TensorType | list[TensorType]:
         if len(operand_types) not in (3, 4):
             count = len(operand_types)
             raise ValueError(f"attention takes query, key, value and an optional mask, got {count} operands")
@@ -121,9 +124,9 @@ class AttentionOp(GraphOp):
 
     @classmethod
     def build_inferred(
-        cls, operands: Sequence[SSAValue], properties: Mapping[str, Attribute] | None = None
+        cls, operands: Sequence[SSAValue], properties: Mapping[str, Attribute | bool] | None = None
     ) -> Operation:
-        props = dict(properties or {})
+        props = {k: bool_attr(v) if isinstance(v, bool) else v for k, v in (properties or {}).items()}
         inferred = cls.infer([tensor_type(v.type) for v in operands], props, f"'{cls.name}'")
         result, *scores = inferred if isinstance(inferred, list) else [inferred]
         return cls.build(

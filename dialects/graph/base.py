@@ -6,7 +6,7 @@ import math
 from abc import ABC
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -40,6 +40,10 @@ DYN = DYNAMIC_INDEX
 # --------------------------------------------------------------------------------------------
 # Base classes
 # --------------------------------------------------------------------------------------------
+
+if TYPE_CHECKING:
+    # xDSL's constraints name typing_extensions' TypeVar in their signatures.
+    from typing_extensions import TypeVar
 
 
 class GraphOp(LocalVerifier, IRDLOperation, ABC):

@@ -59,10 +59,11 @@ class ConstOp(LocalVerifier, IRDLOperation, HasFolderInterface):
     traits = traits_def(Pure(), ConstantLike(), ComputesNothing())
 
     def __init__(self, value: Attribute, result_type: TensorType | None = None):
-        if result_type is None:
+        result: Attribute | None = result_type
+        if result is None:
             assert isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr)
-            result_type = value.type  # type: ignore[assignment]
-        super().__init__(result_types=[result_type], properties={"value": value})
+            result = value.type  # the verifier checks that it is a tensor type
+        super().__init__(result_types=[result], properties={"value": value})
 
     @property
     def is_splat(self) -> bool:

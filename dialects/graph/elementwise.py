@@ -527,11 +527,11 @@ class CastOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        if not compatible(
-            self.result.type, TensorType(self.result.type.element_type, self.input.type.get_shape())
-        ):
+        source, result = self.input.type, self.result.type
+        assert isinstance(source, TensorType) and isinstance(result, TensorType), "operand constraints hold"
+        if not compatible(self.result.type, TensorType(result.element_type, source.get_shape())):
             raise fail(self, f"cast keeps the shape: {self.input.type} cannot become {self.result.type}")
-        for t in (self.input.type, self.result.type):
+        for t in (source, result):
             if element_kind(t.element_type) == "other":
                 raise fail(self, f"cannot cast from or to {t.element_type}")
         if self.round_mode is not None and self.round_mode.data not in self.ROUND_MODES:

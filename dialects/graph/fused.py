@@ -134,7 +134,8 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
         terminator = block.last_op
         if not isinstance(terminator, YieldOp) or len(terminator.values) != 1:
             raise fail(self, "the epilogue must end with one 'ascend.graph.yield'")
-        if not compatible(self.results[0].type, terminator.values[0].type):
+        yielded = terminator.values[0].type
+        if not isinstance(yielded, TensorType) or not compatible(self.results[0].type, yielded):
             raise fail(self, "the yielded value must have the result's type")
         for op in block.ops:
             if op is not terminator and not op.name.startswith("ascend.graph."):

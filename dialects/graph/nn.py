@@ -8,9 +8,11 @@ Pooling, resize and the recurrent layers have modules of their own.
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -242,10 +244,12 @@ def einsum_shape(equation: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...
 # --------------------------------------------------------------------------------------------
 
 
-def _spatial_operands(cls: type[GraphOp], operand_types) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The input and weight shapes of a convolution, which must both have rank SPATIAL + 2."""
+def _spatial_operands(
+    cls: type[GraphOp], spatial: int, operand_types: Sequence[TensorType]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The input and weight shapes of a convolution, which must both have rank `spatial` + 2."""
     x, w = operand_types[0].get_shape(), operand_types[1].get_shape()
-    rank = cls.SPATIAL + 2  # type: ignore[attr-defined]
+    rank = spatial + 2
     if len(x) != rank or len(w) != rank:
         raise ValueError(
             f"{cls.name.split('.')[-1]} needs a {rank}-D input and weight, got ranks {len(x)} and {len(w)}"
@@ -276,7 +280,7 @@ class ConvOp(GraphOp, ABC):
     def infer(cls, operand_types, props, where):
         element = same_elements(operand_types, "operands")
         n = cls.SPATIAL
-        x, w = _spatial_operands(cls, operand_types)
+        x, w = _spatial_operands(cls, cls.SPATIAL, operand_types)
         groups = _groups(props)
         if DYN not in (x[1], w[1]) and x[1] != w[1] * groups:
             raise ValueError(f"input has {x[1]} channels but the weight expects {w[1]} x {groups} groups")
@@ -348,7 +352,7 @@ class ConvTransposeOp(GraphOp, ABC):
     def infer(cls, operand_types, props, where):
         element = same_elements(operand_types, "operands")
         n = cls.SPATIAL
-        x, w = _spatial_operands(cls, operand_types)
+        x, w = _spatial_operands(cls, cls.SPATIAL, operand_types)
         groups = _groups(props)
         if DYN not in (x[1], w[0]) and x[1] != w[0]:
             raise ValueError(f"input has {x[1]} channels but the weight expects {w[0]}")
@@ -358,6 +362,8 @@ class ConvTransposeOp(GraphOp, ABC):
         _check_bias(operand_types, channels)
         p = check_window_props(props, n, ("strides", "pads", "dilations"))
         extra = props.get("output_padding")
+        if not isinstance(extra, DenseArrayBase | None):
+            raise ValueError(f"'output_padding' must be an array of integers, got {extra}")
         extra = (0,) * n if extra is None else tuple(int(v) for v in extra.get_values())
         if len(extra) != n or min(extra) < 0:
             raise ValueError(f"'output_padding' needs {n} non-negative values, got {list(extra)}")

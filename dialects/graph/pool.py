@@ -8,9 +8,11 @@ ceil mode never starts a window in the trailing padding.
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import IntegerAttr, TensorType, i64
+from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 
 from ..common import IntArray
@@ -33,7 +35,9 @@ class PoolOp(GraphOp, ABC):
     ceil_mode = flag_def(False)
 
     @classmethod
-    def infer(cls, operand_types, props, where):
+    def infer(
+        cls, operand_types: Sequence[TensorType], props: Mapping[str, Attribute], where: str
+    ) -> TensorType | list[TensorType]:
         return TensorType(
             operand_types[0].element_type, pool_shape(cls, cls.SPATIAL, operand_types[0], props)
         )

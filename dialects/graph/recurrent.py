@@ -77,6 +77,8 @@ class RecurrentOp(GraphOp, ABC):
         if isinstance(element, IntegerType):
             raise ValueError(f"recurrent layers compute on floats, got {element}")
         direction = props.get("direction")
+        if not isinstance(direction, StringAttr | None):
+            raise ValueError(f"'direction' must be a string, got {direction}")
         direction = "forward" if direction is None else direction.data
         if direction not in DIRECTIONS:
             raise ValueError(f"'direction' must be forward, reverse or bidirectional, got '{direction}'")

@@ -72,6 +72,7 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
 
     def verify_(self) -> None:
         source, result = self.input.type, self.result.type
+        assert isinstance(source, TensorType) and isinstance(result, TensorType), "operand constraints hold"
         if (error := shape_error(result)) is not None:
             raise fail(self, error)
         if source.element_type != result.element_type:
@@ -264,7 +265,7 @@ class SliceOp(ShapeFoldMixin, MoveOp):
         return TensorType(operand_types[0].element_type, tuple(shape))
 
     def is_identity(self) -> bool:
-        shape = dims(self.input.type)
+        shape = dims(tensor_type(self.input.type))
         spec = slice_spec(self.properties, len(shape))
         return all(step == 1 and shape[axis] != DYN for axis, _, _, step in spec)
 

@@ -11,6 +11,7 @@ from xdsl.ir import Operation, SSAValue
 from ge.dialects.common import TargetAttr
 from ge.dialects.formats import framework_format
 from ge.dialects.graph import ConstOp
+from ge.dtypes import tensor_type
 
 from .model import KernelInfo, Operand, default_block_dim, kernel_cost
 from .ops import op_work
@@ -89,7 +90,8 @@ def _input(value: SSAValue) -> Operand:
 
 
 def _outputs(op: Operation) -> tuple[Operand, ...]:
-    return tuple(Operand(r.type, framework_format(r.type.get_shape())) for r in op.results)  # type: ignore[arg-type]
+    types = [tensor_type(r) for r in op.results]
+    return tuple(Operand(t, framework_format(t.get_shape())) for t in types)
 
 
 def _sweep_bytes(sweeps: Sequence[Sweep]) -> tuple[float, float]:

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Intege
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from ge.dialects.formats import FORMATS, FRACTAL, device_shape
+from ge.dtypes import shaped_type
 from ge.errors import CompileError
 
 from .ops import op_flops, op_work
@@ -326,7 +327,7 @@ def _aicpu_flops(op: Operation) -> int:
     flops = op_flops(op)
     if flops:
         return flops
-    counts = [math.prod(v.type.get_shape()) for v in (*op.operands[:1], *op.results[:1])]
+    counts = [math.prod(shaped_type(v).get_shape()) for v in (*op.operands[:1], *op.results[:1])]
     return max(counts, default=1)
 
 

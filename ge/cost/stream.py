@@ -23,14 +23,12 @@ def soc_figures(module: ModuleOp) -> Mapping[str, Any]:
 
 def launch_info(launch: LaunchOp, kernel: KernelFuncOp) -> KernelInfo:
     """What the cost model needs of one launch: the kernel's ops, operands, formats and schedule."""
-    signature = kernel.function_type
     inputs = tuple(
-        Operand(t, f.data, weight=isinstance(root_buffer(b).owner, WeightOp))  # type: ignore[arg-type]
-        for t, f, b in zip(signature.inputs.data, kernel.in_formats.data, launch.inputs, strict=True)
+        Operand(t, f.data, weight=isinstance(root_buffer(b).owner, WeightOp))
+        for t, f, b in zip(kernel.input_types, kernel.in_formats.data, launch.inputs, strict=True)
     )
     outputs = tuple(
-        Operand(t, f.data)  # type: ignore[arg-type]
-        for t, f in zip(signature.outputs.data, kernel.out_formats.data, strict=True)
+        Operand(t, f.data) for t, f in zip(kernel.output_types, kernel.out_formats.data, strict=True)
     )
     block = kernel.body.block
     ops = tuple(op for op in block.ops if op is not block.last_op)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr
 
 from ge.dialects import graph
 
@@ -36,7 +36,9 @@ def vector_sweeps(view: OpView) -> tuple[Sweep, ...]:
             ),
         )
     if view.is_a(graph.PoolOp):
-        window = math.prod(view.props["kernel_shape"].get_values())  # type: ignore[union-attr]
+        kernel_shape = view.props["kernel_shape"]
+        assert isinstance(kernel_shape, DenseArrayBase), "a pool's definition makes kernel_shape an array"
+        window = math.prod(kernel_shape.get_values())
         return (_pool_sweep(view, elements(view.results[0]) * window),)
     if view.is_a(graph.GlobalPoolOp):
         return (_pool_sweep(view, elements(view.operands[0])),)

@@ -18,10 +18,10 @@ from xdsl.ir import Operation, SSAValue
 
 from ge.dialects import graph
 from ge.dialects.common import get_flag, get_int, get_ints
-from ge.dialects.formats import c0_of
+from ge.dialects.formats import bitwidth_of, c0_of
 from ge.dialects.kernel import weight_groups
 from ge.dialects.stream import KernelFuncOp
-from ge.dtypes import bfloat16, numpy_dtype
+from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.layout import from_device, to_device
 from ge.semantics import evaluate, widen
 from ge.semantics.core import epilogue
@@ -52,7 +52,7 @@ class _Stored:
         """The data in `fmt` (converted while loading when it is kept otherwise)."""
         if self.format == fmt or (self.format in FRAMEWORK and fmt in FRAMEWORK):
             return self.array
-        c0 = c0_of(self.type.element_type.bitwidth)  # type: ignore[union-attr]
+        c0 = c0_of(bitwidth_of(self.type.element_type))
         return to_device(self.logical(), fmt, c0, groups)
 
 
@@ -63,7 +63,7 @@ def run_kernel(kernel: KernelFuncOp, buffers: Sequence[np.ndarray]) -> list[np.n
     env: dict[SSAValue, _Stored] = {}
     values: dict[SSAValue, np.ndarray] = {}
     for arg, array, fmt in zip(block.args, buffers, formats, strict=True):
-        env[arg] = _Stored(array, fmt, arg.type, weight_groups(arg))  # type: ignore[arg-type]
+        env[arg] = _Stored(array, fmt, tensor_type(arg), weight_groups(arg))
     ops = list(block.ops)
     for op in ops[:-1]:
         result = _on_cube(op, env) if _cube_ready(op, env) else None
@@ -76,7 +76,7 @@ def run_kernel(kernel: KernelFuncOp, buffers: Sequence[np.ndarray]) -> list[np.n
     for value, fmt in zip(ops[-1].operands, kernel.out_formats.data, strict=True):
         array = values[value] if value in values else env[value].logical()
         if fmt.data not in FRAMEWORK:
-            array = to_device(array, fmt.data, c0_of(value.type.element_type.bitwidth))  # type: ignore[union-attr]
+            array = to_device(array, fmt.data, c0_of(bitwidth_of(tensor_type(value).element_type)))
         outputs.append(array)
     return outputs
 
@@ -93,12 +93,12 @@ def _cube_ready(op: Operation, env: dict[SSAValue, _Stored]) -> bool:
     operands = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
     if not all(v in env for v in operands):
         return False
-    types = [v.type for v in operands[:2]]
-    if any(numpy_dtype(t.element_type) not in CUBE_DTYPES for t in types):  # type: ignore[union-attr]
+    types = [tensor_type(v) for v in operands[:2]]
+    if any(numpy_dtype(t.element_type) not in CUBE_DTYPES for t in types):
         return False
-    if types[0].element_type != types[1].element_type:  # type: ignore[union-attr]
+    if types[0].element_type != types[1].element_type:
         return False
-    return all(len(t.get_shape()) >= 2 for t in types)  # type: ignore[union-attr]
+    return all(len(t.get_shape()) >= 2 for t in types)
 
 
 def _on_cube(op: Operation, env: dict[SSAValue, _Stored]) -> np.ndarray | None:
@@ -136,7 +136,7 @@ def _gemm_on_cube(
     a, b = env[operands[0]], env[operands[1]]
     product = _matmul(op, a, b, get_flag(op, "trans_a"), get_flag(op, "trans_b"))
     c = env[operands[2]].logical() if len(operands) > 2 else None
-    return gemm_scale(op, product, None if c is None else widen(c))  # type: ignore[arg-type]
+    return gemm_scale(op, product, None if c is None else widen(c))
 
 
 _ON_CUBE: dict[
@@ -164,15 +164,18 @@ def _conv2d(
     n, cin, _, _ = x.type.get_shape()
     cout, _, kh, kw = w.type.get_shape()
     groups = get_int(op, "groups", 1)
+    stride_h, stride_w = get_ints(op, "strides", (1, 1))
+    top, left, bottom, right = get_ints(op, "pads", (0, 0, 0, 0))
+    dilation_h, dilation_w = get_ints(op, "dilations", (1, 1))
     accumulator = cube.conv2d(
         x.stored("NC1HWC0"),
         w.stored("FRACTAL_Z", groups),
         out_channels=cout,
         in_channels=cin,
         kernel=(kh, kw),
-        strides=tuple(get_ints(op, "strides", (1, 1))),  # type: ignore[arg-type]
-        pads=tuple(get_ints(op, "pads", (0, 0, 0, 0))),  # type: ignore[arg-type]
-        dilations=tuple(get_ints(op, "dilations", (1, 1))),  # type: ignore[arg-type]
+        strides=(stride_h, stride_w),
+        pads=(top, left, bottom, right),
+        dilations=(dilation_h, dilation_w),
         groups=groups,
         bias=widen(env[bias[0]].logical()) if bias else None,
     )

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from xdsl.ir import Operation
 
 from ge.dialects.common import get_flag, get_float, get_int, get_ints
 from ge.dialects.graph import (
@@ -67,8 +68,9 @@ def _gemm(op: GemmOp, a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None)
     return gemm_scale(op, np.matmul(a, b), c)
 
 
-def gemm_scale(op: GemmOp, product: np.ndarray, c: np.ndarray | None) -> np.ndarray:
-    """`alpha * product + beta * c`: what Gemm adds to the matrix product `op(A) @ op(B)`."""
+def gemm_scale(op: Operation, product: np.ndarray, c: np.ndarray | None) -> np.ndarray:
+    """`alpha * product + beta * c`: what Gemm (or a fused op built on one) adds to the matrix
+    product `op(A) @ op(B)`."""
     alpha, beta = get_float(op, "alpha", 1.0), get_float(op, "beta", 1.0)
     # Scalings by 1.0 are skipped so integer gemms stay integer.
     if alpha != 1.0:

@@ -59,7 +59,9 @@ from xdsl.rewriter import Rewriter
 
 from ge.dialects import graph
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
+from ge.dialects.formats import bitwidth_of
 from ge.dialects.kernel import KERNEL_BY_UNIT, ConcatViewOp, KernelOp, ViewOp, YieldOp
+from ge.dtypes import tensor_type
 
 AICPU_TYPES = (f64, i64, IntegerType(64, Signedness.UNSIGNED))
 """Element types the AI Core has no arithmetic for."""
@@ -131,7 +133,7 @@ MIN_TILE = 256
 
 
 def _width(value: SSAValue) -> int:
-    return max(1, value.type.element_type.bitwidth // 8)  # type: ignore[union-attr]
+    return max(1, bitwidth_of(tensor_type(value).element_type) // 8)
 
 
 def fits_unified_buffer(
@@ -209,7 +211,9 @@ class KernelFormer:
                 continue
             for operand in op.operands:
                 producer = operand.owner
-                other = group_of.get(producer) if isinstance(producer, Operation) else None
+                if not isinstance(producer, Operation):
+                    continue
+                other = group_of.get(producer)
                 if other is None or other is group or other.root is not producer:
                     continue
                 if not operand.has_one_use() or len(producer.results) != 1:
@@ -296,12 +300,15 @@ class KernelFormer:
     def _latency(self, group: _Group) -> float:
         from ge.cost.decisions import group_latency  # the cost model sits above the dialects
 
-        if group.latency is None:
+        assert self.target is not None, "latencies are asked only with a target"
+        latency = group.latency
+        if latency is None:
             if group.summary is not None:
-                group.latency = group.summary.latency(self.target)
+                latency = group.summary.latency(self.target)
             else:
-                group.latency = group_latency(group.ops, group.unit, self.target, self._work)
-        return group.latency
+                latency = group_latency(group.ops, group.unit, self.target, self._work)
+            group.latency = latency
+        return latency
 
     def kernel_of(self, group: _Group) -> KernelOp:
         """The kernel op of `group`, not yet in the IR (its ops stay where they are)."""

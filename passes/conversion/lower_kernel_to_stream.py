@@ -68,6 +68,7 @@ from ge.dialects.kernel import (
 )
 from ge.errors import CompileError
 from ge.layout import check_alignment
+from ge.weights import WeightStore
 
 from ..session import current
 
@@ -90,7 +91,7 @@ class LowerKernelToStreamPass(ModulePass):
 
 
 class _StreamBuilder:
-    def __init__(self, alignment: int, weights: object | None):
+    def __init__(self, alignment: int, weights: WeightStore | None):
         self.alignment = alignment
         self.weights = weights
         self.stored: dict[tuple, SSAValue] = {}

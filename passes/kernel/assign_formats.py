@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.dialects.func import FuncOp, ReturnOp
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -55,7 +55,15 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from ge.dialects import graph
-from ge.dialects.formats import FRAMEWORK_FORMATS, c0_of, format_of, framework_format, plain_type, with_format
+from ge.dialects.formats import (
+    FRAMEWORK_FORMATS,
+    bitwidth_of,
+    c0_of,
+    format_of,
+    framework_format,
+    plain_type,
+    with_format,
+)
 from ge.dialects.kernel import (
     AiCpuKernelOp,
     ConcatViewOp,
@@ -65,6 +73,7 @@ from ge.dialects.kernel import (
     VectorKernelOp,
     ViewOp,
 )
+from ge.dtypes import tensor_type
 
 from ..driver import rewrite
 from ..session import current
@@ -83,8 +92,8 @@ def _shuffles_channels(kernel: VectorKernelOp) -> bool:
     values = [kernel.inputs[0], kernel.outputs[0]]
     if not all(_rank(v) == 4 for v in values):
         return False
-    c0 = c0_of(values[0].type.element_type.bitwidth)  # type: ignore[union-attr]
-    return all(v.type.get_shape()[1] % c0 == 0 for v in values)  # type: ignore[union-attr]
+    c0 = c0_of(bitwidth_of(tensor_type(values[0]).element_type))
+    return all(tensor_type(v).get_shape()[1] % c0 == 0 for v in values)
 
 
 def _works_per_channel(op: Operation) -> bool:
@@ -92,13 +101,14 @@ def _works_per_channel(op: Operation) -> bool:
         return True
     # A reduction over the plane (a global pooling written as reduce_mean) keeps every channel.
     if isinstance(op, graph.ReduceOp) and _rank(op.operands[0]) == 4 and _rank(op.results[0]) == 4:
-        axes = {a % 4 for a in op.axes.get_values()}  # type: ignore[union-attr]
+        axes = {a % 4 for a in op.axes.get_values()}
         return bool(axes) and axes <= {2, 3}
     # A concat of whole C0 blocks along the channels is a copy of blocks.
     if isinstance(op, graph.ConcatOp) and _rank(op.results[0]) == 4:
-        t = op.results[0].type
-        c0 = c0_of(t.element_type.bitwidth)  # type: ignore[union-attr]
-        return op.axis.value.data % 4 == 1 and all(v.type.get_shape()[1] % c0 == 0 for v in op.operands)  # type: ignore[union-attr]
+        c0 = c0_of(bitwidth_of(tensor_type(op.results[0]).element_type))
+        return op.axis.value.data % 4 == 1 and all(
+            tensor_type(v).get_shape()[1] % c0 == 0 for v in op.operands
+        )
     return False
 
 
@@ -178,24 +188,28 @@ class ApplyFormats(RewritePattern):
 
     def _produced(self, value: SSAValue) -> str:
         """The format `value` is (or, when its producer is not retyped yet, will be) in."""
-        chosen = self.choice.results.get(value.owner) if isinstance(value, OpResult) else None
-        return chosen[value.index] if chosen is not None else format_of(value)
+        if isinstance(value, OpResult):
+            chosen = self.choice.results.get(value.owner)
+            if chosen is not None:
+                return chosen[value.index]
+        return format_of(value)
 
     def _convert(self, value: SSAValue, fmt: str, rewriter: PatternRewriter) -> SSAValue:
         key = (value, fmt)
         if key in self.converted:
             return self.converted[key]
         if self._produced(value) == "NC1HWC0" and fmt in FRAMEWORK_FORMATS and _view_as_framework(value):
-            new: Operation = ViewOp(value, plain_type(value.type))  # type: ignore[arg-type]
+            new: Operation = ViewOp(value, plain_type(tensor_type(value)))
         elif _is_constant(value):
             new = TransDataOp(value, fmt)  # converted at compile time: no kernel of its own
         else:
             new = TransDataOp(value, fmt, kernel_name=f"trans_data_{self.count}")
             self.count += 1
-        if isinstance(value, BlockArgument):
-            rewriter.insert(new, InsertPoint.at_start(value.block))
+        owner = value.owner
+        if isinstance(owner, Block):
+            rewriter.insert(new, InsertPoint.at_start(owner))
         else:
-            rewriter.insert(new, InsertPoint.after(value.owner))  # type: ignore[arg-type]
+            rewriter.insert(new, InsertPoint.after(owner))
         if isinstance(value.owner, Operation):
             new.location = value.owner.location
         self.converted[key] = new.results[0]
@@ -254,7 +268,7 @@ class _FormatChooser:
         if op is None:
             return frames
         args = kernel.body.block.args
-        index = {arg: i for i, arg in enumerate(args)}
+        index: dict[SSAValue, int] = {arg: i for i, arg in enumerate(args)}
         wanted = list(frames)
         base = base_of(op)
         operands = list(op.operands)
@@ -264,14 +278,14 @@ class _FormatChooser:
                     wanted[i] = "NC1HWC0"
             if operands[1] in index:
                 # Constant weights are laid out once, at compile time; others as the kernel loads them.
-                weight = index[operands[1]]  # type: ignore[index]
+                weight = index[operands[1]]
                 wanted[weight] = "FRACTAL_Z" if _is_constant(kernel.inputs[weight]) else frames[weight]
             if operands[0] in index:
-                wanted[index[operands[0]]] = "NC1HWC0"  # type: ignore[index]
+                wanted[index[operands[0]]] = "NC1HWC0"
         elif base in (graph.MatMulOp, graph.GemmOp):
             rhs = operands[1]
-            if rhs in index and _rank(rhs) >= 2 and _is_constant(kernel.inputs[index[rhs]]):  # type: ignore[index]
-                wanted[index[rhs]] = "FRACTAL_NZ"  # type: ignore[index]
+            if rhs in index and _rank(rhs) >= 2 and _is_constant(kernel.inputs[index[rhs]]):
+                wanted[index[rhs]] = "FRACTAL_NZ"
         return wanted
 
     def _kernel_outputs(self, kernel: KernelOp, wanted: list[str]) -> list[str]:
@@ -296,10 +310,14 @@ class _FormatChooser:
             return False
         if not all(_rank(r) == 4 for r in kernel.outputs):
             return False
-        out_channels = kernel.outputs[0].type.get_shape()[1]  # type: ignore[union-attr]
+        out_channels = tensor_type(kernel.outputs[0]).get_shape()[1]
         concat = isinstance(body[-1], graph.ConcatOp)
         for value in kernel.inputs:
-            if _rank(value) == 4 and value.type.get_shape()[1] not in (1, out_channels) and not concat:  # type: ignore[union-attr]
+            if (
+                _rank(value) == 4
+                and tensor_type(value).get_shape()[1] not in (1, out_channels)
+                and not concat
+            ):
                 return False
         return any(
             _rank(v) == 4 and not _is_constant(v) and self.formats.get(v) == "NC1HWC0" for v in kernel.inputs
@@ -308,12 +326,12 @@ class _FormatChooser:
     def _concat_format(self, op: ConcatViewOp) -> str:
         t = op.output.type
         assert isinstance(t, TensorType)
-        c0 = c0_of(t.element_type.bitwidth)
+        c0 = c0_of(bitwidth_of(t.element_type))
         if (
             op.axis.value.data == 1
             and _rank(op.output) == 4
             and all(self.formats.get(v) == "NC1HWC0" for v in op.inputs)
-            and all(v.type.get_shape()[1] % c0 == 0 for v in op.inputs)  # type: ignore[union-attr]
+            and all(tensor_type(v).get_shape()[1] % c0 == 0 for v in op.inputs)
         ):
             return "NC1HWC0"
         return _framework(op.output)

@@ -33,9 +33,10 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from ge.dialects import graph
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr, get_flag
-from ge.dialects.formats import c0_of
+from ge.dialects.formats import bitwidth_of, c0_of
 from ge.dialects.kernel import AiCpuKernelOp, CubeKernelOp, KernelOp, TransDataOp
 from ge.dialects.tiling import CubeTilingAttr, TilingAttr, VectorTilingAttr, tiling_error
+from ge.dtypes import tensor_type
 from ge.errors import CompileError
 
 from ..driver import RewritesOnly, rewrite
@@ -69,7 +70,7 @@ def gemm_dims(op: Operation) -> tuple[int, int, int, int]:
         x, w, y = _shape(op.operands[0]), _shape(op.operands[1]), _shape(op.results[0])
         groups_attr = op.properties.get("groups")
         groups = groups_attr.value.data if isinstance(groups_attr, IntegerAttr) else 1
-        c0 = c0_of(op.operands[0].type.element_type.bitwidth)  # type: ignore[union-attr]
+        c0 = c0_of(bitwidth_of(tensor_type(op.operands[0]).element_type))
         window = math.prod(w[2:])
         return groups, y[0] * math.prod(y[2:]), _ceil(w[1], c0) * c0 * window, w[0] // groups
     if base in (graph.MatMulOp, graph.GemmOp):

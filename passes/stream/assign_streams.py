@@ -277,7 +277,7 @@ def _touching(spans: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nda
     """Which of the byte runs `[starts, ends)` share a byte with any of `spans`."""
     if not len(spans) or not len(starts):
         return np.zeros(len(starts), bool)
-    return ((spans[:, :1] < ends[None, :]) & (starts[None, :] < spans[:, 1:])).any(axis=0)
+    return np.asarray(((spans[:, :1] < ends[None, :]) & (starts[None, :] < spans[:, 1:])).any(axis=0))
 
 
 def _typed(arena: np.ndarray, offset: int, t: MemRefType) -> np.ndarray:

@@ -353,8 +353,9 @@ def validate(
     clash = (low[:, None] < high[None, :]) & (low[None, :] < high[:, None]) & ~ordered & ~ordered.T
     index = {i.buffer: k for k, i in enumerate(intervals)}
     for b in intervals:
-        if b.inplace_of in index:
-            clash[index[b.buffer], index[b.inplace_of]] = clash[index[b.inplace_of], index[b.buffer]] = False
+        source = b.inplace_of
+        if source is not None and source in index:
+            clash[index[b.buffer], index[source]] = clash[index[source], index[b.buffer]] = False
     np.fill_diagonal(clash, False)
     pairs = np.argwhere(np.triu(clash))
     if len(pairs):

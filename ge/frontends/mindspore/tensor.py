@@ -69,7 +69,7 @@ def _reduce(op_class: type) -> Converter:
         if not axes and len(node.inputs) > 3 and node.value(3):
             return x  # ReduceSum's skip_mode: no axes given reduces none
         axes = axes or list(range(len(x.shape)))  # () reduces every axis
-        props = {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}
+        props = {"axes": ints_attr(axes), "keepdims": bool_attr(bool(keep))}
         return imp.g.add_op(op_class, [x], props, node.name)
 
     return convert

@@ -62,8 +62,8 @@ def _is_nan(imp: Importer, node: Node) -> list[Tensor]:
 def _is_inf(imp: Importer, node: Node) -> list[Tensor]:
     """float8 inputs are tested widened to float32 (exactly)."""
     props = {
-        "detect_positive": bool_attr(node.attr("detect_positive", 1)),
-        "detect_negative": bool_attr(node.attr("detect_negative", 1)),
+        "detect_positive": bool_attr(node.flag("detect_positive", True)),
+        "detect_negative": bool_attr(node.flag("detect_negative", True)),
     }
     x = _accepted(node, ops.IsInfOp, _widened_float8(imp, node, node.input(0)))
     return [imp.g.add_op(ops.IsInfOp, [x], props, node.name)]
@@ -89,7 +89,7 @@ def _mod(imp: Importer, node: Node) -> list[Tensor]:
             "integers only; floats need fmod=1"
         )
     operands = [_accepted(node, ops.ModOp, t) for t in node.input_tensors(2)]
-    return [imp.g.add_op(ops.ModOp, operands, {"fmod": bool_attr(fmod)}, node.name)]
+    return [imp.g.add_op(ops.ModOp, operands, {"fmod": bool_attr(fmod != 0)}, node.name)]
 
 
 def _bit_shift(imp: Importer, node: Node) -> list[Tensor]:
@@ -192,7 +192,7 @@ def _identity(imp: Importer, node: Node) -> ConverterResults:
     return [known if known is not None else node.inputs[0]]
 
 
-def _dropout(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
+def _dropout(imp: Importer, node: Node) -> ConverterResults:
     """The identity at inference, and in training with a ratio of 0 (the mask is then all true);
     random dropout (training_mode=1 with a non-zero ratio) is refused."""
     x = node.input(0)
@@ -203,7 +203,7 @@ def _dropout(imp: Importer, node: Node) -> list[Tensor | np.ndarray]:
         ratio = float(node.value(1)) if node.has_input(1) else 0.5
         if ratio != 0:
             raise node.fail("training_mode=1 (random dropout) is not supported")
-    outputs: list[Tensor | np.ndarray] = _identity(imp, node)
+    outputs = list(_identity(imp, node))
     if len(node.proto.output) > 1 and node.proto.output[1]:
         if any(d < 0 for d in x.shape):
             raise node.fail("the 'mask' output needs a static input shape")

@@ -113,6 +113,10 @@ class Node:
         value = self.attrs.get(key, default)
         return value.decode() if isinstance(value, bytes) else value
 
+    def flag(self, key: str, default: bool) -> bool:
+        """A yes/no attribute, which ONNX stores as an int (0 or not)."""
+        return bool(self.attr(key, int(default)))
+
     @overload
     def pop_attr(self, key: str) -> Any: ...
     @overload
@@ -192,6 +196,10 @@ class Node:
         return invalid_node_error(self.op_type, self.name, what)
 
 
+InputShapes = Mapping[str, Any]
+"""Shapes given for graph inputs: a tensor's shape, a sequence's list of element shapes, or None
+for an absent optional (one mapping holds all three, so its values are untyped)."""
+
 ConverterResults = Sequence[Value | np.ndarray | None]
 """What a converter returns: one value per output (an array when known at import, None when absent)."""
 Converter = Callable[["Importer", Node], ConverterResults]
@@ -235,7 +243,7 @@ class Importer:
     def run(
         self,
         graph: onnx.GraphProto,
-        input_shapes: Mapping[str, object] | None = None,
+        input_shapes: InputShapes | None = None,
         resume: Resume | None = None,
     ) -> Graph:
         """Imports `graph`. `input_shapes` overrides declared input shapes; for a sequence input it
@@ -277,9 +285,7 @@ class Importer:
                 check_declared_type(value_info, self.values[value_info.name], "value")
         return self.g
 
-    def _add_input(
-        self, value_info: onnx.ValueInfoProto, input_shapes: Mapping[str, object] | None
-    ) -> Tensor:
+    def _add_input(self, value_info: onnx.ValueInfoProto, input_shapes: InputShapes | None) -> Tensor:
         shape, dtype = value_type(value_info)
         if input_shapes and value_info.name in input_shapes:
             shape = list(input_shapes[value_info.name])
@@ -291,14 +297,15 @@ class Importer:
         return tensor
 
     def _add_structured_input(
-        self, value_info: onnx.ValueInfoProto, input_shapes: Mapping[str, object] | None
+        self, value_info: onnx.ValueInfoProto, input_shapes: InputShapes | None
     ) -> list[Tensor] | OptionalValue:
         """A sequence input is one graph input per element, of the shapes `input_shapes` gives; an
         optional input is absent (given None there) or its tensor or sequence."""
         name, kind = value_info.name, value_info.type.WhichOneof("value")
-        given = input_shapes is not None and name in input_shapes
+        shapes = input_shapes or {}
+        given = name in shapes
         if kind == "optional_type":
-            if given and input_shapes[name] is None:
+            if given and shapes[name] is None:
                 return OptionalValue(None)
             inner = onnx.helper.make_value_info(name, value_info.type.optional_type.elem_type)
             if inner.type.HasField("tensor_type"):
@@ -320,7 +327,7 @@ class Importer:
             )
         element_type = value_info.type.sequence_type.elem_type
         elements = []
-        for index, shape in enumerate(input_shapes[name]):
+        for index, shape in enumerate(shapes[name]):
             info = onnx.helper.make_value_info(element_name(name, index), element_type)
             elements.append(self._add_input(info, {info.name: shape}))
         return elements

@@ -97,7 +97,7 @@ def _unique(imp: Importer, node: Node) -> list[Tensor]:
     x = node.value(0)
     if x.dtype.kind not in "biuU":
         x = x.astype(np.float64)  # numpy sorts neither bfloat16 elements nor rows of them
-    props = {"sorted": bool_attr(node.attr("sorted", 1))}
+    props = {"sorted": bool_attr(node.flag("sorted", True))}
     axis = node.attr("axis")
     if axis is None:
         count = np.unique(x.reshape(-1)).size

@@ -50,8 +50,8 @@ def _gemm(imp: Importer, node: Node) -> list[Tensor]:
     props = {
         "alpha": ops.float_attr(node.attr("alpha", 1.0)),
         "beta": ops.float_attr(node.attr("beta", 1.0)),
-        "trans_a": bool_attr(node.attr("transA", 0)),
-        "trans_b": bool_attr(node.attr("transB", 0)),
+        "trans_a": bool_attr(node.flag("transA", False)),
+        "trans_b": bool_attr(node.flag("transB", False)),
     }
     operands = node.present_inputs(3)
     return [imp.g.add_op(ops.GemmOp, operands, props, node.name)]
@@ -179,11 +179,11 @@ def _pool(imp: Importer, node: Node) -> list[Tensor]:
         raise node.invalid(f"kernel_shape {list(kernel)} does not fit an input of rank {len(x.shape)}")
     props = {
         "kernel_shape": ints_attr(kernel),
-        "ceil_mode": bool_attr(node.attr("ceil_mode", 0)),
+        "ceil_mode": bool_attr(node.flag("ceil_mode", False)),
         **_spatial(node, x, kernel, dilated=False),
     }
     if node.op_type == "AveragePool":
-        props["count_include_pad"] = bool_attr(node.attr("count_include_pad", 0))
+        props["count_include_pad"] = bool_attr(node.flag("count_include_pad", False))
     if node.op_type == "LpPool":
         props["p"] = int_attr(int(node.attr("p", 2)))
     if len(node.proto.output) > 1 and node.proto.output[1]:

@@ -72,9 +72,9 @@ def _recurrent(imp: Importer, node: Node) -> list[Tensor]:
     if node.attr("clip") is not None:
         props["clip"] = ops.float_attr(node.attr("clip"))
     if op_class is ops.GRUOp:
-        props["linear_before_reset"] = bool_attr(node.attr("linear_before_reset", 0))
+        props["linear_before_reset"] = bool_attr(node.flag("linear_before_reset", False))
     if op_class is ops.LSTMOp:
-        props["input_forget"] = bool_attr(node.attr("input_forget", 0))
+        props["input_forget"] = bool_attr(node.flag("input_forget", False))
     y, *states = imp.g.add_op_results(op_class, operands, props, node.name)
     if batch_first:
         y = imp.g.add_transpose(y, (2, 0, 1, 3), f"{node.name}.batch_first")

@@ -35,7 +35,7 @@ def _reduce(op_class: type[ops.ReduceOp], axes_input_since: int) -> Converter:
             axes = list(range(len(x.shape)))
         props = {
             "axes": ints_attr(normalized_axes(node, axes, len(x.shape))),
-            "keepdims": bool_attr(node.attr("keepdims", 1)),
+            "keepdims": bool_attr(node.flag("keepdims", True)),
         }
         return [imp.g.add_op(op_class, [x], props, node.name)]
 
@@ -46,8 +46,8 @@ def _arg_reduce(op_class: type[ops.ArgReduceOp]) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
         props = {
             "axis": int_attr(int(node.attr("axis", 0))),
-            "keepdims": bool_attr(node.attr("keepdims", 1)),
-            "select_last_index": bool_attr(node.attr("select_last_index", 0)),
+            "keepdims": bool_attr(node.flag("keepdims", True)),
+            "select_last_index": bool_attr(node.flag("select_last_index", False)),
         }
         return [imp.g.add_op(op_class, [node.input(0)], props, node.name)]
 
@@ -62,8 +62,8 @@ def _scan(op_class: type[ops.ScanOp]) -> Converter:
             raise node.invalid(f"the axis input must hold one value, got {axis.size}")
         props = {
             "axis": int_attr(int(axis[0])),
-            "exclusive": bool_attr(node.attr("exclusive", 0)),
-            "reverse": bool_attr(node.attr("reverse", 0)),
+            "exclusive": bool_attr(node.flag("exclusive", False)),
+            "reverse": bool_attr(node.flag("reverse", False)),
         }
         return [imp.g.add_op(op_class, [node.input(0)], props, node.name)]
 
@@ -82,8 +82,8 @@ def _top_k(imp: Importer, node: Node) -> list[Tensor]:
     props = {
         "k": int_attr(k),
         "axis": int_attr(int(node.attr("axis", -1))),
-        "largest": bool_attr(node.attr("largest", 1)),
-        "sorted": bool_attr(node.attr("sorted", 1)),
+        "largest": bool_attr(node.flag("largest", True)),
+        "sorted": bool_attr(node.flag("sorted", True)),
     }
     return imp.g.add_op_results(ops.TopKOp, [node.input(0)], props, node.name)
 

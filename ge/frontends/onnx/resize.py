@@ -65,9 +65,9 @@ def _resize(imp: Importer, node: Node) -> list[Tensor]:
         "coordinate_transformation_mode": StringAttr(coordinates),
         "nearest_mode": StringAttr(nearest_mode),
         "cubic_coeff_a": ops.float_attr(node.attr("cubic_coeff_a", -0.75)),
-        "exclude_outside": bool_attr(node.attr("exclude_outside", 0)),
+        "exclude_outside": bool_attr(node.flag("exclude_outside", False)),
         "extrapolation_value": ops.float_attr(node.attr("extrapolation_value", 0.0)),
-        "antialias": bool_attr(node.attr("antialias", 0)),
+        "antialias": bool_attr(node.flag("antialias", False)),
     }
     if roi is not None:
         props["roi"] = DenseArrayBase.from_list(f64, roi)

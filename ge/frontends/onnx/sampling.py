@@ -56,7 +56,7 @@ def _grid_sample(imp: Importer, node: Node) -> list[Tensor]:
     props = {
         "mode": StringAttr(mode),
         "padding_mode": StringAttr(str(node.attr("padding_mode", "zeros"))),
-        "align_corners": bool_attr(node.attr("align_corners", 0)),
+        "align_corners": bool_attr(node.flag("align_corners", False)),
     }
     return [c.op(ops.GridSampleOp, [x, grid], "", props)]
 

@@ -58,7 +58,7 @@ def _string_normalizer(imp: Importer, node: Node) -> list[Tensor]:
     action = str(node.attr("case_change_action", "NONE"))
     if action not in CASE_ACTIONS:
         raise node.invalid(f"case_change_action must be NONE, LOWER or UPPER, got '{action}'")
-    case_sensitive = int(node.attr("is_case_sensitive", 0))
+    case_sensitive = node.flag("is_case_sensitive", False)
     stopwords = tuple(_text(s) for s in node.attr("stopwords", []))
     if "" in stopwords:
         raise node.invalid("stopwords may not be empty strings")

@@ -7,6 +7,8 @@ ops take operands of one dtype). Comparisons cast both operands to their common 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr
 from ge.graph import Graph, Tensor
@@ -14,7 +16,7 @@ from ge.graph import Graph, Tensor
 from .importer import Converter, Node
 
 
-def _binary(op_class: type) -> Converter:
+def _binary(op_class: type) -> Callable[[Graph, Node], Tensor]:
     def convert(g: Graph, node: Node) -> Tensor:
         a, b = node.arg(0, "self"), node.arg(1, "other")
         return g.add_op(op_class, [node.tensor(a, node.dtype), node.tensor(b, node.dtype)], None, node.name)

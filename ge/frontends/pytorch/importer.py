@@ -67,7 +67,8 @@ class Node:
         return self.scalar(value, dtype)
 
 
-Result = Tensor | Sequence[Tensor | None] | None
+Result = Tensor | int | Sequence[Tensor | None] | None
+"""What a converter returns: a tensor, a size the export knows (an int), a tuple's tensors, or nothing."""
 Converter = Callable[[Graph, Node], Result]
 
 
@@ -186,7 +187,8 @@ def _convert(g: Graph, fx_node: Any, env: Mapping[str, Any], converters: Mapping
     if target == "_operator.getitem":
         return args[0][args[1]]
     value = fx_node.meta.get("val")
-    first = value[0] if isinstance(value, list | tuple) and value else value
+    # The export's example values (fake tensors, SymInts) have no types to check against.
+    first: Any = value[0] if isinstance(value, list | tuple) and value else value
     node = Node(
         target=target,
         name=fx_node.name,

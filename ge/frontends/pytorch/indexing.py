@@ -20,7 +20,7 @@ def _extreme_along(reduce_class: type, arg_class: type) -> Converter:
     """`max.dim` and `min.dim`: the values (a reduction) and their indices (an arg reduction)."""
 
     def convert(g: Graph, node: Node) -> list[Tensor]:
-        x, dim, keep = node.arg(0, "self"), node.arg(1, "dim"), int(node.arg(2, "keepdim", False))
+        x, dim, keep = node.arg(0, "self"), node.arg(1, "dim"), bool(node.arg(2, "keepdim", False))
         axis = dim % max(len(x.shape), 1)
         props = {"axes": ints_attr([axis]), "keepdims": bool_attr(keep)}
         values = g.add_op(reduce_class, [x], props, f"{node.name}.values")
@@ -36,7 +36,7 @@ def _arg_extreme(arg_class: type) -> Converter:
     """`argmax` and `argmin`; without a dim they index the flattened tensor."""
 
     def convert(g: Graph, node: Node) -> Tensor:
-        x, dim, keep = node.arg(0, "self"), node.arg(1, "dim"), int(node.arg(2, "keepdim", False))
+        x, dim, keep = node.arg(0, "self"), node.arg(1, "dim"), bool(node.arg(2, "keepdim", False))
         if dim is not None:
             props = {"axis": int_attr(dim % max(len(x.shape), 1)), "keepdims": bool_attr(keep)}
             return g.add_op(arg_class, [x], props, node.name)
