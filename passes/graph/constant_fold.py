@@ -23,17 +23,22 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    AnyDenseElement,
+    AnyFloat,
     BytesAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FloatAttr,
+    IndexType,
     IntegerAttr,
+    IntegerType,
     ModuleOp,
     TensorType,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.utils.hints import isa
 
 from ge.dialects import graph
 from ge.errors import GeError
@@ -57,43 +62,49 @@ class FoldConstantOperands(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not op.name.startswith("ascend.graph.") or isinstance(op, graph.ConstOp):
             return
-        if not op.results or not all(isinstance(v.owner, graph.ConstOp) for v in op.operands):
+        producers = [v.owner for v in op.operands if isinstance(v.owner, graph.ConstOp)]
+        if not op.results or len(producers) != len(op.operands):
             return
         sizes = []
+        result_types: list[TensorType] = []
         for result in op.results:
+            if not isinstance(result.type, TensorType):
+                return
             shape = result.type.get_shape()
             if any(d < 0 for d in shape):
                 return
             sizes.append(int(np.prod(shape)))
+            result_types.append(result.type)
         if sum(sizes) > self.max_elements:
             return
-        inputs = [constant_array(v.owner.value, v.type, self.weights) for v in op.operands]
+        inputs = [constant_array(p.value, p.result.type, self.weights) for p in producers]
         try:
             values = evaluate(op, inputs, self.weights)
         except GeError:
             return  # e.g. an integer division by zero: leave it to fail at run time, as written
         constants = [
-            graph.ConstOp(self._value(value, result.type, op), result.type)
-            for value, result in zip(values, op.results, strict=True)
+            graph.ConstOp(self._value(value, result_type, op), result_type)
+            for value, result_type in zip(values, result_types, strict=True)
         ]
         for const in constants:
             const.location = op.location
-        producers = {v.owner for v in op.operands}
         rewriter.replace(op, constants, [c.result for c in constants])
-        for producer in producers:
+        for producer in set(producers):
             if not any(r.uses for r in producer.results):
                 rewriter.erase(producer)
 
     def _value(self, value: np.ndarray, t: TensorType, op: Operation) -> Attribute:
         flat = value.reshape(-1)
-        is_float = value.dtype.kind == "f" or value.dtype.name == "bfloat16"
+        element = t.element_type
         strings = value.dtype.kind == "U"  # neither splats nor builtin `dense` hold strings
         if flat.size > 1 and not strings and _all_equal(flat):
             scalar = flat[0].item()
-            if is_float:
-                return FloatAttr(float(scalar), t.element_type)
-            return IntegerAttr(int(scalar), t.element_type)
-        if flat.size <= INLINE_LIMIT and not strings:
+            # The semantics compute in the result's dtype, so the element type says float or int.
+            if isinstance(element, AnyFloat):
+                return FloatAttr(float(scalar), element)
+            if isinstance(element, IntegerType | IndexType):
+                return IntegerAttr(int(scalar), element)
+        if flat.size <= INLINE_LIMIT and not strings and isa(t, TensorType[AnyDenseElement]):
             data = value.astype(bool).astype(np.uint8) * 255 if value.dtype == np.bool_ else value
             return DenseIntOrFPElementsAttr(t, BytesAttr(np.ascontiguousarray(data).tobytes()))
         key = self.weights.add(value, f"folded_{op.name.removeprefix('ascend.graph.')}")

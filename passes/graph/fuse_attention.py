@@ -50,7 +50,7 @@ from .match import (
     constant_values,
     drops_rounding,
     intermediates_private,
-    other_operand,
+    is_tensor,
     replace_pattern,
     scalar,
 )
@@ -63,8 +63,8 @@ BLOCKING = -1e9
 class _Scores:
     """`matmul(query * a, key_t * b) * c`: the operands, the product of the scales, the ops."""
 
-    query: SSAValue
-    key_t: SSAValue
+    query: SSAValue[TensorType]
+    key_t: SSAValue[TensorType]
     scale: float
     ops: list[Operation] = field(default_factory=list)
 
@@ -74,7 +74,7 @@ class _Mask:
     """How the scores are masked: `add` a float mask, or select by a boolean one that is true
     where keys are kept (`keep`) or dropped (`drop`)."""
 
-    value: SSAValue
+    value: SSAValue[TensorType]
     kind: str
     op: Operation
 
@@ -88,26 +88,30 @@ class FuseScaledDotProductAttention(RewritePattern):
     keep_rounding: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, graph.MatMulOp) or not isinstance(op.operands[0].owner, graph.SoftmaxOp):
+        if not isinstance(op, graph.MatMulOp) or not isinstance(softmax := op.lhs.owner, graph.SoftmaxOp):
             return
-        softmax, value = op.operands[0].owner, op.operands[1]
-        matched = _match_masked_scores(softmax.operands[0], self.weights)
+        value, masked = op.rhs, softmax.input
+        if not is_tensor(value) or not is_tensor(masked):
+            return
+        matched = _match_masked_scores(masked, self.weights)
         if matched is None:
             return
         scores, mask = matched
-        pattern = [*scores.ops, *([mask.op] if mask else []), softmax, op]
+        pattern: list[Operation] = [*scores.ops, *([mask.op] if mask else []), softmax, op]
         key_t_owner = scores.key_t.owner
-        absorbs_transpose = isinstance(key_t_owner, graph.TransposeOp) and scores.key_t.has_one_use()
-        if absorbs_transpose:
-            pattern.insert(0, key_t_owner)
-        rank = len(softmax.operands[0].type.get_shape())
-        props = _properties(scores, mask, softmax.operands[0], self.weights)
+        transpose = (
+            key_t_owner if isinstance(key_t_owner, graph.TransposeOp) and scores.key_t.has_one_use() else None
+        )
+        if transpose is not None:
+            pattern.insert(0, transpose)
+        rank = len(masked.type.get_shape())
+        props = _properties(scores, mask, masked, self.weights)
         applied = (
             get_int(softmax, "axis", -1) in (-1, rank - 1)
             and _shapes_fit(scores.query, scores.key_t, value)
-            and (mask is None or _mask_fits(mask, softmax.operands[0]))
+            and (mask is None or _mask_fits(mask, masked))
             and intermediates_private(pattern, op)
-            and not drops_rounding(softmax.operands[0].type.element_type, self.keep_rounding)
+            and not drops_rounding(masked.type.element_type, self.keep_rounding)
             and _inferred(scores, value, mask if "is_causal" not in props else None, props)
             == op.results[0].type
         )
@@ -115,7 +119,7 @@ class FuseScaledDotProductAttention(RewritePattern):
         if not applied:
             return
         new_ops: list[Operation] = []
-        operands = [scores.query, _untransposed(scores.key_t, absorbs_transpose, new_ops), value]
+        operands: list[SSAValue] = [scores.query, _untransposed(scores.key_t, transpose, new_ops), value]
         if mask is not None and "is_causal" not in props:
             if mask.kind == "drop":
                 kept = graph.NotOp.build_inferred([mask.value])
@@ -148,19 +152,21 @@ class FuseAttentionPass(RewritesOnly, ModulePass):
 # --------------------------------------------------------------------------------------------
 
 
-def _match_masked_scores(value: SSAValue, weights: WeightStore | None) -> tuple[_Scores, _Mask | None] | None:
+def _match_masked_scores(
+    value: SSAValue[TensorType], weights: WeightStore | None
+) -> tuple[_Scores, _Mask | None] | None:
     owner = value.owner
     if isinstance(owner, graph.AddOp):
-        for candidate in owner.operands:
+        for candidate, other in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
             scores = _match_scores(candidate, weights)
-            if scores is not None:
-                return scores, _Mask(other_operand(owner, candidate), "add", owner)
+            if scores is not None and is_tensor(other):
+                return scores, _Mask(other, "add", owner)
     if isinstance(owner, graph.WhereOp):
-        condition, if_true, if_false = owner.operands
+        condition, if_true, if_false = owner.condition, owner.x, owner.y
         element = value.type.element_type
         for scores_value, fill, kind in ((if_true, if_false, "keep"), (if_false, if_true, "drop")):
             scores = _match_scores(scores_value, weights)
-            if scores is not None and _blocks(scalar(fill, weights), element):
+            if scores is not None and is_tensor(condition) and _blocks(scalar(fill, weights), element):
                 return scores, _Mask(condition, kind, owner)
         return None
     scores = _match_scores(value, weights)
@@ -173,8 +179,11 @@ def _match_scores(value: SSAValue, weights: WeightStore | None) -> _Scores | Non
     scale, ops = 1.0, []
     owner = value.owner
     if isinstance(owner, graph.MulOp | graph.DivOp):
-        for product in owner.operands[:1] if isinstance(owner, graph.DivOp) else owner.operands:
-            factor = scalar(other_operand(owner, product), weights)
+        pairs = [(owner.lhs, owner.rhs)]
+        if isinstance(owner, graph.MulOp):
+            pairs.append((owner.rhs, owner.lhs))
+        for product, factor_value in pairs:
+            factor = scalar(factor_value, weights)
             if isinstance(product.owner, graph.MatMulOp) and factor:
                 scale = 1 / factor if isinstance(owner, graph.DivOp) else factor
                 ops.append(owner)
@@ -183,24 +192,26 @@ def _match_scores(value: SSAValue, weights: WeightStore | None) -> _Scores | Non
     if not isinstance(owner, graph.MatMulOp):
         return None
     ops.insert(0, owner)
-    operands = []
-    for operand in owner.operands:
+    operands: list[SSAValue[TensorType]] = []
+    for operand in (owner.lhs, owner.rhs):
         factor_op = operand.owner
         if isinstance(factor_op, graph.MulOp | graph.DivOp) and operand.has_one_use():
-            base = factor_op.operands[0]
-            factor = scalar(factor_op.operands[1], weights)
+            base = factor_op.lhs
+            factor = scalar(factor_op.rhs, weights)
             if isinstance(factor_op, graph.MulOp) and factor is None:
-                base, factor = factor_op.operands[1], scalar(factor_op.operands[0], weights)
+                base, factor = factor_op.rhs, scalar(factor_op.lhs, weights)
             if factor and base.type == operand.type:
                 scale *= 1 / factor if isinstance(factor_op, graph.DivOp) else factor
                 ops.insert(0, factor_op)
                 operand = base
+        if not is_tensor(operand):
+            return None
         operands.append(operand)
     return _Scores(operands[0], operands[1], scale, ops)
 
 
 def _properties(
-    scores: _Scores, mask: _Mask | None, masked: SSAValue, weights: WeightStore | None
+    scores: _Scores, mask: _Mask | None, masked: SSAValue[TensorType], weights: WeightStore | None
 ) -> dict[str, Attribute]:
     """The scale, and `is_causal` when the mask is a constant causal one."""
     props: dict[str, Attribute] = {"scale": graph.float_attr(scores.scale)}
@@ -213,8 +224,8 @@ def _properties(
 
 
 def _inferred(
-    scores: _Scores, value: SSAValue, mask: _Mask | None, props: dict[str, Attribute]
-) -> Attribute | None:
+    scores: _Scores, value: SSAValue[TensorType], mask: _Mask | None, props: dict[str, Attribute]
+) -> TensorType | None:
     """The result type of the fused op, or None if its operands do not fit."""
     key_t = scores.key_t.type
     shape = key_t.get_shape()
@@ -223,9 +234,10 @@ def _inferred(
     if mask is not None:
         types.append(mask.value.type)
     try:
-        return graph.AttentionOp.infer(types, props, "'ascend.graph.attention'")
+        inferred = graph.AttentionOp.infer(types, props, "'ascend.graph.attention'")
     except ValueError:
         return None
+    return inferred if isinstance(inferred, TensorType) else None
 
 
 def _blocks(number: float | None, element: Attribute) -> bool:
@@ -241,14 +253,16 @@ def _blocking(element: Attribute) -> float:
 
 def _shapes_fit(query: SSAValue, key_t: SSAValue, value: SSAValue) -> bool:
     """[batch, heads, seq, dim] operands, with one key/value head or one per query head."""
-    shapes = [v.type.get_shape() if isinstance(v.type, TensorType) else () for v in (query, key_t, value)]
+    shapes: list[tuple[int, ...]] = [
+        v.type.get_shape() if isinstance(v.type, TensorType) else () for v in (query, key_t, value)
+    ]
     if any(len(s) != 4 for s in shapes):
         return False
     (batch, heads, _, _), (k_batch, k_heads, _, _), (v_batch, v_heads, _, _) = shapes
     return batch == k_batch == v_batch and k_heads == v_heads and k_heads in (heads, 1)
 
 
-def _mask_fits(mask: _Mask, scores: SSAValue) -> bool:
+def _mask_fits(mask: _Mask, scores: SSAValue[TensorType]) -> bool:
     """The masked scores keep the scores' type (the mask does not broadcast them further)."""
     if mask.op.results[0].type != scores.type:
         return False
@@ -256,14 +270,14 @@ def _mask_fits(mask: _Mask, scores: SSAValue) -> bool:
     return element == i1 if mask.kind != "add" else element == scores.type.element_type
 
 
-def _untransposed(key_t: SSAValue, absorbs_transpose: bool, new_ops: list[Operation]) -> SSAValue:
-    """K from K^T: the transpose's input when the transpose swaps the last two axes, else a
-    transpose by the composed permutation."""
+def _untransposed(key_t: SSAValue, absorbed: graph.TransposeOp | None, new_ops: list[Operation]) -> SSAValue:
+    """K from K^T (produced by `absorbed` when the fused op absorbs that transpose): its input when
+    it swaps the last two axes, else a transpose by the composed permutation."""
     swap = (0, 1, 3, 2)
     source, perm = key_t, swap
-    if absorbs_transpose:
-        source = key_t.owner.operands[0]
-        first = get_ints(key_t.owner, "perm")
+    if absorbed is not None:
+        source = absorbed.input
+        first = get_ints(absorbed, "perm")
         perm = tuple(first[i] for i in swap)
     if perm == (0, 1, 2, 3):
         return source
@@ -272,7 +286,7 @@ def _untransposed(key_t: SSAValue, absorbs_transpose: bool, new_ops: list[Operat
     return transpose.results[0]
 
 
-def _causal_offset(mask: _Mask, scores: SSAValue, weights: WeightStore | None) -> int | None:
+def _causal_offset(mask: _Mask, scores: SSAValue[TensorType], weights: WeightStore | None) -> int | None:
     """`k` if the mask is a constant that lets query `i` see exactly the keys `j <= i + k`
     (`k >= 0`) and blocks the others, else None."""
     values = constant_values(mask.value, weights)

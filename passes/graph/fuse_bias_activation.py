@@ -24,6 +24,7 @@ broadcasts the accumulator to a larger shape is not an epilogue).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -39,7 +40,7 @@ from ..session import CompileSession, current
 from .match import is_constant
 
 
-def _epilogue_step(op: Operation, accumulator: SSAValue) -> SSAValue | None | bool:
+def _epilogue_step(op: Operation, accumulator: SSAValue) -> SSAValue | None | Literal[False]:
     """False if `op` cannot join the epilogue; else its other operand (None for unary ops)."""
     if op.results[0].type != accumulator.type:
         return False
@@ -69,15 +70,14 @@ class AbsorbElementwiseTail(RewritePattern):
         if not isinstance(op, (*graph.FUSED_BY_BASE, graph.FusedOp)):
             return
         result = op.results[0]
-        if not result.has_one_use():
+        consumer = result.get_user_of_unique_use()
+        if consumer is None:
             return
-        consumer = result.first_use.operation
         if consumer.parent is not op.parent or not consumer.has_trait(graph.Epilogue):
             return
         step = _epilogue_step(consumer, result)
-        applied = step is not False
-        self.session.record("AbsorbElementwiseTail", applied, consumer)
-        if not applied:
+        self.session.record("AbsorbElementwiseTail", step is not False, consumer)
+        if step is False:
             return
         fused = _with_step(op, consumer, step)
         fused.location = op.location
@@ -94,10 +94,11 @@ def _with_step(op: Operation, consumer: Operation, other: SSAValue | None) -> gr
         extras = list(op.extra_operands)
         properties = dict(op.properties)
         block = Block(arg_types=[a.type for a in op.epilogue.block.args])
-        mapping = dict(zip(op.epilogue.block.args, block.args, strict=True))
+        mapping: dict[SSAValue, SSAValue] = dict(zip(op.epilogue.block.args, block.args, strict=True))
         for inner in op.epilogue.block.ops:
             block.add_op(inner.clone(value_mapper=mapping))
         terminator = block.last_op
+        assert terminator is not None  # the verifier ends an epilogue with its yield
         tail = terminator.operands[0]
         block.erase_op(terminator)
     else:

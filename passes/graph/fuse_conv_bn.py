@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -49,8 +49,8 @@ class _Builder:
     rewriter: PatternRewriter
     anchor: Operation
 
-    def op(self, op_class: type[Operation], operands: list[SSAValue], props: dict | None = None) -> SSAValue:
-        new = op_class.build_inferred(operands, props)  # type: ignore[attr-defined]
+    def op(self, op_class: type[graph.GraphOp], operands: list[SSAValue]) -> SSAValue:
+        new = op_class.build_inferred(operands)
         _insert_before(self.rewriter, new, self.anchor)
         return new.results[0]
 
@@ -61,6 +61,8 @@ class _Builder:
 
     def splat(self, number: float, like: SSAValue) -> SSAValue:
         t = like.type
+        # The folds build float weights; FloatAttr fails on anything else just as this does.
+        assert isinstance(t, TensorType) and isinstance(t.element_type, AnyFloat)
         new = graph.ConstOp(FloatAttr(number, t.element_type), t)
         _insert_before(self.rewriter, new, self.anchor)
         return new.result
@@ -84,7 +86,7 @@ def _single_use_conv(value: SSAValue) -> graph.ConvOp | None:
 def _channel_vector(value: SSAValue, conv: graph.ConvOp, rank: int) -> bool:
     """Whether `value` is a constant that varies along the channel axis only (or not at all),
     so that multiplying or adding it keeps the conv's result shape."""
-    if not computed_from_constants(value):
+    if not computed_from_constants(value) or not isinstance(value.type, TensorType):
         return False
     shape = value.type.get_shape()
     if len(shape) > rank:
@@ -111,14 +113,16 @@ def _replace_conv(
 
 def _channels_as(value: SSAValue, builder: _Builder, channels: int) -> SSAValue:
     """A per-channel constant as a vector of `channels` elements."""
-    shape = value.type.get_shape()
+    value_type = value.type
+    assert isinstance(value_type, TensorType)  # `_channel_vector` checked it
+    shape = value_type.get_shape()
     if tuple(shape) == (channels,):
         return value
     if all(d == 1 for d in shape):
         # A single value: broadcast it over the channels with a multiply by ones.
-        ones = graph.ConstOp(
-            FloatAttr(1.0, value.type.element_type), TensorType(value.type.element_type, [channels])
-        )
+        element = value_type.element_type
+        assert isinstance(element, AnyFloat)  # as FloatAttr would fail on any other element
+        ones = graph.ConstOp(FloatAttr(1.0, element), TensorType(element, [channels]))
         _insert_before(builder.rewriter, ones, builder.anchor)
         return builder.op(graph.MulOp, [ones.result, builder.reshape(value, [1])])
     return builder.reshape(value, [channels])
@@ -157,7 +161,9 @@ class FoldBatchNormIntoConv(RewritePattern):
 
 
 def _scale_weight(b: _Builder, conv: graph.ConvOp, s: SSAValue, channels: int) -> SSAValue:
-    rank = len(conv.weight.type.get_shape())
+    weight_type = conv.weight.type
+    assert isinstance(weight_type, TensorType)  # the verifier holds a conv's weight to a tensor
+    rank = len(weight_type.get_shape())
     return b.op(graph.MulOp, [conv.weight, b.reshape(s, [channels, *([1] * (rank - 1))])])
 
 

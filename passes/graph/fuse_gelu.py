@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import ClassVar, cast
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -46,7 +46,7 @@ from .match import (
     close,
     drops_rounding,
     intermediates_private,
-    other_operand,
+    is_tensor,
     replace_pattern,
     scalar,
     tolerance,
@@ -82,10 +82,11 @@ class FuseGelu(RewritePattern):
         if not isinstance(op, graph.MulOp | graph.DivOp):
             return
         for one_plus in _candidates(op, self.FUNCTION, self.weights):
-            function = one_plus.operands[0].owner
-            if not isinstance(function, self.FUNCTION):
-                function = one_plus.operands[1].owner
+            # `_candidates` found `self.FUNCTION` on one operand: the first such is the function.
+            function = next(v.owner for v in one_plus.operands if isinstance(v.owner, self.FUNCTION))
             for x in _variables(function.operands[0], self.weights):
+                if not is_tensor(x):
+                    continue
                 pattern = self._match(op, one_plus, function, x)
                 if pattern is None:
                     continue
@@ -104,7 +105,7 @@ class FuseGelu(RewritePattern):
                 return
 
     def _match(
-        self, root: Operation, one_plus: Operation, function: Operation, x: SSAValue
+        self, root: Operation, one_plus: Operation, function: Operation, x: SSAValue[TensorType]
     ) -> list[Operation] | None:
         """The pattern's ops, if `root` computes the GELU of `x` through `one_plus`."""
         product = _product(root, x, one_plus.results[0], self.weights)
@@ -167,7 +168,8 @@ class FuseGeluPass(RewritesOnly, ModulePass):
 def _candidates(root: Operation, function: type[Operation], weights: WeightStore | None) -> list[Operation]:
     """The `add(f(...), 1)` ops among the factors of the product that `root` ends."""
     found: list[Operation] = []
-    seen, stack = {root}, [(root, 0)]
+    seen: set[Operation | Block] = {root}
+    stack = [(root, 0)]
     while stack:
         op, depth = stack.pop()
         operands = op.operands if isinstance(op, graph.MulOp) else op.operands[:1]
@@ -183,10 +185,10 @@ def _candidates(root: Operation, function: type[Operation], weights: WeightStore
     return found
 
 
-def _is_one_plus(op: Operation, function: type[Operation], weights: WeightStore | None) -> bool:
-    for value in op.operands:
-        if isinstance(value.owner, function):
-            return close(scalar(other_operand(op, value), weights), 1.0, value.type.element_type)
+def _is_one_plus(op: graph.AddOp, function: type[Operation], weights: WeightStore | None) -> bool:
+    for value, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        if isinstance(value.owner, function) and isinstance(value.type, TensorType):
+            return close(scalar(other, weights), 1.0, value.type.element_type)
     return False
 
 

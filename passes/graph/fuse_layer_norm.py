@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -43,14 +43,14 @@ from ge.weights import WeightStore
 
 from ..driver import RewritesOnly, rewrite
 from ..session import CompileSession, current
-from .match import drops_rounding, intermediates_private, other_operand, replace_pattern, scalar
+from .match import drops_rounding, intermediates_private, is_tensor, other_operand, replace_pattern, scalar
 
 
 @dataclass
 class _Norm:
     """A matched normalization: `numerator / sqrt(mean(square) + epsilon)` over `axes`."""
 
-    x: SSAValue
+    x: SSAValue[TensorType]
     centered: bool
     """Whether the numerator is `x - mean(x)` (layer norm) rather than `x` (RMS norm)."""
     axes: tuple[int, ...]
@@ -73,6 +73,9 @@ class FuseNormalization(RewritePattern):
         norm = _match_norm(op, self.weights)
         if norm is None:
             return
+        element = norm.x.type.element_type
+        if not isinstance(element, AnyFloat):  # unreachable: the square root takes floats only
+            return
         name = "FuseLayerNorm" if norm.centered else "FuseRMSNorm"
         rank = len(norm.x.type.get_shape())
         trailing = tuple(range(rank - len(norm.axes), rank))
@@ -88,12 +91,11 @@ class FuseNormalization(RewritePattern):
             and intermediates_private(pattern, root)
             and root.results[0].type == norm.x.type
             and (gamma is not None or norm.x.type.has_static_shape())
-            and not drops_rounding(norm.x.type.element_type, self.keep_rounding)
+            and not drops_rounding(element, self.keep_rounding)
         )
         self.session.record(name, applied, op)
         if not applied:
             return
-        element = norm.x.type.element_type
         new_ops: list[Operation] = []
         if gamma is None:
             shape = norm.x.type.get_shape()[trailing[0] :]
@@ -132,6 +134,7 @@ class FuseLayerNormPass(RewritesOnly, ModulePass):
 
 def _match_norm(op: Operation, weights: WeightStore | None) -> _Norm | None:
     """`numerator / sqrt(reduce_mean(numerator^2) + eps)`, or `numerator * reciprocal(...)`."""
+    ops: list[Operation]
     if isinstance(op, graph.DivOp):
         numerator, root = op.operands
         ops = [op]
@@ -149,18 +152,18 @@ def _match_norm(op: Operation, weights: WeightStore | None) -> _Norm | None:
     if not isinstance(sqrt, graph.SqrtOp) or not isinstance(sqrt.operands[0].owner, graph.AddOp):
         return None
     add = sqrt.operands[0].owner
-    for variance in add.operands:
+    for variance, other in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
         if isinstance(variance.owner, graph.ReduceMeanOp):
+            epsilon = scalar(other, weights)
             break
     else:
         return None
-    epsilon = scalar(other_operand(add, variance), weights)
-    square = variance.owner.operands[0].owner
-    if epsilon is None or _squared(square, weights) is not numerator:
+    square = variance.owner.input.owner
+    if epsilon is None or not isinstance(square, Operation) or _squared(square, weights) is not numerator:
         return None
     ops += [sqrt, add, variance.owner, square]
     axes = _axes(variance.owner)
-    reductions = [variance.owner]
+    reductions: list[Operation] = [variance.owner]
     centered = numerator.owner
     x = numerator
     if isinstance(centered, graph.SubOp) and isinstance(centered.operands[1].owner, graph.ReduceMeanOp):
@@ -169,6 +172,8 @@ def _match_norm(op: Operation, weights: WeightStore | None) -> _Norm | None:
             x = centered.operands[0]
             ops += [centered, mean]
             reductions.append(mean)
+    if not is_tensor(x):
+        return None
     return _Norm(x, x is not numerator, axes, epsilon, ops, reductions)
 
 
@@ -181,8 +186,10 @@ def _squared(op: Operation | None, weights: WeightStore | None) -> SSAValue | No
     return None
 
 
-def _axes(reduction: Operation) -> tuple[int, ...]:
-    rank = len(reduction.operands[0].type.get_shape())
+def _axes(reduction: graph.ReduceMeanOp) -> tuple[int, ...]:
+    input_type = reduction.input.type
+    assert isinstance(input_type, TensorType)  # the verifier holds a reduction's input to a tensor
+    rank = len(input_type.get_shape())
     return tuple(sorted(a + rank if a < 0 else a for a in get_ints(reduction, "axes")))
 
 
@@ -197,7 +204,7 @@ def _affine_tail(
     for kind, wanted in ((graph.MulOp, True), (graph.AddOp, norm.centered)):
         user = _single_user(last.results[0])
         other = other_operand(user, last.results[0]) if isinstance(user, kind) and wanted else None
-        if other is not None and _is_parameter(other, norm, trailing):
+        if user is not None and other is not None and _is_parameter(other, norm, trailing):
             tail.append(user)
             last = user
         else:

@@ -11,10 +11,11 @@ such a fusion changes the numbers, so it applies only when the precision mode al
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TypeGuard
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import BFloat16Type, Float16Type
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
@@ -34,6 +35,12 @@ READ_LIMIT = 1 << 16
 def drops_rounding(element: Attribute, keep_rounding: bool) -> bool:
     """Whether fusing a pattern of `element`s would skip roundings the graph does (see above)."""
     return keep_rounding and isinstance(element, Float16Type | BFloat16Type)
+
+
+def is_tensor(value: SSAValue | None) -> TypeGuard[SSAValue[TensorType]]:
+    """Whether `value` is a tensor: graph ops take and give tensors, so a pattern whose value is
+    anything else cannot match."""
+    return value is not None and isinstance(value.type, TensorType)
 
 
 def is_constant(value: SSAValue | None) -> bool:

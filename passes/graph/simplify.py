@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -69,7 +70,7 @@ class CollapseReshapeChain(RewritePattern):
         inner = op.operands[0].owner
         if not isinstance(inner, graph.ReshapeOp | graph.FlattenOp):
             return
-        shape = op.results[0].type.get_shape()
+        shape = op.result.type.get_shape()
         if any(d < 0 for d in shape):
             return
         new = graph.ReshapeOp(inner.operands[0], shape)
@@ -102,9 +103,9 @@ class CollapseWideningCast(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.CastOp, rewriter: PatternRewriter) -> None:
         inner = op.input.owner
-        if not isinstance(inner, graph.CastOp):
+        if not isinstance(inner, graph.CastOp) or not isinstance(source := inner.input.type, TensorType):
             return
-        if not _widens(inner.input.type.element_type, inner.result.type.element_type):
+        if not _widens(source.element_type, inner.result.type.element_type):
             return
         if inner.input.type == op.result.type:
             rewriter.replace(op, [], [inner.input])
@@ -122,7 +123,9 @@ class RemoveDoubleNegation(RewritePattern):
         if not isinstance(op, graph.NegOp | graph.NotOp):
             return
         inner = op.operands[0].owner
-        if type(inner) is type(op) and inner.operands[0].type == op.results[0].type:
+        if not isinstance(inner, Operation) or type(inner) is not type(op):
+            return
+        if inner.operands[0].type == op.results[0].type:
             rewriter.replace(op, [], [inner.operands[0]])
 
 
@@ -144,14 +147,14 @@ class RemoveNeutralOperand(RewritePattern):
                 return
 
 
-def _splat(value: SSAValue) -> Attribute | None:
+def _splat(value: SSAValue) -> FloatAttr | IntegerAttr | None:
     owner = value.owner
     if isinstance(owner, graph.ConstOp) and isinstance(owner.value, FloatAttr | IntegerAttr):
         return owner.value
     return None
 
 
-def _is_neutral(op: Operation, value: Attribute) -> bool:
+def _is_neutral(op: Operation, value: FloatAttr | IntegerAttr) -> bool:
     number = value.value.data
     if isinstance(op, graph.MulOp | graph.DivOp):
         return number == 1
