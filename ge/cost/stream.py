@@ -25,12 +25,12 @@ def launch_info(launch: LaunchOp, kernel: KernelFuncOp) -> KernelInfo:
     """What the cost model needs of one launch: the kernel's ops, operands, formats and schedule."""
     signature = kernel.function_type
     inputs = tuple(
-        Operand(t, f.data, weight=isinstance(root_buffer(b).owner, WeightOp))  # type: ignore[arg-type]
-        for t, f, b in zip(signature.inputs.data, kernel.in_formats.data, launch.inputs, strict=True)
+        Operand(t, f, weight=isinstance(root_buffer(b).owner, WeightOp))  # type: ignore[arg-type]
+        for t, f, b in zip(signature.inputs.data, kernel.in_formats, launch.inputs, strict=True)
     )
     outputs = tuple(
-        Operand(t, f.data)  # type: ignore[arg-type]
-        for t, f in zip(signature.outputs.data, kernel.out_formats.data, strict=True)
+        Operand(t, f)  # type: ignore[arg-type]
+        for t, f in zip(signature.outputs.data, kernel.out_formats, strict=True)
     )
     block = kernel.body.block
     ops = tuple(op for op in block.ops if op is not block.last_op)
