@@ -485,9 +485,10 @@ class ViewOp(LocalVerifier, IRDLOperation):
         super().__init__(operands=[source], result_types=[type])
 
     def verify_(self) -> None:
-        if byte_size(self.source.type) != byte_size(self.buffer.type):  # the same bytes, not a copy
-            raise fail(self, f"{self.source.type} and {self.buffer.type} are not the same bytes")
-        if self.source.type.element_type != self.buffer.type.element_type:
+        source, result = _memref_types(self)
+        if byte_size(source) != byte_size(result):  # the same bytes, not a copy
+            raise fail(self, f"{source} and {result} are not the same bytes")
+        if source.element_type != result.element_type:
             raise fail(self, "a view keeps the element type")
 
 
@@ -527,7 +528,8 @@ class SubviewOp(LocalVerifier, IRDLOperation):
         )
 
     def verify_(self) -> None:
-        outer, inner = self.source.type.get_shape(), self.buffer.type.get_shape()
+        source, result = _memref_types(self)
+        outer, inner = source.get_shape(), result.get_shape()
         axis, start, length = self.axis.value.data, self.start.value.data, self.length.value.data
         if not 0 <= axis < len(outer) or len(inner) != len(outer):
             raise fail(self, f"axis {axis} does not fit {self.source.type} -> {self.buffer.type}")
@@ -538,14 +540,11 @@ class SubviewOp(LocalVerifier, IRDLOperation):
                 f"slice [{start}, {start + length}) of axis {axis} of {self.source.type} "
                 f"is not {self.buffer.type}",
             )
-        fmt = format_of(self.source.type)
-        if (
-            format_of(self.buffer.type) != fmt
-            or self.source.type.element_type != self.buffer.type.element_type
-        ):
-            raise fail(self, f"a subview keeps the format and element type of {self.source.type}")
+        fmt = format_of(source)
+        if format_of(result) != fmt or source.element_type != result.element_type:
+            raise fail(self, f"a subview keeps the format and element type of {source}")
         if fmt == "NC1HWC0":
-            c0 = c0_of(getattr(self.buffer.type.element_type, "bitwidth", 32))
+            c0 = c0_of(getattr(result.element_type, "bitwidth", 32))
             if axis != 1 or start % c0 or length % c0:
                 raise fail(self, f"an NC1HWC0 subview takes whole blocks of {c0} channels on axis 1")
         elif fmt not in FRAMEWORK_FORMATS:
@@ -554,10 +553,18 @@ class SubviewOp(LocalVerifier, IRDLOperation):
     def stored_slice(self) -> tuple[int, int, int]:
         """(axis, start, length) of the slice in the source's stored shape."""
         axis, start, length = self.axis.value.data, self.start.value.data, self.length.value.data
-        if format_of(self.source.type) == "NC1HWC0":
-            c0 = c0_of(getattr(self.buffer.type.element_type, "bitwidth", 32))
+        source, result = _memref_types(self)
+        if format_of(source) == "NC1HWC0":
+            c0 = c0_of(getattr(result.element_type, "bitwidth", 32))
             return axis, start // c0, length // c0
         return axis, start, length
+
+
+def _memref_types(op: ViewOp | SubviewOp) -> tuple[MemRefType, MemRefType]:
+    """The source and result types of a view (memrefs: the op's constraints hold before verify_)."""
+    source, result = op.source.type, op.buffer.type
+    assert isinstance(source, MemRefType) and isinstance(result, MemRefType)
+    return source, result
 
 
 def root_buffer(value: SSAValue) -> SSAValue:
