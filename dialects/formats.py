@@ -10,6 +10,13 @@ the framework's contiguous layout (NCHW for 4-D, ND otherwise: the same row-majo
 encoding is only ever a device format; `with_format` and `format_of` keep that rule in one place.
 The convolution group count a FRACTAL_Z layout depends on stays with the convolution that reads the
 weights (`ge.dialects.kernel.weight_groups`), not in the type.
+
+At the stream level the same attribute is a memref's layout, and the memref keeps the logical shape
+too: `memref<1x3x8x8xf32, #ascend.format<NC1HWC0>>` holds the bytes of a `tensor<1x3x8x8xf32,
+#ascend.format<NC1HWC0>>`, whose stored shape `storage_shape` derives. `FormatAttr` implements xDSL's
+`MemRefLayoutAttr` interface for that; the element offset it maps an index to depends on the
+memref's shape (C1 = ceil(C / C0), the fractal counts), which a layout attribute of MLIR's interface
+is not given, so `get_affine_map` refuses and names `device_shape` instead.
 """
 
 from __future__ import annotations
@@ -17,12 +24,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import overload
 
-from xdsl.dialects.builtin import NoneAttr, TensorType
+from xdsl.dialects.builtin import MemRefLayoutAttr, MemRefType, NoneAttr, TensorType
 from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import Attribute, SSAValue
+from xdsl.ir.affine import AffineMap
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.str_enum import StrEnum
 
 FORMATS = ("ND", "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ")
@@ -43,10 +52,17 @@ class Format(StrEnum):
 
 
 @irdl_attr_definition
-class FormatAttr(EnumAttribute[Format]):
-    """A device format as a tensor type's encoding: `#ascend.format<FRACTAL_Z>`."""
+class FormatAttr(EnumAttribute[Format], MemRefLayoutAttr):
+    """A device format as a tensor type's encoding or a memref's layout: `#ascend.format<FRACTAL_Z>`."""
 
     name = "ascend.format"
+
+    def get_affine_map(self) -> AffineMap:
+        """Refused: the offsets depend on the memref's shape, which a layout is not given."""
+        raise DiagnosticException(
+            f"{self.data.value} maps an index to an offset that depends on the memref's shape: "
+            "use ge.dialects.formats.storage_shape for the stored shape"
+        )
 
     def print_parameter(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -66,6 +82,9 @@ def format_of(value_or_type: SSAValue | Attribute) -> str:
     """The format a value (or a tensor type) is stored in: its `#ascend.format` encoding, or the
     framework format of its shape when it has none (NCHW for 4-D, ND otherwise)."""
     t = value_or_type.type if isinstance(value_or_type, SSAValue) else value_or_type
+    if isinstance(t, MemRefType):
+        layout = t.layout
+        return layout.data.value if isinstance(layout, FormatAttr) else framework_format(t.get_shape())
     if not isinstance(t, TensorType):
         return "ND"
     if isinstance(t.encoding, FormatAttr):
@@ -83,6 +102,22 @@ def with_format(t: TensorType, fmt: str) -> TensorType:
 def plain_type(t: TensorType) -> TensorType: ...
 @overload
 def plain_type(t: Attribute) -> Attribute: ...
+
+
+def memref_of(t: TensorType, fmt: str | None = None) -> MemRefType:
+    """The buffer type of a value of type `t` kept in `fmt` (by default, the format of `t`): the
+    logical shape, with the device format as its layout."""
+    fmt = format_of(t) if fmt is None else fmt
+    layout: MemRefLayoutAttr | NoneAttr = NoneAttr() if fmt in FRAMEWORK_FORMATS else FormatAttr(Format(fmt))
+    return MemRefType(t.element_type, t.get_shape(), layout)
+
+
+def storage_shape(t: MemRefType | TensorType, groups: int = 1) -> tuple[int, ...]:
+    """The shape of the bytes a value of type `t` takes in its format (`groups`: of a FRACTAL_Z
+    weight's convolution). Raises ValueError for a shape the format cannot store."""
+    return device_shape(t.get_shape(), format_of(t), c0_of(bitwidth_of(t.element_type)), groups)
+
+
 def plain_type(t: Attribute) -> Attribute:
     """`t` without its format: the logical type a kernel body computes on."""
     if isinstance(t, TensorType) and isinstance(t.encoding, FormatAttr):

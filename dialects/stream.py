@@ -3,6 +3,15 @@
 Kernels are outlined into `ascend.stream.kernel` symbols (as `gpu.func`); an
 `ascend.stream.model` holds the arena and weight-blob sizes, every buffer at its offset, and the
 launches of kernels on streams, with events to order work across streams.
+
+A buffer's type is the tensor's type as a memref: the logical shape, with the device format as its
+layout, `memref<1x3x8x8xf32, #ascend.format<NC1HWC0>>` (no layout: the framework's contiguous
+NCHW/ND bytes). A kernel's `function_type` has the same tensor types as the kernel op it was
+outlined from, formats as encodings, so a launch's buffer holds a kernel operand exactly when the
+two types agree in shape, element type and format: `holds` compares, it does not recompute a stored
+shape. The stored shape and byte size follow from the type (`ge.dialects.formats.storage_shape`,
+`byte_size`); only a FRACTAL_Z weight adds its convolution's group count (`WeightOp.groups`).
+A subview slices the logical shape (for NC1HWC0, channels in whole C0 blocks).
 """
 
 from __future__ import annotations
@@ -13,13 +22,13 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     I64,
     ArrayAttr,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FloatAttr,
     FunctionType,
     IntegerAttr,
     MemRefType,
+    NoneAttr,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
@@ -49,8 +58,17 @@ from xdsl.traits import (
     SymbolTable,
 )
 
-from .common import IntArray, fail
-from .formats import FORMATS, bitwidth_of, c0_of, device_shape
+from .common import fail
+from .formats import (
+    FRAMEWORK_FORMATS,
+    FormatAttr,
+    bitwidth_of,
+    c0_of,
+    format_of,
+    memref_of,
+    plain_type,
+    storage_shape,
+)
 from .kernel import KINDS, KernelKindAttr, KernelUnitAttr
 from .tiling import TilingAttr
 from .verify import LocalVerifier
@@ -58,19 +76,20 @@ from .verify import LocalVerifier
 SPACES = ("arena", "weight")
 
 
-def byte_size(t: MemRefType | TensorType) -> int:
-    """Bytes a dense buffer of this static type takes."""
+def byte_size(t: MemRefType | TensorType, groups: int = 1) -> int:
+    """Bytes a dense buffer of this static type takes, stored in its format (`groups`: of a
+    FRACTAL_Z weight's convolution). Raises ValueError for a shape the format cannot store."""
     width = bitwidth_of(t.element_type)
-    return math.prod(t.get_shape()) * max(1, width // 8)
+    return math.prod(storage_shape(t, groups)) * max(1, width // 8)
 
 
 @irdl_op_definition
 class KernelFuncOp(LocalVerifier, IRDLOperation):
-    """An outlined kernel: a symbol holding the graph ops it computes, its unit and formats.
+    """An outlined kernel: a symbol holding the graph ops it computes and its unit; its type has
+    the operands' formats as encodings, the body computes on the plain types.
 
     ```
-    ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]}
-        : (tensor<4xf32>) -> tensor<4xf32> {
+    ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
     ^bb0(%a : tensor<4xf32>):
       %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
       ascend.stream.return %r : tensor<4xf32>
@@ -83,8 +102,6 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
     sym_name = prop_def(SymbolNameConstraint())
     function_type = prop_def(FunctionType)
     unit = prop_def(KernelUnitAttr)
-    in_formats = prop_def(ArrayAttr[StringAttr])
-    out_formats = prop_def(ArrayAttr[StringAttr])
     kernel_name = opt_prop_def(StringAttr)
     kind = opt_prop_def(KernelKindAttr)
     """`#ascend.kind<trans_data>` for a format conversion; otherwise the unit."""
@@ -109,24 +126,32 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
         """The types of the kernel's outputs: the tensors of the graph it was lowered from."""
         return _tensor_types(self.function_type.outputs.data)
 
+    @property
+    def in_formats(self) -> tuple[str, ...]:
+        """The format of each input, read from its type."""
+        return tuple(format_of(t) for t in self.function_type.inputs.data)
+
+    @property
+    def out_formats(self) -> tuple[str, ...]:
+        """The format of each result, read from its type."""
+        return tuple(format_of(t) for t in self.function_type.outputs.data)
+
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$sym_name attr-dict `:` $function_type $body"
 
     def verify_(self) -> None:
         block = self.body.block
         inputs, outputs = self.function_type.inputs.data, self.function_type.outputs.data
-        if tuple(a.type for a in block.args) != inputs:
-            raise fail(self, "body arguments do not match the kernel's input types")
+        for t in (*inputs, *outputs):
+            if not isinstance(t, TensorType) or not isinstance(t.encoding, FormatAttr | NoneAttr):
+                raise fail(self, f"{t} is no tensor type with an #ascend.format encoding")
+        if tuple(a.type for a in block.args) != tuple(plain_type(t) for t in inputs):
+            raise fail(self, "body arguments do not match the kernel's input types (without formats)")
         terminator = block.last_op
         if not isinstance(terminator, ReturnOp):
             raise fail(self, "body must end with 'ascend.stream.return'")
-        if tuple(v.type for v in terminator.values) != outputs:
-            raise fail(self, "returned types do not match the kernel's result types")
-        if len(self.in_formats.data) != len(inputs) or len(self.out_formats.data) != len(outputs):
-            raise fail(self, "one format per input and per result is required")
-        for f in (*self.in_formats.data, *self.out_formats.data):
-            if f.data not in FORMATS:
-                raise fail(self, f"unknown format '{f.data}' (known: {', '.join(FORMATS)})")
+        if tuple(v.type for v in terminator.values) != tuple(plain_type(t) for t in outputs):
+            raise fail(self, "returned types do not match the kernel's result types (without formats)")
         for op in block.ops:
             if op is not terminator and not op.name.startswith("ascend.graph."):
                 raise fail(self, f"a kernel body holds graph ops only, found '{op.name}'")
@@ -237,10 +262,18 @@ class _PlacedOp(LocalVerifier, IRDLOperation):
     size = prop_def(IntegerAttr[I64])
     buffer = result_def(MemRefType)
 
+    @property
+    def group_count(self) -> int:
+        """The convolution group count the stored FRACTAL_Z bytes are laid out for."""
+        return 1
+
     def verify_(self) -> None:
         if any(d < 0 for d in self.buffer.type.get_shape()):
             raise fail(self, f"a placed buffer needs a static shape, got {self.buffer.type}")
-        need = byte_size(self.buffer.type)
+        try:
+            need = byte_size(self.buffer.type, self.group_count)
+        except ValueError as error:
+            raise fail(self, str(error)) from None
         if self.size.value.data < need:
             raise fail(self, f"{self.size.value.data} bytes cannot hold {self.buffer.type} ({need} bytes)")
 
@@ -300,12 +333,8 @@ class WeightOp(_PlacedOp):
     name = "ascend.stream.weight"
 
     value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr | FloatAttr | IntegerAttr)
-    format = opt_prop_def(StringAttr)
-    """The device format the value is stored in (converted at compile time); ND when absent."""
     groups = opt_prop_def(IntegerAttr[I64])
-    """Convolution groups of a FRACTAL_Z weight."""
-    shape = opt_prop_def(IntArray)
-    """The logical shape of a splat stored in a device format (whose padding must be zeros)."""
+    """Convolution groups of a FRACTAL_Z weight: how its stored bytes are laid out."""
 
     traits = traits_def(HasParent(ModelOp))
     irdl_options = (ParsePropInAttrDict(),)
@@ -313,7 +342,8 @@ class WeightOp(_PlacedOp):
 
     @property
     def stored_format(self) -> str:
-        return self.format.data if self.format is not None else "ND"
+        """The device format the value is stored in (converted at compile time): the layout."""
+        return format_of(self.buffer.type)
 
     @property
     def group_count(self) -> int:
@@ -322,32 +352,15 @@ class WeightOp(_PlacedOp):
     def verify_(self) -> None:
         super().verify_()
         memref = self.buffer.type
-        value = self.value
-        if self.stored_format not in FORMATS:
-            raise fail(self, f"unknown format '{self.stored_format}' (known: {', '.join(FORMATS)})")
-        if isinstance(value, FloatAttr | IntegerAttr):
-            if value.type != memref.element_type:
-                raise fail(self, f"a splat of {value.type} cannot fill {memref}")
-            if self.stored_format in ("ND", "NCHW"):
-                return
-            if self.shape is None:
-                raise fail(self, f"a splat stored in {self.stored_format} needs its logical 'shape'")
         logical = self.logical_type
-        try:
-            c0 = c0_of(bitwidth_of(logical.element_type))
-            stored = device_shape(logical.get_shape(), self.stored_format, c0, self.group_count)
-        except ValueError as error:
-            raise fail(self, str(error)) from None
-        if stored != memref.get_shape() or logical.element_type != memref.element_type:
-            raise fail(self, f"a value of type {logical} in {self.stored_format} cannot fill {memref}")
+        if logical.get_shape() != memref.get_shape() or logical.element_type != memref.element_type:
+            raise fail(self, f"a value of type {logical} cannot fill {memref}")
 
     @property
     def logical_type(self) -> TensorType:
         """The type of the constant as the graph has it (before conversion to the stored format)."""
         value = self.value
         if isinstance(value, FloatAttr | IntegerAttr):
-            if self.shape is not None:
-                return TensorType(value.type, self.shape.get_values())
             return TensorType(value.type, self.buffer.type.get_shape())
         if not isinstance(value.type, TensorType):
             raise fail(self, f"a weight's value has type {value.type}, not a tensor type")
@@ -359,21 +372,15 @@ class WeightOp(_PlacedOp):
         offset: int,
         size: int,
         type: MemRefType,
-        format: str = "ND",
         groups: int = 1,
-        shape: Sequence[int] | None = None,
     ):
         props: dict[str, Attribute] = {
             "value": value,
             "offset": IntegerAttr(offset, i64),
             "size": IntegerAttr(size, i64),
         }
-        if format != "ND":
-            props["format"] = StringAttr(format)
         if groups != 1:
             props["groups"] = IntegerAttr(groups, i64)
-        if shape is not None and isinstance(value, FloatAttr | IntegerAttr) and format not in ("ND", "NCHW"):
-            props["shape"] = DenseArrayBase.from_list(i64, list(shape))
         super().__init__(properties=props, result_types=[type])
 
 
@@ -423,16 +430,11 @@ class LaunchOp(LocalVerifier, IRDLOperation):
                 raise fail(self, f"{len(buffers)} {what} buffers for {len(types)} kernel {what}s")
             if what == "output" and any(isinstance(b.owner, WeightOp) for b in buffers):
                 raise fail(self, "a launch cannot write into a weight")
-            formats = kernel.in_formats.data if what == "input" else kernel.out_formats.data
-            for buffer, t, f in zip(buffers, types, formats, strict=True):
+            for buffer, t in zip(buffers, types, strict=True):
                 b = buffer.type
-                if (
-                    not isinstance(b, MemRefType)
-                    or not isinstance(t, TensorType)
-                    or b.element_type != t.element_type
-                    or not holds(b, t, f.data)
-                ):
-                    raise fail(self, f"{what} buffer {b} does not hold kernel {what} {t} in {f.data}")
+                if not isinstance(t, TensorType) or not holds(b, t):
+                    held = f"kernel {what} {t} ({format_of(t)})"
+                    raise fail(self, f"{what} buffer {b} ({format_of(b)}) does not hold {held}")
 
 
 class _EventOp(LocalVerifier, IRDLOperation):
@@ -480,14 +482,9 @@ class OutputsOp(IRDLOperation):
         super().__init__(operands=[values])
 
 
-def holds(buffer: MemRefType, t: TensorType, fmt: str) -> bool:
-    """Whether `buffer` is the stored shape of `t` in `fmt` (FRACTAL_Z: of some group count)."""
-    c0 = c0_of(bitwidth_of(t.element_type))
-    shape = buffer.get_shape()
-    if fmt != "FRACTAL_Z":
-        return shape == device_shape(t.get_shape(), fmt, c0)
-    cout, cin, kh, kw = t.get_shape()
-    return len(shape) == 4 and shape[2:] == (16, c0) and shape[0] % (kh * kw) == 0
+def holds(buffer: Attribute, t: TensorType) -> bool:
+    """Whether `buffer` holds a value of type `t`: the same shape, element type and format."""
+    return isinstance(buffer, MemRefType) and buffer == memref_of(t)
 
 
 @irdl_op_definition
@@ -509,20 +506,21 @@ class ViewOp(LocalVerifier, IRDLOperation):
         super().__init__(operands=[source], result_types=[type])
 
     def verify_(self) -> None:
-        source = self.source.type
-        assert isinstance(source, MemRefType), "the operand's constraint holds before verify_"
-        if byte_size(source) != byte_size(self.buffer.type):
-            raise fail(self, f"{source} and {self.buffer.type} are not the same bytes")
-        if source.element_type != self.buffer.type.element_type:
+        source, result = _memref_types(self)
+        if byte_size(source) != byte_size(result):  # the same bytes, not a copy
+            raise fail(self, f"{source} and {result} are not the same bytes")
+        if source.element_type != result.element_type:
             raise fail(self, "a view keeps the element type")
 
 
 @irdl_op_definition
 class SubviewOp(LocalVerifier, IRDLOperation):
-    """A slice of `source` along `axis`, from `start`, `length` long: a producer writes its result
-    straight into its part of a concat.
+    """A slice of `source` along logical `axis`, from `start`, `length` long: a producer writes its
+    result straight into its part of a concat. Both keep the source's format; in NC1HWC0 the slice
+    is whole channel blocks (axis 1, start and length multiples of C0).
 
-    `%s = ascend.stream.subview %b axis 1 start 4 length 2 : memref<1x6x8x8x16xf32> -> memref<1x2x8x8x16xf32>`
+    `%s = ascend.stream.subview %b axis 1 start 64 length 32 : memref<1x96x8x8xf32, #ascend.format<NC1HWC0>>
+        -> memref<1x32x8x8xf32, #ascend.format<NC1HWC0>>`
     """
 
     name = "ascend.stream.subview"
@@ -551,9 +549,8 @@ class SubviewOp(LocalVerifier, IRDLOperation):
         )
 
     def verify_(self) -> None:
-        source = self.source.type
-        assert isinstance(source, MemRefType), "the operand's constraint holds before verify_"
-        outer, inner = source.get_shape(), self.buffer.type.get_shape()
+        source, result = _memref_types(self)
+        outer, inner = source.get_shape(), result.get_shape()
         axis, start, length = self.axis.value.data, self.start.value.data, self.length.value.data
         if not 0 <= axis < len(outer) or len(inner) != len(outer):
             raise fail(self, f"axis {axis} does not fit {self.source.type} -> {self.buffer.type}")
@@ -564,6 +561,31 @@ class SubviewOp(LocalVerifier, IRDLOperation):
                 f"slice [{start}, {start + length}) of axis {axis} of {self.source.type} "
                 f"is not {self.buffer.type}",
             )
+        fmt = format_of(source)
+        if format_of(result) != fmt or source.element_type != result.element_type:
+            raise fail(self, f"a subview keeps the format and element type of {source}")
+        if fmt == "NC1HWC0":
+            c0 = c0_of(getattr(result.element_type, "bitwidth", 32))
+            if axis != 1 or start % c0 or length % c0:
+                raise fail(self, f"an NC1HWC0 subview takes whole blocks of {c0} channels on axis 1")
+        elif fmt not in FRAMEWORK_FORMATS:
+            raise fail(self, f"a subview is ND, NCHW or NC1HWC0, not {fmt}")
+
+    def stored_slice(self) -> tuple[int, int, int]:
+        """(axis, start, length) of the slice in the source's stored shape."""
+        axis, start, length = self.axis.value.data, self.start.value.data, self.length.value.data
+        source, result = _memref_types(self)
+        if format_of(source) == "NC1HWC0":
+            c0 = c0_of(getattr(result.element_type, "bitwidth", 32))
+            return axis, start // c0, length // c0
+        return axis, start, length
+
+
+def _memref_types(op: ViewOp | SubviewOp) -> tuple[MemRefType, MemRefType]:
+    """The source and result types of a view (memrefs: the op's constraints hold before verify_)."""
+    source, result = op.source.type, op.buffer.type
+    assert isinstance(source, MemRefType) and isinstance(result, MemRefType)
+    return source, result
 
 
 def root_buffer(value: SSAValue) -> SSAValue:

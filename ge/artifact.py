@@ -32,7 +32,9 @@ from .options import check_optimization_level, check_options
 from .soc import known_socs
 
 MAGIC = b"GE-MODEL"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Version 2: buffers are memrefs of the logical shape with the device format as their layout,
+and kernel types carry formats as encodings (version 1 wrote stored shapes and format lists)."""
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,9 @@ def test_tampering_and_versions_are_detected(tmp_path: Path) -> None:
     with pytest.raises(ge.InvalidModelError, match="weight blob does not match its checksum"):
         ge.GraphCompiler.load(tmp_path / "bad.ge")
     (tmp_path / "old.ge").write_bytes(
-        path.read_bytes().replace(b'"format_version": 1', b'"format_version": 9')
+        path.read_bytes().replace(b'"format_version": 2', b'"format_version": 9')
     )
-    with pytest.raises(ge.InvalidModelError, match="format_version is 9 .int.; this ge reads version 1"):
+    with pytest.raises(ge.InvalidModelError, match="format_version is 9 .int.; this ge reads version 2"):
         ge.GraphCompiler.load(tmp_path / "old.ge")
     (tmp_path / "junk.ge").write_bytes(b"not a model")
     with pytest.raises(ge.InvalidModelError, match="is not a .ge model file"):
@@ -65,8 +65,8 @@ def _with_manifest(path: Path, edit) -> bytes:
     ("edit", "message"),
     [
         (
-            lambda m: {**m, "format_version": "1"},
-            "format_version is '1' (str); this ge reads version 1 (the integer)",
+            lambda m: {**m, "format_version": "2"},
+            "format_version is '2' (str); this ge reads version 2 (the integer)",
         ),
         (lambda m: {k: v for k, v in m.items() if k != "ir_bytes"}, "the manifest lacks 'ir_bytes'"),
         (lambda m: {**m, "weight_bytes": "12"}, "manifest 'weight_bytes' is '12' (str), it must be int"),

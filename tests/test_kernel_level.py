@@ -78,7 +78,7 @@ def test_weights_are_stored_in_device_formats() -> None:
         if "ascend.graph.fused_conv2d" in body or "ascend.graph.conv2d" in body:
             convs += 1
             assert isinstance(weight, WeightOp) and weight.stored_format == "FRACTAL_Z", info.name
-            assert kernel.in_formats.data[0].data == "NC1HWC0"
+            assert kernel.in_formats[0] == "NC1HWC0"
         elif "ascend.graph.gemm" in body or "ascend.graph.fused_gemm" in body:
             assert isinstance(weight, WeightOp) and weight.stored_format == "FRACTAL_NZ", info.name
     assert convs == 53

@@ -209,7 +209,7 @@ def test_a_yes_no_property_is_a_python_bool_or_its_default_from_the_op_definitio
 
 UNKNOWN_KERNEL = """
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]}
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>}
       : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>

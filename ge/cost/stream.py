@@ -24,12 +24,10 @@ def soc_figures(module: ModuleOp) -> Mapping[str, Any]:
 def launch_info(launch: LaunchOp, kernel: KernelFuncOp) -> KernelInfo:
     """What the cost model needs of one launch: the kernel's ops, operands, formats and schedule."""
     inputs = tuple(
-        Operand(t, f.data, weight=isinstance(root_buffer(b).owner, WeightOp))
-        for t, f, b in zip(kernel.input_types, kernel.in_formats.data, launch.inputs, strict=True)
+        Operand(t, f, weight=isinstance(root_buffer(b).owner, WeightOp))
+        for t, f, b in zip(kernel.input_types, kernel.in_formats, launch.inputs, strict=True)
     )
-    outputs = tuple(
-        Operand(t, f.data) for t, f in zip(kernel.output_types, kernel.out_formats.data, strict=True)
-    )
+    outputs = tuple(Operand(t, f) for t, f in zip(kernel.output_types, kernel.out_formats, strict=True))
     block = kernel.body.block
     ops = tuple(op for op in block.ops if op is not block.last_op)
     tiling = kernel.tiling.sizes() if kernel.tiling is not None else {}

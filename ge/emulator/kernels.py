@@ -59,7 +59,7 @@ class _Stored:
 def run_kernel(kernel: KernelFuncOp, buffers: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The stored results of `kernel` on stored `buffers` (one per input, in its input format)."""
     block = kernel.body.block
-    formats = [f.data for f in kernel.in_formats.data]
+    formats = kernel.in_formats
     env: dict[SSAValue, _Stored] = {}
     values: dict[SSAValue, np.ndarray] = {}
     for arg, array, fmt in zip(block.args, buffers, formats, strict=True):
@@ -73,10 +73,10 @@ def run_kernel(kernel: KernelFuncOp, buffers: Sequence[np.ndarray]) -> list[np.n
             results = [result]
         values.update(zip(op.results, results, strict=True))
     outputs = []
-    for value, fmt in zip(ops[-1].operands, kernel.out_formats.data, strict=True):
+    for value, fmt in zip(ops[-1].operands, kernel.out_formats, strict=True):
         array = values[value] if value in values else env[value].logical()
-        if fmt.data not in FRAMEWORK:
-            array = to_device(array, fmt.data, c0_of(bitwidth_of(tensor_type(value).element_type)))
+        if fmt not in FRAMEWORK:
+            array = to_device(array, fmt, c0_of(bitwidth_of(tensor_type(value).element_type)))
         outputs.append(array)
     return outputs
 

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import SSAValue
 
 from ge.dialects.common import describe
+from ge.dialects.formats import storage_shape
 from ge.dialects.stream import (
     BufferOp,
     EventRecordOp,
@@ -105,7 +106,7 @@ class Emulator:
         for op in self.model.body.block.ops:
             if isinstance(op, BufferOp) and op.bound:
                 t = op.buffer.type
-                dtype, shape = numpy_dtype(t.element_type), tuple(t.get_shape())
+                dtype, shape = numpy_dtype(t.element_type), storage_shape(t)
                 if op.input is not None:
                     given = np.asarray(inputs[op.input.value.data])
                     if given.dtype != dtype or given.shape != shape:
@@ -139,20 +140,20 @@ def bind(
         if isinstance(op, BufferOp) and op.bound:
             if user is None or op not in user:
                 t = op.buffer.type
-                views[op.buffer] = np.zeros(tuple(t.get_shape()), numpy_dtype(t.element_type))
+                views[op.buffer] = np.zeros(storage_shape(t), numpy_dtype(t.element_type))
             else:
                 views[op.buffer] = user[op]
         elif isinstance(op, BufferOp):
             views[op.buffer] = _view(arena, op.offset.value.data, op.buffer.type)
         elif isinstance(op, WeightOp):
-            views[op.buffer] = _view(blob, op.offset.value.data, op.buffer.type)
+            views[op.buffer] = _view(blob, op.offset.value.data, op.buffer.type, op.group_count)
         elif isinstance(op, ViewOp):
             view = views[op.source].view()
-            view.shape = op.buffer.type.get_shape()  # raises rather than copy
+            view.shape = storage_shape(op.buffer.type)  # raises rather than copy
             views[op.buffer] = view
         elif isinstance(op, SubviewOp):
-            axis, start = op.axis.value.data, op.start.value.data
-            index = (slice(None),) * axis + (slice(start, start + op.length.value.data),)
+            axis, start, length = op.stored_slice()
+            index = (slice(None),) * axis + (slice(start, start + length),)
             views[op.buffer] = views[op.source][index]
     return views
 
@@ -173,8 +174,9 @@ def accesses(model: ModelOp, views: dict[SSAValue, np.ndarray], arena: np.ndarra
     return found
 
 
-def _view(memory: np.ndarray, offset: int, t: MemRefType) -> np.ndarray:
+def _view(memory: np.ndarray, offset: int, t: MemRefType, groups: int = 1) -> np.ndarray:
+    """The bytes of a buffer of type `t` at `offset`, in its stored shape."""
     dtype = numpy_dtype(t.element_type)
-    shape = t.get_shape()
+    shape = storage_shape(t, groups)
     count = int(np.prod(shape))
     return memory[offset : offset + count * dtype.itemsize].view(dtype).reshape(shape)

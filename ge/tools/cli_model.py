@@ -146,7 +146,7 @@ def model_json(path: str | Path, with_ir: bool = True) -> dict[str, Any]:
             prefix = "weight" if isinstance(op, WeightOp) else "buffer"
             entry = {"name": _name(op.buffer, names, prefix), **_placed(op)}
             if isinstance(op, WeightOp):
-                entry["format"] = op.format.data if op.format is not None else "ND"
+                entry["format"] = op.stored_format
                 weights.append(entry)
                 continue
             if op.input is not None:

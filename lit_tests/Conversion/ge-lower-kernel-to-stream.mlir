@@ -5,7 +5,7 @@
 // (bound, offset 0, no arena bytes), every other result gets an aligned arena slot of its own,
 // and constants a slot in the weight blob where a kernel reads them (an unread one gets none).
 
-// CHECK:       ascend.stream.kernel @conv1 {unit = #ascend.unit<cube>, in_formats = ["NCHW", "NCHW"], out_formats = ["NCHW"], kernel_name = "conv1"}
+// CHECK:       ascend.stream.kernel @conv1 {unit = #ascend.unit<cube>, kernel_name = "conv1"}
 // CHECK-SAME:    : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
 // CHECK-NEXT:  ^bb0(%{{.*}}: tensor<1x3x8x8xf32>, %{{.*}}: tensor<4x3x3x3xf32>):
 // CHECK-NEXT:    ascend.graph.conv2d
@@ -109,4 +109,38 @@ func.func @relu(%a: tensor<4xf32>) -> tensor<4xf32> {
     ascend.kernel.yield %r : tensor<4xf32>
   }
   func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Device formats stay in the types: a kernel symbol has the kernel op's types (formats as
+// encodings), and each buffer is a memref of the logical shape with the format as its layout. Its
+// size is the stored one: 1x3x8x8 in NC1HWC0 is 1x1x8x8x16 floats (4096 bytes), the 4x3x3x3
+// weights in FRACTAL_Z are 9x1x16x16 floats (9216 bytes), 1x4x6x6 in NC1HWC0 is 1x1x6x6x16 (2304).
+
+// CHECK:       ascend.stream.kernel @to_5hd {unit = #ascend.unit<vector>, kind = #ascend.kind<trans_data>, kernel_name = "to_5hd"}
+// CHECK-SAME:    : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>> {
+// CHECK:       ascend.stream.kernel @conv {unit = #ascend.unit<cube>, kernel_name = "conv"}
+// CHECK-SAME:    : (tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>, tensor<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x4x6x6xf32, #ascend.format<NC1HWC0>> {
+// CHECK-NEXT:  ^bb0(%{{.*}}: tensor<1x3x8x8xf32>, %{{.*}}: tensor<4x3x3x3xf32>):
+// CHECK:       ascend.stream.model @main attributes {arena_size = 6656 : i64, weight_size = 9216 : i64
+// CHECK-NEXT:    %[[X:.*]] = ascend.stream.buffer offset 0 size 768 {input = 0 : i64} : memref<1x3x8x8xf32>
+// CHECK-NEXT:    %[[T:.*]] = ascend.stream.buffer offset 0 size 4096 : memref<1x3x8x8xf32, #ascend.format<NC1HWC0>>
+// CHECK-NEXT:    ascend.stream.launch @to_5hd(%[[X]]) -> (%[[T]]) stream 0
+// CHECK-NEXT:    %[[W:.*]] = ascend.stream.weight dense_resource<w> : tensor<4x3x3x3xf32> offset 0 size 9216 : memref<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>
+// CHECK-NEXT:    %[[C:.*]] = ascend.stream.buffer offset 4096 size 2304 : memref<1x4x6x6xf32, #ascend.format<NC1HWC0>>
+// CHECK-NEXT:    ascend.stream.launch @conv(%[[T]], %[[W]]) -> (%[[C]]) stream 0
+// CHECK-NEXT:    %[[R:.*]] = ascend.stream.buffer offset 0 size 576 {output = 0 : i64} : memref<1x4x6x6xf32>
+// CHECK-NEXT:    ascend.stream.launch @to_nchw(%[[C]]) -> (%[[R]]) stream 0
+func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32> {
+  %w = ascend.graph.const dense_resource<w> : tensor<4x3x3x3xf32>
+  %t = ascend.kernel.trans_data %x {kernel_name = "to_5hd"} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>
+  %v = ascend.kernel.trans_data %w : (tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>
+  %c = ascend.kernel.cube(%t, %v) {kernel_name = "conv"} : (tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>, tensor<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x4x6x6xf32, #ascend.format<NC1HWC0>> {
+  ^bb0(%a: tensor<1x3x8x8xf32>, %k: tensor<4x3x3x3xf32>):
+    %0 = ascend.graph.conv2d %a, %k : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+    ascend.kernel.yield %0 : tensor<1x4x6x6xf32>
+  }
+  %r = ascend.kernel.trans_data %c {kernel_name = "to_nchw"} : (tensor<1x4x6x6xf32, #ascend.format<NC1HWC0>>) -> tensor<1x4x6x6xf32>
+  func.return %r : tensor<1x4x6x6xf32>
 }

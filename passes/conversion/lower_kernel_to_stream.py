@@ -50,7 +50,7 @@ from xdsl.rewriter import Rewriter
 
 from ge.dialects import stream
 from ge.dialects.common import describe, value_names
-from ge.dialects.formats import format_of, plain_type
+from ge.dialects.formats import format_of, memref_of, plain_type
 from ge.dialects.graph import ConstOp
 from ge.dialects.kernel import (
     ConcatViewOp,
@@ -62,8 +62,6 @@ from ge.dialects.kernel import (
     Unit,
     ViewOp,
     YieldOp,
-    physical_slice,
-    stored_shape,
     weight_groups,
 )
 from ge.errors import CompileError
@@ -173,7 +171,9 @@ class _StreamBuilder:
             concat, index = self.slots[value]
             if concat.output not in self.buffers:
                 self._place(concat.output, concat.format)
-            axis, start, length = physical_slice(concat, index)
+            axis = concat.axis.value.data  # the logical slice: the subview keeps the format
+            start = sum(_tensor_type(v).get_shape()[axis] for v in concat.inputs[:index])
+            length = t.get_shape()[axis]
             view = stream.SubviewOp(self.buffers[concat.output], axis, start, length, memref)
             view.buffer.name_hint = value.name_hint
             self.tasks.append(view)
@@ -223,9 +223,9 @@ class _StreamBuilder:
         identity = (*self._content(op), fmt, groups)
         if identity in self.stored:
             return self.stored[identity]
-        memref = _memref(t, fmt, groups)
-        size = stream.byte_size(memref)
-        weight = stream.WeightOp(op.value, self.blob, size, memref, fmt, groups, t.get_shape())
+        memref = _memref(t, fmt)
+        size = stream.byte_size(memref, groups)
+        weight = stream.WeightOp(op.value, self.blob, size, memref, groups)
         weight.buffer.name_hint = op.result.name_hint
         self.blob = self._align(self.blob + max(size, 1))
         self.tasks.append(weight)
@@ -257,12 +257,8 @@ class _StreamBuilder:
             inputs, outputs = list(op.inputs), list(op.outputs)
         properties: dict[str, Attribute] = {
             "sym_name": StringAttr(symbol),
-            "function_type": FunctionType.from_lists(
-                [plain_type(v.type) for v in inputs], [plain_type(r.type) for r in outputs]
-            ),
+            "function_type": FunctionType.from_lists([v.type for v in inputs], [r.type for r in outputs]),
             "unit": KernelUnitAttr(unit),
-            "in_formats": ArrayAttr([StringAttr(f) for f in op.in_formats]),
-            "out_formats": ArrayAttr([StringAttr(f) for f in op.out_formats]),
         }
         if kind.value != unit.value:
             properties["kind"] = KernelKindAttr(kind)
@@ -308,11 +304,9 @@ def _tensor_type(value: SSAValue) -> TensorType:
     return t
 
 
-def _memref(t: TensorType, fmt: str = "ND", groups: int = 1) -> MemRefType:
-    """The buffer type of `t` stored in `fmt`: its device shape."""
-    if fmt in ("ND", "NCHW"):
-        return MemRefType(t.element_type, t.get_shape())
-    return MemRefType(t.element_type, stored_shape(t, fmt, groups))
+def _memref(t: TensorType, fmt: str = "ND") -> MemRefType:
+    """The buffer type of `t` stored in `fmt`: its logical shape, with `fmt` as its layout."""
+    return memref_of(t, fmt)
 
 
 def _fractal_z_groups(weights: SSAValue) -> int:

@@ -43,6 +43,7 @@ from xdsl.passes import ModulePass
 from ge.cost import kernel_cost
 from ge.cost.stream import launches, soc_figures
 from ge.cost.timeline import simulate
+from ge.dialects.formats import storage_shape
 from ge.dialects.stream import (
     BufferOp,
     EventRecordOp,
@@ -212,11 +213,11 @@ def arena_regions(model: ModelOp) -> dict[SSAValue, np.ndarray]:
             arrays[op.buffer] = _typed(arena, offset, op.buffer.type)
         elif isinstance(op, ViewOp) and op.source in arrays:
             view = arrays[op.source].view()
-            view.shape = op.buffer.type.get_shape()  # raises rather than copy, as the emulator's
+            view.shape = storage_shape(op.buffer.type)  # raises rather than copy, as the emulator's
             arrays[op.buffer] = view
         elif isinstance(op, SubviewOp) and op.source in arrays:
-            axis, start = op.axis.value.data, op.start.value.data
-            index = (slice(None),) * axis + (slice(start, start + op.length.value.data),)
+            axis, start, length = op.stored_slice()
+            index = (slice(None),) * axis + (slice(start, start + length),)
             arrays[op.buffer] = arrays[op.source][index]
     return {value: byte_runs(array, base) for value, array in arrays.items()}
 
@@ -282,6 +283,6 @@ def _touching(spans: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nda
 
 def _typed(arena: np.ndarray, offset: int, t: MemRefType) -> np.ndarray:
     dtype = numpy_dtype(t.element_type)
-    shape = t.get_shape()
+    shape = storage_shape(t)
     count = int(np.prod(shape))
     return arena[offset : offset + count * dtype.itemsize].view(dtype).reshape(shape)

@@ -496,7 +496,7 @@ def _inplace_candidates(model: ModelOp, intervals: list[Interval]) -> dict[Buffe
                     and not by_buffer[source].access_mask & ~bit(position) & ~before[position]
                     and by_buffer[source].size == by_buffer[output].size
                     and read.type == written.type
-                    and kernel.in_formats.data[i] == kernel.out_formats.data[j]
+                    and kernel.in_formats[i] == kernel.out_formats[j]
                 ):
                     candidates.setdefault(output, [])
                     if source not in candidates[output]:

@@ -23,8 +23,9 @@ func.func @tiled(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> tensor<64x64xf
 }
 
 // The units and kinds of outlined kernels are typed too.
-// CHECK:       ascend.stream.kernel @convert {unit = #ascend.unit<vector>, kind = #ascend.kind<trans_data>, in_formats = ["NCHW"], out_formats = ["NC1HWC0"]}
-ascend.stream.kernel @convert {unit = #ascend.unit<vector>, kind = #ascend.kind<trans_data>, in_formats = ["NCHW"], out_formats = ["NC1HWC0"]} : (tensor<1x16x2x2xf32>) -> tensor<1x16x2x2xf32> {
+// CHECK:       ascend.stream.kernel @convert {unit = #ascend.unit<vector>, kind = #ascend.kind<trans_data>}
+// CHECK-SAME:    : (tensor<1x16x2x2xf32>) -> tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>
+ascend.stream.kernel @convert {unit = #ascend.unit<vector>, kind = #ascend.kind<trans_data>} : (tensor<1x16x2x2xf32>) -> tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>> {
 ^bb0(%a : tensor<1x16x2x2xf32>):
   ascend.stream.return %a : tensor<1x16x2x2xf32>
 }

@@ -4,7 +4,7 @@
 
 // CHECK: {{^}}'ascend.stream.buffer': bytes [56, 72) exceed the 64-byte space
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -21,7 +21,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.buffer': bytes [-16, 0) exceed the 64-byte space
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -38,7 +38,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.weight': bytes [16, 48) exceed the 32-byte space
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -56,7 +56,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.buffer': 8 bytes cannot hold memref<4xf32> (16 bytes)
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -73,7 +73,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.weight': 16 bytes cannot hold memref<2x4xf32> (32 bytes)
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -91,7 +91,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.launch': launches @conv_0, which is no kernel of the module
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -106,9 +106,9 @@ builtin.module {
 
 // -----
 
-// CHECK: {{^}}'ascend.stream.launch': input buffer memref<2x2xf32> does not hold kernel input tensor<4xf32>
+// CHECK: {{^}}'ascend.stream.launch': input buffer memref<2x2xf32> (ND) does not hold kernel input tensor<4xf32> (ND)
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -123,9 +123,9 @@ builtin.module {
 
 // -----
 
-// CHECK: {{^}}'ascend.stream.launch': output buffer memref<4xf16> does not hold kernel output tensor<4xf32>
+// CHECK: {{^}}'ascend.stream.launch': output buffer memref<4xf16> (ND) does not hold kernel output tensor<4xf32> (ND)
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -142,7 +142,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.launch': 2 input buffers for 1 kernel inputs
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -159,7 +159,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.event_wait': event 1 is waited for before it is recorded
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -179,7 +179,7 @@ builtin.module {
 // Recording another event does not help.
 // CHECK: {{^}}'ascend.stream.event_wait': event 0 is waited for before it is recorded
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -198,7 +198,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.buffer': input 0 is bound twice
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -215,7 +215,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.model': input buffers [1] do not cover the model's inputs
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -232,7 +232,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.model': a model ends with 'ascend.stream.outputs'
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -248,7 +248,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.outputs': 'ascend.stream.outputs' must be the model's last op
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -265,7 +265,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.outputs': 2 outputs for 1 output names
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -282,7 +282,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.graph.const': a model holds buffers, views, weights, launches, events and outputs only
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -308,7 +308,7 @@ func.func @f() {
 
 // CHECK: {{^}}'ascend.stream.kernel': body arguments do not match the kernel's input types
 builtin.module {
-  ascend.stream.kernel @k {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @k {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>, %b : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -319,7 +319,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.kernel': body must end with 'ascend.stream.return'
 builtin.module {
-  ascend.stream.kernel @k {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @k {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     cf.br ^bb0(%a : tensor<4xf32>)
   }
@@ -329,7 +329,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.kernel': returned types do not match the kernel's result types
 builtin.module {
-  ascend.stream.kernel @k {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<2x2xf32> {
+  ascend.stream.kernel @k {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<2x2xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -338,11 +338,11 @@ builtin.module {
 
 // -----
 
-// CHECK: {{^}}'ascend.stream.kernel': one format per input and per result is required
+// CHECK: {{^}}'ascend.stream.kernel': body arguments do not match the kernel's input types (without formats)
 builtin.module {
-  ascend.stream.kernel @k {unit = #ascend.unit<vector>, in_formats = ["ND", "ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
-  ^bb0(%a : tensor<4xf32>):
-    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+  ascend.stream.kernel @k {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32, #ascend.format<FRACTAL_NZ>>):
+    %r = ascend.graph.relu %a : (tensor<4xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
   }
 }
@@ -356,7 +356,7 @@ func.func @f(%x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: {{^}}'ascend.stream.weight': a value of type tensor<8xf32> in ND cannot fill memref<4xf32>
+// CHECK: {{^}}'ascend.stream.weight': a value of type tensor<8xf32> cannot fill memref<4xf32>
 builtin.module {
   ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 64 : i64, input_names = [], output_names = ["w"]} {
     %w = ascend.stream.weight dense<1.0> : tensor<8xf32> offset 0 size 32 : memref<4xf32>
@@ -366,7 +366,7 @@ builtin.module {
 
 // -----
 
-// CHECK: {{^}}'ascend.stream.weight': a splat of i32 cannot fill memref<4xf32>
+// CHECK: {{^}}'ascend.stream.weight': a value of type tensor<4xi32> cannot fill memref<4xf32>
 builtin.module {
   ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 64 : i64, input_names = [], output_names = ["w"]} {
     %w = ascend.stream.weight 7 : i32 offset 0 size 16 : memref<4xf32>
@@ -386,9 +386,9 @@ builtin.module {
 
 // -----
 
-// CHECK: {{^}}'ascend.stream.kernel': unknown format 'XYZ' (known: ND, NCHW, NC1HWC0, FRACTAL_Z, FRACTAL_NZ)
+// CHECK: {{^}}'ascend.stream.kernel': tensor<4xf32, #ascend.unit<vector>> is no tensor type with an #ascend.format encoding
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["XYZ"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32, #ascend.unit<vector>>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -399,7 +399,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.kernel': a kernel body holds graph ops only, found 'arith.constant'
 builtin.module {
-  ascend.stream.kernel @k {unit = #ascend.unit<vector>, in_formats = [], out_formats = []} : () -> () {
+  ascend.stream.kernel @k {unit = #ascend.unit<vector>} : () -> () {
     %c = arith.constant 1 : i32
     ascend.stream.return : 
   }
@@ -409,7 +409,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.launch': a launch cannot write into a weight
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -426,7 +426,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.buffer': a buffer bound to the caller's memory has offset 0
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -443,7 +443,7 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.buffer': a buffer bound to output 0 must hold that output
 builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>, in_formats = ["ND"], out_formats = ["ND"]} : (tensor<4xf32>) -> tensor<4xf32> {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
     %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
     ascend.stream.return %r : tensor<4xf32>
@@ -454,5 +454,23 @@ builtin.module {
     %y = ascend.stream.buffer offset 32 size 16 : memref<4xf32>
     ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
     ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// A launch's buffer must be in the format of the kernel's operand, not only hold as many bytes.
+// CHECK: {{^}}'ascend.stream.launch' at loc("conv_in"): input buffer memref<1x16x2x2xf32> (NCHW) does not hold kernel input tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>> (NC1HWC0)
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>) -> tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>> {
+  ^bb0(%a : tensor<1x16x2x2xf32>):
+    %r = ascend.graph.relu %a : (tensor<1x16x2x2xf32>) -> tensor<1x16x2x2xf32>
+    ascend.stream.return %r : tensor<1x16x2x2xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 512 : i64, weight_size = 0 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 256 {input = 0 : i64} : memref<1x16x2x2xf32>
+    %y = ascend.stream.buffer offset 0 size 256 : memref<1x16x2x2xf32, #ascend.format<NC1HWC0>>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<1x16x2x2xf32>) -> (memref<1x16x2x2xf32, #ascend.format<NC1HWC0>>) loc("conv_in")
+    ascend.stream.outputs %y : memref<1x16x2x2xf32, #ascend.format<NC1HWC0>>
   }
 }

@@ -5,12 +5,12 @@
 // two streams ordered by an event, and the output list round trip.
 
 // CHECK:      builtin.module attributes {ascend.target = #ascend.target<"Ascend910B2", {c0 = 16 : i64, ub_bytes = 196608 : i64}>} {
-// CHECK-NEXT:   ascend.stream.kernel @matmul_0 {unit = #ascend.unit<cube>, in_formats = ["ND", "ND"], out_formats = ["ND"], kernel_name = "mm"} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
+// CHECK-NEXT:   ascend.stream.kernel @matmul_0 {unit = #ascend.unit<cube>, kernel_name = "mm"} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
 // CHECK-NEXT:   ^bb0(%[[A:.*]]: tensor<1x4xf32>, %[[B:.*]]: tensor<4x4xf32>):
 // CHECK-NEXT:     %[[C:.*]] = ascend.graph.matmul %[[A]], %[[B]] : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
 // CHECK-NEXT:     ascend.stream.return %[[C]] : tensor<1x4xf32>
 // CHECK-NEXT:   }
-// CHECK-NEXT:   ascend.stream.kernel @add_0 {unit = #ascend.unit<vector>, in_formats = ["ND", "ND"], out_formats = ["ND"]} : (tensor<1x4xf32>, tensor<4xf32>) -> tensor<1x4xf32> {
+// CHECK-NEXT:   ascend.stream.kernel @add_0 {unit = #ascend.unit<vector>} : (tensor<1x4xf32>, tensor<4xf32>) -> tensor<1x4xf32> {
 // CHECK-NEXT:   ^bb0(%[[A:.*]]: tensor<1x4xf32>, %[[B:.*]]: tensor<4xf32>):
 // CHECK-NEXT:     %[[C:.*]] = ascend.graph.add %[[A]], %[[B]] : (tensor<1x4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
 // CHECK-NEXT:     ascend.stream.return %[[C]] : tensor<1x4xf32>
@@ -32,12 +32,12 @@
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 builtin.module attributes {ascend.target = #ascend.target<"Ascend910B2", {c0 = 16 : i64, ub_bytes = 196608 : i64}>} {
-  ascend.stream.kernel @matmul_0 {unit = #ascend.unit<cube>, in_formats = ["ND", "ND"], out_formats = ["ND"], kernel_name = "mm"} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
+  ascend.stream.kernel @matmul_0 {unit = #ascend.unit<cube>, kernel_name = "mm"} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
   ^bb0(%a : tensor<1x4xf32>, %b : tensor<4x4xf32>):
     %c = ascend.graph.matmul %a, %b : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
     ascend.stream.return %c : tensor<1x4xf32>
   }
-  ascend.stream.kernel @add_0 {unit = #ascend.unit<vector>, in_formats = ["ND", "ND"], out_formats = ["ND"]} : (tensor<1x4xf32>, tensor<4xf32>) -> tensor<1x4xf32> {
+  ascend.stream.kernel @add_0 {unit = #ascend.unit<vector>} : (tensor<1x4xf32>, tensor<4xf32>) -> tensor<1x4xf32> {
   ^bb0(%a : tensor<1x4xf32>, %b : tensor<4xf32>):
     %c = ascend.graph.add %a, %b : (tensor<1x4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
     ascend.stream.return %c : tensor<1x4xf32>
