@@ -154,8 +154,8 @@ class ConvertWeight(RewritePattern):
         if not self.lowering.owns(op) or not isinstance(constant, ConstOp):
             return
         groups = _fractal_z_groups(op.output) if op.dst_format == "FRACTAL_Z" else 1
-        weight = self.lowering.weight(constant, op.dst_format, groups, rewriter.insert_op)
-        self.lowering.replace_by_buffers(rewriter, [], [weight])
+        weight = self.lowering.weight(constant, op.dst_format, groups, rewriter.insert)
+        self.lowering.replace_by_buffers(rewriter, op, [], [weight])
 
 
 @dataclass
@@ -183,11 +183,11 @@ class LowerView(RewritePattern):
     def match_and_rewrite(self, op: ViewOp, rewriter: PatternRewriter) -> None:
         if not self.lowering.owns(op):
             return
-        source = self.lowering.read(op.input, op.src_format, rewriter.insert_op)
+        source = self.lowering.read(op.input, op.src_format, rewriter.insert)
         view = stream.ViewOp(source, _memref(op.output.type, op.dst_format))
         view.buffer.name_hint = op.output.name_hint
-        rewriter.insert_op(view)
-        self.lowering.replace_by_buffers(rewriter, [], [view.buffer])
+        rewriter.insert(view)
+        self.lowering.replace_by_buffers(rewriter, op, [], [view.buffer])
 
 
 @dataclass
@@ -201,8 +201,8 @@ class LowerConcatView(RewritePattern):
         if not self.lowering.owns(op):
             return
         if op.output not in self.lowering.buffers:
-            self.lowering.place(op.output, op.format, rewriter.insert_op)
-        self.lowering.replace_by_buffers(rewriter, [], [self.lowering.buffers[op.output]])
+            self.lowering.place(op.output, op.format, rewriter.insert)
+        self.lowering.replace_by_buffers(rewriter, op, [], [self.lowering.buffers[op.output]])
 
 
 @dataclass
@@ -215,10 +215,8 @@ class LowerReturn(RewritePattern):
     def match_and_rewrite(self, op: ReturnOp, rewriter: PatternRewriter) -> None:
         if not self.lowering.owns(op):
             return
-        outputs = [
-            self.lowering.read(v, format_of(_tensor_type(v)), rewriter.insert_op) for v in op.arguments
-        ]
-        rewriter.replace_matched_op(stream.OutputsOp(outputs))
+        outputs = [self.lowering.read(v, format_of(_tensor_type(v)), rewriter.insert) for v in op.arguments]
+        rewriter.replace(op, stream.OutputsOp(outputs))
 
 
 class StreamLowering:
@@ -295,10 +293,13 @@ class StreamLowering:
         self.model.weight_size = IntegerAttr(self.blob, i64)
 
     def replace_by_buffers(
-        self, rewriter: PatternRewriter, ops: list[Operation], buffers: list[SSAValue]
+        self,
+        rewriter: PatternRewriter,
+        op: Operation,
+        ops: list[Operation],
+        buffers: list[SSAValue],
     ) -> None:
-        """Replaces the matched op by `ops`; its results by casts of `buffers`, until read."""
-        op = rewriter.current_operation
+        """Replaces `op` by `ops`, and its results by casts of `buffers` until they are read."""
         casts: list[Operation] = []
         values: list[SSAValue] = []
         for result, buffer in zip(op.results, buffers, strict=True):
@@ -306,7 +307,7 @@ class StreamLowering:
             self.buffers[value] = buffer
             casts.append(cast)
             values.append(value)
-        rewriter.replace_matched_op([*ops, *casts], values)
+        rewriter.replace(op, [*ops, *casts], values)
 
     def align(self, offset: int) -> int:
         return -(-offset // self.alignment) * self.alignment
@@ -423,8 +424,8 @@ class StreamLowering:
                 properties[name] = value
         kernel = stream.KernelFuncOp.build(properties=properties, regions=[body])
         kernel.location = op.location
-        rewriter.insert_op(kernel, InsertPoint.before(self.model))
-        insert = rewriter.insert_op
+        rewriter.insert(kernel, InsertPoint.before(self.model))
+        insert = rewriter.insert
         buffers = [
             self.read(v, f, insert, weight_groups(body.block.args[i]) if f == "FRACTAL_Z" else 1)
             for i, (v, f) in enumerate(zip(inputs, op.in_formats, strict=True))
@@ -434,7 +435,7 @@ class StreamLowering:
         written = [self.buffers[r] for r in outputs]
         launch = stream.LaunchOp(symbol, buffers, written, stream=0)
         launch.location = op.location
-        self.replace_by_buffers(rewriter, [launch], written)
+        self.replace_by_buffers(rewriter, op, [launch], written)
 
     def symbol(self, op: KernelOp | TransDataOp) -> str:
         if op.kernel_name is not None:
