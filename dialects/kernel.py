@@ -42,7 +42,7 @@ from xdsl.irdl import (
 from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, Pure
+from xdsl.traits import ConstantLike, HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.str_enum import StrEnum
 
 from .common import TARGET_ATTR_NAME, TargetAttr, fail
@@ -51,7 +51,6 @@ from .formats import (
     FormatAttr,
     bitwidth_of,
     c0_of,
-    device_shape,
     format_of,
     plain_type,
     with_format,
@@ -487,6 +486,14 @@ class ConcatViewOp(_TargetChecked, IRDLOperation):
                 raise fail(self, f"NC1HWC0 slices need axis 1 and channel counts that are multiples of {c0}")
         elif fmt not in FRAMEWORK_FORMATS:
             raise fail(self, f"a concat view is ND, NCHW or NC1HWC0, not {fmt}")
+        for index, value in enumerate(self.inputs):
+            owner = value.owner
+            if not isinstance(owner, Operation) or isinstance(owner, ViewOp) or owner.has_trait(ConstantLike):
+                raise fail(
+                    self,
+                    f"input #{index} is no kernel's result: a concat view's inputs are written into "
+                    "its slices by the kernels that produce them",
+                )
 
 
 def weight_groups(arg: SSAValue) -> int:
@@ -497,23 +504,6 @@ def weight_groups(arg: SSAValue) -> int:
         if isinstance(groups, IntegerAttr):
             return groups.value.data
     return 1
-
-
-def physical_slice(view: ConcatViewOp, index: int) -> tuple[int, int, int]:
-    """(axis, start, length) of input `index`'s slice in the stored result, in its device shape."""
-    axis = view.axis.value.data
-    start = sum(_tensor(v).get_shape()[axis] for v in view.inputs[:index])
-    length = _tensor(view.inputs[index]).get_shape()[axis]
-    if view.format == "NC1HWC0":
-        c0 = c0_of(bitwidth_of(view.output.type.element_type))
-        return axis, start // c0, length // c0
-    return axis, start, length
-
-
-def stored_shape(t: TensorType, fmt: str | None = None, groups: int = 1) -> tuple[int, ...]:
-    """The device shape of a value of type `t` kept in `fmt` (by default, the format of its type)."""
-    fmt = format_of(t) if fmt is None else fmt
-    return device_shape(t.get_shape(), fmt, c0_of(bitwidth_of(t.element_type)), groups)
 
 
 def _tensor(value: SSAValue) -> TensorType:

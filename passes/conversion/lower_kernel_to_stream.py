@@ -234,6 +234,8 @@ class StreamLowering:
         self.slots: dict[SSAValue, tuple[ConcatViewOp, int]] = {}
         """Values their producer writes straight into a slice of a concat view's result."""
         self.symbols: set[str] = set()
+        self.suffixes: dict[str, int] = {}
+        """Per base name, the next suffix to try."""
 
     def function_to_model(self, func: FuncOp) -> stream.ModelOp:
         """Moves `func`'s body into a model named as it, each argument read from an input buffer."""
@@ -443,10 +445,14 @@ class StreamLowering:
             first = op.body.block.first_op
             base = first.name.removeprefix("ascend.graph.") if first is not None else op.UNIT
         base = re.sub(r"[^A-Za-z0-9_]", "_", base) or "kernel"
-        symbol, counter = base, 0
+        # Each base name counts on from its last suffix, so N kernels of one name cost O(N).
+        symbol, counter = base, self.suffixes.get(base, 0)
+        if counter:
+            symbol = f"{base}_{counter}"
         while symbol in self.symbols:
             counter += 1
             symbol = f"{base}_{counter}"
+        self.suffixes[base] = counter + 1
         self.symbols.add(symbol)
         return symbol
 

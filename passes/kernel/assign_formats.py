@@ -170,7 +170,7 @@ class ApplyFormats(RewritePattern):
     in the format the op reads (a `trans_data`, or a view where the bytes agree)."""
 
     choice: FormatChoice
-    converted: dict[tuple[SSAValue, str], SSAValue] = field(default_factory=dict)
+    converted: dict[tuple[SSAValue, str, bool], SSAValue] = field(default_factory=dict)
     count: int = 0
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
@@ -178,7 +178,10 @@ class ApplyFormats(RewritePattern):
         if wanted is not None:
             for index, (value, fmt) in enumerate(zip(list(op.operands), wanted, strict=True)):
                 if isinstance(value.type, TensorType) and not same_layout(self._produced(value), fmt):
-                    op.operands[index] = self._convert(value, fmt, rewriter)
+                    # A concat view's producers write into its buffer, so its input must be a
+                    # launched result: a conversion kernel, never a view of another buffer.
+                    viewable = not isinstance(op, ConcatViewOp)
+                    op.operands[index] = self._convert(value, fmt, rewriter, viewable)
                     rewriter.notify_op_modified(op)
         chosen = self.choice.results.pop(op, None)
         for result, fmt in zip(list(op.results), chosen or [], strict=chosen is not None):
@@ -194,11 +197,18 @@ class ApplyFormats(RewritePattern):
                 return chosen[value.index]
         return format_of(value)
 
-    def _convert(self, value: SSAValue, fmt: str, rewriter: PatternRewriter) -> SSAValue:
-        key = (value, fmt)
+    def _convert(
+        self, value: SSAValue, fmt: str, rewriter: PatternRewriter, viewable: bool = True
+    ) -> SSAValue:
+        key = (value, fmt, viewable)
         if key in self.converted:
             return self.converted[key]
-        if self._produced(value) == "NC1HWC0" and fmt in FRAMEWORK_FORMATS and _view_as_framework(value):
+        if (
+            viewable
+            and self._produced(value) == "NC1HWC0"
+            and fmt in FRAMEWORK_FORMATS
+            and _view_as_framework(value)
+        ):
             new: Operation = ViewOp(value, plain_type(tensor_type(value)))
         elif _is_constant(value):
             new = TransDataOp(value, fmt)  # converted at compile time: no kernel of its own

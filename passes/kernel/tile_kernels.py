@@ -10,12 +10,13 @@ claims cores it cannot feed. AI CPU kernels run on one core, untiled. Each kerne
 its own, by the patterns `TileKernel` and `TileTransData`.
 
 ```
-%y = ascend.kernel.vector(%x) {in_formats = ["ND"], out_formats = ["ND"]} : ...
+%y = ascend.kernel.vector(%x) : (tensor<1024xf32>) -> tensor<1024xf32> { ... }
 ```
 becomes
 ```
-%y = ascend.kernel.vector(%x) {block_dim = 1 : i64, in_formats = ["ND"], out_formats = ["ND"],
-    tiling = #ascend.vector_tiling<tile = 1024, db = 2, tiles = 1>} : ...
+%y = ascend.kernel.vector(%x) {block_dim = 1 : i64,
+    tiling = #ascend.vector_tiling<tile = 1024, db = 2, tiles = 1>}
+    : (tensor<1024xf32>) -> tensor<1024xf32> { ... }
 ```
 """
 

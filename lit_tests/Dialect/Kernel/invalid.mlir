@@ -224,3 +224,13 @@ func.func @concat_view_mixed_formats(%a: tensor<1x16x3x3xf32>, %b: tensor<1x16x3
   %y = ascend.kernel.concat_view %a, %b {axis = 1 : i64} : (tensor<1x16x3x3xf32>, tensor<1x16x3x3xf32, #ascend.format<NC1HWC0>>) -> tensor<1x32x3x3xf32, #ascend.format<NC1HWC0>>
   func.return
 }
+
+// -----
+
+// A concat view's producers write into its slices: a view (or an argument) writes nothing.
+// CHECK: {{^}}'ascend.kernel.concat_view': input #0 is no kernel's result: a concat view's inputs are written into its slices by the kernels that produce them
+func.func @concat_view_of_a_view(%x: tensor<1x16x1x1xf32, #ascend.format<NC1HWC0>>, %b: tensor<1x16xf32>) {
+  %v = ascend.kernel.view %x : (tensor<1x16x1x1xf32, #ascend.format<NC1HWC0>>) -> tensor<1x16xf32>
+  %y = ascend.kernel.concat_view %v, %b {axis = 1 : i64} : (tensor<1x16xf32>, tensor<1x16xf32>) -> tensor<1x32xf32>
+  func.return
+}
