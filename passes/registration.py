@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -42,6 +42,13 @@ NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 """Pass names are kebab-case, as `ge-fuse-conv-bn`."""
 
 _BUILT_IN = frozenset(PASSES) | frozenset(XDSL_PASSES)
+
+
+if TYPE_CHECKING:
+    PatternFactory = staticmethod[[], RewritePattern]
+else:  # xDSL reads a pass's annotations at run time, and staticmethod takes no parameters before 3.12
+    PatternFactory = staticmethod
+"""What makes a registered pattern (a class or a function), kept unbound as a staticmethod."""
 
 
 def _taken(name: str) -> str | None:
@@ -97,7 +104,7 @@ class FusionPatternPass(ModulePass):
     that a user's pattern changes the IR only through the rewriter, so its output is verified.)"""
 
     name = "fusion-pattern"
-    PATTERN: ClassVar[staticmethod[[], RewritePattern]]
+    PATTERN: ClassVar[PatternFactory]
     """What makes the pattern (a class or a function), stored as a staticmethod so it stays unbound."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
