@@ -56,7 +56,7 @@ class EinsumProduct(MatrixProductInterface):
         if not isinstance(equation, StringAttr) or len(operand_types) != 2:
             return ()
         terms, output = parse_einsum(equation.data, 2)
-        sizes, ellipsis = _einsum_sizes(terms, [t.get_shape() for t in operand_types])
+        sizes, ellipsis = einsum_sizes(terms, [t.get_shape() for t in operand_types])
         a, b = (set(t.replace("...", "")) for t in terms)
         out = set(output.replace("...", ""))
         if not (a & b) - out:
@@ -162,7 +162,7 @@ def _divide(dim: int, groups: int) -> int:
     return DYN if dim == DYN else dim // groups
 
 
-def _einsum_sizes(terms: Sequence[str], shapes: Sequence[tuple[int, ...]]) -> tuple[dict[str, int], int]:
+def einsum_sizes(terms: Sequence[str], shapes: Sequence[tuple[int, ...]]) -> tuple[dict[str, int], int]:
     """Each letter's size (the larger where one operand broadcasts), and the element count of the
     broadcast `...` dimensions."""
     sizes: dict[str, int] = {}

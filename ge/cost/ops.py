@@ -13,13 +13,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Operation
 
 from ge.dialects import graph
-from ge.dialects.graph.products import parse_einsum
+from ge.dialects.graph.products import einsum_sizes, parse_einsum
 
 from .vector import vector_sweeps
 from .work import MatrixProduct, OpView, OpWork, Sweep, element_bytes, elements, result_sweep, widest
@@ -98,24 +98,9 @@ def _einsum(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
     equation = view.props["equation"]
     assert isinstance(equation, StringAttr)
     terms, _ = parse_einsum(equation.data, len(view.operands))
-    sizes, ellipsis = _einsum_sizes(terms, [t.get_shape() for t in view.operands])
+    sizes, ellipsis = einsum_sizes(terms, [t.get_shape() for t in view.operands])
     everything = math.prod(sizes.values()) * ellipsis
     return OpWork(sweeps=(Sweep(everything, widest(view), len(terms)),))
-
-
-def _einsum_sizes(terms: Sequence[str], shapes: Sequence[tuple[int, ...]]) -> tuple[dict[str, int], int]:
-    """Each letter's size, and the element count of the broadcast `...` dimensions."""
-    sizes: dict[str, int] = {}
-    ellipsis: tuple[int, ...] = ()
-    for term, shape in zip(terms, shapes, strict=True):
-        letters = term.replace("...", "")
-        before = term.index("...") if "..." in term else len(term)
-        spread = len(shape) - len(letters)
-        dims = list(shape[:before]) + list(shape[before + spread :])
-        ellipsis = graph.broadcast_shapes(ellipsis, shape[before : before + spread])
-        for letter, dim in zip(letters, dims, strict=True):
-            sizes[letter] = max(sizes.get(letter, 1), dim)
-    return sizes, math.prod(ellipsis)
 
 
 def _conv(view: OpView, products: tuple[MatrixProduct, ...]) -> OpWork:
