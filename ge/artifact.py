@@ -3,6 +3,9 @@
 Layout: the magic `GE-MODEL`, a little-endian u32 length, a JSON manifest of that length, the
 stream-level IR as UTF-8 text, then the weight blob as raw bytes. The manifest holds the format
 version, the SoC, the options, the byte lengths and SHA-256 checksums of the IR and the blob.
+A model with gears (version 3) holds one IR per gear, one after the other, and its manifest lists
+the gears in order, each with its input shapes and its IR's length and checksum; the blob they
+share follows the last IR. A model of one shape is still written as version 2, byte for byte.
 Loading checks the magic, the version, the lengths and the checksums before parsing the IR, then
 that the IR is one `ascend.stream` model for the SoC the manifest names, and the recorded options
 by the rules `compile` applies (`ge.options`).
@@ -23,18 +26,23 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
-from ge.dialects.stream import ModelOp
+from ge.dialects.stream import BufferOp, ModelOp, model_of
 
 from . import arguments
 from .context import make_context
 from .errors import CompileError, GeError, InvalidModelError
+from .gears import Gear
 from .options import check_optimization_level, check_options
 from .soc import known_socs
 
 MAGIC = b"GE-MODEL"
-FORMAT_VERSION = 2
-"""Version 2: buffers are memrefs of the logical shape with the device format as their layout,
-and kernel types carry formats as encodings (version 1 wrote stored shapes and format lists)."""
+FORMAT_VERSION = 3
+"""Version 3: a model with gears, an IR per gear (`gears` in the manifest). Version 2, which a
+model of one shape is written in: buffers are memrefs of the logical shape with the device format
+as their layout, and kernel types carry formats as encodings (version 1 wrote stored shapes and
+format lists)."""
+SINGLE_SHAPE_VERSION = 2
+READ_VERSIONS = (SINGLE_SHAPE_VERSION, FORMAT_VERSION)
 
 
 @dataclass(frozen=True)
@@ -46,24 +54,37 @@ class Artifact:
     target: str
     optimization_level: int
     options: dict[str, Any]
+    gears: tuple[Gear, ...] = ()
+    """With gears, each gear's input shapes and module (the first is `module`)."""
 
 
 def save(model: Artifact, path: str | Path) -> None:
     arguments.path(path, "CompiledModel.save: path")
-    ir = str(model.module).encode()
-    manifest = {
-        "format_version": FORMAT_VERSION,
+    irs = [str(gear.module).encode() for gear in model.gears] or [str(model.module).encode()]
+    manifest: dict[str, Any] = {
+        "format_version": FORMAT_VERSION if model.gears else SINGLE_SHAPE_VERSION,
         "target": model.target,
         "optimization_level": model.optimization_level,
         "options": model.options,
-        "ir_bytes": len(ir),
-        "ir_sha256": hashlib.sha256(ir).hexdigest(),
         "weight_bytes": len(model.weight_blob),
         "weight_sha256": hashlib.sha256(model.weight_blob).hexdigest(),
     }
+    if model.gears:
+        manifest["gears"] = [
+            {
+                "input_shapes": {name: list(shape) for name, shape in gear.input_shapes.items()},
+                "ir_bytes": len(ir),
+                "ir_sha256": hashlib.sha256(ir).hexdigest(),
+            }
+            for gear, ir in zip(model.gears, irs, strict=True)
+        ]
+    else:
+        manifest |= {"ir_bytes": len(irs[0]), "ir_sha256": hashlib.sha256(irs[0]).hexdigest()}
     header = json.dumps(manifest, sort_keys=True).encode()
     try:
-        Path(path).write_bytes(MAGIC + struct.pack("<I", len(header)) + header + ir + model.weight_blob)
+        Path(path).write_bytes(
+            MAGIC + struct.pack("<I", len(header)) + header + b"".join(irs) + model.weight_blob
+        )
     except OSError as error:
         raise GeError(f"CompiledModel.save cannot write '{path}': {error}") from None
 
@@ -71,27 +92,38 @@ def save(model: Artifact, path: str | Path) -> None:
 def load(path: str | Path) -> Artifact:
     arguments.path(path, "GraphCompiler.load: path")
     data, manifest, ir_start = _read(path)
-    blob_start = ir_start + manifest["ir_bytes"]
-    ir, blob = data[ir_start:blob_start], data[blob_start:]
-    for what, content, key in (("IR", ir, "ir"), ("weight blob", blob, "weight")):
-        if (
-            len(content) != manifest[f"{key}_bytes"]
-            or hashlib.sha256(content).hexdigest() != manifest[f"{key}_sha256"]
-        ):
-            raise InvalidModelError(f"'{path}': the {what} does not match its checksum (the file is damaged)")
-    try:
-        module = Parser(make_context(), ir.decode()).parse_module()
-        module.verify()
-    except (ParseError, VerifyException, UnicodeDecodeError) as error:
-        raise InvalidModelError(f"'{path}': the stream IR is invalid: {error}") from None
-    assert isinstance(module, ModuleOp)
-    _check_contents(module, manifest, path)
+    entries = manifest.get("gears") or [manifest]
+    blob_start = ir_start + sum(entry["ir_bytes"] for entry in entries)
+    blob = data[blob_start:]
+    _check_checksum(blob, manifest, "weight", "weight blob", path)
+    modules = []
+    for index, entry in enumerate(entries):
+        ir = data[ir_start : ir_start + entry["ir_bytes"]]
+        ir_start += entry["ir_bytes"]
+        what = f"IR of gear {index}" if "gears" in manifest else "IR"
+        _check_checksum(ir, entry, "ir", what, path)
+        try:
+            module = Parser(make_context(), ir.decode()).parse_module()
+            module.verify()
+        except (ParseError, VerifyException, UnicodeDecodeError) as error:
+            raise InvalidModelError(f"'{path}': the stream {what} is invalid: {error}") from None
+        assert isinstance(module, ModuleOp)
+        _check_contents(module, manifest, path)
+        modules.append(module)
+    gears: tuple[Gear, ...] = ()
+    if "gears" in manifest:
+        gears = tuple(
+            Gear({name: tuple(shape) for name, shape in entry["input_shapes"].items()}, module)
+            for entry, module in zip(manifest["gears"], modules, strict=True)
+        )
+        gears = check_gears(gears, len(blob), path)
     return Artifact(
-        module=module,
+        module=modules[0],
         weight_blob=blob,
         target=manifest["target"],
         optimization_level=manifest["optimization_level"],
         options=manifest["options"],
+        gears=gears,
     )
 
 
@@ -130,34 +162,96 @@ MANIFEST: dict[str, type | tuple[type, ...]] = {
     "weight_bytes": int,
     "weight_sha256": str,
 }
-"""The manifest's keys and the JSON type of each."""
+"""The manifest's keys and the JSON type of each (version 2; version 3 has `gears` instead of the
+`ir_` keys)."""
+GEAR_ENTRY: dict[str, type | tuple[type, ...]] = {"input_shapes": dict, "ir_bytes": int, "ir_sha256": str}
+"""The keys of a version 3 manifest's `gears` entries and the JSON type of each."""
 
 
 def _check_manifest(manifest: object, path: str | Path) -> None:
     if not isinstance(manifest, dict):
         raise InvalidModelError(f"'{path}': the manifest is a JSON {type(manifest).__name__}, not an object")
     version = manifest.get("format_version")
-    if version != FORMAT_VERSION or isinstance(version, bool):
+    if version not in READ_VERSIONS or isinstance(version, bool):
         raise InvalidModelError(
-            f"'{path}': manifest format_version is {version!r} ({type(version).__name__}); this ge reads "
-            f"version {FORMAT_VERSION} (the integer), so recompile the model with this ge"
+            f"'{path}': manifest format_version is {version!r} ({type(version).__name__}); this ge "
+            f"reads versions {' and '.join(map(str, READ_VERSIONS))} (integers), so recompile the model "
+            "with this ge"
         )
-    for key, kind in MANIFEST.items():
-        if key not in manifest:
-            raise InvalidModelError(f"'{path}': the manifest lacks '{key}' (the file is damaged)")
-        value = manifest[key]
-        if not isinstance(value, kind) or isinstance(value, bool):
+    keys = dict(MANIFEST)
+    if version == FORMAT_VERSION:
+        del keys["ir_bytes"], keys["ir_sha256"]
+        keys["gears"] = list
+    _check_keys(manifest, keys, "manifest", path)
+    if version == FORMAT_VERSION:
+        if len(manifest["gears"]) < 2:
             raise InvalidModelError(
-                f"'{path}': manifest '{key}' is {value!r} ({type(value).__name__}), "
-                f"it must be {getattr(kind, '__name__', kind)}"
+                f"'{path}': the manifest lists {len(manifest['gears'])} gears, not 2 or more"
             )
-        if key.endswith("_bytes") and value < 0:
-            raise InvalidModelError(f"'{path}': manifest '{key}' is negative ({value})")
+        for index, entry in enumerate(manifest["gears"]):
+            if not isinstance(entry, dict):
+                raise InvalidModelError(
+                    f"'{path}': manifest gear {index} is not an object (the file is damaged)"
+                )
+            _check_keys(entry, GEAR_ENTRY, f"manifest gear {index}", path)
     try:
         check_optimization_level(manifest["optimization_level"])
         check_options(manifest["options"])
     except CompileError as error:
         raise InvalidModelError(f"'{path}': the manifest records what no compile gives: {error}") from None
+
+
+def _check_keys(
+    table: dict[str, Any], keys: dict[str, type | tuple[type, ...]], where: str, path: str | Path
+) -> None:
+    """Every key of `keys` is in `table`, of its JSON type; byte counts are not negative."""
+    for key, kind in keys.items():
+        if key not in table:
+            raise InvalidModelError(f"'{path}': the {where} lacks '{key}' (the file is damaged)")
+        value = table[key]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise InvalidModelError(
+                f"'{path}': {where} '{key}' is {value!r} ({type(value).__name__}), "
+                f"it must be {getattr(kind, '__name__', kind)}"
+            )
+        if key.endswith("_bytes") and value < 0:
+            raise InvalidModelError(f"'{path}': {where} '{key}' is negative ({value})")
+
+
+def _check_checksum(content: bytes, table: dict[str, Any], key: str, what: str, path: str | Path) -> None:
+    if len(content) != table[f"{key}_bytes"] or hashlib.sha256(content).hexdigest() != table[f"{key}_sha256"]:
+        raise InvalidModelError(f"'{path}': the {what} does not match its checksum (the file is damaged)")
+
+
+def check_gears(gears: tuple[Gear, ...], blob_bytes: int, path: str | Path) -> tuple[Gear, ...]:
+    """The gears, after checking that each one's model takes the input shapes its manifest entry
+    names (returned in the model's input order; the manifest's keys are sorted) and addresses the
+    whole shared blob, and that no two gears have the same shapes."""
+    seen: list[dict[str, tuple[int, ...]]] = []
+    ordered = []
+    for index, gear in enumerate(gears):
+        model = model_of(gear.module)
+        names = [s.data for s in model.input_names.data]
+        shapes = {
+            names[op.input.value.data]: tuple(op.buffer.type.get_shape())
+            for op in model.body.block.ops
+            if isinstance(op, BufferOp) and op.input is not None
+        }
+        shapes = {name: shapes[name] for name in names if name in shapes}
+        if shapes != gear.input_shapes:
+            raise InvalidModelError(
+                f"'{path}': gear {index}'s IR takes {shapes}, its manifest entry says {gear.input_shapes}"
+            )
+        if model.weight_size.value.data != blob_bytes:
+            raise InvalidModelError(
+                f"'{path}': gear {index} addresses a {model.weight_size.value.data}-byte weight blob, "
+                f"the file holds {blob_bytes} bytes"
+            )
+        if gear.input_shapes in seen:
+            raise InvalidModelError(f"'{path}': gear {index} repeats the input shapes {gear.input_shapes}")
+        seen.append(gear.input_shapes)
+        ordered.append(Gear(shapes, gear.module))
+    return tuple(ordered)
 
 
 def _check_contents(module: ModuleOp, manifest: dict[str, Any], path: str | Path) -> None:

@@ -10,7 +10,7 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,16 +22,22 @@ from ge.dialects.stream import LaunchOp, ModelOp, model_of
 from ge.passes.manager import Instrument, PassManager, verify_module
 from ge.passes.pipelines import LEVELS, compile_defaults
 
-from . import arguments, artifact
+from . import arguments, artifact, gears
 from .arguments import shown
 from .checking import NumericCheck
 from .collection import without_collection
-from .compile_plan import compile_plan, start_compilation
+from .compile_plan import CompilePlan, compile_plan, start_compilation
 from .dtypes import numpy_dtype, shaped_type
 from .errors import CompileError, GeError
 from .graph import Graph
 from .limits import DEFAULT_MAX_TENSOR_BYTES
-from .options import INSTRUMENTATION_OPTIONS, check_optimization_level, check_options
+from .options import (
+    INSTRUMENTATION_OPTIONS,
+    PRECISION_MODES,
+    CheckedOptions,
+    check_optimization_level,
+    check_options,
+)
 from .soc import load_profile
 from .weight_blob import pack_weights
 
@@ -70,11 +76,24 @@ class CompiledModel:
     many matches were found and how many applied."""
     pass_timings: list[tuple[str, float]] = field(default_factory=list)
     """With `pass_timing=True`: (pass, seconds) per pass run, then the verifier's total."""
+    gears: tuple[gears.Gear, ...] = ()
+    """A model compiled with gears (`ge.gears`): each gear's input shapes and stream module, the
+    first being `module`; all address `weight_blob`. Empty for a model of one shape."""
+    _gear_models: list[CompiledModel] = field(default_factory=list, init=False, repr=False, compare=False)
 
     @property
     def memory(self) -> MemoryStats:
         """The arena as planned, its lower bound (the most bytes live at once), the total with no
-        reuse, and the weight blob, in bytes."""
+        reuse, and the weight blob, in bytes. With gears, each figure is the largest gear's: the
+        device holds one arena that every gear runs in (`gear_memory` gives each gear's)."""
+        if self.gears:
+            each = self.gear_memory()
+            return MemoryStats(
+                arena_bytes=max(m.arena_bytes for m in each),
+                lower_bound_bytes=max(m.lower_bound_bytes for m in each),
+                no_reuse_bytes=max(m.no_reuse_bytes for m in each),
+                weight_bytes=len(self.weight_blob),
+            )
         from ge.passes.stream.plan_memory import lifetimes, lower_bound
 
         intervals = lifetimes(self.model, 512)
@@ -85,10 +104,42 @@ class CompiledModel:
             weight_bytes=len(self.weight_blob),
         )
 
+    def gear_memory(self) -> list[MemoryStats]:
+        """Each gear's memory figures, in gear order (one entry for a model without gears)."""
+        return [gear.memory for gear in self.gear_models]
+
+    @property
+    def gear_models(self) -> list[CompiledModel]:
+        """Each gear as a model of one shape (sharing this model's weight blob), in gear order;
+        the model itself when it has no gears."""
+        if not self.gears:
+            return [self]
+        if len(self._gear_models) != len(self.gears):
+            self._gear_models[:] = [
+                CompiledModel(
+                    gear.module,
+                    self.weight_blob,
+                    self.target,
+                    self.optimization_level,
+                    self.compilation_time,
+                    self.options,
+                )
+                for gear in self.gears
+            ]
+        return list(self._gear_models)
+
+    def gear_for(self, inputs: object) -> CompiledModel:
+        """The gear whose input shapes equal those of `inputs` (an array, a list or a dict by name),
+        as a model of one shape; the model itself when it has no gears. Shapes of no gear raise a
+        `RuntimeInputError` listing the gears (a batch is never padded to a larger gear)."""
+        if not self.gears:
+            return self
+        return self.gear_models[gears.select_gear(self.gears, self.input_names, inputs)]
+
     def save(self, path: str | Path) -> None:
         """Writes the model as one `.ge` file (manifest, stream IR, weight blob; see ge.artifact)."""
         saved = artifact.Artifact(
-            self.module, self.weight_blob, self.target, self.optimization_level, self.options
+            self.module, self.weight_blob, self.target, self.optimization_level, self.options, self.gears
         )
         artifact.save(saved, path)
 
@@ -147,8 +198,9 @@ class CompiledModel:
 
     @property
     def binary_size(self) -> int:
-        """Bytes of the model as shipped: the stream IR as text plus the weight blob."""
-        return len(str(self.module).encode()) + len(self.weight_blob)
+        """Bytes of the model as shipped: the stream IR (every gear's) as text plus the weight blob."""
+        modules = [gear.module for gear in self.gears] or [self.module]
+        return sum(len(str(module).encode()) for module in modules) + len(self.weight_blob)
 
     @property
     def input_names(self) -> list[str]:
@@ -156,6 +208,9 @@ class CompiledModel:
 
     @property
     def inputs(self) -> list[TensorSpec]:
+        """Each input's name, shape and dtype; with gears, -1 on the axes where gears differ."""
+        if self.gears:
+            return _across_gears([gear.inputs for gear in self.gear_models])
         from ge.dialects.stream import BufferOp
 
         names = [s.data for s in self.model.input_names.data]
@@ -169,6 +224,9 @@ class CompiledModel:
 
     @property
     def outputs(self) -> list[TensorSpec]:
+        """Each output's name, shape and dtype; with gears, -1 on the axes where gears differ."""
+        if self.gears:
+            return _across_gears([gear.outputs for gear in self.gear_models])
         names = [s.data for s in self.model.output_names.data]
         last = self.model.body.block.last_op
         types = [shaped_type(v) for v in last.operands] if last is not None else []
@@ -192,6 +250,7 @@ class GraphCompiler:
             optimization_level=saved.optimization_level,
             compilation_time=0.0,
             options=saved.options,
+            gears=saved.gears,
         )
 
     @without_collection
@@ -203,6 +262,7 @@ class GraphCompiler:
         precision_mode: str = "must_keep_origin_dtype",
         fusion_switch_file: str | Path | Mapping[str, object] | None = None,
         fusion_report: str | Path | None = None,
+        specialize: Callable[[dict[str, tuple[int, ...]]], Graph] | None = None,
         **options: object,
     ) -> CompiledModel:
         """Compiles `graph` for `target` at `optimization_level` (0 to 3), or with the optimization
@@ -211,6 +271,13 @@ class GraphCompiler:
         `fusion_switch_file` (a path or its parsed JSON) turns fusion passes off, as GE's:
         `{"Switch": {"GraphFusion": {"ge-fuse-conv-bn": "off"}}}`; `fusion_report` names a JSON
         file to write the per-pattern counts to (they are also in `CompiledModel.fusion_report`).
+
+        Gears (`ge.options.GEAR_OPTIONS`, as atc's `--dynamic_batch_size` and its kin) compile one
+        static graph per gear into one model with one weight blob; `specialize` makes a gear's
+        graph from the gear's input shapes (default: `graph.specialize`). An imported model is
+        best imported again at each gear, e.g. `specialize=lambda shapes:
+        ge.GraphParser().parse_onnx(model, input_shapes=shapes)`. The fusion report is the first
+        gear's; pass timings are every gear's in turn.
         """
         graph = require_graph(graph, "GraphCompiler.compile", CompileError)
         optimization_level = check_optimization_level(optimization_level)
@@ -219,33 +286,21 @@ class GraphCompiler:
             arguments.path(fusion_report, "fusion_report", CompileError)
         start = time.perf_counter()
         plan = compile_plan(optimization_level, checked, fusion_switch_file)
-        verify_each = checked.get("verify_each", True)
-        module, session = start_compilation(
-            graph.module,
-            graph.weights,
-            target,
-            checked.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES),
-            verify=not verify_each,
-        )
-        passes = plan.passes
-        manager = PassManager(
-            passes,
-            verify_each=verify_each,
-            print_ir_before=checked.get("print_ir_before", ()),
-            print_ir_after=checked.get("print_ir_after", ()),
-            print_ir_after_all=checked.get("print_ir_after_all", False),
-            timing=checked.get("pass_timing", False),
-            instruments=_instruments(checked.get("check_each", False), precision_mode),
-            dump_dir=checked.get("dump_ir") or dump_folder_from_environment(),
-        )
-        manager.run(module, session)
-        if not verify_each:
-            verify_module(module, "the compiled model", session)
-        blob = pack_weights(model_of(module), session.weights)
-        report = {
-            "disabled": sorted(plan.disabled),
-            "passes": {name: dict(sorted(counts.items())) for name, counts in session.patterns.items()},
-        }
+        shapes = gears.gear_shapes(gears.declared_shapes(graph.module), checked)
+        if shapes is None:
+            sources = [graph]
+        else:
+            make = specialize if specialize is not None else graph.specialize
+            sources = [require_graph(make(gear), "specialize", CompileError) for gear in shapes]
+        compiled = [_compile_static(source, target, plan, checked) for source in sources]
+        (module, blob, report, timings), *others = compiled
+        gear_list: tuple[gears.Gear, ...] = ()
+        if len(compiled) > 1:
+            modules = [c[0] for c in compiled]
+            blob = gears.share_weights(modules, [c[1] for c in compiled])
+            assert shapes is not None
+            gear_list = tuple(gears.Gear(s, m) for s, m in zip(shapes, modules, strict=True))
+            timings = [t for c in compiled for t in c[3]]
         if fusion_report is not None:
             try:
                 Path(fusion_report).write_text(json.dumps(report, indent=2) + "\n")
@@ -260,8 +315,60 @@ class GraphCompiler:
             compilation_time=time.perf_counter() - start,
             options={**model_options, "max_streams": plan.max_streams},
             fusion_report=report,
-            pass_timings=list(manager.timings) if manager.timing else [],
+            pass_timings=timings,
+            gears=gear_list,
         )
+
+
+def _compile_static(
+    graph: Graph, target: str, plan: CompilePlan, checked: CheckedOptions
+) -> tuple[ModuleOp, bytes, dict[str, object], list[tuple[str, float]]]:
+    """One static graph through `plan`: its stream module, weight blob, fusion report and pass
+    timings."""
+    verify_each = checked.get("verify_each", True)
+    module, session = start_compilation(
+        graph.module,
+        graph.weights,
+        target,
+        checked.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES),
+        verify=not verify_each,
+    )
+    manager = PassManager(
+        plan.passes,
+        verify_each=verify_each,
+        print_ir_before=checked.get("print_ir_before", ()),
+        print_ir_after=checked.get("print_ir_after", ()),
+        print_ir_after_all=checked.get("print_ir_after_all", False),
+        timing=checked.get("pass_timing", False),
+        instruments=_instruments(
+            checked.get("check_each", False), checked.get("precision_mode", PRECISION_MODES[0])
+        ),
+        dump_dir=checked.get("dump_ir") or dump_folder_from_environment(),
+    )
+    manager.run(module, session)
+    if not verify_each:
+        verify_module(module, "the compiled model", session)
+    blob = pack_weights(model_of(module), session.weights)
+    report: dict[str, object] = {
+        "disabled": sorted(plan.disabled),
+        "passes": {name: dict(sorted(counts.items())) for name, counts in session.patterns.items()},
+    }
+    return module, blob, report, list(manager.timings) if manager.timing else []
+
+
+def _across_gears(specs: list[list[TensorSpec]]) -> list[TensorSpec]:
+    """The specs of the first gear, with -1 where another gear's size differs."""
+    return [
+        TensorSpec(
+            first.name,
+            tuple(
+                d if all(len(o.shape) > a and o.shape[a] == d for o in others) else -1
+                for a, d in enumerate(first.shape)
+            ),
+            first.dtype,
+        )
+        for first, *others in zip(*specs, strict=True)
+    ]
 
 
 def _instruments(check_each: object, precision_mode: str) -> list[Instrument]:

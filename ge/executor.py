@@ -39,7 +39,10 @@ class GraphExecutor:
         time in seconds on the emulator, in task order (as `ge.GraphProfiler` measures)."""
         if self.compiled is None or self._emulator is None:
             raise GeError("no model is loaded: call load_graph first")
-        arrays = bind_inputs(self.compiled.inputs, inputs)
+        compiled = self.compiled.gear_for(inputs)  # with gears: the one of the inputs' shapes
+        if self._emulator.model is not compiled.model:
+            self._emulator = Emulator(compiled.module, compiled.weight_blob)
+        arrays = bind_inputs(compiled.inputs, inputs)
         return self._emulator.run(arrays, launch_times=launch_times)
 
 

@@ -4,7 +4,7 @@ compiles is a model that loads, and a manifest cannot claim what no compile give
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from os import PathLike
 from typing import TypedDict, cast
 
@@ -48,6 +48,25 @@ tensor before anything is allocated; `techniques` (names of `ge.passes.pipelines
 with its prerequisites) compiles with that set of techniques instead of the optimization level's,
 the defaults of `sink` and `max_streams` included; and the INSTRUMENTATION_OPTIONS."""
 
+GEAR_LISTS = ("dynamic_batch_size", "dynamic_image_size", "dynamic_dims")
+"""atc's three kinds of gears, each a list of values for the -1 dimensions of `input_shape`
+(`ge.gears`); a model takes at most one kind."""
+
+GEAR_OPTIONS = ("input_shape", *GEAR_LISTS, "input_format")
+"""Keyword options of `GraphCompiler.compile` that make one compiled model with a plan per gear,
+as atc's flags of the same names: `input_shape` (a dict of shapes by input name, -1 for a
+dimension the gears fill; it replaces the graph's shapes of the inputs it names),
+`dynamic_batch_size` (batch sizes, for one -1 per input at axis 0), `dynamic_image_size` ((H, W)
+pairs, for the -1 H and W of 4-D inputs), `dynamic_dims` (lists of values, one per -1 of all
+inputs in input order; needs `input_format="ND"`), and `input_format` ("NCHW", the default,
+"NHWC" or "ND"). A gear list has 2 to 100 distinct gears."""
+
+GEAR_COUNT = (2, 100)
+"""How many gears a gear list may hold, as atc allows."""
+MAX_BATCH = 2048
+"""The largest batch size of `dynamic_batch_size`, as atc allows."""
+INPUT_FORMATS = ("NCHW", "NHWC", "ND")
+
 PRECISION_MODES = tuple(MODES)
 """The precision modes, as GE names them; the mixed-precision pass defines what each one does."""
 
@@ -74,13 +93,18 @@ class CheckedOptions(TypedDict, total=False):
     pass_timing: bool
     check_each: bool | dict[str, np.ndarray]
     dump_ir: str | None
+    input_shape: dict[str, list[int]]
+    dynamic_batch_size: list[int]
+    dynamic_image_size: list[list[int]]
+    dynamic_dims: list[list[int]]
+    input_format: str
 
 
 def check_options(options: Mapping[str, object]) -> CheckedOptions:
     """`precision_mode` and the COMPILE_OPTIONS given, checked; the others are refused."""
-    unknown = sorted(set(options) - {"precision_mode", *COMPILE_OPTIONS})
+    unknown = sorted(set(options) - {"precision_mode", *COMPILE_OPTIONS, *GEAR_OPTIONS})
     if unknown:
-        known = ", ".join(("precision_mode", *COMPILE_OPTIONS))
+        known = ", ".join(("precision_mode", *COMPILE_OPTIONS, *GEAR_OPTIONS))
         raise CompileError(f"unknown compile options: {', '.join(map(str, unknown))} (known: {known})")
     checked = dict(options)
     mode = options.get("precision_mode", PRECISION_MODES[0])
@@ -112,6 +136,7 @@ def check_options(options: Mapping[str, object]) -> CheckedOptions:
         if not isinstance(dump, str | PathLike) or not str(dump):
             raise CompileError(f"compile option dump_ir takes a folder (a path), got {shown(dump)}")
         checked["dump_ir"] = str(dump)
+    checked.update(check_gear_options(options))
     return cast(CheckedOptions, checked)  # every rule above checked its option's type
 
 
@@ -128,6 +153,100 @@ def check_techniques_option(value: object) -> tuple[str, ...]:
     except ValueError as error:
         raise CompileError(f"{where}: {error}") from None
     return tuple(name for name in TECHNIQUES if name in chosen)
+
+
+def check_gear_options(options: Mapping[str, object]) -> dict[str, object]:
+    """The GEAR_OPTIONS among `options`, checked as atc checks its flags, as JSON-ready lists (a
+    manifest records them). Whether the gears fit the graph's inputs is `ge.gears`' check."""
+    checked: dict[str, object] = {}
+    if "input_shape" in options:
+        checked["input_shape"] = _input_shape(options["input_shape"])
+    if "input_format" in options:
+        layout = options["input_format"]
+        if layout not in INPUT_FORMATS:
+            raise CompileError(
+                f"compile option input_format must be one of {', '.join(INPUT_FORMATS)}, got {shown(layout)}"
+            )
+        checked["input_format"] = layout
+    given = [name for name in GEAR_LISTS if name in options]
+    if len(given) > 1:
+        raise CompileError(
+            f"compile options {' and '.join(given)} are mutually exclusive (as atc's): give one kind of gears"
+        )
+    for name in given:
+        gears = _gear_list(name, options[name])
+        if len(gears) != len(set(gears)):
+            repeated = next(g for g in gears if gears.count(g) > 1)
+            raise CompileError(
+                f"compile option {name}={_shown_gears(options[name])} repeats the gear "
+                f"{_shown_gears([repeated])}; every gear must be distinct"
+            )
+        if not GEAR_COUNT[0] <= len(gears) <= GEAR_COUNT[1]:
+            raise CompileError(
+                f"compile option {name}={_shown_gears(options[name])} has {len(gears)} gears; atc "
+                f"takes {GEAR_COUNT[0]} to {GEAR_COUNT[1]} (a single shape is given by input_shape alone)"
+            )
+        if name == "dynamic_dims" and checked.get("input_format") != "ND":
+            raise CompileError(
+                f"compile option dynamic_dims={_shown_gears(options[name])} needs input_format='ND' "
+                f"(as atc's --dynamic_dims), got input_format={shown(options.get('input_format'))}"
+            )
+        checked[name] = [list(g) if isinstance(g, tuple) else g for g in gears]
+    return checked
+
+
+def _input_shape(value: object) -> dict[str, list[int]]:
+    where = "compile option input_shape"
+    if not isinstance(value, Mapping) or not all(isinstance(name, str) for name in value):
+        raise CompileError(f"{where} takes a dict of shapes by input name, got {shown(value)}")
+    shapes = {}
+    for name, shape in value.items():
+        if isinstance(shape, str | bytes) or not isinstance(shape, Sequence):
+            raise CompileError(f"{where}['{name}'] must be a list of dimensions, got {shown(shape)}")
+        shapes[name] = [
+            integer(d, f"{where}['{name}'] (sizes, -1 for a gear dimension)", -1, CompileError) for d in shape
+        ]
+    return shapes
+
+
+def _gear_list(name: str, value: object) -> list[int | tuple[int, ...]]:
+    """A gear list's entries: integers for `dynamic_batch_size`, tuples for the others."""
+    where = f"compile option {name}"
+    wanted = {
+        "dynamic_batch_size": f"a list of batch sizes (1 to {MAX_BATCH})",
+        "dynamic_image_size": "a list of (height, width) pairs",
+        "dynamic_dims": "a list of gears, each a list of sizes",
+    }[name]
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise CompileError(f"{where} takes {wanted}, got {shown(value)}")
+    gears: list[int | tuple[int, ...]] = []
+    for entry in value:
+        if name == "dynamic_batch_size":
+            batch = integer(entry, f"{where} (batch sizes)", 1, CompileError)
+            if batch > MAX_BATCH:
+                raise CompileError(
+                    f"{where}={_shown_gears(value)} has batch size {batch}; atc takes 1 to {MAX_BATCH}"
+                )
+            gears.append(batch)
+            continue
+        if isinstance(entry, str | bytes) or not isinstance(entry, Sequence) or not entry:
+            raise CompileError(f"{where} takes {wanted}, got {shown(value)}")
+        sizes = tuple(integer(d, f"{where} (sizes)", 1, CompileError) for d in entry)
+        if name == "dynamic_image_size" and len(sizes) != 2:
+            raise CompileError(
+                f"{where}={_shown_gears(value)} has a gear of {len(sizes)} values; each is (height, width)"
+            )
+        gears.append(sizes)
+    return gears
+
+
+def _shown_gears(value: object) -> str:
+    """A gear list as atc spells it: `1,4,8` or `224,224;448,448`."""
+    if isinstance(value, list | tuple) and all(isinstance(v, list | tuple) for v in value):
+        return '"' + ";".join(",".join(map(str, v)) for v in value) + '"'
+    if isinstance(value, list | tuple):
+        return '"' + ",".join(map(str, value)) + '"'
+    return shown(value)
 
 
 def _check_each(value: object) -> bool | dict[str, np.ndarray]:

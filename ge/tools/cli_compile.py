@@ -28,9 +28,10 @@ from ge.compiler import GraphCompiler
 from ge.errors import GeError, UnsupportedOperatorError
 from ge.frontends.onnx import check_supported, check_versions, default_opset, load_model
 from ge.frontends.onnx.selection import node_output
+from ge.gears import describe_gears
 from ge.graph import Graph
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES
-from ge.options import COMPILE_OPTIONS, PRECISION_MODES
+from ge.options import COMPILE_OPTIONS, GEAR_LISTS, PRECISION_MODES
 from ge.parser import GraphParser
 from ge.passes.manager import timing_report
 from ge.passes.pipelines import TECHNIQUES
@@ -146,6 +147,17 @@ def flags(name: str, **settings: Any) -> Callable[[Callable[..., Any]], Callable
     help="the inputs' layout, as atc takes it; ge keeps each input in the layout the model declares "
     "(a TensorFlow model's NHWC too), so every value compiles alike",
 )
+@flags(
+    "dynamic_batch_size", metavar='"B,B,..."', help="batch-size gears for the -1 at axis 0 of --input_shape"
+)
+@flags(
+    "dynamic_image_size", metavar='"H,W;H,W;..."', help="image-size gears for the -1 H and W of --input_shape"
+)
+@flags(
+    "dynamic_dims",
+    metavar='"D,D;D,D;..."',
+    help="gears filling every -1 of --input_shape in order (with --input_format ND)",
+)
 @flags("out_nodes", metavar='"NODE:INDEX;..."', help="the outputs, as node names and output indices")
 @flags("output_type", type=click.Choice(list(OUTPUT_TYPES)), help="cast float outputs (unset: as the model)")
 @flags("precision_mode", type=click.Choice(PRECISION_MODES), default=PRECISION_MODES[0], help="dtype changes")
@@ -181,18 +193,24 @@ def _compile(settings: dict[str, Any]) -> None:
         for name in COMPILE_OPTIONS
         if name in settings and settings[name] not in (None, ())
     }
-    start = time.perf_counter()
-    with step(f"parsing {path}"):
+    options |= gear_options(settings)
+
+    def load(shapes: str | None) -> Graph:
         graph = parse_model(
             path,
             settings["framework"],
-            settings["input_shape"],
+            shapes,
             settings["out_nodes"],
             settings.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES),
         )
+        if settings["output_type"]:
+            graph.cast_outputs(OUTPUT_TYPES[settings["output_type"]])
+        return graph
+
+    start = time.perf_counter()
+    with step(f"parsing {path}"):
+        graph = load(settings["input_shape"])
     logger.info("parsed %d ops in %.2f s", len(graph.nodes), time.perf_counter() - start)
-    if settings["output_type"]:
-        graph.cast_outputs(OUTPUT_TYPES[settings["output_type"]])
     with step(f"compiling for {settings['soc_version']}"):
         compiled = GraphCompiler().compile(
             graph,
@@ -200,13 +218,50 @@ def _compile(settings: dict[str, Any]) -> None:
             optimization_level=settings["optimization_level"],
             precision_mode=settings["precision_mode"],
             fusion_switch_file=settings["fusion_switch_file"],
+            # Each gear imports the model again at its shapes, so shape arithmetic folds as at one shape.
+            specialize=lambda shapes: load(
+                ";".join(f"{n}:{','.join(map(str, s))}" for n, s in shapes.items())
+            ),
             **options,
         )
     logger.info("compiled in %.2f s: %d kernels", compiled.compilation_time, compiled.num_operators)
     if compiled.pass_timings:
         click.echo(timing_report(compiled.pass_timings), err=True)
     compiled.save(output)
-    click.echo(f"wrote {output}: {compiled.num_operators} kernels, {Path(output).stat().st_size} bytes")
+    size = Path(output).stat().st_size
+    if compiled.gears:
+        arenas = ", ".join(str(m.arena_bytes) for m in compiled.gear_memory())
+        click.echo(
+            f"wrote {output}: {len(compiled.gears)} gears ({describe_gears(compiled.gears)}), one "
+            f"{compiled.memory.weight_bytes}-byte weight blob, arenas {arenas} bytes (one of "
+            f"{compiled.memory.arena_bytes}), {size} bytes"
+        )
+    else:
+        click.echo(f"wrote {output}: {compiled.num_operators} kernels, {size} bytes")
+
+
+def gear_options(settings: dict[str, Any]) -> dict[str, Any]:
+    """The compile options of atc's gear flags (`--dynamic_batch_size "1,4,8"`, and so on), with
+    `--input_shape` and `--input_format` as they apply to them; none without a gear flag."""
+    given = [name for name in GEAR_LISTS if settings.get(name)]
+    if not given:
+        return {}
+    options: dict[str, Any] = {}
+    if settings["input_shape"]:
+        options["input_shape"] = dict(_input_shape(spec) for spec in _entries(settings["input_shape"]))
+    if settings.get("input_format"):
+        options["input_format"] = settings["input_format"]
+    for name in given:
+        text = settings[name]
+        try:
+            if name == "dynamic_batch_size":
+                options[name] = [int(v) for v in text.split(",")]
+            else:
+                options[name] = [[int(v) for v in gear.split(",")] for gear in _entries(text)]
+        except ValueError:
+            shape = "B,B,..." if name == "dynamic_batch_size" else "D,D;D,D;..."
+            raise GeError(f'--{name} "{text}" is not {shape} (whole numbers)') from None
+    return options
 
 
 def _to_json(model: str | None, output: str | None) -> None:

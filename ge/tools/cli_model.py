@@ -72,6 +72,9 @@ def inspect_command(model: str, as_json: bool) -> None:
     for kind in ("inputs", "outputs"):
         specs = [f"{s['name']} {s['dtype']}{s['shape']}" for s in summary[kind]]
         overview.add_row(kind, ", ".join(specs))
+    for gear in summary.get("gears", []):
+        shapes = ", ".join(f"{name}{shape}" for name, shape in gear["input_shapes"].items())
+        overview.add_row("gear", f"{shapes}: {gear['kernels']} kernels, arena {gear['arena_bytes']} bytes")
     console.print(overview)
     kinds = [(kind, UNIT_OF_KIND[kind], n) for kind, n in summary["kernels_by_kind"].items()]
     console.print(_table("kernels by unit", ("kind", "unit", "kernels"), kinds))
@@ -128,7 +131,19 @@ def describe(compiled: CompiledModel) -> dict[str, Any]:
         },
         "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype} for s in compiled.inputs],
         "outputs": [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype} for s in compiled.outputs],
-    }
+    } | ({"gears": _gears(compiled)} if compiled.gears else {})
+
+
+def _gears(compiled: CompiledModel) -> list[dict[str, Any]]:
+    """Each gear's input shapes, kernels and arena (the other figures are the first gear's)."""
+    return [
+        {
+            "input_shapes": {name: list(shape) for name, shape in gear.input_shapes.items()},
+            "kernels": model.num_operators,
+            "arena_bytes": model.memory.arena_bytes,
+        }
+        for gear, model in zip(compiled.gears, compiled.gear_models, strict=True)
+    ]
 
 
 def model_json(path: str | Path, with_ir: bool = True) -> dict[str, Any]:

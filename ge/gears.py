@@ -1,0 +1,195 @@
+"""Gears, as atc names its shape profiles: one compiled model holds a stream-level plan per gear.
+
+atc's `--dynamic_batch_size "1,4,8"`, `--dynamic_image_size "224,224;448,448"` and
+`--dynamic_dims "1,32;4,32"` (with `--input_format ND`) each fill the -1 dimensions of
+`--input_shape` with a list of values; every gear is compiled as a static graph, and the gears
+share one weight blob (`share_weights`) and, on a device, one arena sized for the largest. A run
+takes the gear its inputs' shapes equal (`select_gear`); no other shape runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.dialects.func import FuncOp
+
+from ge.dialects.common import value_names
+from ge.dialects.stream import WeightOp, model_of
+
+from .errors import CompileError, RuntimeInputError
+from .options import GEAR_LISTS, CheckedOptions
+
+Shapes = dict[str, tuple[int, ...]]
+"""Input shapes by input name."""
+
+WEIGHT_ALIGNMENT = 512
+"""Byte alignment of a weight added to the shared blob, as the stream lowering aligns its own."""
+
+BATCH_AXIS = 0
+IMAGE_AXES = {"NCHW": (2, 3), "NHWC": (1, 2)}
+"""The H and W axes of an image input, by `input_format`."""
+
+
+@dataclass(frozen=True)
+class Gear:
+    """One gear of a compiled model: the input shapes it runs and its stream-level module."""
+
+    input_shapes: Shapes
+    module: ModuleOp
+
+
+def gear_shapes(declared: Mapping[str, Sequence[int]], checked: CheckedOptions) -> list[Shapes] | None:
+    """The input shapes of every gear the options ask for, in the order given; None when they ask
+    for none. `declared` holds each input's shape (-1 for a dynamic dimension) in the graph's
+    order; `input_shape` replaces the shapes of the inputs it names, as atc's does."""
+    given = checked.get("input_shape") or {}
+    unknown = [name for name in given if name not in declared]
+    if unknown:
+        raise CompileError(
+            f"compile option input_shape names {unknown}, which are no inputs of the graph "
+            f"(its inputs: {', '.join(declared) or 'none'})"
+        )
+    shapes = {name: tuple(given.get(name, shape)) for name, shape in declared.items()}
+    for name in given:
+        if len(shapes[name]) != len(declared[name]):
+            raise CompileError(
+                f"compile option input_shape gives input '{name}' {len(shapes[name])} dimensions, "
+                f"the graph's has {len(declared[name])} ({list(declared[name])})"
+            )
+    option = next((name for name in GEAR_LISTS if name in checked), None)
+    if option is None:
+        return [shapes] if given else None
+    dynamic = [(name, axis) for name, shape in shapes.items() for axis, d in enumerate(shape) if d < 0]
+    values = checked[option]  # pyright: ignore[reportGeneralTypeIssues]  # a key of GEAR_LISTS
+    if not dynamic:
+        raise CompileError(
+            f"compile option {option}={_shown(values)} needs -1 dimensions to fill, but every input "
+            f"is static ({_shapes(shapes)}); mark them -1 with input_shape"
+        )
+    if option == "dynamic_batch_size":
+        wrong = [(n, a) for n, a in dynamic if a != BATCH_AXIS]
+        per_input = {n for n, _ in dynamic}
+        if wrong or len(per_input) != len(dynamic):
+            name, axis = (wrong or dynamic)[0]
+            raise CompileError(
+                f"compile option dynamic_batch_size={_shown(values)} fills the batch axis (0) only, "
+                f"but input '{name}' is dynamic at axis {axis} ({_shapes(shapes)}); give one -1 per "
+                "input at axis 0, or use dynamic_dims"
+            )
+        fills = [[batch] * len(dynamic) for batch in values]
+    elif option == "dynamic_image_size":
+        layout = checked.get("input_format", "NCHW")
+        axes = IMAGE_AXES.get(layout)
+        expected = [(name, axis) for name in dict.fromkeys(n for n, _ in dynamic) for axis in axes or ()]
+        if axes is None or expected != dynamic or any(len(shapes[n]) != 4 for n, _ in dynamic):
+            raise CompileError(
+                f"compile option dynamic_image_size={_shown(values)} fills the H and W of 4-D "
+                f"{layout if axes else 'NCHW or NHWC'} inputs, but the -1 dimensions are at "
+                f"{_axes(dynamic)} ({_shapes(shapes)}); give -1 at H and W only, or use dynamic_dims"
+            )
+        fills = [[size for _ in range(len(dynamic) // 2) for size in pair] for pair in values]
+    else:
+        if any(len(gear) != len(dynamic) for gear in values):
+            count = next(len(gear) for gear in values if len(gear) != len(dynamic))
+            raise CompileError(
+                f"compile option dynamic_dims={_shown(values)} has a gear of {count} values, but the "
+                f"inputs have {len(dynamic)} -1 dimensions ({_shapes(shapes)}); every gear gives one "
+                "value per -1, in input order"
+            )
+        fills = [list(gear) for gear in values]
+    gears = []
+    for fill in fills:
+        gear = {name: list(shape) for name, shape in shapes.items()}
+        for (name, axis), size in zip(dynamic, fill, strict=True):
+            gear[name][axis] = size
+        gears.append({name: tuple(shape) for name, shape in gear.items()})
+    return gears
+
+
+def declared_shapes(module: ModuleOp) -> Shapes:
+    """The shapes of a graph module's inputs by name, in order (-1 for a dynamic dimension)."""
+    func = next(op for op in module.body.block.ops if isinstance(op, FuncOp))
+    names = value_names(func.arg_attrs, len(func.body.block.args), "input")
+    return {
+        name: tuple(arg.type.get_shape()) if isinstance(arg.type, TensorType) else ()
+        for name, arg in zip(names, func.body.block.args, strict=True)
+    }
+
+
+def share_weights(modules: Sequence[ModuleOp], blobs: Sequence[bytes]) -> bytes:
+    """One weight blob for all gears: the first gear's blob as it is, then every weight of a later
+    gear whose bytes it lacks. Each gear's weight offsets (and weight size) are rewritten to point
+    into it. Weights are matched by their bytes, never by their resource key, so two gears that fold
+    a constant differently under one key keep both values."""
+    shared = bytearray(blobs[0])
+    placed: dict[bytes, int] = {}
+    for index, (module, blob) in enumerate(zip(modules, blobs, strict=True)):
+        model = model_of(module)
+        for op in model.body.block.ops:
+            if not isinstance(op, WeightOp):
+                continue
+            start, size = op.offset.value.data, op.size.value.data
+            content = blob[start : start + size]
+            if index == 0:
+                placed.setdefault(content, start)
+                continue
+            if content not in placed:
+                shared.extend(bytes(-len(shared) % WEIGHT_ALIGNMENT))
+                placed[content] = len(shared)
+                shared.extend(content)
+            op.offset = IntegerAttr(placed[content], i64)
+    if len(shared) != len(blobs[0]):
+        shared.extend(bytes(-len(shared) % WEIGHT_ALIGNMENT))
+    for module in modules:
+        model_of(module).weight_size = IntegerAttr(len(shared), i64)
+        module.verify()
+    return bytes(shared)
+
+
+def select_gear(gears: Sequence[Gear], names: Sequence[str], inputs: object) -> int:
+    """The index of the gear whose input shapes equal those of `inputs` (an array, a list of them in
+    input order, or a dict by name). Inputs of the wrong count or names pick gear 0, whose own
+    checks then name what is wrong; shapes no gear has are refused, listing the gears."""
+    if isinstance(inputs, Mapping):
+        if set(inputs) != set(names):
+            return 0
+        given = [inputs[name] for name in names]
+    elif isinstance(inputs, np.ndarray | np.generic):
+        given = [inputs]
+    elif isinstance(inputs, Sequence) and not isinstance(inputs, str | bytes):
+        given = list(inputs)
+    else:
+        return 0
+    if len(given) != len(names):
+        return 0
+    shapes = {name: tuple(np.shape(value)) for name, value in zip(names, given, strict=True)}
+    for index, gear in enumerate(gears):
+        if gear.input_shapes == shapes:
+            return index
+    raise RuntimeInputError(
+        f"the inputs' shapes {_shapes(shapes)} are none of the model's gears: "
+        f"{' | '.join(_shapes(g.input_shapes) for g in gears)}; run one of those shapes (a batch is "
+        "not padded to a larger gear), or compile a gear for this one"
+    )
+
+
+def describe_gears(gears: Sequence[Gear] | Sequence[Shapes]) -> str:
+    """`x[1,3,8,8] | x[4,3,8,8]`: the gears' input shapes, as messages and `ge compile` show them."""
+    return " | ".join(_shapes(g.input_shapes if isinstance(g, Gear) else g) for g in gears)
+
+
+def _shapes(shapes: Mapping[str, Sequence[int]]) -> str:
+    return ", ".join(f"{name}[{','.join(map(str, shape))}]" for name, shape in shapes.items())
+
+
+def _axes(dynamic: Sequence[tuple[str, int]]) -> str:
+    return ", ".join(f"'{name}' axis {axis}" for name, axis in dynamic)
+
+
+def _shown(values: object) -> str:
+    if isinstance(values, list | tuple) and values and isinstance(values[0], list | tuple):
+        return ";".join(",".join(map(str, v)) for v in values)
+    return ",".join(map(str, values)) if isinstance(values, list | tuple) else str(values)
