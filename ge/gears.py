@@ -20,7 +20,7 @@ from ge.dialects.common import value_names
 from ge.dialects.stream import WeightOp, model_of
 
 from .errors import CompileError, RuntimeInputError
-from .options import GEAR_LISTS, CheckedOptions
+from .options import GEAR_LISTS, CheckedOptions, shown_gears
 
 Shapes = dict[str, tuple[int, ...]]
 """Input shapes by input name."""
@@ -66,7 +66,7 @@ def gear_shapes(declared: Mapping[str, Sequence[int]], checked: CheckedOptions) 
     values = checked[option]  # pyright: ignore[reportGeneralTypeIssues]  # a key of GEAR_LISTS
     if not dynamic:
         raise CompileError(
-            f"compile option {option}={_shown(values)} needs -1 dimensions to fill, but every input "
+            f"compile option {option}={shown_gears(values)} needs -1 dimensions to fill, but every input "
             f"is static ({_shapes(shapes)}); mark them -1 with input_shape"
         )
     if option == "dynamic_batch_size":
@@ -75,7 +75,7 @@ def gear_shapes(declared: Mapping[str, Sequence[int]], checked: CheckedOptions) 
         if wrong or len(per_input) != len(dynamic):
             name, axis = (wrong or dynamic)[0]
             raise CompileError(
-                f"compile option dynamic_batch_size={_shown(values)} fills the batch axis (0) only, "
+                f"compile option dynamic_batch_size={shown_gears(values)} fills the batch axis (0) only, "
                 f"but input '{name}' is dynamic at axis {axis} ({_shapes(shapes)}); give one -1 per "
                 "input at axis 0, or use dynamic_dims"
             )
@@ -86,7 +86,7 @@ def gear_shapes(declared: Mapping[str, Sequence[int]], checked: CheckedOptions) 
         expected = [(name, axis) for name in dict.fromkeys(n for n, _ in dynamic) for axis in axes or ()]
         if axes is None or expected != dynamic or any(len(shapes[n]) != 4 for n, _ in dynamic):
             raise CompileError(
-                f"compile option dynamic_image_size={_shown(values)} fills the H and W of 4-D "
+                f"compile option dynamic_image_size={shown_gears(values)} fills the H and W of 4-D "
                 f"{layout if axes else 'NCHW or NHWC'} inputs, but the -1 dimensions are at "
                 f"{_axes(dynamic)} ({_shapes(shapes)}); give -1 at H and W only, or use dynamic_dims"
             )
@@ -95,7 +95,7 @@ def gear_shapes(declared: Mapping[str, Sequence[int]], checked: CheckedOptions) 
         if any(len(gear) != len(dynamic) for gear in values):
             count = next(len(gear) for gear in values if len(gear) != len(dynamic))
             raise CompileError(
-                f"compile option dynamic_dims={_shown(values)} has a gear of {count} values, but the "
+                f"compile option dynamic_dims={shown_gears(values)} has a gear of {count} values, but the "
                 f"inputs have {len(dynamic)} -1 dimensions ({_shapes(shapes)}); every gear gives one "
                 "value per -1, in input order"
             )
@@ -187,9 +187,3 @@ def _shapes(shapes: Mapping[str, Sequence[int]]) -> str:
 
 def _axes(dynamic: Sequence[tuple[str, int]]) -> str:
     return ", ".join(f"'{name}' axis {axis}" for name, axis in dynamic)
-
-
-def _shown(values: object) -> str:
-    if isinstance(values, list | tuple) and values and isinstance(values[0], list | tuple):
-        return ";".join(",".join(map(str, v)) for v in values)
-    return ",".join(map(str, values)) if isinstance(values, list | tuple) else str(values)

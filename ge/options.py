@@ -178,17 +178,17 @@ def check_gear_options(options: Mapping[str, object]) -> dict[str, object]:
         if len(gears) != len(set(gears)):
             repeated = next(g for g in gears if gears.count(g) > 1)
             raise CompileError(
-                f"compile option {name}={_shown_gears(options[name])} repeats the gear "
-                f"{_shown_gears([repeated])}; every gear must be distinct"
+                f"compile option {name}={shown_gears(options[name])} repeats the gear "
+                f"{shown_gears([repeated])}; every gear must be distinct"
             )
         if not GEAR_COUNT[0] <= len(gears) <= GEAR_COUNT[1]:
             raise CompileError(
-                f"compile option {name}={_shown_gears(options[name])} has {len(gears)} gears; atc "
+                f"compile option {name}={shown_gears(options[name])} has {len(gears)} gears; atc "
                 f"takes {GEAR_COUNT[0]} to {GEAR_COUNT[1]} (a single shape is given by input_shape alone)"
             )
         if name == "dynamic_dims" and checked.get("input_format") != "ND":
             raise CompileError(
-                f"compile option dynamic_dims={_shown_gears(options[name])} needs input_format='ND' "
+                f"compile option dynamic_dims={shown_gears(options[name])} needs input_format='ND' "
                 f"(as atc's --dynamic_dims), got input_format={shown(options.get('input_format'))}"
             )
         checked[name] = [list(g) if isinstance(g, tuple) else g for g in gears]
@@ -225,7 +225,7 @@ def _gear_list(name: str, value: object) -> list[int | tuple[int, ...]]:
             batch = integer(entry, f"{where} (batch sizes)", 1, CompileError)
             if batch > MAX_BATCH:
                 raise CompileError(
-                    f"{where}={_shown_gears(value)} has batch size {batch}; atc takes 1 to {MAX_BATCH}"
+                    f"{where}={shown_gears(value)} has batch size {batch}; atc takes 1 to {MAX_BATCH}"
                 )
             gears.append(batch)
             continue
@@ -234,13 +234,13 @@ def _gear_list(name: str, value: object) -> list[int | tuple[int, ...]]:
         sizes = tuple(integer(d, f"{where} (sizes)", 1, CompileError) for d in entry)
         if name == "dynamic_image_size" and len(sizes) != 2:
             raise CompileError(
-                f"{where}={_shown_gears(value)} has a gear of {len(sizes)} values; each is (height, width)"
+                f"{where}={shown_gears(value)} has a gear of {len(sizes)} values; each is (height, width)"
             )
         gears.append(sizes)
     return gears
 
 
-def _shown_gears(value: object) -> str:
+def shown_gears(value: object) -> str:
     """A gear list as atc spells it: `1,4,8` or `224,224;448,448`."""
     if isinstance(value, list | tuple) and all(isinstance(v, list | tuple) for v in value):
         return '"' + ";".join(",".join(map(str, v)) for v in value) + '"'

@@ -17,7 +17,7 @@ import inspect
 import json
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,11 @@ import onnx
 from ge.compiler import GraphCompiler
 from ge.errors import GeError, UnsupportedOperatorError
 from ge.frontends.onnx import check_supported, check_versions, default_opset, load_model
-from ge.frontends.onnx.selection import node_output
-from ge.gears import describe_gears
+from ge.frontends.onnx.selection import graph_inputs, node_output
+from ge.gears import describe_gears, gear_shapes
 from ge.graph import Graph
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES
-from ge.options import COMPILE_OPTIONS, GEAR_LISTS, PRECISION_MODES
+from ge.options import COMPILE_OPTIONS, GEAR_LISTS, PRECISION_MODES, check_options
 from ge.parser import GraphParser
 from ge.passes.manager import timing_report
 from ge.passes.pipelines import TECHNIQUES
@@ -209,7 +209,8 @@ def _compile(settings: dict[str, Any]) -> None:
 
     start = time.perf_counter()
     with step(f"parsing {path}"):
-        graph = load(settings["input_shape"])
+        first = _first_gear(path, settings["framework"], options)
+        graph = load(settings["input_shape"] if first is None else _shape_text(first))
     logger.info("parsed %d ops in %.2f s", len(graph.nodes), time.perf_counter() - start)
     with step(f"compiling for {settings['soc_version']}"):
         compiled = GraphCompiler().compile(
@@ -238,6 +239,28 @@ def _compile(settings: dict[str, Any]) -> None:
         )
     else:
         click.echo(f"wrote {output}: {compiled.num_operators} kernels, {size} bytes")
+
+
+def _first_gear(path: str, framework: str, options: dict[str, Any]) -> dict[str, tuple[int, ...]] | None:
+    """With gears, for an ONNX model, the shapes of its first gear, after setting `options`'
+    `input_shape` to every input's shape as the model declares it (-1 for a dynamic dimension)
+    with `--input_shape` applied: the graph is imported at that gear (an importer may not take a
+    dynamic shape everywhere) and the compiler reads the gears' -1 dimensions from the option."""
+    if not any(name in options for name in GEAR_LISTS) or FRAMEWORKS[framework.lower()] != "onnx":
+        return None
+    model = load_model(path)
+    declared = {
+        info.name: [d.dim_value if d.HasField("dim_value") else -1 for d in info.type.tensor_type.shape.dim]
+        for info in graph_inputs(model)
+    }
+    options["input_shape"] = declared | options.get("input_shape", {})
+    shapes = gear_shapes(options["input_shape"], check_options(options))
+    return None if shapes is None else shapes[0]
+
+
+def _shape_text(shapes: Mapping[str, Sequence[int]]) -> str:
+    """Shapes as `--input_shape` spells them."""
+    return ";".join(f"{name}:{','.join(map(str, shape))}" for name, shape in shapes.items())
 
 
 def gear_options(settings: dict[str, Any]) -> dict[str, Any]:
