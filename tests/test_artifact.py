@@ -45,7 +45,9 @@ def test_tampering_and_versions_are_detected(tmp_path: Path) -> None:
     (tmp_path / "old.ge").write_bytes(
         path.read_bytes().replace(b'"format_version": 2', b'"format_version": 9')
     )
-    with pytest.raises(ge.InvalidModelError, match="format_version is 9 .int.; this ge reads version 2"):
+    with pytest.raises(
+        ge.InvalidModelError, match="format_version is 9 .int.; this ge reads versions 2 and 3"
+    ):
         ge.GraphCompiler.load(tmp_path / "old.ge")
     (tmp_path / "junk.ge").write_bytes(b"not a model")
     with pytest.raises(ge.InvalidModelError, match="is not a .ge model file"):
@@ -66,7 +68,7 @@ def _with_manifest(path: Path, edit) -> bytes:
     [
         (
             lambda m: {**m, "format_version": "2"},
-            "format_version is '2' (str); this ge reads version 2 (the integer)",
+            "format_version is '2' (str); this ge reads versions 2 and 3 (integers)",
         ),
         (lambda m: {k: v for k, v in m.items() if k != "ir_bytes"}, "the manifest lacks 'ir_bytes'"),
         (lambda m: {**m, "weight_bytes": "12"}, "manifest 'weight_bytes' is '12' (str), it must be int"),

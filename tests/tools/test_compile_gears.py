@@ -1,0 +1,102 @@
+"""`ge compile` with atc's gear flags: the `.ge` it writes runs with `ge run` at each gear, and each
+misuse of the flags is one line on standard error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from click.testing import CliRunner, Result
+from test_gears import ATOL, RTOL, small_bert, small_cnn
+
+from ge.artifact import read_manifest
+from ge.tools.cli import cli
+
+
+def ge_command(*args: object) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args], prog_name="ge")
+
+
+@pytest.fixture(scope="module")
+def cnn_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("models") / "cnn.onnx"
+    onnx.save(small_cnn(), path)
+    return path
+
+
+def test_compile_with_dynamic_batch_size_writes_a_model_that_runs_at_batch_4(
+    cnn_file: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "cnn"
+    result = ge_command(
+        "compile", "--model", cnn_file, "--framework", "5", "--output", output,
+        "--input_shape", "x:-1,3,8,8", "--dynamic_batch_size", "1,4,8",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "3 gears (x[1,3,8,8] | x[4,3,8,8] | x[8,3,8,8])" in result.stdout
+    assert [g["input_shapes"] for g in read_manifest(f"{output}.ge")["gears"]] == [
+        {"x": [1, 3, 8, 8]},
+        {"x": [4, 3, 8, 8]},
+        {"x": [8, 3, 8, 8]},
+    ]
+    x = np.random.default_rng(4).standard_normal((4, 3, 8, 8)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    ran = ge_command("run", f"{output}.ge", "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npz")
+    assert ran.exit_code == 0, ran.output
+    (expected,) = onnxruntime.InferenceSession(small_cnn().SerializeToString()).run(None, {"x": x})
+    np.testing.assert_allclose(np.load(tmp_path / "y.npz")["y"], expected, rtol=RTOL, atol=ATOL)
+    inspected = ge_command("inspect", f"{output}.ge")
+    assert inspected.exit_code == 0, inspected.output
+    assert "x[4, 3, 8, 8]" in inspected.stdout
+
+
+def test_compile_with_dynamic_dims_imports_each_gear(tmp_path: Path) -> None:
+    """The model cannot be imported with dynamic dimensions (it unsqueezes one): each gear is."""
+    onnx.save(small_bert(), tmp_path / "bert.onnx")
+    result = ge_command(
+        "compile", "--model", tmp_path / "bert.onnx", "--framework", "5", "--output", tmp_path / "bert",
+        "--input_shape", "ids:-1,-1;mask:-1,-1", "--input_format", "ND", "--dynamic_dims", "1,8,1,8;2,4,2,4",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "2 gears (ids[1,8], mask[1,8] | ids[2,4], mask[2,4])" in result.stdout
+
+
+def test_a_dynamic_input_without_gears_or_input_shape_is_refused(cnn_file: Path, tmp_path: Path) -> None:
+    result = ge_command("compile", "--model", cnn_file, "--framework", "5", "--output", tmp_path / "m")
+    assert result.exit_code != 0
+    (line,) = result.stderr.splitlines()
+    assert "input 'x' has a dynamic dimension at axis 0" in line
+    assert '--input_shape "x:N,3,8,8"' in line
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("--dynamic_batch_size", "1,a"), '--dynamic_batch_size "1,a" is not B,B,... (whole numbers)'),
+        (
+            ("--dynamic_batch_size", "2"),
+            'compile option dynamic_batch_size="2" has 1 gears; atc takes 2 to 100',
+        ),
+        (
+            ("--dynamic_dims", "1;2"),
+            "compile option dynamic_dims=\"1;2\" needs input_format='ND' (as atc's --dynamic_dims)",
+        ),
+        (
+            ("--dynamic_batch_size", "1,2", "--dynamic_image_size", "8,8;16,16"),
+            "compile options dynamic_batch_size and dynamic_image_size are mutually exclusive",
+        ),
+    ],
+)
+def test_gear_flags_that_break_atcs_rules_are_one_line(
+    cnn_file: Path, tmp_path: Path, flags: tuple[str, ...], message: str
+) -> None:
+    result = ge_command(
+        "compile", "--model", cnn_file, "--framework", "5", "--output", tmp_path / "m",
+        "--input_shape", "x:-1,3,8,8", *flags,
+    )  # fmt: skip
+    assert result.exit_code != 0
+    (line,) = result.stderr.splitlines()
+    assert message in line
