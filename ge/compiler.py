@@ -78,7 +78,9 @@ class CompiledModel:
     """With `pass_timing=True`: (pass, seconds) per pass run, then the verifier's total."""
     gears: tuple[gears.Gear, ...] = ()
     """A model compiled with gears (`ge.gears`): each gear's input shapes and stream module, the
-    first being `module`; all address `weight_blob`. Empty for a model of one shape."""
+    first being `module`; all address `weight_blob`. Empty for a model of one shape. The figures
+    that describe one plan (kernels, costs, latency, pictures) are the first gear's;
+    `gear_models` gives each gear as a model of one shape."""
     _gear_models: list[CompiledModel] = field(default_factory=list, init=False, repr=False, compare=False)
 
     @property
