@@ -52,6 +52,7 @@ from .products import (
     MatMulProduct,
     parse_einsum,
 )
+from .samples import Samplewise, gemm_rows, leading, matrix_rows
 from .traits import Elementwise, PerChannel, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
@@ -84,7 +85,7 @@ class MatMulOp(GraphOp):
 
     name = "ascend.graph.matmul"
 
-    traits = traits_def(MatMulProduct())
+    traits = traits_def(MatMulProduct(), Samplewise(matrix_rows))
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -151,7 +152,7 @@ class GemmOp(GraphOp):
 
     name = "ascend.graph.gemm"
 
-    traits = traits_def(GemmProduct())
+    traits = traits_def(GemmProduct(), Samplewise(gemm_rows))
 
     a = operand_def(TensorType)
     b = operand_def(TensorType)
@@ -262,7 +263,7 @@ def _spatial_operands(
 class ConvOp(GraphOp, ABC):
     """Cross-correlation of N, C, spatial... input with O, C / groups, kernel... weights."""
 
-    traits = traits_def(ConvProduct())
+    traits = traits_def(ConvProduct(), Samplewise(leading))
 
     SPATIAL: ClassVar[int]
 
@@ -333,7 +334,7 @@ class ConvTransposeOp(GraphOp, ABC):
     - pad_begin - pad_end`; `output_padding` cells at the end receive only the bias.
     """
 
-    traits = traits_def(ConvTransposeProduct())
+    traits = traits_def(ConvTransposeProduct(), Samplewise(leading))
 
     SPATIAL: ClassVar[int]
 
@@ -438,7 +439,7 @@ class BatchNormOp(GraphOp):
 
     name = "ascend.graph.batch_norm"
 
-    traits = traits_def(Elementwise(), PerChannel(), VectorSweeps(2))
+    traits = traits_def(Elementwise(), PerChannel(), VectorSweeps(2), Samplewise(leading))
 
     input = operand_def(TensorType)
     scale = operand_def(TensorType)

@@ -23,6 +23,7 @@ from xdsl.irdl import (
 from ..common import IntArray
 from .base import DYN, GraphOp, broadcast_shapes, normalize_axis, prop_int, same_dims, same_elements
 from .reduction import read_axes, require_float
+from .samples import Samplewise, from_axis, leading, outside
 from .traits import KeepsPrecision, PerChannel, Reduction, VectorSweeps
 
 
@@ -31,7 +32,7 @@ class TrailingAxesNormOp(GraphOp, ABC):
     `scale` (and shifts by a bias), which broadcast to the input. Operands are declared by each
     op, since IRDL orders a subclass's operands before its base's."""
 
-    traits = traits_def(Reduction(), KeepsPrecision())
+    traits = traits_def(Reduction(), KeepsPrecision(), Samplewise(from_axis))
 
     axis = opt_prop_def(IntegerAttr)
     epsilon = opt_prop_def(FloatAttr)
@@ -122,7 +123,7 @@ class GroupNormOp(GraphOp):
 
     name = "ascend.graph.group_norm"
 
-    traits = traits_def(KeepsPrecision(), VectorSweeps(5))
+    traits = traits_def(KeepsPrecision(), VectorSweeps(5), Samplewise(leading))
 
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
@@ -165,7 +166,7 @@ class MeanVarianceNormOp(GraphOp):
 
     name = "ascend.graph.mean_variance_norm"
 
-    traits = traits_def(KeepsPrecision(), VectorSweeps(4))
+    traits = traits_def(KeepsPrecision(), VectorSweeps(4), Samplewise(outside("axes")))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -188,7 +189,7 @@ class LpNormOp(GraphOp):
 
     name = "ascend.graph.lp_norm"
 
-    traits = traits_def(KeepsPrecision(), VectorSweeps(2))
+    traits = traits_def(KeepsPrecision(), VectorSweeps(2), Samplewise(outside("axis", -1)))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -218,7 +219,7 @@ class LRNOp(GraphOp):
 
     name = "ascend.graph.lrn"
 
-    traits = traits_def(PerChannel(), KeepsPrecision(), VectorSweeps(3, 1))
+    traits = traits_def(PerChannel(), KeepsPrecision(), VectorSweeps(3, 1), Samplewise(leading))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

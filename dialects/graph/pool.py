@@ -17,11 +17,14 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 
 from ..common import IntArray
 from .base import GraphOp, check_window_props, flag_def, prop_flag, window_out
+from .samples import Samplewise, leading
 from .traits import ExactInStoredType, KeepsPrecision, PerChannel, PrefersLowPrecision, Reduction
 
 
 class PoolOp(GraphOp, ABC):
     """A sliding-window pool over N, C, spatial... input; one window per channel."""
+
+    traits = traits_def(Samplewise(leading))
 
     SPATIAL: ClassVar[int]
 
@@ -190,7 +193,7 @@ class MaxPoolWithArgmaxOp(Pool2DOp):
 class GlobalPoolOp(GraphOp, ABC):
     """A pool over every axis after the first two, kept as size 1."""
 
-    traits = traits_def(PerChannel(), Reduction())
+    traits = traits_def(PerChannel(), Reduction(), Samplewise(leading))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

@@ -17,6 +17,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 
 from ..common import IntArray
 from .base import DYN, GraphOp, Shape, flag_def, normalize_axis, prop_flag, prop_int
+from .samples import Samplewise, outside
 from .traits import ExactInStoredType, KeepsPrecision, Reduction, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
@@ -27,7 +28,7 @@ from .traits import ExactInStoredType, KeepsPrecision, Reduction, VectorSweeps
 class ReduceOp(GraphOp, ABC):
     """Reduces the `axes` of its input; `keepdims` (default true) keeps them as size 1."""
 
-    traits = traits_def(Reduction(), KeepsPrecision())
+    traits = traits_def(Reduction(), KeepsPrecision(), Samplewise(outside("axes")))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -182,7 +183,7 @@ class ArgReduceOp(GraphOp, ABC):
     """The i64 index of the extreme along `axis`; ties pick the first index, or the last one
     with `select_last_index = true`."""
 
-    traits = traits_def(VectorSweeps(1), ExactInStoredType())
+    traits = traits_def(VectorSweeps(1), ExactInStoredType(), Samplewise(outside("axis")))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -222,7 +223,7 @@ class ScanOp(GraphOp, ABC):
     """A running reduction along `axis`: `exclusive = true` leaves the current element
     out, `reverse = true` runs from the end."""
 
-    traits = traits_def(KeepsPrecision(), VectorSweeps(1))
+    traits = traits_def(KeepsPrecision(), VectorSweeps(1), Samplewise(outside("axis")))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -275,7 +276,7 @@ class TopKOp(GraphOp):
 
     name = "ascend.graph.top_k"
 
-    traits = traits_def(VectorSweeps(1), ExactInStoredType())
+    traits = traits_def(VectorSweeps(1), ExactInStoredType(), Samplewise(outside("axis", -1)))
 
     input = operand_def(TensorType)
     values = result_def(TensorType)
@@ -305,7 +306,7 @@ class TopKOp(GraphOp):
 class SoftmaxFamilyOp(GraphOp, ABC):
     """A float op that normalizes along one `axis` (default -1), as ONNX opset >= 13 defines it."""
 
-    traits = traits_def(Reduction(), KeepsPrecision())
+    traits = traits_def(Reduction(), KeepsPrecision(), Samplewise(outside("axis", -1)))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

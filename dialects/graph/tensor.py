@@ -46,6 +46,7 @@ from .base import (
     shape_error,
     tensor_type,
 )
+from .samples import Samplewise, joined, permuted, rows_kept
 from .traits import ComputesNothing, CopiedByDataMovers, IsView, MovesData, Reorders
 
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
@@ -63,7 +64,7 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure(), MovesData(), IsView(), CopiedByDataMovers())
+    traits = traits_def(Pure(), MovesData(), IsView(), CopiedByDataMovers(), Samplewise(rows_kept))
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, input: SSAValue, shape: Sequence[int]):
@@ -100,7 +101,7 @@ class FlattenOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.flatten"
 
-    traits = traits_def(IsView(), CopiedByDataMovers())
+    traits = traits_def(IsView(), CopiedByDataMovers(), Samplewise(rows_kept))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -125,7 +126,7 @@ class TransposeOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.transpose"
 
-    traits = traits_def(Reorders())
+    traits = traits_def(Reorders(), Samplewise(permuted))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -155,7 +156,7 @@ class ConcatOp(MoveOp):
 
     name = "ascend.graph.concat"
 
-    traits = traits_def(CopiedByDataMovers())
+    traits = traits_def(CopiedByDataMovers(), Samplewise(joined))
 
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
