@@ -30,8 +30,9 @@ from ge.dialects.stream import BufferOp, ModelOp, model_of
 
 from . import arguments
 from .context import make_context
+from .dtypes import shaped_type
 from .errors import CompileError, GeError, InvalidModelError
-from .gears import Gear
+from .gears import BatchPadding, Gear
 from .options import check_optimization_level, check_options
 from .soc import known_socs
 
@@ -56,6 +57,8 @@ class Artifact:
     options: dict[str, Any]
     gears: tuple[Gear, ...] = ()
     """With gears, each gear's input shapes and module (the first is `module`)."""
+    batch_padding: BatchPadding | None = None
+    """With batch gears, whether a smaller batch runs padded on a larger gear."""
 
 
 def save(model: Artifact, path: str | Path) -> None:
@@ -78,6 +81,8 @@ def save(model: Artifact, path: str | Path) -> None:
             }
             for gear, ir in zip(model.gears, irs, strict=True)
         ]
+        if model.batch_padding is not None:
+            manifest["batch_padding"] = model.batch_padding.to_json()
     else:
         manifest |= {"ir_bytes": len(irs[0]), "ir_sha256": hashlib.sha256(irs[0]).hexdigest()}
     header = json.dumps(manifest, sort_keys=True).encode()
@@ -117,6 +122,7 @@ def load(path: str | Path) -> Artifact:
             for entry, module in zip(manifest["gears"], modules, strict=True)
         )
         gears = check_gears(gears, len(blob), path)
+    padding = _batch_padding(manifest.get("batch_padding"), modules[0], path) if gears else None
     return Artifact(
         module=modules[0],
         weight_blob=blob,
@@ -124,6 +130,7 @@ def load(path: str | Path) -> Artifact:
         optimization_level=manifest["optimization_level"],
         options=manifest["options"],
         gears=gears,
+        batch_padding=padding,
     )
 
 
@@ -252,6 +259,31 @@ def check_gears(gears: tuple[Gear, ...], blob_bytes: int, path: str | Path) -> t
         seen.append(gear.input_shapes)
         ordered.append(Gear(shapes, gear.module))
     return tuple(ordered)
+
+
+def _batch_padding(entry: object, module: ModuleOp, path: str | Path) -> BatchPadding | None:
+    """The manifest's `batch_padding` (absent for gears that are not batch sizes): either each
+    output's sample axis, within its rank, or the op that blocks padding."""
+    if entry is None:
+        return None
+    last = model_of(module).body.block.last_op
+    ranks = [len(shaped_type(v).get_shape()) for v in last.operands] if last is not None else []
+    if isinstance(entry, dict) and set(entry) == {"blocker"} and isinstance(entry["blocker"], str):
+        return BatchPadding(None, entry["blocker"])
+    axes = entry.get("output_axes") if isinstance(entry, dict) and set(entry) == {"output_axes"} else None
+    if (
+        not isinstance(axes, list)
+        or len(axes) != len(ranks)
+        or not all(
+            a is None or (isinstance(a, int) and not isinstance(a, bool) and 0 <= a < rank)
+            for a, rank in zip(axes, ranks, strict=True)
+        )
+    ):
+        raise InvalidModelError(
+            f"'{path}': manifest batch_padding is {entry!r}; it must be {{\"output_axes\": [...]}} with one "
+            f'axis (or null) within the rank of each of the {len(ranks)} outputs, or {{"blocker": "..."}}'
+        )
+    return BatchPadding(tuple(axes))
 
 
 def _check_contents(module: ModuleOp, manifest: dict[str, Any], path: str | Path) -> None:

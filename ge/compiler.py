@@ -81,6 +81,8 @@ class CompiledModel:
     first being `module`; all address `weight_blob`. Empty for a model of one shape. The figures
     that describe one plan (kernels, costs, latency, pictures) are the first gear's;
     `gear_models` gives each gear as a model of one shape."""
+    batch_padding: gears.BatchPadding | None = None
+    """With `dynamic_batch_size`: whether a batch no gear has runs padded on a larger one."""
     _gear_models: list[CompiledModel] = field(default_factory=list, init=False, repr=False, compare=False)
 
     @property
@@ -131,17 +133,28 @@ class CompiledModel:
         return list(self._gear_models)
 
     def gear_for(self, inputs: object) -> CompiledModel:
-        """The gear whose input shapes equal those of `inputs` (an array, a list or a dict by name),
-        as a model of one shape; the model itself when it has no gears. Shapes of no gear raise a
-        `RuntimeInputError` listing the gears (a batch is never padded to a larger gear)."""
+        """The gear that runs `inputs` (an array, a list or a dict by name), as a model of one
+        shape: the one of their shapes, or the batch gear they are padded to (`select_gear`); the
+        model itself when it has no gears."""
+        return self.gear_models[self.select_gear(inputs).index] if self.gears else self
+
+    def select_gear(self, inputs: object) -> gears.GearChoice:
+        """Which gear runs `inputs`, and their real batch if they are padded to it. Shapes no gear
+        takes raise a `RuntimeInputError` listing the gears."""
         if not self.gears:
-            return self
-        return self.gear_models[gears.select_gear(self.gears, self.input_names, inputs)]
+            return gears.GearChoice(0)
+        return gears.select_gear(self.gears, self.input_names, inputs, self.batch_padding)
 
     def save(self, path: str | Path) -> None:
         """Writes the model as one `.ge` file (manifest, stream IR, weight blob; see ge.artifact)."""
         saved = artifact.Artifact(
-            self.module, self.weight_blob, self.target, self.optimization_level, self.options, self.gears
+            self.module,
+            self.weight_blob,
+            self.target,
+            self.optimization_level,
+            self.options,
+            self.gears,
+            self.batch_padding,
         )
         artifact.save(saved, path)
 
@@ -253,6 +266,7 @@ class GraphCompiler:
             compilation_time=0.0,
             options=saved.options,
             gears=saved.gears,
+            batch_padding=saved.batch_padding,
         )
 
     @without_collection
@@ -297,12 +311,16 @@ class GraphCompiler:
         compiled = [_compile_static(source, target, plan, checked) for source in sources]
         (module, blob, report, timings), *others = compiled
         gear_list: tuple[gears.Gear, ...] = ()
+        padding: gears.BatchPadding | None = None
         if len(compiled) > 1:
             modules = [c[0] for c in compiled]
             blob = gears.share_weights(modules, [c[1] for c in compiled])
             assert shapes is not None
             gear_list = tuple(gears.Gear(s, m) for s, m in zip(shapes, modules, strict=True))
             timings = [t for c in compiled for t in c[3]]
+            if "dynamic_batch_size" in checked:
+                batched = [any(g[name][:1] != shapes[0][name][:1] for g in shapes) for name in shapes[0]]
+                padding = gears.batch_padding([source.module for source in sources], batched)
         if fusion_report is not None:
             try:
                 Path(fusion_report).write_text(json.dumps(report, indent=2) + "\n")
@@ -319,6 +337,7 @@ class GraphCompiler:
             fusion_report=report,
             pass_timings=timings,
             gears=gear_list,
+            batch_padding=padding,
         )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from . import gears
 from .compiler import CompiledModel, GraphCompiler, TensorSpec
 from .dtypes import as_strings, element_type, numpy_dtype
 from .emulator import Emulator
@@ -39,17 +40,26 @@ class GraphExecutor:
         time in seconds on the emulator, in task order (as `ge.GraphProfiler` measures)."""
         if self.compiled is None or self._emulator is None:
             raise GeError("no model is loaded: call load_graph first")
-        compiled = self.compiled.gear_for(inputs)  # with gears: the one of the inputs' shapes
+        choice = self.compiled.select_gear(inputs)  # with gears: the one of the inputs' shapes
+        compiled = self.compiled.gear_models[choice.index]
         if self._emulator.model is not compiled.model:
             self._emulator = Emulator(compiled.module, compiled.weight_blob)
-        arrays = bind_inputs(compiled.inputs, inputs)
-        return self._emulator.run(arrays, launch_times=launch_times)
+        padding = self.compiled.batch_padding
+        if choice.batch is None or padding is None or padding.output_axes is None:
+            return self._emulator.run(bind_inputs(compiled.inputs, inputs), launch_times=launch_times)
+        # A smaller batch on a larger gear: zero samples in, the real samples out.
+        arrays = gears.pad_batch(
+            bind_inputs(self.compiled.inputs, inputs), [s.shape for s in compiled.inputs]
+        )
+        outputs = self._emulator.run(arrays, launch_times=launch_times)
+        return gears.cut_batch(outputs, padding.output_axes, choice.batch)
 
 
 def bind_inputs(
     specs: list[TensorSpec], inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray]
 ) -> list[np.ndarray]:
-    """Orders the inputs as the model declares them and checks their shapes and dtypes."""
+    """Orders the inputs as the model declares them and checks their shapes (a -1 in a declared
+    shape takes any size) and dtypes."""
     if isinstance(inputs, Mapping):
         missing = [s.name for s in specs if s.name not in inputs]
         extra = sorted(set(inputs) - {s.name for s in specs})
@@ -75,7 +85,9 @@ def bind_inputs(
     arrays = []
     for spec, value in zip(specs, given, strict=True):
         array = as_strings(value, f"input '{spec.name}'", spec.dtype)  # as ONNX keeps strings
-        if tuple(array.shape) != tuple(spec.shape):
+        if len(array.shape) != len(spec.shape) or any(
+            want not in (have, -1) for have, want in zip(array.shape, spec.shape, strict=True)
+        ):
             raise RuntimeInputError(
                 f"input '{spec.name}' has shape {list(array.shape)}, the model expects {list(spec.shape)}"
             )

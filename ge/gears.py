@@ -4,7 +4,9 @@ atc's `--dynamic_batch_size "1,4,8"`, `--dynamic_image_size "224,224;448,448"` a
 `--dynamic_dims "1,32;4,32"` (with `--input_format ND`) each fill the -1 dimensions of
 `--input_shape` with a list of values; every gear is compiled as a static graph, and the gears
 share one weight blob (`share_weights`) and, on a device, one arena sized for the largest. A run
-takes the gear its inputs' shapes equal (`select_gear`); no other shape runs.
+takes the gear its inputs' shapes equal (`select_gear`). A batch no gear has runs on the next
+larger batch gear, padded with zero samples, only where `batch_padding` proved that every op
+computes each sample alone (`ge.batching`); then the outputs are cut back to the real samples.
 """
 
 from __future__ import annotations
@@ -31,6 +33,32 @@ WEIGHT_ALIGNMENT = 512
 BATCH_AXIS = 0
 IMAGE_AXES = {"NCHW": (2, 3), "NHWC": (1, 2)}
 """The H and W axes of an image input, by `input_format`."""
+
+
+@dataclass(frozen=True)
+class BatchPadding:
+    """Whether a batch smaller than a batch gear may run on it padded: `output_axes` holds each
+    output's sample axis (None for an output the same for every sample) when every op of every
+    gear computes each sample alone; otherwise `blocker` names the op that may mix samples."""
+
+    output_axes: tuple[int | None, ...] | None
+    blocker: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return (
+            {"output_axes": list(self.output_axes)}
+            if self.output_axes is not None
+            else {"blocker": self.blocker}
+        )
+
+
+@dataclass(frozen=True)
+class GearChoice:
+    """The gear a run takes, and the real batch when its inputs are padded to the gear's (None
+    when their shapes are the gear's)."""
+
+    index: int
+    batch: int | None = None
 
 
 @dataclass(frozen=True)
@@ -149,31 +177,101 @@ def share_weights(modules: Sequence[ModuleOp], blobs: Sequence[bytes]) -> bytes:
     return bytes(shared)
 
 
-def select_gear(gears: Sequence[Gear], names: Sequence[str], inputs: object) -> int:
-    """The index of the gear whose input shapes equal those of `inputs` (an array, a list of them in
-    input order, or a dict by name). Inputs of the wrong count or names pick gear 0, whose own
-    checks then name what is wrong; shapes no gear has are refused, listing the gears."""
+def batch_padding(sources: Sequence[ModuleOp], batched: Sequence[bool]) -> BatchPadding:
+    """The proof, over every gear's graph, that each sample is computed alone (`batched[i]`: input
+    i has the batch at axis 0). The gears must agree on the outputs' sample axes."""
+    from .batching import sample_independence
+
+    axes: tuple[int | None, ...] | None = None
+    for module in sources:
+        func = next(op for op in module.body.block.ops if isinstance(op, FuncOp))
+        answer = sample_independence(func, [BATCH_AXIS if b else None for b in batched])
+        if answer.output_axes is None:
+            return BatchPadding(None, answer.blocker)
+        if axes not in (None, answer.output_axes):
+            return BatchPadding(None, "the gears disagree on the outputs' batch axes")
+        axes = answer.output_axes
+    return BatchPadding(axes)
+
+
+def select_gear(
+    gears: Sequence[Gear], names: Sequence[str], inputs: object, padding: BatchPadding | None = None
+) -> GearChoice:
+    """The gear whose input shapes equal those of `inputs` (an array, a list of them in input
+    order, or a dict by name), or, with a proven `padding`, the smallest batch gear that holds
+    their batch. Inputs of the wrong count or names pick gear 0, whose own checks then name what
+    is wrong; shapes no gear takes are refused, listing the gears."""
     if isinstance(inputs, Mapping):
         if set(inputs) != set(names):
-            return 0
+            return GearChoice(0)
         given = [inputs[name] for name in names]
     elif isinstance(inputs, np.ndarray | np.generic):
         given = [inputs]
     elif isinstance(inputs, Sequence) and not isinstance(inputs, str | bytes):
         given = list(inputs)
     else:
-        return 0
+        return GearChoice(0)
     if len(given) != len(names):
-        return 0
+        return GearChoice(0)
     shapes = {name: tuple(np.shape(value)) for name, value in zip(names, given, strict=True)}
     for index, gear in enumerate(gears):
         if gear.input_shapes == shapes:
-            return index
+            return GearChoice(index)
+    if padding is not None and padding.output_axes is not None:
+        choice = _padded_gear(gears, shapes)
+        if choice is not None:
+            return choice
+    if padding is None:
+        why = "a batch is padded to a larger gear only in a model compiled with dynamic_batch_size"
+    elif padding.output_axes is None:
+        why = f"a batch is not padded to a larger gear: {padding.blocker} may mix samples"
+    else:
+        why = "a batch is padded only to a larger batch gear whose other dimensions are the inputs'"
     raise RuntimeInputError(
         f"the inputs' shapes {_shapes(shapes)} are none of the model's gears: "
-        f"{' | '.join(_shapes(g.input_shapes) for g in gears)}; run one of those shapes (a batch is "
-        "not padded to a larger gear), or compile a gear for this one"
+        f"{' | '.join(_shapes(g.input_shapes) for g in gears)}; run one of those shapes ({why}), or "
+        "compile a gear for this one"
     )
+
+
+def pad_batch(arrays: Sequence[np.ndarray], shapes: Sequence[Sequence[int]]) -> list[np.ndarray]:
+    """Each input padded with zero samples along axis 0 up to its gear shape in `shapes`."""
+    return [
+        np.concatenate([a, np.zeros((shape[0] - a.shape[0], *a.shape[1:]), a.dtype)])
+        if a.ndim and a.shape[0] < shape[0]
+        else a
+        for a, shape in zip(arrays, shapes, strict=True)
+    ]
+
+
+def cut_batch(outputs: Sequence[np.ndarray], axes: Sequence[int | None], batch: int) -> list[np.ndarray]:
+    """The outputs' first `batch` samples along each output's sample axis."""
+    return [
+        o if axis is None else np.take(o, np.arange(batch), axis=axis)
+        for o, axis in zip(outputs, axes, strict=True)
+    ]
+
+
+def _padded_gear(gears: Sequence[Gear], shapes: Shapes) -> GearChoice | None:
+    """The smallest gear whose batch (axis 0 of the inputs the gears vary there) holds the inputs'
+    one batch, with every other dimension equal; None if there is none."""
+    first = gears[0].input_shapes
+    batched = {name for name in first if any(g.input_shapes[name][:1] != first[name][:1] for g in gears)}
+    batches = {shapes[name][0] for name in batched if shapes[name]}
+    if len(batches) != 1:
+        return None
+    batch = batches.pop()
+    fitting = [
+        (gear.input_shapes[next(iter(batched))][0], index)
+        for index, gear in enumerate(gears)
+        if all(
+            (shape[1:] == shapes[name][1:] and shape[0] >= batch)
+            if name in batched
+            else shape == shapes[name]
+            for name, shape in gear.input_shapes.items()
+        )
+    ]
+    return GearChoice(min(fitting)[1], batch) if fitting else None
 
 
 def describe_gears(gears: Sequence[Gear] | Sequence[Shapes]) -> str:

@@ -16,6 +16,7 @@ import ge
 import ge.passes.stream.plan_memory as plan_memory
 from ge.artifact import read_manifest
 from ge.dialects.stream import WeightOp
+from ge.gears import BatchPadding, GearChoice
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -155,16 +156,46 @@ def test_one_executor_runs_every_gear_in_turn(cnn_gears: ge.CompiledModel) -> No
         np.testing.assert_allclose(got, session.run(None, {"x": x})[0], rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("batch", [2, 3, 5, 7])
+def test_a_batch_between_gears_runs_padded_on_the_next_larger(
+    cnn_gears: ge.CompiledModel, batch: int
+) -> None:
+    # every op of the CNN computes each sample alone, so the batch pads up to gear 4 or 8
+    assert cnn_gears.batch_padding == BatchPadding((0,))
+    assert cnn_gears.select_gear(np.zeros((batch, 3, 8, 8), np.float32)) == GearChoice(
+        1 if batch <= 4 else 2, batch
+    )
+    x = np.random.default_rng(batch).standard_normal((batch, 3, 8, 8)).astype(np.float32)
+    run_both(small_cnn(), cnn_gears, {"x": x})
+
+
 def test_a_shape_of_no_gear_is_refused_listing_the_gears(cnn_gears: ge.CompiledModel) -> None:
     executor = ge.GraphExecutor()
     executor.load_graph(cnn_gears)
-    with pytest.raises(ge.RuntimeInputError) as error:
-        executor.run(np.zeros((3, 3, 8, 8), np.float32))
-    assert str(error.value) == (
-        "the inputs' shapes x[3,3,8,8] are none of the model's gears: x[1,3,8,8] | x[4,3,8,8] | "
-        "x[8,3,8,8]; run one of those shapes (a batch is not padded to a larger gear), or compile a "
-        "gear for this one"
-    )
+    for shape in ((9, 3, 8, 8), (2, 3, 6, 6)):  # above every gear; another image size
+        with pytest.raises(ge.RuntimeInputError) as error:
+            executor.run(np.zeros(shape, np.float32))
+        given = ",".join(map(str, shape))
+        assert str(error.value) == (
+            f"the inputs' shapes x[{given}] are none of the model's gears: x[1,3,8,8] | x[4,3,8,8] | "
+            "x[8,3,8,8]; run one of those shapes (a batch is padded only to a larger batch gear whose "
+            "other dimensions are the inputs'), or compile a gear for this one"
+        )
+
+
+def test_a_batch_is_not_padded_where_an_op_mixes_samples() -> None:
+    # softmax over the batch axis: a padded sample would change every real one
+    nodes = [helper.make_node("Softmax", ["x"], ["y"], axis=0)]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])
+    compiled = compile_gears(onnx_model(nodes, [x], [y], {}), dynamic_batch_size=[2, 4])
+    assert compiled.batch_padding is not None and compiled.batch_padding.output_axes is None
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    with pytest.raises(
+        ge.RuntimeInputError, match=r"x\[3,4\] .* not padded to a larger gear: 'ascend.graph.softmax'"
+    ):
+        executor.run(np.zeros((3, 4), np.float32))
 
 
 def test_dynamic_dims_fill_every_dynamic_dimension_in_order() -> None:
@@ -255,14 +286,17 @@ def test_a_three_gear_model_round_trips_through_a_file(cnn_gears: ge.CompiledMod
         {"x": [8, 3, 8, 8]},
     ]
     assert manifest["options"]["dynamic_batch_size"] == [1, 4, 8]
+    assert manifest["batch_padding"] == {"output_axes": [0]}
     loaded = ge.GraphCompiler.load(path)
+    assert loaded.batch_padding == BatchPadding((0,))
     assert [g.input_shapes for g in loaded.gears] == [g.input_shapes for g in cnn_gears.gears]
     assert loaded.weight_blob == cnn_gears.weight_blob
     assert [str(g.module) for g in loaded.gears] == [str(g.module) for g in cnn_gears.gears]
     loaded.save(tmp_path / "again.ge")
     assert (tmp_path / "again.ge").read_bytes() == path.read_bytes()
-    x = np.random.default_rng(0).standard_normal((4, 3, 8, 8)).astype(np.float32)
-    run_both(small_cnn(), loaded, {"x": x})
+    for batch in (4, 3):  # a gear's batch, and one padded to it
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 8, 8)).astype(np.float32)
+        run_both(small_cnn(), loaded, {"x": x})
 
 
 def test_compiling_gears_twice_gives_the_same_bytes(cnn_gears: ge.CompiledModel, tmp_path: Path) -> None:
