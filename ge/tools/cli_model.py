@@ -75,6 +75,14 @@ def inspect_command(model: str, as_json: bool) -> None:
     for gear in summary.get("gears", []):
         shapes = ", ".join(f"{name}{shape}" for name, shape in gear["input_shapes"].items())
         overview.add_row("gear", f"{shapes}: {gear['kernels']} kernels, arena {gear['arena_bytes']} bytes")
+    if "batch_padding" in summary:
+        padding = summary["batch_padding"]
+        shown = (
+            f"a smaller batch runs padded (output sample axes {padding['output_axes']})"
+            if "output_axes" in padding
+            else f"none: {padding['blocker']} may mix samples"
+        )
+        overview.add_row("batch padding", shown)
     console.print(overview)
     kinds = [(kind, UNIT_OF_KIND[kind], n) for kind, n in summary["kernels_by_kind"].items()]
     console.print(_table("kernels by unit", ("kind", "unit", "kernels"), kinds))
@@ -103,35 +111,39 @@ def describe(compiled: CompiledModel) -> dict[str, Any]:
     units: Counter[str] = Counter()
     for kind, count in compiled.kernel_histogram().items():
         units[UNIT_OF_KIND[kind]] += count
-    return {
-        "target": compiled.target,
-        "optimization_level": compiled.optimization_level,
-        "techniques": [name for name in TECHNIQUES if name in compiled.techniques],
-        "options": compiled.options,
-        "sunk": compiled.sunk,
-        "modelled_latency_us": round(compiled.modelled_latency_us(), 3),
-        "kernels": compiled.num_operators,
-        "kernels_by_kind": compiled.kernel_histogram(),
-        "kernels_by_unit": dict(sorted(units.items())),
-        "streams": [
-            {
-                "stream": stream,
-                "launches": counts["launches"],
-                "event_records": counts["event_records"],
-                "event_waits": counts["event_waits"],
-            }
-            for stream, counts in sorted(per_stream.items())
-        ],
-        "events": len(events),
-        "memory": {
-            "arena_bytes": memory.arena_bytes,
-            "lower_bound_bytes": memory.lower_bound_bytes,
-            "no_reuse_bytes": memory.no_reuse_bytes,
-            "weight_bytes": memory.weight_bytes,
-        },
-        "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype} for s in compiled.inputs],
-        "outputs": [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype} for s in compiled.outputs],
-    } | ({"gears": _gears(compiled)} if compiled.gears else {})
+    return (
+        {
+            "target": compiled.target,
+            "optimization_level": compiled.optimization_level,
+            "techniques": [name for name in TECHNIQUES if name in compiled.techniques],
+            "options": compiled.options,
+            "sunk": compiled.sunk,
+            "modelled_latency_us": round(compiled.modelled_latency_us(), 3),
+            "kernels": compiled.num_operators,
+            "kernels_by_kind": compiled.kernel_histogram(),
+            "kernels_by_unit": dict(sorted(units.items())),
+            "streams": [
+                {
+                    "stream": stream,
+                    "launches": counts["launches"],
+                    "event_records": counts["event_records"],
+                    "event_waits": counts["event_waits"],
+                }
+                for stream, counts in sorted(per_stream.items())
+            ],
+            "events": len(events),
+            "memory": {
+                "arena_bytes": memory.arena_bytes,
+                "lower_bound_bytes": memory.lower_bound_bytes,
+                "no_reuse_bytes": memory.no_reuse_bytes,
+                "weight_bytes": memory.weight_bytes,
+            },
+            "inputs": [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype} for s in compiled.inputs],
+            "outputs": [{"name": s.name, "shape": list(s.shape), "dtype": s.dtype} for s in compiled.outputs],
+        }
+        | ({"gears": _gears(compiled)} if compiled.gears else {})
+        | ({"batch_padding": compiled.batch_padding.to_json()} if compiled.batch_padding is not None else {})
+    )
 
 
 def _gears(compiled: CompiledModel) -> list[dict[str, Any]]:

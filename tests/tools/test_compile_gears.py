@@ -51,6 +51,12 @@ def test_compile_with_dynamic_batch_size_writes_a_model_that_runs_at_batch_4(
     inspected = ge_command("inspect", f"{output}.ge")
     assert inspected.exit_code == 0, inspected.output
     assert "x[4, 3, 8, 8]" in inspected.stdout
+    assert "a smaller batch runs padded (output sample axes [0])" in inspected.stdout
+    # a batch of 3 runs on gear 4, padded, and gives the 3 real samples
+    np.save(tmp_path / "x3.npy", x[:3])
+    ran = ge_command("run", f"{output}.ge", "--input", tmp_path / "x3.npy", "--output", tmp_path / "y3.npz")
+    assert ran.exit_code == 0, ran.output
+    np.testing.assert_allclose(np.load(tmp_path / "y3.npz")["y"], expected[:3], rtol=RTOL, atol=ATOL)
 
 
 def test_compile_with_dynamic_dims_imports_each_gear(tmp_path: Path) -> None:
