@@ -286,6 +286,11 @@ class Graph:
         return g
 
     @property
+    def name(self) -> str:
+        """The name of the graph function."""
+        return self._func.sym_name.data
+
+    @property
     def block(self) -> Block:
         """The body of the graph function (without its return while the graph is built)."""
         return self._block

@@ -204,15 +204,15 @@ def bind_sizes(
         given = [_size(d, f"input '{name}'", error) for d in shape]
         if len(given) != len(declared):
             raise error(
-                f"input '{name}' has rank {len(given)} (shape {given}), the graph declares rank "
-                f"{len(declared)} ({shown(declared)})"
+                f"input '{name}' has rank {len(given)} (shape {given}), declared rank {len(declared)} "
+                f"({shown(declared)})"
             )
         for axis, (size, dim) in enumerate(zip(given, declared, strict=True)):
             if isinstance(dim, str):
                 bind(dim, size, f"input '{name}' axis {axis}")
             elif size != dim:
                 raise error(
-                    f"input '{name}' axis {axis}: the graph declares {dim}, {size} given "
+                    f"input '{name}' axis {axis}: declared {dim}, {size} given "
                     f"(shape {given}, declared {shown(declared)})"
                 )
     return sizes
