@@ -154,8 +154,8 @@ def infer_types(
 
 def result_types(op: Operation, operand_types: Sequence[TensorType]) -> list[TensorType]:
     """The result types of `op` on operands of `operand_types`, by its `infer`; ValueError when
-    it rejects them. A reshape states its result: its `?` dimensions are copies of its input's
-    (as many, in order) or the one left when the element count decides it."""
+    it rejects them. A reshape states its result: a single `?` is what the element count leaves,
+    several are copies of its input's `?` dimensions (as many, in order)."""
     if isinstance(op, ops.ConstOp):
         return [tensor_type(op.result.type)]
     if isinstance(op, ops.CastOp):
@@ -342,19 +342,19 @@ def _results(block: Block) -> list[SSAValue]:
 
 def _reshaped(before: Sequence[int], after: Sequence[int], stated: TensorType) -> list[int]:
     """The result shape of a reshape of `before` (its declared input) into `stated` whose input
-    is now `after`: its `?` dimensions are the input's, in order, when there are as many; a
-    single one is what the element count leaves. A static result keeps its shape."""
+    is now `after`: a single `?` is what the element count leaves; several are the input's `?`
+    dimensions, in order, when there are as many. A static result keeps its shape."""
     shape = list(stated.get_shape())
     holes = [axis for axis, d in enumerate(shape) if d == DYNAMIC_INDEX]
     copied = [a for b, a in zip(before, after, strict=True) if b == DYNAMIC_INDEX]
-    if holes and len(holes) == len(copied):
-        for axis, size in zip(holes, copied, strict=True):
-            shape[axis] = size
-    elif len(holes) == 1 and DYNAMIC_INDEX not in after:
+    if len(holes) == 1 and DYNAMIC_INDEX not in after:
         known = math.prod(d for d in shape if d != DYNAMIC_INDEX)
         if known == 0 or math.prod(after) % known:
             raise ValueError(f"cannot reshape {list(after)} into {stated}")
         shape[holes[0]] = math.prod(after) // known
+    elif len(holes) > 1 and len(holes) == len(copied):
+        for axis, size in zip(holes, copied, strict=True):
+            shape[axis] = size
     if DYNAMIC_INDEX not in after and DYNAMIC_INDEX not in shape and math.prod(after) != math.prod(shape):
         raise ValueError(f"cannot reshape {math.prod(after)} elements {list(after)} into {shape}")
     return shape
