@@ -14,6 +14,9 @@ the segment that computes the value runs first (itself a compiled, cached progra
 its results; the next segment is planned with the value observed, starts where the first stopped
 and reads those results as its inputs, so nothing is computed twice.
 
+Each input signature compiled after the first is logged on the `ge` logger and counted in the
+prepared model's `recompiles`, as `GraphExecutor` does.
+
 Sequence inputs are lists of arrays and optional inputs may be None; sequence and optional outputs
 come back the same way. A program is specialized on the length of each sequence and the shapes of
 its elements, and has one graph input and output per element.
@@ -33,7 +36,7 @@ from .compiler import CompiledModel, GraphCompiler
 from .dtypes import STRING
 from .emulator import Emulator
 from .errors import CompileError, GeError, InvalidModelError, RuntimeInputError
-from .executor import bind_inputs
+from .executor import bind_inputs, log_recompile
 from .frontends.onnx import ValueNeeded, check_shapes, load_model, make_importer
 from .frontends.onnx.importer import Importer, Resume, live_names, value_type
 from .frontends.onnx.values import RunValue, Structure, assemble, dtypes_of, flatten, run_value, shapes_of
@@ -77,6 +80,9 @@ class GeBackendRep(BackendRep):
     options: dict[str, Any]
     steps: dict[Key, _Step] = field(default_factory=dict)
     specialized: dict[Key, frozenset[str]] = field(default_factory=dict)
+    recompiles: int = 0
+    """How many input signatures were compiled beyond the first."""
+    signatures: set[Key] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         initializers = {i.name for i in self.model.graph.initializer}
@@ -156,6 +162,13 @@ class GeBackendRep(BackendRep):
                 outputs += [(importer.tensor(n), n) for n in following.inputs]
             graph.set_outputs(outputs)
             observes = needed.name
+        signature = self._signature(shapes, dtypes)
+        if signature not in self.signatures:
+            if self.signatures:
+                self.recompiles += 1
+                shown = ", ".join(f"{name}={list(shape)}" for name, shape, _ in signature)
+                log_recompile(f"model '{self.model.graph.name}'", shown, self.recompiles)
+            self.signatures.add(signature)
         compiled = GraphCompiler().compile(graph, **self.options)
         step = _Step(
             compiled,
@@ -165,7 +178,6 @@ class GeBackendRep(BackendRep):
             importer.output_structure if observes is None else None,
             following,
         )
-        signature = self._signature(shapes, dtypes)
         if step.specialized:
             self.specialized[signature] = self.specialized.get(signature, frozenset()) | step.specialized
         if resume is None:

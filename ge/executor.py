@@ -1,7 +1,13 @@
-"""`GraphExecutor`: runs a compiled model on the emulator, checking inputs first."""
+"""`GraphExecutor`: runs a compiled model on the emulator, checking inputs first.
+
+A `Graph` with symbolic dimensions compiles lazily: each run's input shapes bind its symbols, and
+a new combination of sizes compiles the graph specialized on them once more (logged on the `ge`
+logger and counted in `recompiles`); compiled models are cached per combination.
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -12,6 +18,15 @@ from .dtypes import as_strings, element_type, numpy_dtype
 from .emulator import Emulator
 from .errors import GeError, RuntimeInputError
 from .graph import Graph
+from .symbolic import bind_sizes
+
+LOG = logging.getLogger("ge")
+
+
+def log_recompile(what: str, signature: str, recompiles: int) -> None:
+    """The one line every cache of compiled programs logs when a new input signature compiles
+    once more (the first compile is not a recompile)."""
+    LOG.info("recompiling %s for new input sizes %s (recompile %d)", what, signature, recompiles)
 
 
 class GraphExecutor:
@@ -19,16 +34,24 @@ class GraphExecutor:
 
     def __init__(self) -> None:
         self.compiled: CompiledModel | None = None
+        self.recompiles = 0
+        """How many times a graph with symbolic dimensions was compiled beyond its first time."""
         self._emulator: Emulator | None = None
+        self._graph: Graph | None = None
+        self._compiled: dict[tuple[tuple[str, int], ...], tuple[CompiledModel, Emulator]] = {}
 
     def load_graph(self, model: CompiledModel | Graph) -> None:
-        """Loads a compiled model; an uncompiled `Graph` is compiled with the defaults."""
+        """Loads a compiled model; an uncompiled `Graph` is compiled with the defaults, at its
+        first run when it has symbolic dimensions (then once per new combination of sizes)."""
+        self._graph, self._compiled, self.recompiles = None, {}, 0
         if isinstance(model, Graph):
+            if model.symbols:
+                self._graph, self.compiled, self._emulator = model, None, None
+                return
             model = GraphCompiler().compile(model)
         if not isinstance(model, CompiledModel):
             raise GeError(f"load_graph takes a CompiledModel or a Graph, got {type(model).__name__}")
-        self.compiled = model
-        self._emulator = Emulator(model.module, model.weight_blob)
+        self.compiled, self._emulator = model, Emulator(model.module, model.weight_blob)
 
     def run(
         self,
@@ -38,6 +61,8 @@ class GraphExecutor:
     ) -> list[np.ndarray]:
         """The model's outputs on `inputs`; `launch_times`, if given, receives each launch's wall
         time in seconds on the emulator, in task order (as `ge.GraphProfiler` measures)."""
+        if self._graph is not None:
+            self._specialize(self._graph, inputs)
         if self.compiled is None or self._emulator is None:
             raise GeError("no model is loaded: call load_graph first")
         choice = self.compiled.select_gear(inputs)  # with gears: the one of the inputs' shapes
@@ -54,12 +79,54 @@ class GraphExecutor:
         outputs = self._emulator.run(arrays, launch_times=launch_times)
         return gears.cut_batch(outputs, padding.output_axes, choice.batch)
 
+    def _specialize(
+        self, graph: Graph, inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray]
+    ) -> None:
+        """Makes the graph compiled for the sizes of `inputs` the current model."""
+        dims = graph.input_dims
+        specs = [TensorSpec(name, (), "") for name in dims]
+        given = _ordered(specs, inputs)
+        shapes = {name: np.shape(value) for name, value in zip(dims, given, strict=True)}
+        sizes = bind_sizes(list(dims), list(dims.values()), shapes, {}, RuntimeInputError)
+        key = tuple(sorted(sizes.items()))
+        if key not in self._compiled:
+            if self._compiled:
+                self.recompiles += 1
+                signature = ", ".join(f"{symbol}={size}" for symbol, size in key)
+                log_recompile(f"graph '{graph.name}'", signature, self.recompiles)
+            model = GraphCompiler().compile(graph.specialize(sizes))
+            self._compiled[key] = (model, Emulator(model.module, model.weight_blob))
+        self.compiled, self._emulator = self._compiled[key]
+
 
 def bind_inputs(
     specs: list[TensorSpec], inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray]
 ) -> list[np.ndarray]:
     """Orders the inputs as the model declares them and checks their shapes (a -1 in a declared
     shape takes any size) and dtypes."""
+    arrays = []
+    for spec, value in zip(specs, _ordered(specs, inputs), strict=True):
+        array = as_strings(value, f"input '{spec.name}'", spec.dtype)  # as ONNX keeps strings
+        if len(array.shape) != len(spec.shape) or any(
+            want not in (have, -1) for have, want in zip(array.shape, spec.shape, strict=True)
+        ):
+            raise RuntimeInputError(
+                f"input '{spec.name}' has shape {list(array.shape)}, the model expects {list(spec.shape)}"
+            )
+        declared = numpy_dtype(element_type(spec.dtype))
+        if not np.can_cast(array.dtype, declared, "safe"):
+            raise RuntimeInputError(
+                f"input '{spec.name}' has dtype {array.dtype}, which does not cast safely to the "
+                f"declared {spec.dtype}; convert it with .astype(np.{spec.dtype})"
+            )
+        arrays.append(array.astype(declared, copy=False))
+    return arrays
+
+
+def _ordered(
+    specs: list[TensorSpec], inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray]
+) -> list[np.ndarray]:
+    """The inputs in the order of `specs`: given by name, as a list, or as one array."""
     if isinstance(inputs, Mapping):
         missing = [s.name for s in specs if s.name not in inputs]
         extra = sorted(set(inputs) - {s.name for s in specs})
@@ -82,20 +149,4 @@ def bind_inputs(
         raise RuntimeInputError(
             f"the model takes {len(specs)} inputs ({[s.name for s in specs]}), {len(given)} given"
         )
-    arrays = []
-    for spec, value in zip(specs, given, strict=True):
-        array = as_strings(value, f"input '{spec.name}'", spec.dtype)  # as ONNX keeps strings
-        if len(array.shape) != len(spec.shape) or any(
-            want not in (have, -1) for have, want in zip(array.shape, spec.shape, strict=True)
-        ):
-            raise RuntimeInputError(
-                f"input '{spec.name}' has shape {list(array.shape)}, the model expects {list(spec.shape)}"
-            )
-        declared = numpy_dtype(element_type(spec.dtype))
-        if not np.can_cast(array.dtype, declared, "safe"):
-            raise RuntimeInputError(
-                f"input '{spec.name}' has dtype {array.dtype}, which does not cast safely to the "
-                f"declared {spec.dtype}; convert it with .astype(np.{spec.dtype})"
-            )
-        arrays.append(array.astype(declared, copy=False))
-    return arrays
+    return given

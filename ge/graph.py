@@ -49,9 +49,10 @@ from ge.dialects import graph as ops
 from ge.dialects.common import NAME_ATTR, bool_attr, int_attr, ints_attr, value_names
 from ge.dialects.graph.base import shape_error
 
-from . import arguments
+from . import arguments, symbolic
 from .dtypes import dtype_name, element_type, numpy_dtype, tensor_type
 from .errors import GeError, VerificationError
+from .symbolic import Dim
 from .weights import WeightStore
 
 INLINE_LIMIT = 16
@@ -121,6 +122,7 @@ METHOD_ARGUMENTS: dict[tuple[str, str], arguments.Check] = {
     ("add_constant", "array"): lambda value, where: arguments.array(value, where, text=True),
     ("add_reshape", "shape"): lambda value, where: value,  # checked with the node named
     ("__init__", "weights"): lambda value, where: _weight_store(value, where),
+    ("specialize", "sizes"): lambda value, where: _sizes(value, where),
 }
 
 TENSORS = ("x", "a", "b", "tensor")
@@ -144,6 +146,14 @@ def _graph_op_class(value: object, where: str) -> type[Operation]:
 def _weight_store(value: object, where: str) -> WeightStore:
     if not isinstance(value, WeightStore):
         raise GeError(f"{where} must be a ge.weights.WeightStore, got {arguments.shown(value)}")
+    return value
+
+
+def _sizes(value: object, where: str) -> Mapping[str, object]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise symbolic.SpecializationError(
+            f"{where} must map input names to shapes or symbols to sizes, got {arguments.shown(value)}"
+        )
     return value
 
 
@@ -238,6 +248,7 @@ class Graph:
         self._func = FuncOp(name, FunctionType.from_lists([], []), Region(self._block))
         self._module = ModuleOp([self._func])
         self._input_names: list[str] = []
+        self._input_dims: list[tuple[Dim, ...]] = []
         self._outputs: list[tuple[SSAValue, str]] | None = None
         self._counts: dict[str, int] = {}
         self._names: set[str] = set()
@@ -263,6 +274,7 @@ class Graph:
         g._module, g._func = module, funcs[0]
         g._block = g._func.body.block
         g._input_names = value_names(g._func.arg_attrs, len(g._block.args), "input")
+        g._input_dims = symbolic.input_dims(g._func)
         g._counts, g._names = {}, {n.name for n in g.nodes}
         ret = g._block.last_op
         if isinstance(ret, ReturnOp):
@@ -272,6 +284,11 @@ class Graph:
         else:
             g._outputs = None
         return g
+
+    @property
+    def name(self) -> str:
+        """The name of the graph function."""
+        return self._func.sym_name.data
 
     @property
     def block(self) -> Block:
@@ -288,7 +305,7 @@ class Graph:
         self._func.function_type = FunctionType.from_lists(
             [a.type for a in self._block.args], [v.type for v, _ in outputs]
         )
-        self._func.arg_attrs = _name_attrs(self._input_names)
+        self._func.arg_attrs = symbolic.argument_attrs(self._input_names, self._input_dims)
         self._func.res_attrs = _name_attrs([n for _, n in outputs])
         return self._module
 
@@ -361,16 +378,53 @@ class Graph:
     # ----------------------------------------------------------------------------------------
 
     @checked
-    def add_input(self, name: str, shape: Sequence[int], dtype: str = "float32") -> Tensor:
+    def add_input(self, name: str, shape: Sequence[int | str | None], dtype: str = "float32") -> Tensor:
+        """A graph input. A dimension only the run knows is a symbol: a name (`"batch"`; inputs
+        sharing a name share the size), or -1 or None for the symbol `<name>_<axis>`."""
         if name in self._input_names:
             raise GeError(f"graph input '{name}' is declared twice")
-        t = TensorType(element_type(dtype), _input_dims(name, shape))
+        dims = _input_dims(name, shape)
+        t = TensorType(element_type(dtype), [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims])
         if (problem := shape_error(t)) is not None:
             raise GeError(f"graph input '{name}': {problem}")
         arg = self._block.insert_arg(t, len(self._block.args))
         arg.name_hint = _hint(name)
         self._input_names.append(name)
+        self._input_dims.append(dims)
         return Tensor(arg, name)
+
+    @property
+    def input_dims(self) -> dict[str, tuple[Dim, ...]]:
+        """Each input's dimensions by input name: sizes, and symbols for those only the run knows."""
+        return dict(zip(self._input_names, self._input_dims, strict=True))
+
+    @property
+    def symbols(self) -> list[str]:
+        """The symbols of the inputs' dimensions, in order of first appearance."""
+        return list(dict.fromkeys(d for dims in self._input_dims for d in dims if isinstance(d, str)))
+
+    def symbolic_shapes(self) -> dict[SSAValue, tuple[Dim, ...]]:
+        """The dimensions of every value, with symbols where they depend on the inputs' (see
+        `ge.symbolic`): look a `Tensor` up by its `.value`."""
+        func = next(op for op in self.module.body.block.ops if isinstance(op, FuncOp))
+        return symbolic.symbolic_shapes(func)
+
+    @checked
+    def specialize(self, sizes: Mapping[str, Sequence[int] | int]) -> Graph:
+        """A new graph whose inputs have the sizes given, by input name (`{"x": [4, 3, 8, 8]}`)
+        or by symbol (`{"batch": 4}`), every result type inferred again by its op; it shares
+        this graph's weight store. A symbol given no size stays symbolic. Raises
+        `SpecializationError` for an unknown input or symbol, a wrong rank, a size that
+        contradicts a static dimension or another size of its symbol, or an op that cannot
+        take the sizes."""
+        shapes = {k: v for k, v in sizes.items() if isinstance(v, Sequence) and not isinstance(v, str)}
+        by_symbol = {k: v for k, v in sizes.items() if k not in shapes}
+        bound = symbolic.bind_sizes(self._input_names, self._input_dims, shapes, by_symbol)  # pyright: ignore[reportArgumentType]  # bind_sizes checks each size
+        module = self.module.clone()
+        symbolic.specialize_module(module, self._input_names, bound)
+        graph = Graph.from_module(module, self.weights)
+        graph.verify()
+        return graph
 
     def set_outputs(self, outputs: Sequence[tuple[Tensor, str]]) -> None:
         """Replaces the graph's outputs by these tensors, with these names (all or none)."""
@@ -820,22 +874,25 @@ def _name_attrs(names: Sequence[str]) -> ArrayAttr[DictionaryAttr]:
     return ArrayAttr([DictionaryAttr({NAME_ATTR: StringAttr(n)}) for n in names])
 
 
-def _input_dims(name: str, shape: Sequence[int | None]) -> list[int]:
-    """A graph input's dimensions: whole numbers, -1 or None for one known at run time."""
+def _input_dims(name: str, shape: Sequence[int | str | None]) -> tuple[Dim, ...]:
+    """A graph input's dimensions: whole numbers, and symbols for those known at run time (a
+    name, or -1 or None for a generated one)."""
     if isinstance(shape, str | bytes) or not isinstance(shape, Sequence):
         raise GeError(f"graph input '{name}': the shape must be a list of dimensions, got {shape!r:.40}")
-    dims = []
+    dims: list[Dim] = []
     for axis, d in enumerate(shape):
         if d is None or (isinstance(d, int | np.integer) and not isinstance(d, bool) and d == -1):
-            dims.append(DYNAMIC_INDEX)
+            dims.append(symbolic.generated_symbol(name, axis))
         elif isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 0:
             dims.append(int(d))
+        elif isinstance(d, str) and d:
+            dims.append(d)
         else:
             raise GeError(
                 f"graph input '{name}': dimension {axis} is {d!r}; a dimension is a whole number >= 0, "
-                "or -1 or None when only the run knows it"
+                "or a symbol's name, -1 or None when only the run knows it"
             )
-    return dims
+    return tuple(dims)
 
 
 def _pair(value: int | Sequence[int]) -> tuple[int, int]:

@@ -140,6 +140,21 @@ def test_a_symbolic_batch_becomes_a_dynamic_dimension():
         ge.GraphCompiler().compile(graph, optimization_level=0)
 
 
+def test_a_dims_name_becomes_the_graph_symbol_and_each_batch_runs_as_torch_does():
+    model, inputs = make_model("resnet")
+    batch = torch.export.Dim("batch", min=2, max=8)
+    graph = ge.GraphParser().parse_pytorch(model, inputs, dynamic_shapes={"x": {0: batch}})
+    assert graph.input_dims == {"x": ("batch", 3, 16, 16)}
+    executor = ge.GraphExecutor()
+    executor.load_graph(graph)
+    for size in (2, 3):
+        x = torch.randn(size, 3, 16, 16)
+        with torch.no_grad():
+            want = model(x).numpy()
+        np.testing.assert_allclose(executor.run(x.numpy())[0], want, rtol=1e-4, atol=1e-5)
+    assert executor.recompiles == 1
+
+
 # --------------------------------------------------------------------------------------------
 # .pt2 archives
 # --------------------------------------------------------------------------------------------

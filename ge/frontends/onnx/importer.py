@@ -287,11 +287,19 @@ class Importer:
 
     def _add_input(self, value_info: onnx.ValueInfoProto, input_shapes: InputShapes | None) -> Tensor:
         shape, dtype = value_type(value_info)
+        dims: list[int | str] = list(shape)
         if input_shapes and value_info.name in input_shapes:
-            shape = list(input_shapes[value_info.name])
+            dims = list(input_shapes[value_info.name])
+        elif value_info.type.tensor_type.HasField("shape"):
+            # A named dimension (`dim_param`) is the graph's symbol of that name.
+            given = value_info.type.tensor_type.shape.dim
+            dims = [
+                d.dim_param if size < 0 and d.dim_param else size
+                for d, size in zip(given, shape, strict=True)
+            ]
         if dtype == STRING:
             dtype = self._string_input_dtype(value_info.name)
-        tensor = self.g.add_input(value_info.name, shape, dtype)
+        tensor = self.g.add_input(value_info.name, dims, dtype)
         self.values[value_info.name] = tensor
         self.graph_inputs.add(value_info.name)
         return tensor

@@ -34,7 +34,7 @@ def import_pytorch(
 ) -> Graph:
     """A `Graph` computing `model` (an `nn.Module` in eval mode, traced on `example_inputs`, or
     an `ExportedProgram`); see `GraphParser.parse_pytorch`."""
-    return import_program(export_program(model, example_inputs, dynamic_shapes), CONVERTERS)
+    return import_program(export_program(model, example_inputs, dynamic_shapes), CONVERTERS, dynamic_shapes)
 
 
 def load_model_file(path: str | Path) -> Graph:

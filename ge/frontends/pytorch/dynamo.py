@@ -11,7 +11,8 @@ version counter and is not seen.
 
 When a shape changes, Dynamo makes that dimension symbolic; ge compiles static shapes, so the
 backend then compiles the graph once per new shape of the inputs, when a call first brings it
-(logged, counted in `SHAPE_COMPILES`), and reuses a graph it compiled already for the same IR and
+(counted in `SHAPE_COMPILES`; each shape after a graph's first logs the recompile line
+`GraphExecutor` and `ge.backend` log), and reuses a graph it compiled already for the same IR and
 weights. A graph ge cannot take (an unsupported op, a graph that autograd must differentiate, a
 compile error) runs eagerly instead, with one logged line saying why.
 
@@ -26,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ge.errors import GeError
+from ge.executor import log_recompile
 
 LOG = logging.getLogger("ge.frontends.pytorch.dynamo")
 
@@ -84,9 +86,10 @@ def _compiled(
     # One compiled graph per shape of the inputs: Dynamo hands over symbolic sizes once a shape
     # changes, and ge compiles static shapes, so each new shape is compiled when it first runs.
     compiled: dict[tuple[Any, ...], Callable[..., Any]] = {}
-    state = {"seen": _identity(example_inputs, weights)}
+    state = {"seen": _identity(example_inputs, weights), "compiles": 0}
     if "size" not in kinds:
         compiled[_shape_key(example_inputs, kinds)] = build(example_inputs)
+        state["compiles"] = 1
 
     def run(*args: Any) -> Any:
         seen = _identity(args, weights)
@@ -101,6 +104,10 @@ def _compiled(
             state["seen"] = seen
         key = _shape_key(args, kinds)
         if key not in compiled:
+            if state["compiles"]:  # the graph's first shape is no recompile
+                shown = ", ".join(str(list(k)) if isinstance(k, tuple) else str(k) for k in key)
+                log_recompile("the Dynamo graph", shown, state["compiles"])
+            state["compiles"] += 1
             compiled[key] = _build_for_shape(build, graph_module, args, key)
         return compiled[key](*args)
 

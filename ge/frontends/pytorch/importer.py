@@ -6,7 +6,8 @@ Converters see a `Node`: its arguments with every FX node replaced by what it st
 and shape the export recorded for its result. Lifted parameters, buffers and constants become
 graph weights named after their fully qualified names (`layer1.0.conv1.weight`); user inputs
 become graph inputs named after the forward's arguments. Symbolic sizes (from `dynamic_shapes`)
-become `?` dimensions.
+become `?` dimensions whose graph symbol is the `Dim`'s name (`Dim("batch")`), or torch's own
+symbol (`s0`) for a size it made symbolic itself; inputs sharing a `Dim` share the symbol.
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ Result = Tensor | int | Sequence[Tensor | None] | None
 Converter = Callable[[Graph, Node], Result]
 
 
-def import_program(program: Any, converters: Mapping[str, Converter]) -> Graph:
-    """A `Graph` computing `program` (an ExportedProgram of core ATen ops) with its weights."""
+def import_program(program: Any, converters: Mapping[str, Converter], dynamic_shapes: Any = None) -> Graph:
+    """A `Graph` computing `program` (an ExportedProgram of core ATen ops) with its weights;
+    `dynamic_shapes` (as given to `torch.export.export`) names the symbols of its inputs."""
     check_supported(program, converters)
     signature = program.graph_signature
     if signature.buffers_to_mutate:
@@ -101,13 +103,14 @@ def import_program(program: Any, converters: Mapping[str, Converter]) -> Graph:
         **signature.inputs_to_lifted_tensor_constants,
     }
     g = Graph()
+    symbols = _symbol_names(program, weights, dynamic_shapes)
     env: dict[str, Any] = {}
     for fx_node in program.graph_module.graph.nodes:
         if fx_node.op == "placeholder":
             if fx_node.name in weights:
                 env[fx_node.name] = g.add_constant(to_numpy(weights[fx_node.name]), names[fx_node.name])
             else:
-                env[fx_node.name] = _input(g, fx_node)
+                env[fx_node.name] = _input(g, fx_node, symbols)
         elif fx_node.op == "call_function":
             env[fx_node.name] = _convert(g, fx_node, env, converters)
         elif fx_node.op == "output":
@@ -170,7 +173,7 @@ def _buffer(program: Any, name: str) -> Any:
     return program.state_dict[name] if name in program.state_dict else program.constants[name]
 
 
-def _input(g: Graph, fx_node: Any) -> Tensor:
+def _input(g: Graph, fx_node: Any, symbols: Mapping[str, str]) -> Tensor:
     value = fx_node.meta.get("val")
     if value is None or not hasattr(value, "shape"):
         raise UnsupportedOperatorError(
@@ -178,7 +181,39 @@ def _input(g: Graph, fx_node: Any) -> Tensor:
             "example inputs (numbers and flags become constants of the export)",
             category="input",
         )
-    return g.add_input(fx_node.name, list(shape_of(value)), dtype_of(value.dtype))
+    dims = [d if isinstance(d, int) else symbols.get(str(d), -1) for d in value.shape]
+    return g.add_input(fx_node.name, dims, dtype_of(value.dtype))
+
+
+def _symbol_names(program: Any, weights: Mapping[str, Any], dynamic_shapes: Any) -> dict[str, str]:
+    """Each torch symbol of an input size (`s0`) -> its graph symbol: the name of the `Dim` that
+    `dynamic_shapes` gives at that place, else the torch symbol itself. A size that is an
+    expression of symbols (`2*s0`) has none: the graph generates one."""
+    inputs = [n for n in program.graph_module.graph.nodes if n.op == "placeholder" and n.name not in weights]
+    if isinstance(dynamic_shapes, Mapping):
+        specs = [dynamic_shapes.get(n.name) for n in inputs]
+    elif isinstance(dynamic_shapes, Sequence):
+        specs = list(dynamic_shapes) + [None] * (len(inputs) - len(dynamic_shapes))
+    else:
+        specs = [None] * len(inputs)
+    names: dict[str, str] = {}
+    for fx_node, spec in zip(inputs, specs, strict=False):
+        shape = getattr(fx_node.meta.get("val"), "shape", ())
+        for size in shape:
+            expr = getattr(getattr(size, "node", None), "expr", None)
+            if expr is not None and getattr(expr, "is_Symbol", False):
+                names.setdefault(str(size), str(size))
+        given = spec.items() if isinstance(spec, Mapping) else enumerate(spec or ())
+        for axis, dim in given:
+            name = getattr(dim, "__name__", None)
+            if (
+                isinstance(axis, int)
+                and axis < len(shape)
+                and isinstance(name, str)
+                and str(shape[axis]) in names
+            ):
+                names[str(shape[axis])] = name
+    return names
 
 
 def _convert(g: Graph, fx_node: Any, env: Mapping[str, Any], converters: Mapping[str, Converter]) -> Any:
