@@ -441,3 +441,24 @@ def test_gear_options_that_break_atcs_rules_are_refused(model, options, message:
 def test_a_dynamic_input_without_gears_is_refused_naming_input_and_axis() -> None:
     with pytest.raises(ge.CompileError, match=r"input 'x' has a dynamic dimension at axis 0"):
         ge.GraphCompiler().compile(ge.GraphParser().parse_onnx(small_cnn()))
+
+
+def _api_cnn(batch: int | str) -> ge.Graph:
+    g = ge.Graph(seed=3)
+    x = g.add_input("x", [batch, 3, 8, 8])
+    y = g.add_relu(g.add_conv2d(x, 4, 3, padding=1))
+    g.add_output(g.add_linear(g.add_flatten(y), 5))
+    return g
+
+
+def test_a_graph_with_a_batch_symbol_compiles_its_gears_by_specializing() -> None:
+    compiled = ge.GraphCompiler().compile(_api_cnn("batch"), dynamic_batch_size=[1, 4])
+    assert [gear.input_shapes for gear in compiled.gears] == [{"x": (1, 3, 8, 8)}, {"x": (4, 3, 8, 8)}]
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    static = ge.GraphExecutor()
+    static.load_graph(ge.GraphCompiler().compile(_api_cnn(4)))  # the same weights, built at batch 4
+    x = np.random.default_rng(5).standard_normal((4, 3, 8, 8)).astype(np.float32)
+    (expected,) = static.run(x)
+    np.testing.assert_array_equal(executor.run(x)[0], expected)
+    np.testing.assert_array_equal(executor.run(x[:3])[0], expected[:3])  # padded to gear 4
