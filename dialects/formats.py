@@ -32,6 +32,7 @@ from xdsl.dialects.utils.enum_attribute import EnumAttribute
 from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -67,11 +68,16 @@ class FormatAttr(BracketedEnum[Format], EnumAttribute[Format], MemRefLayoutAttr)
     name = "ascend.format"
 
     def verify(self) -> None:
-        fmt = self.data.value
-        if fmt in FRAMEWORK_FORMATS:
-            raise VerifyException(
-                f"#ascend.format<{fmt}>: {fmt} is the layout of a type without encoding; write the plain type"
-            )
+        if self.data.value in FRAMEWORK_FORMATS:
+            raise VerifyException(_framework_format_error(self.data))
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Format:
+        start = parser.pos
+        fmt = super().parse_parameter(parser)
+        if fmt.value in FRAMEWORK_FORMATS:  # refused where it is written, with its location
+            parser.raise_error(_framework_format_error(fmt), start, parser.pos)
+        return fmt
 
     def get_affine_map(self) -> AffineMap:
         """Refused: the offsets depend on the memref's shape, which a layout is not given."""
@@ -236,6 +242,11 @@ def device_shape(shape: tuple[int, ...], fmt: str, c0: int, groups: int = 1) -> 
     _check_rank(shape, fmt, "a matrix (..., M, N)", lambda r: r >= 2)
     *batch, m, n = shape
     return (*batch, _ceil_div(n, FRACTAL), _ceil_div(m, FRACTAL), FRACTAL, FRACTAL)
+
+
+def _framework_format_error(fmt: Format) -> str:
+    name = fmt.value
+    return f"#ascend.format<{name}>: {name} is the layout of a type without encoding; write the plain type"
 
 
 def _ceil_div(a: int, b: int) -> int:

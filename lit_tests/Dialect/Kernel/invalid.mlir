@@ -23,18 +23,6 @@ func.func @operand_type_disagrees(%x: tensor<16x32xf32, #ascend.format<FRACTAL_N
 
 // -----
 
-// A plain type is the framework layout: the format attribute itself refuses to name it.
-// CHECK: {{^}}#ascend.format<ND>: ND is the layout of a type without encoding; write the plain type
-func.func @framework_encoding(%x: tensor<4xf32, #ascend.format<ND>>) {
-  %y = ascend.kernel.vector(%x) : (tensor<4xf32, #ascend.format<ND>>) -> tensor<4xf32> {
-  ^bb0(%a : tensor<4xf32>):
-    ascend.kernel.yield %a : tensor<4xf32>
-  }
-  func.return
-}
-
-// -----
-
 // CHECK: {{^}}'ascend.kernel.vector': operand #0: tensor<4xf32, #ascend.format<NC1HWC0>>: NC1HWC0 stores (N, C, H, W); got a tensor of shape (4,) (rank 1)
 func.func @format_rank(%x: tensor<4xf32, #ascend.format<NC1HWC0>>) {
   %y = ascend.kernel.vector(%x) : (tensor<4xf32, #ascend.format<NC1HWC0>>) -> tensor<4xf32> {
@@ -199,14 +187,6 @@ func.func @identity_conversion(%x: tensor<1x2x3x3xf32>) {
 // CHECK: {{^}}'ascend.kernel.trans_data': converts NC1HWC0 to NC1HWC0: a conversion changes the format
 func.func @identity_device_conversion(%x: tensor<1x2x3x3xf32, #ascend.format<NC1HWC0>>) {
   %y = ascend.kernel.trans_data %x : (tensor<1x2x3x3xf32, #ascend.format<NC1HWC0>>) -> tensor<1x2x3x3xf32, #ascend.format<NC1HWC0>>
-  func.return
-}
-
-// -----
-
-// CHECK: {{^}}#ascend.format<NCHW>: NCHW is the layout of a type without encoding; write the plain type
-func.func @framework_conversion(%x: tensor<1x2x3x3xf32, #ascend.format<NC1HWC0>>) {
-  %y = ascend.kernel.trans_data %x : (tensor<1x2x3x3xf32, #ascend.format<NC1HWC0>>) -> tensor<1x2x3x3xf32, #ascend.format<NCHW>>
   func.return
 }
 

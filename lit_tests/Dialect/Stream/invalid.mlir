@@ -505,24 +505,6 @@ builtin.module {
 
 // -----
 
-// A buffer's layout is a device format or none: the plain memref is the framework layout.
-// CHECK: {{^}}#ascend.format<ND>: ND is the layout of a type without encoding; write the plain type
-builtin.module {
-  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
-  ^bb0(%a : tensor<4xf32>):
-    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
-    ascend.stream.return %r : tensor<4xf32>
-  }
-  ascend.stream.model @main attributes {arena_size = 4096 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
-    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32, #ascend.format<ND>>
-    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
-    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32, #ascend.format<ND>>) -> (memref<4xf32>)
-    ascend.stream.outputs %y : memref<4xf32>
-  }
-}
-
-// -----
-
 // NC1HWC0 bytes with H = W = 2 are padded and tiled: reading them as a plain 1x128 is a wrong answer,
 // although the byte counts agree (1 x 2 x 2 x 2 x 16 = 128 elements).
 // CHECK: {{^}}'ascend.stream.view': NC1HWC0 data of memref<1x32x2x2xf32, #ascend.format<NC1HWC0>> is not the same bytes as ND
