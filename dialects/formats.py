@@ -7,7 +7,9 @@ At the kernel level a format is part of a value's type, as MLIR's sparse_tensor 
 the tensor's encoding: the type keeps the logical shape and `#ascend.format<...>` names how the
 bytes are laid out, `tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>`. A type without an encoding is
 the framework's contiguous layout (NCHW for 4-D, ND otherwise: the same row-major bytes), so the
-encoding is only ever a device format; `with_format` and `format_of` keep that rule in one place.
+encoding is only ever a device format: `FormatAttr` refuses ND and NCHW wherever it is built or
+parsed, and `with_format`, `memref_of` and `format_of` map a framework format to the plain type.
+`encoding_error` checks that a type's format fits its rank; `view_error` when a view is the same bytes.
 The convolution group count a FRACTAL_Z layout depends on stays with the convolution that reads the
 weights (`ge.dialects.kernel.weight_groups`), not in the type.
 
@@ -21,6 +23,7 @@ is not given, so `get_affine_map` refuses and names `device_shape` instead.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import overload
 
@@ -30,12 +33,10 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.ir.affine import AffineMap
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-FORMATS = ("ND", "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ")
-"""Every format a tensor may have on the device."""
+from .enum_attr import BracketedEnum
 
 FRACTAL = 16
 """Rows of an L0A fractal and columns of an L0B fractal, whatever the element type."""
@@ -51,11 +52,32 @@ class Format(StrEnum):
     FRACTAL_NZ = "FRACTAL_NZ"
 
 
+FORMATS = tuple(fmt.value for fmt in Format)
+"""Every format a tensor may have on the device, as strings."""
+
+FRAMEWORK_FORMATS = (Format.ND.value, Format.NCHW.value)
+"""The framework's contiguous layouts: what a type without an encoding holds."""
+
+
 @irdl_attr_definition
-class FormatAttr(EnumAttribute[Format], MemRefLayoutAttr):
-    """A device format as a tensor type's encoding or a memref's layout: `#ascend.format<FRACTAL_Z>`."""
+class FormatAttr(BracketedEnum[Format], EnumAttribute[Format], MemRefLayoutAttr):
+    """A device format as a tensor type's encoding or a memref's layout: `#ascend.format<FRACTAL_Z>`.
+
+    Never a framework format: a type without encoding is that layout, so one layout has one type."""
 
     name = "ascend.format"
+
+    def verify(self) -> None:
+        if self.data.value in FRAMEWORK_FORMATS:
+            raise VerifyException(_framework_format_error(self.data))
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Format:
+        start = parser.pos
+        fmt = super().parse_parameter(parser)
+        if fmt.value in FRAMEWORK_FORMATS:  # refused where it is written, with its location
+            parser.raise_error(_framework_format_error(fmt), start, parser.pos)
+        return fmt
 
     def get_affine_map(self) -> AffineMap:
         """Refused: the offsets depend on the memref's shape, which a layout is not given."""
@@ -63,19 +85,6 @@ class FormatAttr(EnumAttribute[Format], MemRefLayoutAttr):
             f"{self.data.value} maps an index to an offset that depends on the memref's shape: "
             "use ge.dialects.formats.storage_shape for the stored shape"
         )
-
-    def print_parameter(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            super().print_parameter(printer)
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> Format:
-        with parser.in_angle_brackets():
-            return super().parse_parameter(parser)
-
-
-FRAMEWORK_FORMATS = ("ND", "NCHW")
-"""The framework's contiguous layouts: what a type without an encoding holds."""
 
 
 def format_of(value_or_type: SSAValue | Attribute) -> str:
@@ -98,10 +107,52 @@ def with_format(t: TensorType, fmt: str) -> TensorType:
     return TensorType(t.element_type, t.get_shape(), encoding)
 
 
-@overload
-def plain_type(t: TensorType) -> TensorType: ...
-@overload
-def plain_type(t: Attribute) -> Attribute: ...
+def encoding_error(t: Attribute) -> str | None:
+    """What is wrong with the format of a tensor type (its encoding) or a memref type (its layout):
+    an attribute that is no `#ascend.format`, or a device format the shape's rank cannot be stored
+    in; None if nothing (a plain type included)."""
+    if isinstance(t, TensorType):
+        what, layout = "encoding", t.encoding
+    elif isinstance(t, MemRefType):
+        what, layout = "layout", t.layout
+    else:
+        return None
+    if isinstance(layout, NoneAttr):
+        return None
+    if not isinstance(layout, FormatAttr):
+        return f"{t} has {what} {layout}, not an #ascend.format"
+    try:
+        device_shape(t.get_shape(), layout.data.value, c0=16)
+    except ValueError as error:
+        return f"{t}: {error}"
+    return None
+
+
+def view_error(source: MemRefType | TensorType, result: MemRefType | TensorType) -> str | None:
+    """Why a value of type `result` cannot be the bytes of one of type `source` seen anew (a
+    reshape moves no data); None if it can.
+
+    A view keeps the element type and the element count, and its result is plain (ND or NCHW):
+    the bytes of a device format are padded and tiled, so reading them with another shape is a
+    wrong answer, except NC1HWC0 with H = W = 1 and C a multiple of C0, whose bytes are the
+    plain (N, C) ones.
+    """
+    if source.element_type != result.element_type:
+        return "a view keeps the element type"
+    shape = source.get_shape()
+    if -1 in shape or -1 in result.get_shape():
+        return "a view needs static shapes"
+    if math.prod(shape) != math.prod(result.get_shape()):
+        return f"a view of {source} cannot be {result}: the element counts differ"
+    src, dst = format_of(source), format_of(result)
+    if dst not in FRAMEWORK_FORMATS:
+        return f"a view's result has a plain type (ND or NCHW), not {dst}"
+    if src in FRAMEWORK_FORMATS:
+        return None
+    c0 = c0_of(bitwidth_of(source.element_type))
+    if src != Format.NC1HWC0 or len(shape) != 4 or shape[2:] != (1, 1) or shape[1] % c0:
+        return f"{src} data of {source} is not the same bytes as {dst}"
+    return None
 
 
 def memref_of(t: TensorType, fmt: str | None = None) -> MemRefType:
@@ -116,6 +167,12 @@ def storage_shape(t: MemRefType | TensorType, groups: int = 1) -> tuple[int, ...
     """The shape of the bytes a value of type `t` takes in its format (`groups`: of a FRACTAL_Z
     weight's convolution). Raises ValueError for a shape the format cannot store."""
     return device_shape(t.get_shape(), format_of(t), c0_of(bitwidth_of(t.element_type)), groups)
+
+
+@overload
+def plain_type(t: TensorType) -> TensorType: ...
+@overload
+def plain_type(t: Attribute) -> Attribute: ...
 
 
 def plain_type(t: Attribute) -> Attribute:
@@ -185,6 +242,11 @@ def device_shape(shape: tuple[int, ...], fmt: str, c0: int, groups: int = 1) -> 
     _check_rank(shape, fmt, "a matrix (..., M, N)", lambda r: r >= 2)
     *batch, m, n = shape
     return (*batch, _ceil_div(n, FRACTAL), _ceil_div(m, FRACTAL), FRACTAL, FRACTAL)
+
+
+def _framework_format_error(fmt: Format) -> str:
+    name = fmt.value
+    return f"#ascend.format<{name}>: {name} is the layout of a type without encoding; write the plain type"
 
 
 def _ceil_div(a: int, b: int) -> int:

@@ -10,7 +10,6 @@ changes a value's format, and a producer and a consumer cannot disagree about it
 
 from __future__ import annotations
 
-import math
 from abc import ABC
 from collections.abc import Hashable, Sequence
 from typing import ClassVar
@@ -19,7 +18,6 @@ from xdsl.dialects.builtin import (
     I64,
     IntegerAttr,
     ModuleOp,
-    NoneAttr,
     StringAttr,
     TensorType,
     i64,
@@ -40,19 +38,19 @@ from xdsl.irdl import (
     var_result_def,
 )
 from xdsl.irdl.operations import ParsePropInAttrDict
-from xdsl.parser import AttrParser
-from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, HasParent, IsolatedFromAbove, IsTerminator, Pure
 from xdsl.utils.str_enum import StrEnum
 
 from .common import TARGET_ATTR_NAME, TargetAttr, fail
+from .enum_attr import BracketedEnum
 from .formats import (
     FRAMEWORK_FORMATS,
-    FormatAttr,
     bitwidth_of,
     c0_of,
+    encoding_error,
     format_of,
     plain_type,
+    view_error,
     with_format,
 )
 from .tiling import TILED_UNITS, CubeTilingAttr, TilingAttr, VectorTilingAttr, tiling_error
@@ -77,39 +75,20 @@ class KernelKind(StrEnum):
 
 
 @irdl_attr_definition
-class KernelUnitAttr(EnumAttribute[Unit]):
+class KernelUnitAttr(BracketedEnum[Unit], EnumAttribute[Unit]):
     """A kernel's unit: `#ascend.unit<cube>`, `#ascend.unit<vector>` or `#ascend.unit<aicpu>`."""
 
     name = "ascend.unit"
 
-    def print_parameter(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string(self.data.value)
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> Unit:
-        with parser.in_angle_brackets():
-            return parser.parse_str_enum(Unit)
-
 
 @irdl_attr_definition
-class KernelKindAttr(EnumAttribute[KernelKind]):
+class KernelKindAttr(BracketedEnum[KernelKind], EnumAttribute[KernelKind]):
     """A kernel's kind: its unit, or `#ascend.kind<trans_data>` for a format conversion."""
 
     name = "ascend.kind"
 
-    def print_parameter(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string(self.data.value)
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> KernelKind:
-        with parser.in_angle_brackets():
-            return parser.parse_str_enum(KernelKind)
-
 
 UNITS = tuple(unit.value for unit in Unit)
-KINDS = tuple(kind.value for kind in KernelKind)
 
 
 def target_of(op: Operation) -> TargetAttr | None:
@@ -133,20 +112,13 @@ class _TargetChecked(LocalVerifier):
         return target_of(self)
 
 
-def _check_formats(op: Operation, values: Sequence[SSAValue]) -> None:
-    """Each value's format (its type's encoding) must be a device format that fits its rank."""
-    for value in values:
-        t = value.type
-        if not isinstance(t, TensorType) or isinstance(t.encoding, NoneAttr):
-            continue
-        if not isinstance(t.encoding, FormatAttr):
-            raise fail(op, f"{t} has encoding {t.encoding}, not an #ascend.format")
-        fmt = format_of(t)
-        if fmt in FRAMEWORK_FORMATS:
-            raise fail(op, f"{t}: {fmt} is the plain type's layout; write the type without encoding")
-        rank = len(t.get_shape())
-        if fmt in ("NC1HWC0", "FRACTAL_Z") and rank != 4 or fmt == "FRACTAL_NZ" and rank < 2:
-            raise fail(op, f"a rank-{rank} value cannot be in format {fmt}")
+def _check_formats(op: Operation) -> None:
+    """Each operand's and result's format (its type's encoding) must be a device format that fits
+    its rank (`FormatAttr` itself refuses ND and NCHW: the plain type is that layout)."""
+    for what, values in (("operand", op.operands), ("result", op.results)):
+        for index, value in enumerate(values):
+            if (error := encoding_error(value.type)) is not None:
+                raise fail(op, f"{what} #{index}: {error}")
 
 
 def _formats(values: Sequence[SSAValue]) -> tuple[str, ...]:
@@ -222,7 +194,7 @@ class KernelOp(_TargetChecked, IRDLOperation, ABC):
         for index, (arg, value) in enumerate(zip(block.args, self.inputs, strict=True)):
             if arg.type != plain_type(value.type):
                 raise fail(self, f"body argument #{index} is {arg.type}, input is {value.type}")
-        _check_formats(self, [*self.inputs, *self.outputs])
+        _check_formats(self)
         _check_schedule(self, self.UNIT, [*self.inputs, *self.outputs])
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
@@ -307,6 +279,11 @@ class TransDataOp(_TargetChecked, IRDLOperation):
     """A format conversion kernel (GE's TransData): the same logical tensor, laid out anew. It is
     the one op whose result's format differs from its input's.
 
+    Any two different formats the shape fits convert: a framework format to a device format or
+    back (GE's usual TransData), or one device format to another (NC1HWC0 -> FRACTAL_NZ), which
+    the format assignment emits when a producer and a consumer disagree: one conversion through
+    the logical tensor where GE would chain two. A conversion to the same format is refused.
+
     ```
     %y = ascend.kernel.trans_data %x : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>
     ```
@@ -353,9 +330,11 @@ class TransDataOp(_TargetChecked, IRDLOperation):
     def verify_(self) -> None:
         if plain_type(self.input.type) != plain_type(self.output.type):
             raise fail(self, "a format conversion keeps the tensor's logical type")
-        _check_formats(self, [self.input, self.output])
+        _check_formats(self)
         if self.src_format == self.dst_format:
-            raise fail(self, f"converts {self.src_format} to itself")
+            raise fail(
+                self, f"converts {self.src_format} to {self.dst_format}: a conversion changes the format"
+            )
         _check_schedule(self, "vector", [self.input, self.output])
 
 
@@ -402,21 +381,9 @@ class ViewOp(_TargetChecked, IRDLOperation):
     def verify_(self) -> None:
         src, dst = self.input.type, self.output.type
         assert isinstance(src, TensorType) and isinstance(dst, TensorType)
-        _check_formats(self, [self.input, self.output])
-        if src.element_type != dst.element_type:
-            raise fail(self, "a view keeps the element type")
-        if dst.get_shape().count(-1) or src.get_shape().count(-1):
-            raise fail(self, "a view needs static shapes")
-        if math.prod(src.get_shape()) != math.prod(dst.get_shape()):
-            raise fail(self, f"a view of {src} cannot be {dst}: the element counts differ")
-        if self.dst_format not in FRAMEWORK_FORMATS:
-            raise fail(self, f"a view's result has a plain type (ND or NCHW), not {self.dst_format}")
-        if self.src_format in FRAMEWORK_FORMATS:
-            return
-        shape = src.get_shape()
-        c0 = c0_of(bitwidth_of(src.element_type))
-        if self.src_format != "NC1HWC0" or len(shape) != 4 or shape[2:] != (1, 1) or shape[1] % c0:
-            raise fail(self, f"{self.src_format} data of {src} is not the same bytes as {self.dst_format}")
+        _check_formats(self)
+        if (error := view_error(src, dst)) is not None:
+            raise fail(self, error)
 
 
 @irdl_op_definition
@@ -461,7 +428,7 @@ class ConcatViewOp(_TargetChecked, IRDLOperation):
     def verify_(self) -> None:
         out = self.output.type
         assert isinstance(out, TensorType)
-        _check_formats(self, [*self.inputs, self.output])
+        _check_formats(self)
         rank, axis = len(out.get_shape()), self.axis.value.data
         if not 0 <= axis < rank:
             raise fail(self, f"axis {axis} is out of range for rank {rank}")

@@ -28,7 +28,6 @@ from xdsl.dialects.builtin import (
     FunctionType,
     IntegerAttr,
     MemRefType,
-    NoneAttr,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
@@ -61,15 +60,16 @@ from xdsl.traits import (
 from .common import fail
 from .formats import (
     FRAMEWORK_FORMATS,
-    FormatAttr,
     bitwidth_of,
     c0_of,
+    encoding_error,
     format_of,
     memref_of,
     plain_type,
     storage_shape,
+    view_error,
 )
-from .kernel import KINDS, KernelKindAttr, KernelUnitAttr
+from .kernel import KernelKindAttr, KernelUnitAttr
 from .tiling import TilingAttr
 from .verify import LocalVerifier
 
@@ -142,9 +142,12 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
     def verify_(self) -> None:
         block = self.body.block
         inputs, outputs = self.function_type.inputs.data, self.function_type.outputs.data
-        for t in (*inputs, *outputs):
-            if not isinstance(t, TensorType) or not isinstance(t.encoding, FormatAttr | NoneAttr):
-                raise fail(self, f"{t} is no tensor type with an #ascend.format encoding")
+        for what, types in (("input", inputs), ("output", outputs)):
+            for index, t in enumerate(types):
+                if not isinstance(t, TensorType):
+                    raise fail(self, f"{what} #{index} is {t}, not a tensor type")
+                if (error := encoding_error(t)) is not None:
+                    raise fail(self, f"{what} #{index}: {error}")
         if tuple(a.type for a in block.args) != tuple(plain_type(t) for t in inputs):
             raise fail(self, "body arguments do not match the kernel's input types (without formats)")
         terminator = block.last_op
@@ -268,6 +271,8 @@ class _PlacedOp(LocalVerifier, IRDLOperation):
         return 1
 
     def verify_(self) -> None:
+        if (error := encoding_error(self.buffer.type)) is not None:
+            raise fail(self, error)
         if any(d < 0 for d in self.buffer.type.get_shape()):
             raise fail(self, f"a placed buffer needs a static shape, got {self.buffer.type}")
         try:
@@ -489,9 +494,12 @@ def holds(buffer: Attribute, t: TensorType) -> bool:
 
 @irdl_op_definition
 class ViewOp(LocalVerifier, IRDLOperation):
-    """The same bytes as `source`, seen with another shape: no copy, no task.
+    """The same bytes as `source`, seen with another shape: no copy, no task. The rules are a
+    kernel view's (`ge.dialects.formats.view_error`): the same element type and count, a plain
+    result, and a source that is plain or NC1HWC0 whose bytes are the plain ones (H = W = 1, C a
+    multiple of C0).
 
-    `%v = ascend.stream.view %b : memref<1x128x1x1x16xf32> -> memref<1x2048xf32>`
+    `%v = ascend.stream.view %b : memref<1x2048x1x1xf32, #ascend.format<NC1HWC0>> -> memref<1x2048xf32>`
     """
 
     name = "ascend.stream.view"
@@ -507,10 +515,11 @@ class ViewOp(LocalVerifier, IRDLOperation):
 
     def verify_(self) -> None:
         source, result = _memref_types(self)
-        if byte_size(source) != byte_size(result):  # the same bytes, not a copy
-            raise fail(self, f"{source} and {result} are not the same bytes")
-        if source.element_type != result.element_type:
-            raise fail(self, "a view keeps the element type")
+        for what, t in (("source", source), ("result", result)):
+            if (error := encoding_error(t)) is not None:
+                raise fail(self, f"{what}: {error}")
+        if (error := view_error(source, result)) is not None:
+            raise fail(self, error)
 
 
 @irdl_op_definition
@@ -550,6 +559,9 @@ class SubviewOp(LocalVerifier, IRDLOperation):
 
     def verify_(self) -> None:
         source, result = _memref_types(self)
+        for what, t in (("source", source), ("result", result)):
+            if (error := encoding_error(t)) is not None:
+                raise fail(self, f"{what}: {error}")
         outer, inner = source.get_shape(), result.get_shape()
         axis, start, length = self.axis.value.data, self.start.value.data, self.length.value.data
         if not 0 <= axis < len(outer) or len(inner) != len(outer):
@@ -626,7 +638,6 @@ def _tensor_types(types: Sequence[Attribute]) -> tuple[TensorType, ...]:
 
 
 __all__ = [
-    "KINDS",
     "Stream",
     "byte_size",
     "holds",

@@ -27,6 +27,7 @@ from . import (
     sampling,
     strings,
     tensor,
+    traits,
     unary,
 )
 from .attention import AttentionOp
@@ -181,29 +182,7 @@ from .tensor import (
     TileOp,
     TransposeOp,
 )
-from .traits import (
-    ComputesNothing,
-    CopiedByDataMovers,
-    Elementwise,
-    Epilogue,
-    EpilogueKind,
-    ExactInStoredType,
-    FusionOnly,
-    IsView,
-    KeepsPrecision,
-    MatrixProduct,
-    MatrixProductInterface,
-    MovesData,
-    NeedsAiCpu,
-    PerChannel,
-    PrefersLowPrecision,
-    Reduction,
-    Reorders,
-    Transcendental,
-    VectorSweeps,
-    matrix_product,
-    matrix_products,
-)
+from .traits import *  # noqa: F403 (the names of traits.__all__, re-exported below)
 from .unary import (
     AbsOp,
     AcoshOp,
@@ -275,27 +254,6 @@ GRAPH_OPS: tuple[type[Operation], ...] = (
 Graph = Dialect("ascend.graph", list(GRAPH_OPS), list(strings.TYPES))
 
 __all__ = [
-    "ComputesNothing",
-    "CopiedByDataMovers",
-    "Elementwise",
-    "Epilogue",
-    "EpilogueKind",
-    "ExactInStoredType",
-    "FusionOnly",
-    "IsView",
-    "KeepsPrecision",
-    "MatrixProduct",
-    "MatrixProductInterface",
-    "MovesData",
-    "NeedsAiCpu",
-    "PerChannel",
-    "PrefersLowPrecision",
-    "Reduction",
-    "Reorders",
-    "Transcendental",
-    "VectorSweeps",
-    "matrix_product",
-    "matrix_products",
     "GRAPH_OPS",
     "FUSED_BY_BASE",
     "FusedConv2DOp",
@@ -483,3 +441,4 @@ __all__ = [
     "int_attr",
     "ints_attr",
 ]
+__all__ += traits.__all__

@@ -32,6 +32,7 @@ from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from ..common import bool_attr, describe, fail, is_flag
+from ..formats import FormatAttr
 from ..verify import LocalVerifier
 
 Shape = tuple[int, ...]
@@ -84,6 +85,8 @@ class GraphOp(LocalVerifier, IRDLOperation, ABC):
         for index, operand in enumerate(self.operands):
             if not isinstance(operand.type, TensorType):
                 raise fail(self, f"operand #{index} must be a tensor, got {operand.type}")
+            if isinstance(operand.type.encoding, FormatAttr):
+                raise fail(self, f"operand #{index} is {operand.type}: {_FRAMEWORK_LEVEL}")
             operand_types.append(operand.type)
         try:
             inferred = self.infer(operand_types, self.properties, describe(self))
@@ -92,11 +95,18 @@ class GraphOp(LocalVerifier, IRDLOperation, ABC):
         expected = inferred if isinstance(inferred, list) else [inferred]
         if len(expected) != len(self.results):
             raise fail(self, f"{len(self.results)} results, but the op computes {len(expected)}")
-        for result, want in zip(self.results, expected, strict=True):
+        for index, (result, want) in enumerate(zip(self.results, expected, strict=True)):
             if (error := shape_error(result.type)) is not None:
                 raise fail(self, error)
+            if isinstance(result.type, TensorType) and isinstance(result.type.encoding, FormatAttr):
+                raise fail(self, f"result #{index} is {result.type}: {_FRAMEWORK_LEVEL}")
             if not compatible(result.type, want):
                 raise fail(self, f"result type {result.type} does not match the inferred type {want}")
+
+
+_FRAMEWORK_LEVEL = (
+    "a graph op computes on framework-level types; a device format lives on kernel operands only"
+)
 
 
 def operand_segments(cls: type[IRDLOperation], operands: Sequence[SSAValue]) -> list:

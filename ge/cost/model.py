@@ -17,16 +17,13 @@ from typing import Any
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, TensorType
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
-from ge.dialects.formats import FORMATS, FRACTAL, device_shape
+from ge.dialects.formats import FORMATS, FRACTAL, FRAMEWORK_FORMATS, device_shape
+from ge.dialects.kernel import KernelKind
 from ge.dtypes import shaped_type
 from ge.errors import CompileError
 
 from .ops import op_flops, op_work
 from .work import OpWork, element_bytes
-
-KINDS = ("cube", "vector", "aicpu", "trans_data")
-PLAIN_FORMATS = ("ND", "NCHW")
-"""Framework layouts: a cube op reading them has MTE2 lay them out as fractal tiles on load."""
 
 VECTOR_BLOCK_BYTES = 32 * 1024
 """Output bytes one vector core is given at least, for `default_block_dim`: smaller shares would
@@ -245,8 +242,9 @@ def _core_cost(
 
 
 def _check(info: KernelInfo) -> None:
-    if info.kind not in KINDS:
-        raise CompileError(f"kernel '{info.name}': unknown kind '{info.kind}' (known: {', '.join(KINDS)})")
+    kinds = [kind.value for kind in KernelKind]
+    if info.kind not in kinds:
+        raise CompileError(f"kernel '{info.name}': unknown kind '{info.kind}' (known: {', '.join(kinds)})")
     if info.block_dim < 1:
         raise CompileError(f"kernel '{info.name}': block_dim must be at least 1, got {info.block_dim}")
     if int(info.tiling.get("db", 2)) not in (1, 2):
@@ -282,7 +280,9 @@ def _conversion_bytes(info: KernelInfo, works: Sequence[OpWork], soc: Mapping[st
     indices = _input_indices(info)
     loaded = {indices[v] for w in on_cube for v in w.matrix_operands if v in indices}
     total = sum(
-        physical_bytes(info.inputs[i], soc, info) for i in loaded if info.inputs[i].format in PLAIN_FORMATS
+        physical_bytes(info.inputs[i], soc, info)
+        for i in loaded
+        if info.inputs[i].format in FRAMEWORK_FORMATS
     )
     if not soc["fixpipe"]:
         accumulators = {w.accumulator for w in on_cube}

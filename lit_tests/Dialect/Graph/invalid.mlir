@@ -298,3 +298,20 @@ func.func @dynamic_splat() -> tensor<?x3xf32> {
   %0 = ascend.graph.const splat<1.0 : f32> : tensor<?x3xf32>
   func.return %0 : tensor<?x3xf32>
 }
+
+// -----
+
+// The graph level is framework-level: a device format on a graph op's type is a lowering bug.
+// CHECK: {{^}}'ascend.graph.relu': operand #0 is tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>: a graph op computes on framework-level types; a device format lives on kernel operands only
+func.func @relu_of_a_device_format(%x: tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>) {
+  %0 = ascend.graph.relu %x : (tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>) -> tensor<1x16x2x2xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.graph.relu': result #0 is tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>: a graph op computes on framework-level types; a device format lives on kernel operands only
+func.func @relu_into_a_device_format(%x: tensor<1x16x2x2xf32>) {
+  %0 = ascend.graph.relu %x : (tensor<1x16x2x2xf32>) -> tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>
+  func.return
+}

@@ -23,18 +23,7 @@ func.func @operand_type_disagrees(%x: tensor<16x32xf32, #ascend.format<FRACTAL_N
 
 // -----
 
-// CHECK: {{^}}'ascend.kernel.vector': tensor<4xf32, #ascend.format<ND>>: ND is the plain type's layout; write the type without encoding
-func.func @framework_encoding(%x: tensor<4xf32, #ascend.format<ND>>) {
-  %y = ascend.kernel.vector(%x) : (tensor<4xf32, #ascend.format<ND>>) -> tensor<4xf32> {
-  ^bb0(%a : tensor<4xf32>):
-    ascend.kernel.yield %a : tensor<4xf32>
-  }
-  func.return
-}
-
-// -----
-
-// CHECK: {{^}}'ascend.kernel.vector': a rank-1 value cannot be in format NC1HWC0
+// CHECK: {{^}}'ascend.kernel.vector': operand #0: tensor<4xf32, #ascend.format<NC1HWC0>>: NC1HWC0 stores (N, C, H, W); got a tensor of shape (4,) (rank 1)
 func.func @format_rank(%x: tensor<4xf32, #ascend.format<NC1HWC0>>) {
   %y = ascend.kernel.vector(%x) : (tensor<4xf32, #ascend.format<NC1HWC0>>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
@@ -187,9 +176,25 @@ builtin.module attributes {ascend.target = #ascend.target<"Tiny", {cube_cores = 
 
 // -----
 
-// CHECK: {{^}}'ascend.kernel.trans_data': converts NCHW to itself
+// CHECK: {{^}}'ascend.kernel.trans_data': converts NCHW to NCHW: a conversion changes the format
 func.func @identity_conversion(%x: tensor<1x2x3x3xf32>) {
   %y = ascend.kernel.trans_data %x : (tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.trans_data': converts NC1HWC0 to NC1HWC0: a conversion changes the format
+func.func @identity_device_conversion(%x: tensor<1x2x3x3xf32, #ascend.format<NC1HWC0>>) {
+  %y = ascend.kernel.trans_data %x : (tensor<1x2x3x3xf32, #ascend.format<NC1HWC0>>) -> tensor<1x2x3x3xf32, #ascend.format<NC1HWC0>>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.trans_data': result #0: tensor<2x3xf32, #ascend.format<FRACTAL_Z>>: FRACTAL_Z stores conv weights (Cout, Cin_per_group, kh, kw); got a tensor of shape (2, 3) (rank 2)
+func.func @conversion_to_a_format_the_rank_cannot_hold(%x: tensor<2x3xf32>) {
+  %y = ascend.kernel.trans_data %x : (tensor<2x3xf32>) -> tensor<2x3xf32, #ascend.format<FRACTAL_Z>>
   func.return
 }
 

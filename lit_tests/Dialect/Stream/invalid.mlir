@@ -340,10 +340,9 @@ builtin.module {
 
 // CHECK: {{^}}'ascend.stream.kernel': body arguments do not match the kernel's input types (without formats)
 builtin.module {
-  ascend.stream.kernel @k {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
-  ^bb0(%a : tensor<4xf32, #ascend.format<FRACTAL_NZ>>):
-    %r = ascend.graph.relu %a : (tensor<4xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<4xf32>
-    ascend.stream.return %r : tensor<4xf32>
+  ascend.stream.kernel @k {unit = #ascend.unit<vector>} : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a : tensor<4x4xf32, #ascend.format<FRACTAL_NZ>>):
+    ascend.stream.return %a : tensor<4x4xf32, #ascend.format<FRACTAL_NZ>>
   }
 }
 
@@ -386,7 +385,7 @@ builtin.module {
 
 // -----
 
-// CHECK: {{^}}'ascend.stream.kernel': tensor<4xf32, #ascend.unit<vector>> is no tensor type with an #ascend.format encoding
+// CHECK: {{^}}'ascend.stream.kernel': input #0: tensor<4xf32, #ascend.unit<vector>> has encoding #ascend.unit<vector>, not an #ascend.format
 builtin.module {
   ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32, #ascend.unit<vector>>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
@@ -472,5 +471,94 @@ builtin.module {
     %y = ascend.stream.buffer offset 0 size 256 : memref<1x16x2x2xf32, #ascend.format<NC1HWC0>>
     ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<1x16x2x2xf32>) -> (memref<1x16x2x2xf32, #ascend.format<NC1HWC0>>) loc("conv_in")
     ascend.stream.outputs %y : memref<1x16x2x2xf32, #ascend.format<NC1HWC0>>
+  }
+}
+
+// -----
+
+// A kernel symbol's formats must fit the ranks of its types, as a kernel op's do.
+// CHECK: {{^}}'ascend.stream.kernel': input #0: tensor<4xf32, #ascend.format<NC1HWC0>>: NC1HWC0 stores (N, C, H, W); got a tensor of shape (4,) (rank 1)
+builtin.module {
+  ascend.stream.kernel @k {unit = #ascend.unit<vector>} : (tensor<4xf32, #ascend.format<NC1HWC0>>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    ascend.stream.return %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+// A launch's buffer has the rank of the kernel's operand, not just its element count.
+// CHECK: {{^}}'ascend.stream.launch': input buffer memref<1x4xf32> (ND) does not hold kernel input tensor<4xf32> (ND)
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 4096 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<1x4xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<1x4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// NC1HWC0 bytes with H = W = 2 are padded and tiled: reading them as a plain 1x128 is a wrong answer,
+// although the byte counts agree (1 x 2 x 2 x 2 x 16 = 128 elements).
+// CHECK: {{^}}'ascend.stream.view': NC1HWC0 data of memref<1x32x2x2xf32, #ascend.format<NC1HWC0>> is not the same bytes as ND
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 4096 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %b = ascend.stream.buffer offset 512 size 512 : memref<1x32x2x2xf32, #ascend.format<NC1HWC0>>
+    %v = ascend.stream.view %b : memref<1x32x2x2xf32, #ascend.format<NC1HWC0>> -> memref<1x128xf32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// A view keeps the element type: f32 bytes are not i32 values.
+// CHECK: {{^}}'ascend.stream.view': a view keeps the element type
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 4096 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %v = ascend.stream.view %x : memref<4xf32> -> memref<2x2xi32>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// A view of a memref whose layout its rank cannot hold is refused with the op named, not a crash.
+// CHECK: {{^}}'ascend.stream.view': result: memref<8xf32, #ascend.format<FRACTAL_NZ>>: FRACTAL_NZ stores a matrix (..., M, N); got a tensor of shape (8,) (rank 1)
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 4096 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %b = ascend.stream.buffer offset 512 size 32 : memref<2x4xf32>
+    %v = ascend.stream.view %b : memref<2x4xf32> -> memref<8xf32, #ascend.format<FRACTAL_NZ>>
+    %y = ascend.stream.buffer offset 16 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
   }
 }
