@@ -86,7 +86,7 @@ class GraphOp(LocalVerifier, IRDLOperation, ABC):
             if not isinstance(operand.type, TensorType):
                 raise fail(self, f"operand #{index} must be a tensor, got {operand.type}")
             if isinstance(operand.type.encoding, FormatAttr):
-                raise fail(self, f"operand #{index} is {operand.type}: {_FRAMEWORK_LEVEL}")
+                raise fail(self, f"operand #{index} is {operand.type}: {FRAMEWORK_LEVEL}")
             operand_types.append(operand.type)
         try:
             inferred = self.infer(operand_types, self.properties, describe(self))
@@ -99,14 +99,15 @@ class GraphOp(LocalVerifier, IRDLOperation, ABC):
             if (error := shape_error(result.type)) is not None:
                 raise fail(self, error)
             if isinstance(result.type, TensorType) and isinstance(result.type.encoding, FormatAttr):
-                raise fail(self, f"result #{index} is {result.type}: {_FRAMEWORK_LEVEL}")
+                raise fail(self, f"result #{index} is {result.type}: {FRAMEWORK_LEVEL}")
             if not compatible(result.type, want):
                 raise fail(self, f"result type {result.type} does not match the inferred type {want}")
 
 
-_FRAMEWORK_LEVEL = (
+FRAMEWORK_LEVEL = (
     "a graph op computes on framework-level types; a device format lives on kernel operands only"
 )
+"""Why a graph op or constant refuses a type with an `#ascend.format` encoding."""
 
 
 def operand_segments(cls: type[IRDLOperation], operands: Sequence[SSAValue]) -> list:

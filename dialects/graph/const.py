@@ -25,9 +25,11 @@ from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure
 
 from ..common import fail
+from ..formats import FormatAttr
 from ..verify import LocalVerifier
 from .base import (
     DYN,
+    FRAMEWORK_LEVEL,
     shape_error,
 )
 from .traits import ComputesNothing
@@ -78,6 +80,8 @@ class ConstOp(LocalVerifier, IRDLOperation, HasFolderInterface):
             raise fail(self, error)
         if DYN in result.get_shape():
             raise fail(self, f"a constant needs a static shape, got {result}")
+        if isinstance(result.encoding, FormatAttr):
+            raise fail(self, f"result is {result}: {FRAMEWORK_LEVEL}")
         if isinstance(self.value, FloatAttr | IntegerAttr):
             if self.value.type != result.element_type:
                 raise fail(

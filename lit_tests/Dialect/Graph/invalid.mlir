@@ -315,3 +315,11 @@ func.func @relu_into_a_device_format(%x: tensor<1x16x2x2xf32>) {
   %0 = ascend.graph.relu %x : (tensor<1x16x2x2xf32>) -> tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>
   func.return
 }
+
+// -----
+
+// CHECK: {{^}}'ascend.graph.const': result is tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>: a graph op computes on framework-level types; a device format lives on kernel operands only
+func.func @constant_in_a_device_format() {
+  %0 = ascend.graph.const splat<1.0 : f32> : tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>
+  func.return
+}
