@@ -221,6 +221,7 @@ def select_gear(
         choice = _padded_gear(gears, shapes)
         if choice is not None:
             return choice
+    _check_static_dimensions(gears, shapes)
     if padding is None:
         why = "a batch is padded to a larger gear only in a model compiled with dynamic_batch_size"
     elif padding.output_axes is None:
@@ -250,6 +251,25 @@ def cut_batch(outputs: Sequence[np.ndarray], axes: Sequence[int | None], batch: 
         o if axis is None else np.take(o, np.arange(batch), axis=axis)
         for o, axis in zip(outputs, axes, strict=True)
     ]
+
+
+def _check_static_dimensions(gears: Sequence[Gear], shapes: Shapes) -> None:
+    """Refuses inputs whose rank, or a dimension every gear gives the same size, contradicts the
+    gears, naming the input and the axis (as an executor of one shape does)."""
+    for name, shape in shapes.items():
+        declared = [gear.input_shapes[name] for gear in gears]
+        if any(len(d) != len(shape) for d in declared):
+            raise RuntimeInputError(
+                f"input '{name}' has rank {len(shape)} (shape {list(shape)}), every gear declares rank "
+                f"{len(declared[0])} ({describe_gears(gears)})"
+            )
+        for axis, size in enumerate(shape):
+            sizes = {d[axis] for d in declared}
+            if len(sizes) == 1 and size not in sizes:
+                raise RuntimeInputError(
+                    f"input '{name}' axis {axis}: declared {sizes.pop()} by every gear, {size} given "
+                    f"(shape {list(shape)}; gears {describe_gears(gears)})"
+                )
 
 
 def _padded_gear(gears: Sequence[Gear], shapes: Shapes) -> GearChoice | None:

@@ -20,6 +20,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from .base import DYN, GraphOp, flag_def, normalize_axis, product, prop_int, same_dims
+from .samples import Samplewise, gathered
 from .tensor import MoveOp, dims, index_type, prop_str
 from .traits import ExactInStoredType, NeedsAiCpu, Reorders
 
@@ -43,7 +44,7 @@ class GatherOp(MoveOp):
 
     name = "ascend.graph.gather"
 
-    traits = traits_def(Reorders())
+    traits = traits_def(Reorders(), Samplewise(gathered))
 
     data = operand_def(TensorType)
     indices = operand_def(TensorType)

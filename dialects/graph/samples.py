@@ -161,6 +161,23 @@ def matrix_rows(op: Operation, axes: Axes) -> Sequence[int | None] | None:
     return [position] if same else None
 
 
+def gathered(op: Operation, axes: Axes) -> Sequence[int | None] | None:
+    """Gather (an embedding lookup): samples along an axis of the indices, with the data (the
+    table) the same for every sample, land at `axis` plus that axis; samples along an axis of
+    the data other than the gathered one keep it (moved past the indices' axes when after it)."""
+    data_axis, index_axis = axes[0], axes[1]
+    rank = _rank(op.operands[0])
+    gathered_axis = get_int(op, "axis", 0)
+    gathered_axis = gathered_axis + rank if gathered_axis < 0 else gathered_axis
+    if data_axis is None and index_axis is not None:
+        return [gathered_axis + index_axis]
+    if index_axis is not None or data_axis == gathered_axis:
+        return None
+    assert data_axis is not None
+    moved = _rank(op.operands[1]) - 1 if data_axis > gathered_axis else 0
+    return [data_axis + moved]
+
+
 def gemm_rows(op: Operation, axes: Axes) -> Sequence[int | None] | None:
     """Gemm alpha * A' @ B' + beta * C: samples along the rows of an untransposed A, with B and C
     the same for every sample and C one row (or none) that broadcasts to all."""

@@ -46,7 +46,7 @@ from .base import (
     shape_error,
     tensor_type,
 )
-from .samples import Samplewise, joined, permuted, rows_kept
+from .samples import Samplewise, joined, outside, permuted, rows_kept
 from .traits import ComputesNothing, CopiedByDataMovers, IsView, MovesData, Reorders
 
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
@@ -283,7 +283,7 @@ class SplitOp(MoveOp):
 
     name = "ascend.graph.split"
 
-    traits = traits_def(CopiedByDataMovers())
+    traits = traits_def(CopiedByDataMovers(), Samplewise(outside("axis", 0)))
 
     input = operand_def(TensorType)
     outputs = var_result_def(TensorType)

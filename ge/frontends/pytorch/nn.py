@@ -7,7 +7,7 @@ padding, then every trailing one, as ONNX does.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, StringAttr, f64
 from xdsl.ir import Attribute
 
 from ge.dialects import graph as ops
@@ -180,7 +180,7 @@ def _adaptive_avg_pool(g: Graph, node: Node) -> Tensor:
     if size == [1, 1]:
         return g.add_op(ops.GlobalAvgPoolOp, [x], None, node.name)
     height, width = x.shape[2:]
-    if DYNAMIC in (height, width) or height % size[0] or width % size[1]:
+    if DYNAMIC_INDEX in (height, width) or height % size[0] or width % size[1]:
         raise node.fail(
             f"an output size {size} that does not divide the input {[height, width]} is not supported"
         )
@@ -219,7 +219,7 @@ def _upsample(g: Graph, node: Node) -> Tensor:
     else:
         given = [node.arg(3 if bilinear else 2, "scales_h"), node.arg(4 if bilinear else 3, "scales_w")]
         factors = None if None in given else given
-    if node.shape is None or DYNAMIC in node.shape[2:] or DYNAMIC in x.shape[2:]:
+    if node.shape is None or DYNAMIC in node.shape[2:] or DYNAMIC_INDEX in x.shape[2:]:
         raise node.fail("upsampling a symbolic height or width is not supported")
     sizes = list(node.shape)
     if factors is None:

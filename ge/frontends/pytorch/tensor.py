@@ -7,6 +7,8 @@ takes from a symbolic dimension arrives as DYNAMIC (-1), which a reshape infers.
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import DYNAMIC_INDEX
+
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
@@ -77,11 +79,19 @@ def _slice(g: Graph, node: Node) -> Tensor:
         node.arg(4, "step", 1),
     )
     start = 0 if start is None else start
+    axis = dim % len(x.shape)
+    # A symbolic end is taken as the axis' own extent (`x[:, : x.shape[1]]`); a static axis cut
+    # to a run-time length, or a run-time start, has bounds no static slice holds.
+    if start == DYNAMIC or (end == DYNAMIC and x.shape[axis] != DYNAMIC_INDEX):
+        raise node.fail(
+            f"a slice of axis {axis} (size {x.shape[axis]}) with a bound of a symbolic size is not "
+            "supported; pass the sliced values as an input (e.g. position ids) instead"
+        )
     end = INT64_MAX if end is None or end == DYNAMIC else min(end, INT64_MAX)
     props = {
         "starts": ints_attr([start]),
         "ends": ints_attr([end]),
-        "axes": ints_attr([dim % len(x.shape)]),
+        "axes": ints_attr([axis]),
         "steps": ints_attr([step]),
     }
     return g.add_op(ops.SliceOp, [x], props, node.name)
@@ -124,7 +134,7 @@ def _split(g: Graph, node: Node) -> list[Tensor]:
     x, size, dim = node.arg(0, "self"), node.arg(1, "split_size"), node.arg(2, "dim", 0)
     axis = dim % len(x.shape)
     total = x.shape[axis]
-    if total == DYNAMIC:
+    if total == DYNAMIC_INDEX:
         raise node.fail("splitting a symbolic dimension is not supported")
     sizes = (
         list(size)
@@ -186,7 +196,8 @@ def _embedding(g: Graph, node: Node) -> Tensor:
 def _sym_size(g: Graph, node: Node) -> int:
     """A size of a tensor: the number when the export knows it, else DYNAMIC."""
     x, dim = node.arg(0, "self"), node.arg(1, "dim")
-    return x.shape[dim]
+    # A graph type holds a symbolic size as xDSL's DYNAMIC_INDEX; converters compare to DYNAMIC.
+    return DYNAMIC if x.shape[dim] == DYNAMIC_INDEX else x.shape[dim]
 
 
 def _assertion(g: Graph, node: Node) -> None:
@@ -197,8 +208,6 @@ def _assertion(g: Graph, node: Node) -> None:
 def _reshape_target(shape: list[int]) -> list[int]:
     """A reshape target from a shape with symbolic sizes: one may be inferred (-1); with more,
     they stay symbolic for `Graph.add_reshape` to pair with the input's."""
-    from xdsl.dialects.builtin import DYNAMIC_INDEX
-
     unknown = shape.count(DYNAMIC)
     return [(-1 if unknown == 1 else DYNAMIC_INDEX) if d == DYNAMIC else d for d in shape]
 
