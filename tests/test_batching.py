@@ -19,9 +19,11 @@ from ge.interpreter import run_function
 Build = Callable[[ge.Graph, ge.Tensor], ge.Tensor]
 
 
-def _analyse(shape: list[int], build: Build, axes: list[int | None] | None = None) -> SampleIndependence:
+def _analyse(
+    shape: list[int], build: Build, axes: list[int | None] | None = None, dtype: str = "float32"
+) -> SampleIndependence:
     g = ge.Graph()
-    g.add_output(build(g, g.add_input("x", shape)))
+    g.add_output(build(g, g.add_input("x", shape, dtype)))
     function = next(op for op in g.module.walk() if isinstance(op, FuncOp))
     return sample_independence(function, axes if axes is not None else [0])
 
@@ -90,12 +92,35 @@ def test_ops_that_mix_samples_are_named(case: str) -> None:
 
 
 def test_an_op_nothing_describes_ends_the_proof() -> None:
-    # cumsum along axis 1 is described; a gather along the batch axis is not described at all
-    indices = np.array([1, 0, 3, 2], np.int64)
-    answer = _analyse(
-        [4, 6], lambda g, x: g.add_op(ops.GatherOp, [x, g.add_constant(indices)], {"axis": _int(0)})
+    # tile repeats along axis 1 only, which keeps samples apart, but no rule says so
+    answer = _analyse([4, 6], lambda g, x: g.add_op(ops.TileOp, [x], {"repeats": _axes(1, 2)}))
+    assert answer.blocker is not None and answer.blocker.startswith("'ascend.graph.tile'")
+
+
+def test_gather_keeps_samples_of_its_indices_and_of_its_data_off_the_gathered_axis() -> None:
+    table = np.ones((50, 16), np.float32)
+    # an embedding lookup: ids [4, 8] -> [4, 8, 16], samples stay at axis 0
+    lookup = _analyse(
+        [4, 8],
+        lambda g, x: g.add_op(ops.GatherOp, [g.add_constant(table), x], {"axis": _int(0)}),
+        [0],
+        "int64",
     )
-    assert answer.blocker is not None and "ascend.graph.gather" in answer.blocker
+    assert lookup == SampleIndependence((0,))
+    # data [6, 4] with samples at axis 1, gathered along axis 0 by indices [2, 3]: [2, 3, 4], axis 2
+    indices = np.zeros((2, 3), np.int64)
+    moved = _analyse(
+        [6, 4], lambda g, x: g.add_op(ops.GatherOp, [x, g.add_constant(indices)], {"axis": _int(0)}), [1]
+    )
+    assert moved == SampleIndependence((2,))
+    # gathering along the batch axis picks samples by index: blocked
+    picked = _analyse(
+        [4, 6],
+        lambda g, x: g.add_op(
+            ops.GatherOp, [x, g.add_constant(np.array([1, 0], np.int64))], {"axis": _int(0)}
+        ),
+    )
+    assert picked.blocker is not None and picked.blocker.startswith("'ascend.graph.gather'")
 
 
 @pytest.mark.parametrize(
