@@ -466,3 +466,30 @@ def test_a_graph_with_a_batch_symbol_compiles_its_gears_by_specializing() -> Non
     (expected,) = static.run(x)
     np.testing.assert_array_equal(executor.run(x)[0], expected)
     np.testing.assert_array_equal(executor.run(x[:3])[0], expected[:3])  # padded to gear 4
+
+
+def test_a_model_imported_with_its_symbols_compiles_its_gears_by_specializing() -> None:
+    # Unsqueeze of a [batch, seq] mask keeps the symbols, so one import serves every gear
+    graph = ge.GraphParser().parse_onnx(small_bert())
+    assert graph.input_dims == {"ids": ("batch", "seq"), "mask": ("batch", "seq")}
+    output = graph.module.body.block.ops.first.body.block.last_op.operands[0]  # the func's return
+    assert graph.symbolic_shapes()[output] == ("batch", "seq", 16)
+    compiled = ge.GraphCompiler().compile(graph, input_format="ND", dynamic_dims=[[1, 8, 1, 8], [2, 4, 2, 4]])
+    rng = np.random.default_rng(2)
+    for batch, seq in ((1, 8), (2, 4)):
+        feeds = {
+            "ids": rng.integers(0, 50, (batch, seq)).astype(np.int64),
+            "mask": rng.standard_normal((batch, seq)).astype(np.float32),
+        }
+        run_both(small_bert(), compiled, feeds)
+
+
+def test_squeezing_a_dynamic_dimension_is_refused_naming_it() -> None:
+    nodes = [helper.make_node("Squeeze", ["x", "axes"], ["y"])]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    model = onnx_model(nodes, [x], [y], {"axes": np.array([0], np.int64)})
+    with pytest.raises(
+        ge.UnsupportedOperatorError, match=r"Squeeze of dimension 0 of \[\?, 4\], which is dynamic"
+    ):
+        ge.GraphParser().parse_onnx(model)

@@ -73,7 +73,10 @@ def _squeeze(imp: Importer, node: Node) -> list[Tensor]:
     else:
         axes = {_axis(node, a, rank) for a in given}
     for axis in axes:
-        if x.shape[axis] > 1 or x.shape[axis] == 0:
+        if x.shape[axis] < 0:
+            shown = ", ".join("?" if d < 0 else str(d) for d in x.shape)
+            raise node.fail(f"Squeeze of dimension {axis} of [{shown}], which is dynamic (it must be 1)")
+        if x.shape[axis] != 1:
             raise node.invalid(f"cannot squeeze dimension {axis} of {list(x.shape)}: it is not 1")
     shape = [d for i, d in enumerate(x.shape) if i not in axes]
     return [_reshape_to(imp, node, x, shape)]
@@ -367,8 +370,7 @@ def _axis(node: Node, axis: int, rank: int) -> int:
 
 
 def _reshape_to(imp: Importer, node: Node, x: Tensor, shape: Sequence[int]) -> Tensor:
-    if _dynamic(x.shape):
-        raise node.fail(f"{node.op_type} of a tensor with dynamic dimensions")
+    """Squeeze and Unsqueeze only drop or insert 1s, so dynamic dimensions keep their order."""
     return imp.g.add_reshape(x, shape, node.name)
 
 
