@@ -52,7 +52,7 @@ from .products import (
     MatMulProduct,
     parse_einsum,
 )
-from .traits import Elementwise, PerChannel, VectorSweeps
+from .traits import Elementwise, PerChannel, ProductOperands, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
 # Matrix products (cube ops)
@@ -109,7 +109,7 @@ class MatMulIntegerOp(GraphOp):
 
     name = "ascend.graph.matmul_integer"
 
-    traits = traits_def(MatMulProduct())
+    traits = traits_def(MatMulProduct(ProductOperands.GATHERED))
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)

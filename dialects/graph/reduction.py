@@ -17,7 +17,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 
 from ..common import IntArray
 from .base import DYN, GraphOp, Shape, flag_def, normalize_axis, prop_flag, prop_int
-from .traits import ExactInStoredType, KeepsPrecision, Reduction, VectorSweeps
+from .traits import ExactInStoredType, KeepsPrecision, ReducesPlane, Reduction, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
 # Reductions over a set of axes
@@ -27,7 +27,7 @@ from .traits import ExactInStoredType, KeepsPrecision, Reduction, VectorSweeps
 class ReduceOp(GraphOp, ABC):
     """Reduces the `axes` of its input; `keepdims` (default true) keeps them as size 1."""
 
-    traits = traits_def(Reduction(), KeepsPrecision())
+    traits = traits_def(Reduction(), KeepsPrecision(), ReducesPlane())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

@@ -46,7 +46,15 @@ from .base import (
     shape_error,
     tensor_type,
 )
-from .traits import ComputesNothing, CopiedByDataMovers, IsView, MovesData, Reorders
+from .traits import (
+    ComputesNothing,
+    CopiedByDataMovers,
+    IsView,
+    JoinsChannelBlocks,
+    MovesData,
+    Permutes,
+    Reorders,
+)
 
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
@@ -63,7 +71,7 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure(), MovesData(), IsView(), CopiedByDataMovers())
+    traits = traits_def(Pure(), MovesData(), IsView(), Permutes(), CopiedByDataMovers())
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, input: SSAValue, shape: Sequence[int]):
@@ -100,7 +108,7 @@ class FlattenOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.flatten"
 
-    traits = traits_def(IsView(), CopiedByDataMovers())
+    traits = traits_def(IsView(), Permutes(), CopiedByDataMovers())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -125,7 +133,7 @@ class TransposeOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.transpose"
 
-    traits = traits_def(Reorders())
+    traits = traits_def(Reorders(), Permutes())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -155,7 +163,7 @@ class ConcatOp(MoveOp):
 
     name = "ascend.graph.concat"
 
-    traits = traits_def(CopiedByDataMovers())
+    traits = traits_def(CopiedByDataMovers(), JoinsChannelBlocks())
 
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
