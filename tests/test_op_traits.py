@@ -25,6 +25,13 @@ HAS = [
     (graph.IsView, [graph.ReshapeOp, graph.FlattenOp]),
     (graph.Reorders, [graph.TransposeOp, graph.PadOp, graph.ScatterNDOp, graph.WhereOp]),
     (graph.Permutes, [graph.ReshapeOp, graph.FlattenOp, graph.TransposeOp]),
+    (graph.Scales, [graph.MulOp, graph.DivOp]),
+    (graph.Shifts, [graph.AddOp, graph.SubOp]),
+    (graph.Involution, [graph.NegOp, graph.NotOp, graph.BitwiseNotOp]),
+    (
+        graph.NoOpWhenTypeKept,
+        [graph.ReshapeOp, graph.FlattenOp, graph.TransposeOp, graph.ExpandOp, graph.CastOp],
+    ),
     (graph.PerChannelWhen, [graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ConcatOp]),
     (graph.NeedsAiCpu, [graph.NonZeroOp, graph.NonMaxSuppressionOp]),
     (graph.Epilogue, [graph.ReluOp, graph.AddOp, graph.MaxOp, graph.GeluOp]),
@@ -49,6 +56,12 @@ HAS_NOT = [
     # pad adds elements, gather repeats or drops them, slice drops them, concat joins several
     (graph.Permutes, [graph.PadOp, graph.GatherOp, graph.SliceOp, graph.ConcatOp, graph.AddOp]),
     (graph.PerChannelWhen, [graph.AddOp, graph.SoftmaxOp, graph.TransposeOp, graph.SliceOp]),
+    (graph.Scales, [graph.AddOp, graph.PowOp, graph.MatMulOp]),
+    (graph.Shifts, [graph.MulOp, graph.MaxOp]),
+    # abs and relu applied twice equal them applied once, not their operand
+    (graph.Involution, [graph.AbsOp, graph.ReluOp, graph.SubOp]),
+    # slice and pad may keep the type yet reverse or shift elements
+    (graph.NoOpWhenTypeKept, [graph.SliceOp, graph.PadOp, graph.ReluOp, graph.GatherOp]),
     (graph.NeedsAiCpu, [graph.AddOp, graph.GatherOp]),
     (graph.Epilogue, [graph.SubOp, graph.ExpOp, graph.SoftmaxOp]),
     (graph.KeepsPrecision, [graph.AddOp, graph.MatMulOp, graph.ReluOp]),
@@ -68,6 +81,20 @@ def test_trait_is_on_the_ops_it_describes(trait, ops):
 @pytest.mark.parametrize(("trait", "ops"), HAS_NOT, ids=[t.__name__ for t, _ in HAS_NOT])
 def test_trait_is_not_on_other_ops(trait, ops):
     assert [op.__name__ for op in ops if op.has_trait(trait)] == []
+
+
+def test_scales_and_shifts_say_which_operand_inverts():
+    assert graph.MulOp.get_trait(graph.Scales) == graph.Scales(reciprocal=False)
+    assert graph.DivOp.get_trait(graph.Scales) == graph.Scales(reciprocal=True)
+    assert graph.AddOp.get_trait(graph.Shifts) == graph.Shifts(negated=False)
+    assert graph.SubOp.get_trait(graph.Shifts) == graph.Shifts(negated=True)
+
+
+def test_only_max_and_min_join_an_epilogue_with_a_constant_alone():
+    # relu6 and clip are max / min with a constant; a bias or residual add takes any value.
+    assert graph.MaxOp.get_trait(graph.Epilogue).constant_operand
+    assert graph.MinOp.get_trait(graph.Epilogue).constant_operand
+    assert not graph.AddOp.get_trait(graph.Epilogue).constant_operand
 
 
 def test_epilogue_kinds_and_vector_sweeps():

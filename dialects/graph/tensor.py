@@ -52,6 +52,7 @@ from .traits import (
     IsView,
     JoinsChannelBlocks,
     MovesData,
+    NoOpWhenTypeKept,
     Permutes,
     Reorders,
 )
@@ -71,7 +72,7 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure(), MovesData(), IsView(), Permutes(), CopiedByDataMovers())
+    traits = traits_def(Pure(), MovesData(), IsView(), Permutes(), CopiedByDataMovers(), NoOpWhenTypeKept())
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, input: SSAValue, shape: Sequence[int]):
@@ -108,7 +109,7 @@ class FlattenOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.flatten"
 
-    traits = traits_def(IsView(), Permutes(), CopiedByDataMovers())
+    traits = traits_def(IsView(), Permutes(), CopiedByDataMovers(), NoOpWhenTypeKept())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -133,7 +134,7 @@ class TransposeOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.transpose"
 
-    traits = traits_def(Reorders(), Permutes())
+    traits = traits_def(Reorders(), Permutes(), NoOpWhenTypeKept())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -198,7 +199,7 @@ class ExpandOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.expand"
 
-    traits = traits_def(CopiedByDataMovers())
+    traits = traits_def(CopiedByDataMovers(), NoOpWhenTypeKept())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

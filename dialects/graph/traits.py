@@ -101,6 +101,32 @@ class ExactInStoredType(OpTrait):
     or bfloat16 operands to float32: widening would change nothing but cost."""
 
 
+@dataclass(frozen=True)
+class Scales(OpTrait):
+    """The op multiplies its first operand by its second, or by the second's reciprocal when
+    `reciprocal` (mul, div): 1 is its neutral operand, and without `reciprocal` its operands swap.
+    Simplification and fusions read a constant scale through it."""
+
+    reciprocal: bool
+
+
+@dataclass(frozen=True)
+class Shifts(OpTrait):
+    """The op adds its second operand to its first, or subtracts it when `negated` (add, sub): 0
+    is its neutral operand, and without `negated` its operands swap."""
+
+    negated: bool
+
+
+class Involution(OpTrait):
+    """Applied twice, the op gives back its operand (neg, not, bitwise_not)."""
+
+
+class NoOpWhenTypeKept(OpTrait):
+    """When its result has its operand's type, the op returns its operand (reshape, flatten,
+    expand, cast; transpose when its permutation is the identity as well)."""
+
+
 class Permutes(OpTrait):
     """Each result element is one operand element and each operand element appears once: the op
     only renumbers elements (reshape, flatten, transpose). A chain of such ops between 4-D tensors
@@ -130,6 +156,9 @@ class Epilogue(OpTrait):
     """The op can be fused into a cube op's epilogue (`ge-fuse-bias-activation`)."""
 
     kind: EpilogueKind
+    constant_operand: bool = False
+    """A binary op joins only with a constant other operand (max, min: relu6, clip), never a
+    computed one."""
 
 
 class KeepsPrecision(OpTrait):
@@ -272,6 +301,7 @@ __all__ = [
     "EpilogueKind",
     "ExactInStoredType",
     "FusionOnly",
+    "Involution",
     "IsView",
     "JoinsChannelBlocks",
     "KeepsPrecision",
@@ -279,6 +309,7 @@ __all__ = [
     "MatrixProductInterface",
     "MovesData",
     "NeedsAiCpu",
+    "NoOpWhenTypeKept",
     "PerChannel",
     "PerChannelWhen",
     "Permutes",
@@ -287,6 +318,8 @@ __all__ = [
     "ReducesPlane",
     "Reduction",
     "Reorders",
+    "Scales",
+    "Shifts",
     "Transcendental",
     "VectorSweeps",
     "matrix_product",
