@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.dialects.func import FuncOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
+from xdsl.traits import IsTerminator
 
 from ge.dialects import graph as ops
 from ge.dialects.common import describe
@@ -104,8 +105,10 @@ class _Resizer:
     def infer_block(self, block: Block) -> None:
         """Infers again the result types of the ops of `block` that read a retyped value."""
         for op in block.ops:
-            if isinstance(op, ops.ConstOp | ReturnOp | ops.YieldOp) or not any(
-                v in self.previous for v in op.operands
+            if (
+                isinstance(op, ops.ConstOp)
+                or op.has_trait(IsTerminator)
+                or not any(v in self.previous for v in op.operands)
             ):
                 continue
             try:

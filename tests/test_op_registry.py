@@ -9,6 +9,7 @@ import pathlib
 import re
 
 import pytest
+from xdsl.ir import Operation
 from xdsl.traits import IsTerminator
 
 from ge.cost import ops as cost_ops
@@ -74,44 +75,105 @@ def test_emulated_cube_ops_are_matrix_products():
 # No lists of op classes outside the dialects
 # --------------------------------------------------------------------------------------------
 
-OP_CLASS = re.compile(r"^[A-Z]\w*Op$")
+GRAPH_OP_CLASSES = frozenset(
+    cls.__name__
+    for cls in vars(graph).values()
+    if isinstance(cls, type) and issubclass(cls, Operation) and cls.__module__.startswith("ge.dialects.graph")
+)
+"""The `ascend.graph` op classes by name, families' base classes (`ReduceOp`, `FusedOp`) included."""
 
 
 def class_lists(path: pathlib.Path) -> list[int]:
-    """Lines of module- or class-level assignments holding a tuple, list or set of two or more op
-    classes (`graph.AddOp`, `MaxPoolOp`, ...). Dispatch tables, keyed by op class, are dicts:
-    whatever sits inside a dict is one entry per op, not a list."""
+    """Lines that classify ops by a list of two or more `ascend.graph` op classes (`graph.AddOp`,
+    `MaxPoolOp` imported from the dialect, ...), at any level: a tuple, list or set of them
+    (`CUBE = (...)`, `base in (...)`), a union (`isinstance(op, A | B)`), or alternatives joined
+    by `or` (`base is A or base is B`). Dispatch tables, keyed by op class, are dicts: whatever
+    sits inside a dict is one entry per op, not a list. An annotation types a value rather than
+    classifying it, unless xDSL matches ops by it (`@op_type_rewrite_pattern`)."""
     tree = ast.parse(path.read_text())
-    bodies = [tree.body] + [node.body for node in tree.body if isinstance(node, ast.ClassDef)]
-    lines = []
-    for body in bodies:
-        for statement in body:
-            if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None:
-                if any(_is_class_list(node) for node in _outside_dicts(statement.value)):
-                    lines.append(statement.lineno)
-    return lines
+    names = _graph_names(tree)
+    skipped = _plain_annotations(tree)
+    return sorted(
+        {
+            node.lineno
+            for node in _outside(tree, skipped)
+            if _lists_op_classes(node, lambda n: _names_op_class(n, names))
+        }
+    )
 
 
-def _outside_dicts(node: ast.AST):
+def _graph_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """(the names bound to the `ascend.graph` dialect module, the op classes imported from it)."""
+    modules, classes = {"graph"}, set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            for alias in node.names:
+                if node.module.endswith("dialects") and alias.name == "graph":
+                    modules.add(alias.asname or alias.name)
+                elif "graph" in node.module.split("."):
+                    if alias.name in GRAPH_OP_CLASSES:
+                        classes.add(alias.asname or alias.name)
+    return modules, classes
+
+
+def _plain_annotations(tree: ast.Module) -> set[int]:
+    """The ids of annotation nodes that only type a value."""
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            matched_by = any("op_type_rewrite_pattern" in ast.unparse(d) for d in node.decorator_list)
+            arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            annotations = [a.annotation for a in arguments] + [node.returns]
+            skipped.update(id(a) for a in annotations if a is not None and not matched_by)
+        elif isinstance(node, ast.AnnAssign):
+            skipped.add(id(node.annotation))
+    return skipped
+
+
+def _outside(node: ast.AST, skipped: set[int]):
+    """Every node but those inside a dict or a skipped annotation."""
+    if id(node) in skipped:
+        return
     yield node
     if isinstance(node, ast.Dict):
         return
     for child in ast.iter_child_nodes(node):
-        yield from _outside_dicts(child)
+        yield from _outside(child, skipped)
 
 
-def _is_class_list(node: ast.AST) -> bool:
-    if not isinstance(node, ast.Tuple | ast.List | ast.Set):
-        return False
-    return sum(_names_op_class(element) for element in node.elts) >= 2
+def _lists_op_classes(node: ast.AST, is_op_class) -> bool:
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return sum(is_op_class(element) for element in node.elts) >= 2
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return len(_union_members(node, is_op_class)) >= 2
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        return sum(len(_tested_classes(value, is_op_class)) for value in node.values) >= 2
+    return False
 
 
-def _names_op_class(node: ast.AST) -> bool:
+def _union_members(node: ast.AST, is_op_class) -> list[ast.AST]:
+    """The op classes of an `A | B | ...` union."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union_members(node.left, is_op_class) + _union_members(node.right, is_op_class)
+    return [node] if is_op_class(node) else []
+
+
+def _tested_classes(node: ast.AST, is_op_class) -> list[ast.AST]:
+    """The op classes one alternative of an `or` names: `x is A`, `x == A`, `isinstance(x, A)`."""
+    if isinstance(node, ast.Compare):
+        return [c for c in node.comparators if is_op_class(c)]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+        return [a for a in node.args[1:] if is_op_class(a)]
+    return []
+
+
+def _names_op_class(node: ast.AST, names: tuple[set[str], set[str]]) -> bool:
+    modules, classes = names
     if isinstance(node, ast.Starred):
         node = node.value
     if isinstance(node, ast.Attribute):
-        return OP_CLASS.match(node.attr) is not None
-    return isinstance(node, ast.Name) and OP_CLASS.match(node.id) is not None
+        return isinstance(node.value, ast.Name) and node.value.id in modules and node.attr in GRAPH_OP_CLASSES
+    return isinstance(node, ast.Name) and node.id in classes
 
 
 def test_no_lists_of_op_classes_outside_the_dialects():
@@ -128,11 +190,28 @@ def test_no_lists_of_op_classes_outside_the_dialects():
     ("source", "flagged"),
     [
         ("CUBE = (graph.MatMulOp, graph.GemmOp)", True),
-        ("X: tuple = [*BASE, ReluOp, AddOp]", True),
+        ("from ge.dialects.graph import AddOp, ReluOp\nX: tuple = [*BASE, ReluOp, AddOp]", True),
+        ("from ..graph.nn import MatMulOp, GemmOp\nX = (MatMulOp, GemmOp)", True),
+        ("from ge.dialects import graph as g\nX = (g.MatMulOp, g.GemmOp)", True),
         ("class P:\n    OPS = {graph.AddOp, graph.SubOp}", True),
         ("TABLE = {graph.MaxPoolOp: (graph.MaxPoolOp, graph.MaxPool3DOp)}", False),
         ("ONE = (graph.AddOp,)", False),
-        ("def f():\n    return (graph.AddOp, graph.SubOp)", False),
+        ("def f():\n    return (graph.AddOp, graph.SubOp)", True),
+        ("def f(op):\n    return isinstance(op, graph.ReshapeOp | graph.FlattenOp)", True),
+        ("def f(op):\n    return isinstance(op, (graph.ReshapeOp, graph.FlattenOp))", True),
+        ("def f(op):\n    return type(op) in (graph.MatMulOp, graph.GemmOp)", True),
+        ("def f(base):\n    return base is graph.Conv2DOp or base is graph.Conv3DOp", True),
+        ("def f(op):\n    return isinstance(op, graph.AddOp) or isinstance(op, graph.SubOp)", True),
+        ("def f(op: graph.AddOp | graph.SubOp):\n    pass", False),
+        ("@op_type_rewrite_pattern\ndef f(self, op: graph.AddOp | graph.SubOp, r):\n    pass", True),
+        ("def f(op):\n    return isinstance(op, graph.ReduceOp) and op.keepdims", False),
+        ("def f(op):\n    return isinstance(op, graph.FusedOp) and op.BASE is graph.Conv2DOp", False),
+        # Same-named classes of other dialects are not graph ops.
+        ("from ge.dialects.kernel import YieldOp\nX = (YieldOp, ReturnOp, graph.ConstOp)", False),
+        # Kernel- and stream-level ops are the IR's structure, not a classification of graph ops.
+        ("def f(op):\n    return isinstance(op, CubeKernelOp | VectorKernelOp)", False),
+        ("def f(op):\n    return isinstance(op, graph.AddOp | int)", False),
+        ("def f(op):\n    return {graph.AddOp: 1, graph.SubOp: 2}[type(op)]", False),
     ],
 )
 def test_the_rule_recognises_lists_by_shape(tmp_path, source, flagged):

@@ -60,9 +60,12 @@ from .traits import (
     ExactInStoredType,
     KeepsPrecision,
     MovesData,
+    NoOpWhenTypeKept,
     PerChannel,
     PrefersLowPrecision,
     Reorders,
+    Scales,
+    Shifts,
     Transcendental,
 )
 
@@ -217,7 +220,7 @@ class AddOp(BinaryElementwiseOp):
 
     name = "ascend.graph.add"
 
-    traits = traits_def(Epilogue(EpilogueKind.BINARY), PrefersLowPrecision())
+    traits = traits_def(Epilogue(EpilogueKind.BINARY), PrefersLowPrecision(), Shifts(negated=False))
 
 
 @irdl_op_definition
@@ -226,7 +229,7 @@ class SubOp(BinaryElementwiseOp):
 
     name = "ascend.graph.sub"
 
-    traits = traits_def(PrefersLowPrecision())
+    traits = traits_def(PrefersLowPrecision(), Shifts(negated=True))
 
 
 @irdl_op_definition
@@ -235,7 +238,7 @@ class MulOp(BinaryElementwiseOp):
 
     name = "ascend.graph.mul"
 
-    traits = traits_def(PrefersLowPrecision())
+    traits = traits_def(PrefersLowPrecision(), Scales(reciprocal=False))
 
 
 @irdl_op_definition
@@ -247,7 +250,7 @@ class DivOp(BinaryElementwiseOp):
 
     name = "ascend.graph.div"
 
-    traits = traits_def(Transcendental())
+    traits = traits_def(Transcendental(), Scales(reciprocal=True))
 
 
 @irdl_op_definition
@@ -278,7 +281,7 @@ class MaxOp(BinaryElementwiseOp):
 
     name = "ascend.graph.max"
 
-    traits = traits_def(Epilogue(EpilogueKind.BINARY), ExactInStoredType())
+    traits = traits_def(Epilogue(EpilogueKind.BINARY, constant_operand=True), ExactInStoredType())
 
 
 @irdl_op_definition
@@ -290,7 +293,7 @@ class MinOp(BinaryElementwiseOp):
 
     name = "ascend.graph.min"
 
-    traits = traits_def(Epilogue(EpilogueKind.BINARY), ExactInStoredType())
+    traits = traits_def(Epilogue(EpilogueKind.BINARY, constant_operand=True), ExactInStoredType())
 
 
 @irdl_op_definition
@@ -509,7 +512,9 @@ class CastOp(IRDLOperation):
     saturate = flag_def(False)
     round_mode = opt_prop_def(StringAttr)
 
-    traits = traits_def(Pure(), MovesData(), Elementwise(), PerChannel(), ComputesNothing())
+    traits = traits_def(
+        Pure(), MovesData(), Elementwise(), PerChannel(), ComputesNothing(), NoOpWhenTypeKept()
+    )
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 

@@ -53,7 +53,7 @@ from .products import (
     parse_einsum,
 )
 from .samples import Samplewise, gemm_rows, leading, matrix_rows
-from .traits import Elementwise, PerChannel, VectorSweeps
+from .traits import Elementwise, PerChannel, ProductOperands, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
 # Matrix products (cube ops)
@@ -110,7 +110,7 @@ class MatMulIntegerOp(GraphOp):
 
     name = "ascend.graph.matmul_integer"
 
-    traits = traits_def(MatMulProduct())
+    traits = traits_def(MatMulProduct(ProductOperands.GATHERED))
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)

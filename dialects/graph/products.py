@@ -23,18 +23,22 @@ from xdsl.ir import Attribute, Operation
 
 from ..common import is_flag
 from .base import DYN, broadcast_shapes, check_window_props, product, prop_int, window_out
-from .traits import MatrixProduct, MatrixProductInterface
+from .traits import MatrixProduct, MatrixProductInterface, ProductOperands
 
 
+@dataclass(frozen=True)
 class MatMulProduct(MatrixProductInterface):
-    """numpy `matmul`: batch dimensions broadcast, a 1-D operand is a row or a column."""
+    """numpy `matmul`: batch dimensions broadcast, a 1-D operand is a row or a column. `operands`
+    is how the op's operands hold the matrices (matmul_integer subtracts zero points first)."""
+
+    operands: ProductOperands = ProductOperands.MATRICES
 
     def products(self, operand_types, properties):
         a, b = operand_types[0].get_shape(), operand_types[1].get_shape()
         a = (1, *a) if len(a) == 1 else a
         b = (*b, 1) if len(b) == 1 else b
         batch = product(broadcast_shapes(a[:-2], b[:-2]))
-        return (MatrixProduct(m=a[-2], n=b[-1], k=a[-1], batch=batch),)
+        return (MatrixProduct(m=a[-2], n=b[-1], k=a[-1], batch=batch, operands=self.operands),)
 
 
 class GemmProduct(MatrixProductInterface):
@@ -44,7 +48,7 @@ class GemmProduct(MatrixProductInterface):
         a, b = operand_types[0].get_shape(), operand_types[1].get_shape()
         a = a[::-1] if _transposed(properties, "trans_a") else a
         b = b[::-1] if _transposed(properties, "trans_b") else b
-        return (MatrixProduct(m=a[0], n=b[1], k=a[1]),)
+        return (MatrixProduct(m=a[0], n=b[1], k=a[1], operands=ProductOperands.MATRICES),)
 
 
 class EinsumProduct(MatrixProductInterface):
@@ -97,6 +101,7 @@ class ConvProduct(MatrixProductInterface):
                 k=product([w[1], positions]),
                 batch=groups,
                 positions=positions,
+                operands=ProductOperands.IMAGE,
             ),
         )
 

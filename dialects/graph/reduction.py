@@ -18,7 +18,7 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 from ..common import IntArray
 from .base import DYN, GraphOp, Shape, flag_def, normalize_axis, prop_flag, prop_int
 from .samples import Samplewise, outside
-from .traits import ExactInStoredType, KeepsPrecision, Reduction, VectorSweeps
+from .traits import ExactInStoredType, KeepsPrecision, ReducesPlane, Reduction, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
 # Reductions over a set of axes
@@ -28,7 +28,7 @@ from .traits import ExactInStoredType, KeepsPrecision, Reduction, VectorSweeps
 class ReduceOp(GraphOp, ABC):
     """Reduces the `axes` of its input; `keepdims` (default true) keeps them as size 1."""
 
-    traits = traits_def(Reduction(), KeepsPrecision(), Samplewise(outside("axes")))
+    traits = traits_def(Reduction(), KeepsPrecision(), ReducesPlane(), Samplewise(outside("axes")))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

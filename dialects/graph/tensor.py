@@ -47,7 +47,16 @@ from .base import (
     tensor_type,
 )
 from .samples import Samplewise, joined, outside, permuted, rows_kept
-from .traits import ComputesNothing, CopiedByDataMovers, IsView, MovesData, Reorders
+from .traits import (
+    ComputesNothing,
+    CopiedByDataMovers,
+    IsView,
+    JoinsChannelBlocks,
+    MovesData,
+    NoOpWhenTypeKept,
+    Permutes,
+    Reorders,
+)
 
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
@@ -64,7 +73,7 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure(), MovesData(), IsView(), CopiedByDataMovers(), Samplewise(rows_kept))
+    traits = traits_def(Pure(), MovesData(), IsView(), Permutes(), CopiedByDataMovers(), NoOpWhenTypeKept(), Samplewise(rows_kept))
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, input: SSAValue, shape: Sequence[int]):
@@ -101,7 +110,7 @@ class FlattenOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.flatten"
 
-    traits = traits_def(IsView(), CopiedByDataMovers(), Samplewise(rows_kept))
+    traits = traits_def(IsView(), Permutes(), CopiedByDataMovers(), NoOpWhenTypeKept(), Samplewise(rows_kept))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -126,7 +135,7 @@ class TransposeOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.transpose"
 
-    traits = traits_def(Reorders(), Samplewise(permuted))
+    traits = traits_def(Reorders(), Permutes(), NoOpWhenTypeKept(), Samplewise(permuted))
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -156,7 +165,7 @@ class ConcatOp(MoveOp):
 
     name = "ascend.graph.concat"
 
-    traits = traits_def(CopiedByDataMovers(), Samplewise(joined))
+    traits = traits_def(CopiedByDataMovers(), JoinsChannelBlocks(), Samplewise(joined))
 
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
@@ -191,7 +200,7 @@ class ExpandOp(ShapeFoldMixin, MoveOp):
 
     name = "ascend.graph.expand"
 
-    traits = traits_def(CopiedByDataMovers())
+    traits = traits_def(CopiedByDataMovers(), NoOpWhenTypeKept())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerAttr, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import OpTrait
 
 # --------------------------------------------------------------------------------------------
@@ -32,6 +32,41 @@ class Elementwise(OpTrait):
 class PerChannel(OpTrait):
     """The op's work stays within a channel or a plane of NCHW data, so a vector kernel runs it
     on NC1HWC0 data as well (LRN reads neighbouring channels, gathered across C0 blocks)."""
+
+
+class PerChannelWhen(OpTrait, ABC):
+    """Some instances of the op work per channel or per plane of NCHW data, as every `PerChannel`
+    op does; `holds` says which."""
+
+    @abstractmethod
+    def holds(self, op: Operation, c0: int) -> bool:
+        """Whether `op` keeps its work within channels on 4-D data whose channel block (C0) is
+        `c0` elements."""
+        raise NotImplementedError
+
+
+class ReducesPlane(PerChannelWhen):
+    """A reduction over H and W alone (a global pooling written as reduce_mean) keeps every
+    channel of 4-D data."""
+
+    def holds(self, op: Operation, c0: int) -> bool:
+        axes = op.properties.get("axes")
+        if _rank(op.operands[0]) != 4 or _rank(op.results[0]) != 4 or not isinstance(axes, DenseArrayBase):
+            return False
+        reduced = {int(a) % 4 for a in axes.get_values()}
+        return bool(reduced) and reduced <= {2, 3}
+
+
+class JoinsChannelBlocks(PerChannelWhen):
+    """A concat along the channels of 4-D tensors whose channels are whole C0 blocks copies whole
+    blocks, so its inputs may have other channel counts than its result."""
+
+    def holds(self, op: Operation, c0: int) -> bool:
+        axis = op.properties.get("axis")
+        if _rank(op.results[0]) != 4 or not isinstance(axis, IntegerAttr):
+            return False
+        shapes = [v.type.get_shape() for v in op.operands if isinstance(v.type, TensorType)]
+        return axis.value.data % 4 == 1 and all(shape[1] % c0 == 0 for shape in shapes)
 
 
 class Reduction(OpTrait):
@@ -66,6 +101,38 @@ class ExactInStoredType(OpTrait):
     or bfloat16 operands to float32: widening would change nothing but cost."""
 
 
+@dataclass(frozen=True)
+class Scales(OpTrait):
+    """The op multiplies its first operand by its second, or by the second's reciprocal when
+    `reciprocal` (mul, div): 1 is its neutral operand, and without `reciprocal` its operands swap.
+    Simplification and fusions read a constant scale through it."""
+
+    reciprocal: bool
+
+
+@dataclass(frozen=True)
+class Shifts(OpTrait):
+    """The op adds its second operand to its first, or subtracts it when `negated` (add, sub): 0
+    is its neutral operand, and without `negated` its operands swap."""
+
+    negated: bool
+
+
+class Involution(OpTrait):
+    """Applied twice, the op gives back its operand (neg, not, bitwise_not)."""
+
+
+class NoOpWhenTypeKept(OpTrait):
+    """When its result has its operand's type, the op returns its operand (reshape, flatten,
+    expand, cast; transpose when its permutation is the identity as well)."""
+
+
+class Permutes(OpTrait):
+    """Each result element is one operand element and each operand element appears once: the op
+    only renumbers elements (reshape, flatten, transpose). A chain of such ops between 4-D tensors
+    whose channels are whole C0 blocks (a channel shuffle) gathers NC1HWC0 data as well as NCHW."""
+
+
 class Reorders(OpTrait):
     """The op rearranges elements through the vector unit (transpose, pad, gather, where, ...):
     one sweep over its result without arithmetic."""
@@ -89,6 +156,9 @@ class Epilogue(OpTrait):
     """The op can be fused into a cube op's epilogue (`ge-fuse-bias-activation`)."""
 
     kind: EpilogueKind
+    constant_operand: bool = False
+    """A binary op joins only with a constant other operand (max, min: relu6, clip), never a
+    computed one."""
 
 
 class KeepsPrecision(OpTrait):
@@ -126,13 +196,31 @@ class VectorSweeps(OpTrait):
 DYN = DYNAMIC_INDEX
 
 
+class ProductOperands(Enum):
+    """How a product's operands hold its matrices, which decides the device formats the cube
+    reads them in."""
+
+    IMAGE = "image"
+    """A convolution's implicit GEMM: the left operand is an N, C, spatial... image, the right its
+    O, C / groups, kernel... weights. The device blocks their channels by C0 (NC1HWC0 and
+    FRACTAL_Z for 2-D images), so each kernel position's channels are padded to whole blocks."""
+    MATRICES = "matrices"
+    """Each operand's last two dimensions are its matrix (transposed as the op says): a constant
+    right-hand side is stored as fractal tiles (FRACTAL_NZ), the rest laid out while loading."""
+    GATHERED = "gathered"
+    """The op gathers its matrices from its operands its own way (einsum letters, attention
+    heads, recurrent gates, integer zero points subtracted first): the kernel reads its operands
+    in framework formats and lays them out itself."""
+
+
 @dataclass(frozen=True)
 class MatrixProduct:
     """`batch` independent products of an (m x k) by (k x n) matrix, repeated `steps` times one
     after the other (the time steps of a recurrence). `lhs` and `rhs` are the operand indices of
     the left and right matrix (None: a value the op computes itself, like attention's
     probabilities or a recurrence's state). A convolution's k spans `positions` kernel positions of
-    k // positions channels each. A dimension is `DYN` when a shape it comes from is dynamic."""
+    k // positions channels each. `operands` says how the operands hold the matrices. A
+    dimension is `DYN` when a shape it comes from is dynamic."""
 
     m: int
     n: int
@@ -142,6 +230,17 @@ class MatrixProduct:
     rhs: int | None = 1
     positions: int = 1
     steps: int = 1
+    operands: ProductOperands = ProductOperands.GATHERED
+
+    def device_k(self, c0: int) -> int:
+        """K as the cube reads it from the device formats, for operands whose channel block is
+        `c0` (`ge.dialects.formats.c0_of`): an image product pads each kernel position's
+        k // positions channels to whole C0 blocks (NC1HWC0, FRACTAL_Z); any other product
+        reads K as it is."""
+        if self.operands is not ProductOperands.IMAGE or DYN in (self.k, self.positions):
+            return self.k
+        channels = self.k // self.positions
+        return -(-channels // c0) * c0 * self.positions
 
     @property
     def macs(self) -> int:
@@ -186,6 +285,10 @@ def matrix_product(op: Operation) -> MatrixProduct | None:
     return products[0] if products else None
 
 
+def _rank(value: SSAValue) -> int:
+    return len(value.type.get_shape()) if isinstance(value.type, TensorType) else 0
+
+
 def _multiply(*dims: int) -> int:
     return DYN if DYN in dims else math.prod(dims)
 
@@ -198,16 +301,25 @@ __all__ = [
     "EpilogueKind",
     "ExactInStoredType",
     "FusionOnly",
+    "Involution",
     "IsView",
+    "JoinsChannelBlocks",
     "KeepsPrecision",
     "MatrixProduct",
     "MatrixProductInterface",
     "MovesData",
     "NeedsAiCpu",
+    "NoOpWhenTypeKept",
     "PerChannel",
+    "PerChannelWhen",
+    "Permutes",
     "PrefersLowPrecision",
+    "ProductOperands",
+    "ReducesPlane",
     "Reduction",
     "Reorders",
+    "Scales",
+    "Shifts",
     "Transcendental",
     "VectorSweeps",
     "matrix_product",

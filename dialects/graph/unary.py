@@ -27,6 +27,7 @@ from .traits import (
     Epilogue,
     EpilogueKind,
     ExactInStoredType,
+    Involution,
     KeepsPrecision,
     PrefersLowPrecision,
     Transcendental,
@@ -68,7 +69,7 @@ class NegOp(UnaryElementwiseOp):
 
     name = "ascend.graph.neg"
 
-    traits = traits_def(ExactInStoredType())
+    traits = traits_def(ExactInStoredType(), Involution())
 
     ELEMENTS: ClassVar[frozenset[str]] = SIGNED
 
@@ -102,6 +103,8 @@ class NotOp(UnaryElementwiseOp):
 
     name = "ascend.graph.not"
 
+    traits = traits_def(Involution())
+
     ELEMENTS: ClassVar[frozenset[str]] = BOOL
 
 
@@ -110,6 +113,8 @@ class BitwiseNotOp(UnaryElementwiseOp):
     """`%y = ascend.graph.bitwise_not %x : (tensor<4xui16>) -> tensor<4xui16>`"""
 
     name = "ascend.graph.bitwise_not"
+
+    traits = traits_def(Involution())
 
     ELEMENTS: ClassVar[frozenset[str]] = INTEGER
 

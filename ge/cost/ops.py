@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Attribute, Operation
+from xdsl.traits import IsTerminator
 
 from ge.dialects import graph
 from ge.dialects.graph.products import einsum_sizes, parse_einsum
@@ -45,7 +46,7 @@ def op_work(op: Operation) -> OpWork:
             groups=work.groups,
             accumulator=work.accumulator,
         )
-    if isinstance(op, graph.YieldOp | graph.ConstOp) or not op.name.startswith("ascend.graph."):
+    if isinstance(op, graph.ConstOp) or op.has_trait(IsTerminator) or not op.name.startswith("ascend.graph."):
         return OpWork()
     return _work(OpView.of(op))
 

@@ -178,14 +178,14 @@ def _match_scores(value: SSAValue, weights: WeightStore | None) -> _Scores | Non
     operands (used by the product alone) folded into the scale."""
     scale, ops = 1.0, []
     owner = value.owner
-    if isinstance(owner, graph.MulOp | graph.DivOp):
-        pairs = [(owner.lhs, owner.rhs)]
-        if isinstance(owner, graph.MulOp):
-            pairs.append((owner.rhs, owner.lhs))
+    scaling = owner.get_trait(graph.Scales) if isinstance(owner, Operation) else None
+    if isinstance(owner, Operation) and scaling is not None:
+        lhs, rhs = owner.operands[0], owner.operands[1]
+        pairs = [(lhs, rhs)] if scaling.reciprocal else [(lhs, rhs), (rhs, lhs)]
         for product, factor_value in pairs:
             factor = scalar(factor_value, weights)
             if isinstance(product.owner, graph.MatMulOp) and factor:
-                scale = 1 / factor if isinstance(owner, graph.DivOp) else factor
+                scale = 1 / factor if scaling.reciprocal else factor
                 ops.append(owner)
                 value, owner = product, product.owner
                 break
@@ -195,13 +195,14 @@ def _match_scores(value: SSAValue, weights: WeightStore | None) -> _Scores | Non
     operands: list[SSAValue[TensorType]] = []
     for operand in (owner.lhs, owner.rhs):
         factor_op = operand.owner
-        if isinstance(factor_op, graph.MulOp | graph.DivOp) and operand.has_one_use():
-            base = factor_op.lhs
-            factor = scalar(factor_op.rhs, weights)
-            if isinstance(factor_op, graph.MulOp) and factor is None:
-                base, factor = factor_op.rhs, scalar(factor_op.lhs, weights)
+        scaling = factor_op.get_trait(graph.Scales) if isinstance(factor_op, Operation) else None
+        if isinstance(factor_op, Operation) and scaling is not None and operand.has_one_use():
+            base = factor_op.operands[0]
+            factor = scalar(factor_op.operands[1], weights)
+            if not scaling.reciprocal and factor is None:
+                base, factor = factor_op.operands[1], scalar(factor_op.operands[0], weights)
             if factor and base.type == operand.type:
-                scale *= 1 / factor if isinstance(factor_op, graph.DivOp) else factor
+                scale *= 1 / factor if scaling.reciprocal else factor
                 ops.insert(0, factor_op)
                 operand = base
         if not is_tensor(operand):

@@ -54,7 +54,7 @@ def _epilogue_step(op: Operation, accumulator: SSAValue) -> SSAValue | None | Li
         other = rhs if lhs == accumulator else lhs
         if lhs == rhs:
             return False
-        if isinstance(op, graph.MaxOp | graph.MinOp) and not is_constant(other):
+        if epilogue.constant_operand and not is_constant(other):
             return False
         return other
     return False

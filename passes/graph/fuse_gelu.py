@@ -79,7 +79,7 @@ class FuseGelu(RewritePattern):
     APPROXIMATE: ClassVar[str]
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, graph.MulOp | graph.DivOp):
+        if not op.has_trait(graph.Scales):
             return
         for one_plus in _candidates(op, self.FUNCTION, self.weights):
             # `_candidates` found `self.FUNCTION` on one operand: the first such is the function.
@@ -172,13 +172,15 @@ def _candidates(root: Operation, function: type[Operation], weights: WeightStore
     stack = [(root, 0)]
     while stack:
         op, depth = stack.pop()
-        operands = op.operands if isinstance(op, graph.MulOp) else op.operands[:1]
+        # A divisor is no factor of the product.
+        scaling = op.get_trait(graph.Scales)
+        operands = op.operands if scaling is not None and not scaling.reciprocal else op.operands[:1]
         for value in operands:
             owner = value.owner
             if owner in seen:
                 continue
             seen.add(owner)
-            if isinstance(owner, graph.MulOp | graph.DivOp) and depth < MAX_DEPTH:
+            if isinstance(owner, Operation) and owner.has_trait(graph.Scales) and depth < MAX_DEPTH:
                 stack.append((owner, depth + 1))
             elif isinstance(owner, graph.AddOp) and _is_one_plus(owner, function, weights):
                 found.append(owner)

@@ -56,6 +56,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import IsTerminator
 
 from ge.dialects import graph
 from ge.dtypes import numpy_dtype
@@ -135,7 +136,8 @@ class ComputeTypeAnalysis:
         self, op: Operation, target: Attribute, sources: tuple[Attribute, ...], lowered: set[SSAValue]
     ) -> Attribute | None:
         """`target` if `op` moves to it, else None; records the results it then yields in `target`."""
-        if not isinstance(op, graph.GraphOp | graph.ReshapeOp | graph.FusedOp):
+        # Constants and casts compute nothing (below); a terminator is no graph computation.
+        if not op.name.startswith("ascend.graph.") or op.has_trait(IsTerminator):
             return None
         precision = _precision_class(op)
         floats = [v for v in op.operands if _element(v) in sources]

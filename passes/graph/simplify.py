@@ -40,6 +40,7 @@ from xdsl.pattern_rewriter import (
 
 from ge.dialects import graph
 from ge.dialects.common import get_ints, ints_attr
+from ge.dtypes import tensor_type
 
 from ..driver import RewritesOnly, rewrite
 from ..session import current
@@ -49,9 +50,7 @@ class RemoveNoOpDataMovement(RewritePattern):
     """A reshape, flatten, transpose, expand or cast that changes nothing is its operand."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(
-            op, graph.ReshapeOp | graph.FlattenOp | graph.TransposeOp | graph.CastOp | graph.ExpandOp
-        ):
+        if not op.has_trait(graph.NoOpWhenTypeKept):
             return
         source = op.operands[0]
         if source.type != op.results[0].type:
@@ -65,12 +64,12 @@ class CollapseReshapeChain(RewritePattern):
     """reshape(reshape(x)) is reshape(x); flatten is a reshape here too."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, graph.ReshapeOp | graph.FlattenOp):
+        if not op.has_trait(graph.IsView):
             return
         inner = op.operands[0].owner
-        if not isinstance(inner, graph.ReshapeOp | graph.FlattenOp):
+        if not isinstance(inner, Operation) or not inner.has_trait(graph.IsView):
             return
-        shape = op.result.type.get_shape()
+        shape = tensor_type(op.results[0]).get_shape()
         if any(d < 0 for d in shape):
             return
         new = graph.ReshapeOp(inner.operands[0], shape)
@@ -120,7 +119,7 @@ class RemoveDoubleNegation(RewritePattern):
     """`-(-x)` is `x`, and so is `not(not x)`."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, graph.NegOp | graph.NotOp):
+        if not op.has_trait(graph.Involution):
             return
         inner = op.operands[0].owner
         if not isinstance(inner, Operation) or type(inner) is not type(op):
@@ -133,10 +132,11 @@ class RemoveNeutralOperand(RewritePattern):
     """`x * 1`, `x / 1`, `x + 0`, `x - 0` are `x` (see the module docstring for float zeros)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, graph.AddOp | graph.SubOp | graph.MulOp | graph.DivOp):
+        scales, shifts = op.get_trait(graph.Scales), op.get_trait(graph.Shifts)
+        if scales is None and shifts is None:
             return
         candidates = [(op.operands[0], op.operands[1])]
-        if isinstance(op, graph.AddOp | graph.MulOp):
+        if (scales is not None and not scales.reciprocal) or (shifts is not None and not shifts.negated):
             candidates.append((op.operands[1], op.operands[0]))
         for x, other in candidates:
             if x.type != op.results[0].type:
@@ -156,14 +156,16 @@ def _splat(value: SSAValue) -> FloatAttr | IntegerAttr | None:
 
 def _is_neutral(op: Operation, value: FloatAttr | IntegerAttr) -> bool:
     number = value.value.data
-    if isinstance(op, graph.MulOp | graph.DivOp):
+    if op.has_trait(graph.Scales):
         return number == 1
     if number != 0:
         return False
     if isinstance(value, IntegerAttr):
         return True
+    # x + (-0) and x - (+0) keep x's sign of zero; x + (+0) and x - (-0) turn -0 into +0.
     negative_zero = math.copysign(1.0, number) < 0
-    return negative_zero if isinstance(op, graph.AddOp) else not negative_zero
+    shifts = op.get_trait(graph.Shifts)
+    return negative_zero if shifts is not None and not shifts.negated else not negative_zero
 
 
 def _widens(source: Attribute, target: Attribute) -> bool:

@@ -83,9 +83,7 @@ def _shuffles_channels(kernel: VectorKernelOp) -> bool:
     """A data-movement kernel from 4-D to 4-D (reshape, transpose, reshape: a channel shuffle)
     whose channels are whole C0 blocks on both sides: it gathers NC1HWC0 data as well as NCHW."""
     body = [op for op in kernel.body.block.ops if op is not kernel.body.block.last_op]
-    if not body or not all(
-        isinstance(op, graph.ReshapeOp | graph.FlattenOp | graph.TransposeOp) for op in body
-    ):
+    if not body or not all(op.has_trait(graph.Permutes) for op in body):
         return False
     if len(kernel.inputs) != 1 or len(kernel.outputs) != 1:
         return False
@@ -99,17 +97,11 @@ def _shuffles_channels(kernel: VectorKernelOp) -> bool:
 def _works_per_channel(op: Operation) -> bool:
     if op.has_trait(graph.PerChannel):
         return True
-    # A reduction over the plane (a global pooling written as reduce_mean) keeps every channel.
-    if isinstance(op, graph.ReduceOp) and _rank(op.operands[0]) == 4 and _rank(op.results[0]) == 4:
-        axes = {a % 4 for a in op.axes.get_values()}
-        return bool(axes) and axes <= {2, 3}
-    # A concat of whole C0 blocks along the channels is a copy of blocks.
-    if isinstance(op, graph.ConcatOp) and _rank(op.results[0]) == 4:
-        c0 = c0_of(bitwidth_of(tensor_type(op.results[0]).element_type))
-        return op.axis.value.data % 4 == 1 and all(
-            tensor_type(v).get_shape()[1] % c0 == 0 for v in op.operands
-        )
-    return False
+    # Some reductions (over the plane) and concats (of whole C0 blocks) keep channels apart.
+    when = op.get_trait(graph.PerChannelWhen)
+    if when is None or not op.results:
+        return False
+    return when.holds(op, c0_of(bitwidth_of(tensor_type(op.results[0]).element_type)))
 
 
 def same_layout(a: str, b: str) -> bool:
@@ -138,8 +130,10 @@ def cube_op(kernel: KernelOp) -> Operation | None:
     return None
 
 
-def base_of(op: Operation) -> type[Operation]:
-    return op.BASE if isinstance(op, graph.FusedOp) else type(op)
+def _operand_layout(op: Operation) -> graph.ProductOperands | None:
+    """How a cube op's operands hold its (first) matrix product."""
+    product = graph.matrix_product(op)
+    return None if product is None else product.operands
 
 
 def _view_as_framework(value: SSAValue) -> bool:
@@ -280,9 +274,9 @@ class _FormatChooser:
         args = kernel.body.block.args
         index: dict[SSAValue, int] = {arg: i for i, arg in enumerate(args)}
         wanted = list(frames)
-        base = base_of(op)
+        holds = _operand_layout(op)
         operands = list(op.operands)
-        if base is graph.Conv2DOp and _rank(kernel.outputs[0]) == 4:
+        if holds is graph.ProductOperands.IMAGE and _rank(kernel.outputs[0]) == 4:
             for i, arg in enumerate(args):
                 if _rank(arg) == 4:
                     wanted[i] = "NC1HWC0"
@@ -292,7 +286,7 @@ class _FormatChooser:
                 wanted[weight] = "FRACTAL_Z" if _is_constant(kernel.inputs[weight]) else frames[weight]
             if operands[0] in index:
                 wanted[index[operands[0]]] = "NC1HWC0"
-        elif base in (graph.MatMulOp, graph.GemmOp):
+        elif holds is graph.ProductOperands.MATRICES:
             rhs = operands[1]
             if rhs in index and _rank(rhs) >= 2 and _is_constant(kernel.inputs[index[rhs]]):
                 wanted[index[rhs]] = "FRACTAL_NZ"
@@ -302,7 +296,7 @@ class _FormatChooser:
         frames = [_framework(r) for r in kernel.outputs]
         if isinstance(kernel, CubeKernelOp):
             op = cube_op(kernel)
-            if op is not None and base_of(op) is graph.Conv2DOp and "NC1HWC0" in wanted:
+            if op is not None and _operand_layout(op) is graph.ProductOperands.IMAGE and "NC1HWC0" in wanted:
                 return [
                     "NC1HWC0" if _rank(r) == 4 else f for r, f in zip(kernel.outputs, frames, strict=True)
                 ]
@@ -321,13 +315,9 @@ class _FormatChooser:
         if not all(_rank(r) == 4 for r in kernel.outputs):
             return False
         out_channels = tensor_type(kernel.outputs[0]).get_shape()[1]
-        concat = isinstance(body[-1], graph.ConcatOp)
+        joins = body[-1].has_trait(graph.JoinsChannelBlocks)
         for value in kernel.inputs:
-            if (
-                _rank(value) == 4
-                and tensor_type(value).get_shape()[1] not in (1, out_channels)
-                and not concat
-            ):
+            if _rank(value) == 4 and tensor_type(value).get_shape()[1] not in (1, out_channels) and not joins:
                 return False
         return any(
             _rank(v) == 4 and not _is_constant(v) and self.formats.get(v) == "NC1HWC0" for v in kernel.inputs

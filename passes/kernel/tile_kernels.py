@@ -1,8 +1,9 @@
 """`ge-tile-kernels`: tile sizes and core counts (`block_dim`) for every kernel.
 
-A cube kernel is a matrix product of M x K by K x N (a convolution as implicit GEMM: M = output
-pixels, K = input channels per group x window, N = output channels per group, once per group);
-its tiles start at 256 x 256 x 256 (clamped to the problem, in multiples of 16) and the largest
+A cube kernel is its op's (first) matrix product (`graph.matrix_product`), M x K by K x N (a
+convolution as implicit GEMM: M = output pixels, K = input channels per group, padded to whole
+C0 blocks as NC1HWC0 stores them, x window, N = output channels per group, once per group); its
+tiles start at 256 x 256 x 256 (clamped to the problem, in multiples of 16) and the largest
 side halves until L0A, L0B, L0C and the epilogue's UB tile fit twice (double buffering), or
 once if twice never fits. A vector kernel streams the largest power-of-two tile of its
 operands that fits the UB twice. `block_dim` is min(cores of the unit, tiles): a kernel never
@@ -33,7 +34,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from ge.dialects import graph
-from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr, get_flag
+from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
 from ge.dialects.formats import bitwidth_of, c0_of
 from ge.dialects.kernel import AiCpuKernelOp, CubeKernelOp, KernelOp, TransDataOp
 from ge.dialects.tiling import CubeTilingAttr, TilingAttr, VectorTilingAttr, tiling_error
@@ -42,7 +43,7 @@ from ge.errors import CompileError
 
 from ..driver import RewritesOnly, rewrite
 from ..session import current
-from .assign_formats import base_of, cube_op
+from .assign_formats import cube_op
 
 START = 256
 """The first tile side tried for a cube kernel (elements)."""
@@ -56,37 +57,18 @@ def _round16(n: int) -> int:
     return max(16, _ceil(n, 16) * 16)
 
 
-def _shape(value) -> tuple[int, ...]:
-    return tuple(value.type.get_shape())
-
-
 def _width(t) -> int:
     return max(1, t.element_type.bitwidth // 8)
 
 
 def gemm_dims(op: Operation) -> tuple[int, int, int, int]:
-    """(batch, M, K, N) of a cube op's matrix product."""
-    base = base_of(op)
-    if base is graph.Conv2DOp or base is graph.Conv3DOp:
-        x, w, y = _shape(op.operands[0]), _shape(op.operands[1]), _shape(op.results[0])
-        groups_attr = op.properties.get("groups")
-        groups = groups_attr.value.data if isinstance(groups_attr, IntegerAttr) else 1
-        c0 = c0_of(bitwidth_of(tensor_type(op.operands[0]).element_type))
-        window = math.prod(w[2:])
-        return groups, y[0] * math.prod(y[2:]), _ceil(w[1], c0) * c0 * window, w[0] // groups
-    if base in (graph.MatMulOp, graph.GemmOp):
-        y = _shape(op.results[0])
-        a = _shape(op.operands[0])
-        if base is graph.GemmOp:
-            k = a[0] if get_flag(op, "trans_a") else a[-1]
-        else:
-            k = a[-1]
-        if len(y) < 2:
-            return 1, 1, k, max(1, math.prod(y))
-        return math.prod(y[:-2]), y[-2], k, y[-1]
-    y = _shape(op.results[0])
-    x = _shape(op.operands[0])
-    return max(1, math.prod(y[:-2])), y[-2] if len(y) > 1 else 1, x[-1] if x else 1, y[-1] if y else 1
+    """(batch, M, K, N) of a cube op's (first) matrix product, with K as the cube reads it from
+    the device formats (a convolution's channels padded to whole C0 blocks at each kernel
+    position)."""
+    product = graph.matrix_product(op)
+    assert product is not None, f"{op.name} is a cube kernel's matrix product (`cube_op`)"
+    element = tensor_type(op.operands[0]).element_type
+    return product.batch, product.m, product.device_k(c0_of(bitwidth_of(element))), product.n
 
 
 def cube_tiling(

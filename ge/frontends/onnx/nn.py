@@ -70,6 +70,13 @@ def _einsum(imp: Importer, node: Node) -> list[Tensor]:
 # --------------------------------------------------------------------------------------------
 
 
+CONVOLUTIONS = {
+    "Conv": (ops.Conv2DOp, ops.Conv3DOp),
+    "ConvTranspose": (ops.ConvTranspose2DOp, ops.ConvTranspose3DOp),
+}
+"""The 2-D and 3-D op of each ONNX convolution (`_by_rank` picks one by the input's rank)."""
+
+
 def _conv(imp: Importer, node: Node) -> list[Tensor]:
     """1-D, 2-D and 3-D; SAME auto_pad needs static spatial dimensions."""
     x, w = node.input(0), node.input(1)
@@ -77,7 +84,7 @@ def _conv(imp: Importer, node: Node) -> list[Tensor]:
     s = _spatial(node, x, kernel, dilated=True)
     props = {"groups": int_attr(int(node.attr("group", 1))), **s}
     operands = node.present_inputs(3)
-    return [_by_rank(imp, node, (ops.Conv2DOp, ops.Conv3DOp), operands, props, weight=True)]
+    return [_by_rank(imp, node, CONVOLUTIONS["Conv"], operands, props, weight=True)]
 
 
 def _conv_transpose(imp: Importer, node: Node) -> list[Tensor]:
@@ -124,8 +131,7 @@ def _conv_transpose(imp: Importer, node: Node) -> list[Tensor]:
         "groups": int_attr(int(node.attr("group", 1))),
     }
     operands = node.present_inputs(3)
-    classes = (ops.ConvTranspose2DOp, ops.ConvTranspose3DOp)
-    return [_by_rank(imp, node, classes, operands, props, weight=True)]
+    return [_by_rank(imp, node, CONVOLUTIONS["ConvTranspose"], operands, props, weight=True)]
 
 
 # --------------------------------------------------------------------------------------------
