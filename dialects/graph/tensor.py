@@ -73,7 +73,15 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
     input = operand_def(TensorType)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure(), MovesData(), IsView(), Permutes(), CopiedByDataMovers(), NoOpWhenTypeKept(), Samplewise(rows_kept))
+    traits = traits_def(
+        Pure(),
+        MovesData(),
+        IsView(),
+        Permutes(),
+        CopiedByDataMovers(),
+        NoOpWhenTypeKept(),
+        Samplewise(rows_kept),
+    )
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, input: SSAValue, shape: Sequence[int]):
