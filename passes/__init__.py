@@ -71,6 +71,12 @@ def _fuse_attention() -> type[ModulePass]:
     return FuseAttentionPass
 
 
+def _annotate_symbols() -> type[ModulePass]:
+    from .graph.annotate_symbols import AnnotateSymbolsPass
+
+    return AnnotateSymbolsPass
+
+
 def _assign_formats() -> type[ModulePass]:
     from .kernel.assign_formats import AssignFormatsPass
 
@@ -151,6 +157,10 @@ PASSES: dict[str, tuple[Callable[[], type[ModulePass]], str]] = {
     "ge-fuse-attention": (
         _fuse_attention,
         "replace matmul, scale, mask, softmax, matmul chains by one ascend.graph.attention",
+    ),
+    "ge-annotate-symbols": (
+        _annotate_symbols,
+        "record each result's symbolic dimensions (batch, 2*seq, ...) as ascend.dims, for reading",
     ),
 }
 

@@ -25,6 +25,7 @@ LEAF_HELPERS = (
     "ge.limits",
     "ge.layout",
     "ge.context",
+    "ge.symbolic",
 )
 
 
@@ -47,7 +48,7 @@ LAYERING = (
         allowed=("ge.dialects",),
     ),
     Rule(
-        "ge.errors ge.dtypes ge.weights ge.arguments ge.limits ge.layout ge.context",
+        "ge.errors ge.dtypes ge.weights ge.arguments ge.limits ge.layout ge.context ge.symbolic",
         "leaf helpers import the dialects and each other, nothing above them",
         allowed=("ge.dialects", *LEAF_HELPERS),
     ),
