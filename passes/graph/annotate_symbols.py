@@ -9,7 +9,7 @@ annotation changes no semantics, so it is for reading (`ge-opt -p ge-annotate-sy
 it again rewrites the same attributes.
 
 ```
-func.func @main(%x: tensor<?x3x8x8xf32> {ascend.name = "x", ascend.dims = ["batch", 3 : i64, 8 : i64, 8 : i64]}) {
+func.func @main(%x: tensor<?x3x8x8xf32> {ascend.name = "x", ascend.dims = ["batch", 3 : i64, ...]}) {
   %y = ascend.graph.flatten %x {axis = 1 : i64} : (tensor<?x3x8x8xf32>) -> tensor<?x192xf32>
 ```
 becomes
