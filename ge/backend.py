@@ -36,12 +36,13 @@ from .compiler import CompiledModel, GraphCompiler
 from .dtypes import STRING
 from .emulator import Emulator
 from .errors import CompileError, GeError, InvalidModelError, RuntimeInputError
-from .executor import bind_inputs, log_recompile
+from .executor import bind_inputs
 from .frontends.onnx import ValueNeeded, check_shapes, load_model, make_importer
 from .frontends.onnx.importer import Importer, Resume, live_names, value_type
 from .frontends.onnx.values import RunValue, Structure, assemble, dtypes_of, flatten, run_value, shapes_of
 from .graph import Tensor
 from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
+from .recompiles import log_recompile
 
 DEVICES = ("CPU", "NPU")
 """`ge` runs on its emulator of the AI Core, which the host CPU executes."""

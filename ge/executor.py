@@ -7,7 +7,6 @@ logger and counted in `recompiles`); compiled models are cached per combination.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -18,15 +17,8 @@ from .dtypes import as_strings, element_type, numpy_dtype
 from .emulator import Emulator
 from .errors import GeError, RuntimeInputError
 from .graph import Graph
+from .recompiles import log_recompile
 from .symbolic import bind_sizes
-
-LOG = logging.getLogger("ge")
-
-
-def log_recompile(what: str, signature: str, recompiles: int) -> None:
-    """The one line every cache of compiled programs logs when a new input signature compiles
-    once more (the first compile is not a recompile)."""
-    LOG.info("recompiling %s for new input sizes %s (recompile %d)", what, signature, recompiles)
 
 
 class GraphExecutor:

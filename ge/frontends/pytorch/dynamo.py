@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ge.errors import GeError
-from ge.executor import log_recompile
+from ge.recompiles import log_recompile
 
 LOG = logging.getLogger("ge.frontends.pytorch.dynamo")
 
