@@ -167,7 +167,9 @@ class GeBackendRep(BackendRep):
         if signature not in self.signatures:
             if self.signatures:
                 self.recompiles += 1
-                shown = ", ".join(f"{name}={list(shape)}" for name, shape, _ in signature)
+                shown = ", ".join(
+                    f"{name}={'absent' if shape is None else list(shape)}" for name, shape, _ in signature
+                )  # an optional input may be absent
                 log_recompile(f"model '{self.model.graph.name}'", shown, self.recompiles)
             self.signatures.add(signature)
         compiled = GraphCompiler().compile(graph, **self.options)
