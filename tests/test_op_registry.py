@@ -86,10 +86,11 @@ GRAPH_OP_CLASSES = frozenset(
 def class_lists(path: pathlib.Path) -> list[int]:
     """Lines that classify ops by a list of two or more `ascend.graph` op classes (`graph.AddOp`,
     `MaxPoolOp` imported from the dialect, ...), at any level: a tuple, list or set of them
-    (`CUBE = (...)`, `base in (...)`), a union (`isinstance(op, A | B)`), or alternatives joined
-    by `or` (`base is A or base is B`). Dispatch tables, keyed by op class, are dicts: whatever
-    sits inside a dict is one entry per op, not a list. An annotation types a value rather than
-    classifying it, unless xDSL matches ops by it (`@op_type_rewrite_pattern`)."""
+    (`CUBE = (...)`, `base in (...)`), a union (`isinstance(op, A | B)`), alternatives joined by
+    `or` (`base is A or base is B`), or a call given two or more (`view.is_a(A, B)`). Dispatch
+    tables, keyed by op class, are dicts: whatever sits inside a dict is one entry per op, not a
+    list. An annotation types a value rather than classifying it, unless xDSL matches ops by it
+    (`@op_type_rewrite_pattern`)."""
     tree = ast.parse(path.read_text())
     names = _graph_names(tree)
     skipped = _plain_annotations(tree)
@@ -148,6 +149,8 @@ def _lists_op_classes(node: ast.AST, is_op_class) -> bool:
         return len(_union_members(node, is_op_class)) >= 2
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
         return sum(len(_tested_classes(value, is_op_class)) for value in node.values) >= 2
+    if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id == "isinstance"):
+        return sum(is_op_class(argument) for argument in node.args) >= 2  # view.is_a(A, B)
     return False
 
 
@@ -178,7 +181,7 @@ def _names_op_class(node: ast.AST, names: tuple[set[str], set[str]]) -> bool:
 
 def test_no_lists_of_op_classes_outside_the_dialects():
     found = {}
-    for package in ("ge", "passes"):
+    for package in ("ge", "passes", "bench", "tools"):
         for path in sorted((ROOT / package).rglob("*.py")):
             name = path.relative_to(ROOT).as_posix()
             if lines := class_lists(path):
@@ -202,6 +205,8 @@ def test_no_lists_of_op_classes_outside_the_dialects():
         ("def f(op):\n    return type(op) in (graph.MatMulOp, graph.GemmOp)", True),
         ("def f(base):\n    return base is graph.Conv2DOp or base is graph.Conv3DOp", True),
         ("def f(op):\n    return isinstance(op, graph.AddOp) or isinstance(op, graph.SubOp)", True),
+        ("def f(view):\n    return view.is_a(graph.NonZeroOp, graph.UniqueOp)", True),
+        ("def f(view):\n    return view.is_a(graph.PoolOp)", False),
         ("def f(op: graph.AddOp | graph.SubOp):\n    pass", False),
         ("@op_type_rewrite_pattern\ndef f(self, op: graph.AddOp | graph.SubOp, r):\n    pass", True),
         ("def f(op):\n    return isinstance(op, graph.ReduceOp) and op.keepdims", False),

@@ -19,7 +19,11 @@ HAS = [
     (graph.Elementwise, [graph.AddOp, graph.ReluOp, graph.CastOp, graph.BatchNormOp, graph.WhereOp]),
     (graph.PerChannel, [graph.MulOp, graph.MaxPoolOp, graph.GlobalAvgPoolOp, graph.LRNOp, graph.CastOp]),
     (graph.Reduction, [graph.ReduceSumOp, graph.SoftmaxOp, graph.LayerNormOp, graph.GlobalMaxPoolOp]),
-    (graph.Transcendental, [graph.ExpOp, graph.DivOp, graph.TanhOp, graph.SqrtOp]),
+    (
+        graph.Transcendental,
+        [graph.ExpOp, graph.DivOp, graph.TanhOp, graph.SqrtOp, graph.LpPoolOp, graph.GlobalLpPoolOp],
+    ),
+    (graph.ValueShaped, [graph.NonZeroOp, graph.UniqueOp]),
     (graph.MovesData, [graph.TransposeOp, graph.ReshapeOp, graph.GatherOp, graph.CastOp]),
     (graph.CopiedByDataMovers, [graph.ReshapeOp, graph.SliceOp, graph.ConcatOp, graph.ShapeOp]),
     (graph.IsView, [graph.ReshapeOp, graph.FlattenOp]),
@@ -50,7 +54,8 @@ HAS_NOT = [
     (graph.Elementwise, [graph.SoftmaxOp, graph.MatMulOp, graph.TransposeOp]),
     (graph.PerChannel, [graph.SoftmaxOp, graph.TransposeOp, graph.Conv2DOp]),
     (graph.Reduction, [graph.AddOp, graph.CumSumOp, graph.MatMulOp]),
-    (graph.Transcendental, [graph.AddOp, graph.ReluOp, graph.MaxOp]),
+    (graph.Transcendental, [graph.AddOp, graph.ReluOp, graph.MaxOp, graph.AvgPoolOp, graph.MaxPoolOp]),
+    (graph.ValueShaped, [graph.GatherOp, graph.NonMaxSuppressionOp, graph.DetOp]),
     (graph.MovesData, [graph.AddOp, graph.ShapeOp, graph.SoftmaxOp]),
     (graph.CopiedByDataMovers, [graph.TransposeOp, graph.AddOp]),
     # pad adds elements, gather repeats or drops them, slice drops them, concat joins several

@@ -22,7 +22,7 @@ from xdsl.traits import Pure
 from .base import DYN, GraphOp, flag_def, normalize_axis, product, prop_int, same_dims
 from .samples import Samplewise, gathered
 from .tensor import MoveOp, dims, index_type, prop_str
-from .traits import ExactInStoredType, NeedsAiCpu, Reorders
+from .traits import ExactInStoredType, NeedsAiCpu, Reorders, ValueShaped
 
 REDUCTIONS = ("none", "add", "mul", "max", "min")
 
@@ -318,7 +318,7 @@ class ReverseSequenceOp(MoveOp):
 class ValueShapedOp(GraphOp):
     """An op whose output size (`count`) is what its input values were specialized on."""
 
-    traits = traits_def(Pure(), NeedsAiCpu())
+    traits = traits_def(Pure(), NeedsAiCpu(), ValueShaped())
 
 
 @irdl_op_definition

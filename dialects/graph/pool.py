@@ -18,7 +18,14 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 from ..common import IntArray
 from .base import GraphOp, check_window_props, flag_def, prop_flag, window_out
 from .samples import Samplewise, leading
-from .traits import ExactInStoredType, KeepsPrecision, PerChannel, PrefersLowPrecision, Reduction
+from .traits import (
+    ExactInStoredType,
+    KeepsPrecision,
+    PerChannel,
+    PrefersLowPrecision,
+    Reduction,
+    Transcendental,
+)
 
 
 class PoolOp(GraphOp, ABC):
@@ -124,7 +131,7 @@ class LpPoolOp(LpPool, Pool2DOp):
 
     name = "ascend.graph.lp_pool"
 
-    traits = traits_def(KeepsPrecision())
+    traits = traits_def(KeepsPrecision(), Transcendental())
 
 
 @irdl_op_definition
@@ -163,7 +170,7 @@ class LpPool3DOp(LpPool, Pool3DOp):
 
     name = "ascend.graph.lp_pool3d"
 
-    traits = traits_def(KeepsPrecision())
+    traits = traits_def(KeepsPrecision(), Transcendental())
 
 
 @irdl_op_definition
@@ -236,7 +243,7 @@ class GlobalLpPoolOp(LpPool, GlobalPoolOp):
 
     name = "ascend.graph.global_lp_pool"
 
-    traits = traits_def(KeepsPrecision())
+    traits = traits_def(KeepsPrecision(), Transcendental())
 
 
 OPS = (

@@ -138,6 +138,11 @@ class Reorders(OpTrait):
     one sweep over its result without arithmetic."""
 
 
+class ValueShaped(OpTrait):
+    """The op's output size is what its input values decide (non_zero, unique): its vector work
+    is one sweep that reads every input element and computes nothing."""
+
+
 class NeedsAiCpu(OpTrait):
     """The AI Core cannot run the op (for example, its output shape depends on values)."""
 
@@ -321,6 +326,7 @@ __all__ = [
     "Scales",
     "Shifts",
     "Transcendental",
+    "ValueShaped",
     "VectorSweeps",
     "matrix_product",
     "matrix_products",

@@ -48,7 +48,7 @@ def vector_sweeps(view: OpView) -> tuple[Sweep, ...]:
         return (Sweep(elements(view.results[0]), widest(view), 1, arithmetic=False),)
     if view.cls.has_trait(graph.Reorders) or view.cls.has_trait(graph.MovesData):
         return (Sweep(elements(view.results[0]), _result_bytes(view), 1, arithmetic=False),)
-    if view.is_a(graph.NonZeroOp, graph.UniqueOp):
+    if view.cls.has_trait(graph.ValueShaped):
         return (Sweep(elements(view.operands[0]), widest(view, inputs_only=True), 1, arithmetic=False),)
     if view.cls.has_trait(graph.Transcendental):
         return (Sweep(elements(view.results[0]), widest(view), 0, 1),)
@@ -56,8 +56,8 @@ def vector_sweeps(view: OpView) -> tuple[Sweep, ...]:
 
 
 def _pool_sweep(view: OpView, count: int) -> Sweep:
-    lp = view.is_a(graph.LpPoolOp, graph.LpPool3DOp, graph.GlobalLpPoolOp)
-    return Sweep(count, widest(view, inputs_only=True), 1, float(lp))
+    root = view.cls.has_trait(graph.Transcendental)  # Lp pools: a power per element, a root per window
+    return Sweep(count, widest(view, inputs_only=True), 1, float(root))
 
 
 def _resize_sweep(view: OpView) -> Sweep:
