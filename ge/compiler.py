@@ -99,7 +99,9 @@ class GraphCompiler:
             arguments.path(fusion_report, "fusion_report", CompileError)
         start = time.perf_counter()
         plan = compile_plan(optimization_level, checked, fusion_switch_file)
-        shapes = gears.gear_shapes(gears.declared_shapes(graph.module), checked)
+        shapes = gears.gear_shapes(
+            gears.declared_shapes(graph.module), checked, reimported=specialize is not None
+        )
         if shapes is None:
             sources = [graph]
         else:
