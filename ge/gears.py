@@ -150,7 +150,7 @@ def declared_shapes(module: ModuleOp) -> Shapes:
     func = next(op for op in module.body.block.ops if isinstance(op, FuncOp))
     names = value_names(func.arg_attrs, len(func.body.block.args), "input")
     return {
-        name: tuple(arg.type.get_shape()) if isinstance(arg.type, TensorType) else ()
+        name: tuple(max(d, -1) for d in arg.type.get_shape()) if isinstance(arg.type, TensorType) else ()
         for name, arg in zip(names, func.body.block.args, strict=True)
     }
 
