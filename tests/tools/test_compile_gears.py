@@ -3,6 +3,7 @@ misuse of the flags is one line on standard error."""
 
 from __future__ import annotations
 
+import json
 from importlib.resources import files
 from pathlib import Path
 
@@ -140,6 +141,17 @@ def test_a_model_exported_at_batch_1_compiles_batch_gears(tmp_path: Path) -> Non
         np.testing.assert_allclose(
             np.load(tmp_path / "y.npz")["probs"], expected[:batch], rtol=RTOL, atol=ATOL
         )
+    inspected = ge_command("inspect", f"{output}.ge")
+    assert inspected.exit_code == 0, inspected.output
+    rows = dict(line.split("│")[1:3] for line in inspected.stdout.splitlines() if line.count("│") == 3)
+    rows = {label.strip(): value.strip() for label, value in rows.items()}
+    assert rows["kernels"].endswith(" (first gear)")
+    assert rows["modelled latency (us)"].endswith(" (first gear)")
+    assert "kernels by unit (first gear)" in inspected.stdout
+    summary = json.loads(ge_command("inspect", f"{output}.ge", "--json").stdout)
+    assert [sorted(gear) for gear in summary["gears"]] == [
+        ["arena_bytes", "input_shapes", "kernels", "modelled_latency_us"]
+    ] * 3
 
 
 def test_a_model_exported_at_32_by_32_compiles_image_size_gears(tmp_path: Path) -> None:
