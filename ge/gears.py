@@ -231,7 +231,7 @@ def select_gear(
             return choice
     _check_static_dimensions(gears, shapes)
     batched = _batched_inputs(gears)
-    batches = {shapes[name][0] for name in batched if shapes[name]}
+    batches = {size for name in batched for size in shapes[name][:1]}
     largest = max((gear.input_shapes[name][0] for gear in gears for name in batched), default=0)
     if padding is None:
         why = "a batch is padded to a larger gear only in a model compiled with dynamic_batch_size"
