@@ -69,7 +69,11 @@ def main() -> None:
     memory = compiled.memory
     print(f"\nshared weight blob: {len(compiled.weight_blob) / KIB:.1f} KiB (one for every gear)")
     print(f"model arena: {memory.arena_bytes / KIB:.1f} KiB (the largest gear's)")
-    print(f"batch padding: {compiled.batch_padding}")
+    padding = compiled.batch_padding
+    if padding is not None and padding.output_axes is not None:
+        print(f"batch padding: a smaller batch runs padded (output sample axes {list(padding.output_axes)})")
+    elif padding is not None:
+        print(f"batch padding: none, {padding.blocker} may mix samples")
 
     executor = ge.GraphExecutor()
     executor.load_graph(graph)  # no gears: compiled at each new batch

@@ -69,10 +69,16 @@ class Gear:
     module: ModuleOp
 
 
-def gear_shapes(declared: Mapping[str, Sequence[int]], checked: CheckedOptions) -> list[Shapes] | None:
+def gear_shapes(
+    declared: Mapping[str, Sequence[int]], checked: CheckedOptions, reimported: bool = False
+) -> list[Shapes] | None:
     """The input shapes of every gear the options ask for, in the order given; None when they ask
     for none. `declared` holds each input's shape (-1 for a dynamic dimension) in the graph's
-    order; `input_shape` replaces the shapes of the inputs it names, as atc's does."""
+    order; `input_shape` replaces the shapes of the inputs it names, as atc's does. A static
+    dimension `input_shape` marks -1 becomes a gear dimension only when each gear's graph is made
+    again from its source (`reimported`: an importer can make it dynamic, as
+    `ge.frontends.onnx.selection.with_dynamic_dims` does); a graph specialized per gear keeps its
+    static dimensions, so there it is refused."""
     given = checked.get("input_shape") or {}
     unknown = [name for name in given if name not in declared]
     if unknown:
@@ -84,12 +90,14 @@ def gear_shapes(declared: Mapping[str, Sequence[int]], checked: CheckedOptions) 
     for name in given:
         if len(shapes[name]) != len(declared[name]):
             raise CompileError(
-                f"compile option input_shape gives input '{name}' {len(shapes[name])} dimensions, "
-                f"the graph's has {len(declared[name])} ({list(declared[name])})"
+                f"compile option input_shape gives input '{name}' {len(shapes[name])} dimensions "
+                f"({list(shapes[name])}), the graph's has {len(declared[name])} ({list(declared[name])})"
             )
     option = next((name for name in GEAR_LISTS if name in checked), None)
     if option is None:
         return [shapes] if given else None
+    if not reimported:
+        _check_static_marked(declared, shapes)
     dynamic = [(name, axis) for name, shape in shapes.items() for axis, d in enumerate(shape) if d < 0]
     values = checked[option]  # pyright: ignore[reportGeneralTypeIssues]  # a key of GEAR_LISTS
     if not dynamic:
@@ -142,7 +150,7 @@ def declared_shapes(module: ModuleOp) -> Shapes:
     func = next(op for op in module.body.block.ops if isinstance(op, FuncOp))
     names = value_names(func.arg_attrs, len(func.body.block.args), "input")
     return {
-        name: tuple(arg.type.get_shape()) if isinstance(arg.type, TensorType) else ()
+        name: tuple(max(d, -1) for d in arg.type.get_shape()) if isinstance(arg.type, TensorType) else ()
         for name, arg in zip(names, func.body.block.args, strict=True)
     }
 
@@ -222,16 +230,20 @@ def select_gear(
         if choice is not None:
             return choice
     _check_static_dimensions(gears, shapes)
+    batched = _batched_inputs(gears)
+    batches = {size for name in batched for size in shapes[name][:1]}
+    largest = max((gear.input_shapes[name][0] for gear in gears for name in batched), default=0)
     if padding is None:
         why = "a batch is padded to a larger gear only in a model compiled with dynamic_batch_size"
     elif padding.output_axes is None:
         why = f"a batch is not padded to a larger gear: {padding.blocker} may mix samples"
+    elif len(batches) == 1 and (batch := min(batches)) > largest:
+        why = f"batch {batch} exceeds the largest gear's ({largest})"
     else:
         why = "a batch is padded only to a larger batch gear whose other dimensions are the inputs'"
     raise RuntimeInputError(
-        f"the inputs' shapes {_shapes(shapes)} are none of the model's gears: "
-        f"{' | '.join(_shapes(g.input_shapes) for g in gears)}; run one of those shapes ({why}), or "
-        "compile a gear for this one"
+        f"the inputs' shapes {_shapes(shapes)} are none of the model's gears: {describe_gears(gears)}; "
+        f"run one of those shapes ({why}), or compile a gear for this one"
     )
 
 
@@ -275,8 +287,7 @@ def _check_static_dimensions(gears: Sequence[Gear], shapes: Shapes) -> None:
 def _padded_gear(gears: Sequence[Gear], shapes: Shapes) -> GearChoice | None:
     """The smallest gear whose batch (axis 0 of the inputs the gears vary there) holds the inputs'
     one batch, with every other dimension equal; None if there is none."""
-    first = gears[0].input_shapes
-    batched = {name for name in first if any(g.input_shapes[name][:1] != first[name][:1] for g in gears)}
+    batched = _batched_inputs(gears)
     batches = {shapes[name][0] for name in batched if shapes[name]}
     if len(batches) != 1:
         return None
@@ -292,6 +303,29 @@ def _padded_gear(gears: Sequence[Gear], shapes: Shapes) -> GearChoice | None:
         )
     ]
     return GearChoice(min(fitting)[1], batch) if fitting else None
+
+
+def _batched_inputs(gears: Sequence[Gear]) -> list[str]:
+    """The inputs whose axis 0 the gears vary (the batch of batch gears)."""
+    first = gears[0].input_shapes
+    return [name for name in first if any(g.input_shapes[name][:1] != first[name][:1] for g in gears)]
+
+
+def _check_static_marked(declared: Mapping[str, Sequence[int]], shapes: Shapes) -> None:
+    """Refuses a -1 of `input_shape` at a dimension the graph declares static: specializing the
+    graph cannot change that size."""
+    for name, shape in shapes.items():
+        for axis, (size, fixed) in enumerate(zip(shape, declared[name], strict=True)):
+            if size < 0 <= fixed:
+                example = [
+                    ("batch" if a == 0 else f"{name}_{a}") if s < 0 <= d else d
+                    for a, (s, d) in enumerate(zip(shape, declared[name], strict=True))
+                ]
+                raise CompileError(
+                    f"compile option input_shape marks input '{name}' axis {axis} -1 (a gear "
+                    f"dimension), but the graph declares it static ({fixed}); build the graph with a "
+                    f"symbol there: add_input('{name}', {example})"
+                )
 
 
 def describe_gears(gears: Sequence[Gear] | Sequence[Shapes]) -> str:

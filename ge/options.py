@@ -183,13 +183,16 @@ def check_gear_options(options: Mapping[str, object]) -> dict[str, object]:
             )
         if not GEAR_COUNT[0] <= len(gears) <= GEAR_COUNT[1]:
             raise CompileError(
-                f"compile option {name}={shown_gears(options[name])} has {len(gears)} gears; atc "
+                f"compile option {name}={shown_gears(options[name])} has {len(gears)} "
+                f"gear{'' if len(gears) == 1 else 's'}; atc "
                 f"takes {GEAR_COUNT[0]} to {GEAR_COUNT[1]} (a single shape is given by input_shape alone)"
             )
         if name == "dynamic_dims" and checked.get("input_format") != "ND":
+            layout = checked.get("input_format")
+            fix = "add input_format='ND'" if layout is None else f"input_format='ND', not {layout!r}"
             raise CompileError(
-                f"compile option dynamic_dims={shown_gears(options[name])} needs input_format='ND' "
-                f"(as atc's --dynamic_dims), got input_format={shown(options.get('input_format'))}"
+                f"compile option dynamic_dims={shown_gears(options[name])} fills dimensions of ND "
+                f"inputs, as atc's does: {fix}"
             )
         checked[name] = [list(g) if isinstance(g, tuple) else g for g in gears]
     return checked

@@ -148,7 +148,7 @@ def test_input_shape_out_nodes_and_output_type(relu_add_file: str, tmp_path: Pat
         (
             "--input_shape",
             "x:2,4",
-            "input_shapes names 'x', which is no input of the model (its inputs: a, b)",
+            "--input_shape names 'x', which is no input of the model (its inputs: a, b)",
         ),
         ("--input_shape", "a=2,4", "--input_shape entry 'a=2,4' is not NAME:D,D,..."),
         ("--out_nodes", "sum:0", "out node 'sum' is no node of the model (its nodes: relu, add)"),

@@ -176,8 +176,8 @@ def test_a_shape_of_no_gear_is_refused_listing_the_gears(cnn_gears: ge.CompiledM
         executor.run(np.zeros((9, 3, 8, 8), np.float32))  # above every gear
     assert str(error.value) == (
         "the inputs' shapes x[9,3,8,8] are none of the model's gears: x[1,3,8,8] | x[4,3,8,8] | "
-        "x[8,3,8,8]; run one of those shapes (a batch is padded only to a larger batch gear whose "
-        "other dimensions are the inputs'), or compile a gear for this one"
+        "x[8,3,8,8]; run one of those shapes (batch 9 exceeds the largest gear's (8)), or compile a "
+        "gear for this one"
     )
     with pytest.raises(ge.RuntimeInputError) as error:
         executor.run(np.zeros((2, 3, 6, 6), np.float32))  # a size every gear has static
@@ -362,7 +362,7 @@ BERT_SHAPES = {"ids": [-1, -1], "mask": [-1, -1]}
         (
             small_cnn,
             {"dynamic_batch_size": [4]},
-            'compile option dynamic_batch_size="4" has 1 gears; atc takes 2 to 100 (a single shape is '
+            'compile option dynamic_batch_size="4" has 1 gear; atc takes 2 to 100 (a single shape is '
             "given by input_shape alone)",
         ),
         (
@@ -413,8 +413,8 @@ BERT_SHAPES = {"ids": [-1, -1], "mask": [-1, -1]}
         (
             small_bert,
             {"input_shape": BERT_SHAPES, "dynamic_dims": [[1, 8, 1, 8], [2, 16, 2, 16]]},
-            "compile option dynamic_dims=\"1,8,1,8;2,16,2,16\" needs input_format='ND' (as atc's "
-            "--dynamic_dims), got input_format=None",
+            'compile option dynamic_dims="1,8,1,8;2,16,2,16" fills dimensions of ND inputs, as atc\'s '
+            "does: add input_format='ND'",
         ),
         (
             small_bert,

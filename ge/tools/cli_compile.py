@@ -17,7 +17,7 @@ import inspect
 import json
 import time
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,19 +25,29 @@ import click
 import onnx
 
 from ge.compiler import GraphCompiler
-from ge.errors import GeError, UnsupportedOperatorError
+from ge.errors import CompileError, GeError, UnsupportedOperatorError
 from ge.frontends.onnx import check_supported, check_versions, default_opset, load_model
-from ge.frontends.onnx.selection import graph_inputs, node_output
-from ge.gears import describe_gears, gear_shapes
+from ge.frontends.onnx.selection import node_output
+from ge.gears import describe_gears
 from ge.graph import Graph
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES
-from ge.options import COMPILE_OPTIONS, GEAR_LISTS, PRECISION_MODES, check_options
+from ge.options import COMPILE_OPTIONS, PRECISION_MODES
 from ge.parser import GraphParser
 from ge.passes.manager import timing_report
 from ge.passes.pipelines import TECHNIQUES
 from ge.soc import DEFAULT_SOC, known_socs
 
 from .cli_base import check_writable, logger, step, subcommand
+from .cli_gears import (
+    FLAGS,
+    OnnxGears,
+    entries,
+    gear_options,
+    input_shape_entry,
+    onnx_gears,
+    shape_text,
+    spelled_as_flags,
+)
 from .cli_model import model_json
 
 FRAMEWORKS = {"5": "onnx", "onnx": "onnx", "1": "mindspore", "mindspore": "mindspore"}
@@ -169,12 +179,16 @@ def flags(name: str, **settings: Any) -> Callable[[Callable[..., Any]], Callable
 def compile_command(mode: str, **settings: Any) -> None:
     """Compile a model into a .ge file, as atc does; or write a .ge as JSON (--mode 1), or check a
     model's operators (--mode 3)."""
-    if mode == "1":
-        _to_json(settings["om"], settings["json"])
-    elif mode == "3":
-        _check(_model_path(settings), settings["framework"])
-    else:
-        _compile(settings)
+    try:
+        if mode == "1":
+            _to_json(settings["om"], settings["json"])
+        elif mode == "3":
+            _check(_model_path(settings), settings["framework"])
+        else:
+            _compile(settings)
+    except CompileError as error:
+        error.args = (spelled_as_flags(str(error)),)  # the flags typed, not the Python keywords
+        raise
 
 
 # --------------------------------------------------------------------------------------------
@@ -194,23 +208,23 @@ def _compile(settings: dict[str, Any]) -> None:
         if name in settings and settings[name] not in (None, ())
     }
     options |= gear_options(settings)
+    limit = settings.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES)
+    gears: OnnxGears | None = None  # with gears, the ONNX model each gear is imported from
 
     def load(shapes: str | None) -> Graph:
-        graph = parse_model(
-            path,
-            settings["framework"],
-            shapes,
-            settings["out_nodes"],
-            settings.get("max_tensor_bytes", DEFAULT_MAX_TENSOR_BYTES),
-        )
+        if gears is None:
+            graph = parse_model(path, settings["framework"], shapes, settings["out_nodes"], limit)
+        else:
+            graph = parse_onnx_model(gears.model, shapes, settings["out_nodes"], limit)
         if settings["output_type"]:
             graph.cast_outputs(OUTPUT_TYPES[settings["output_type"]])
         return graph
 
     start = time.perf_counter()
     with step(f"parsing {path}"):
-        first = _first_gear(path, settings["framework"], options)
-        graph = load(settings["input_shape"] if first is None else _shape_text(first))
+        if FRAMEWORKS[settings["framework"].lower()] == "onnx":
+            gears = onnx_gears(path, options)
+        graph = load(settings["input_shape"] if gears is None else shape_text(gears.first))
     logger.info("parsed %d ops in %.2f s", len(graph.nodes), time.perf_counter() - start)
     with step(f"compiling for {settings['soc_version']}"):
         compiled = GraphCompiler().compile(
@@ -220,9 +234,7 @@ def _compile(settings: dict[str, Any]) -> None:
             precision_mode=settings["precision_mode"],
             fusion_switch_file=settings["fusion_switch_file"],
             # Each gear imports the model again at its shapes, so shape arithmetic folds as at one shape.
-            specialize=lambda shapes: load(
-                ";".join(f"{n}:{','.join(map(str, s))}" for n, s in shapes.items())
-            ),
+            specialize=lambda shapes: load(shape_text(shapes)),
             **options,
         )
     logger.info("compiled in %.2f s: %d kernels", compiled.compilation_time, compiled.num_operators)
@@ -239,52 +251,6 @@ def _compile(settings: dict[str, Any]) -> None:
         )
     else:
         click.echo(f"wrote {output}: {compiled.num_operators} kernels, {size} bytes")
-
-
-def _first_gear(path: str, framework: str, options: dict[str, Any]) -> dict[str, tuple[int, ...]] | None:
-    """With gears, for an ONNX model, the shapes of its first gear, after setting `options`'
-    `input_shape` to every input's shape as the model declares it (-1 for a dynamic dimension)
-    with `--input_shape` applied: the graph is imported at that gear (an importer may not take a
-    dynamic shape everywhere) and the compiler reads the gears' -1 dimensions from the option."""
-    if not any(name in options for name in GEAR_LISTS) or FRAMEWORKS[framework.lower()] != "onnx":
-        return None
-    model = load_model(path)
-    declared = {
-        info.name: [d.dim_value if d.HasField("dim_value") else -1 for d in info.type.tensor_type.shape.dim]
-        for info in graph_inputs(model)
-    }
-    options["input_shape"] = declared | options.get("input_shape", {})
-    shapes = gear_shapes(options["input_shape"], check_options(options))
-    return None if shapes is None else shapes[0]
-
-
-def _shape_text(shapes: Mapping[str, Sequence[int]]) -> str:
-    """Shapes as `--input_shape` spells them."""
-    return ";".join(f"{name}:{','.join(map(str, shape))}" for name, shape in shapes.items())
-
-
-def gear_options(settings: dict[str, Any]) -> dict[str, Any]:
-    """The compile options of atc's gear flags (`--dynamic_batch_size "1,4,8"`, and so on), with
-    `--input_shape` and `--input_format` as they apply to them; none without a gear flag."""
-    given = [name for name in GEAR_LISTS if settings.get(name)]
-    if not given:
-        return {}
-    options: dict[str, Any] = {}
-    if settings["input_shape"]:
-        options["input_shape"] = dict(_input_shape(spec) for spec in _entries(settings["input_shape"]))
-    if settings.get("input_format"):
-        options["input_format"] = settings["input_format"]
-    for name in given:
-        text = settings[name]
-        try:
-            if name == "dynamic_batch_size":
-                options[name] = [int(v) for v in text.split(",")]
-            else:
-                options[name] = [[int(v) for v in gear.split(",")] for gear in _entries(text)]
-        except ValueError:
-            shape = "B,B,..." if name == "dynamic_batch_size" else "D,D;D,D;..."
-            raise GeError(f'--{name} "{text}" is not {shape} (whole numbers)') from None
-    return options
 
 
 def _to_json(model: str | None, output: str | None) -> None:
@@ -373,18 +339,17 @@ def parse_model(
     max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
 ) -> Graph:
     """The graph of a framework model, with atc's `--input_shape` and `--out_nodes` applied."""
-    shapes = dict(_input_shape(spec) for spec in _entries(input_shape)) if input_shape else None
     if FRAMEWORKS[framework.lower()] != "onnx":
+        shapes = dict(input_shape_entry(spec) for spec in entries(input_shape)) if input_shape else None
         loader = frontend_loader(framework)
-        given = {"input_shapes": shapes, "outputs": _entries(out_nodes) if out_nodes else None}
+        given = {"input_shapes": shapes, "outputs": entries(out_nodes) if out_nodes else None}
         accepted = inspect.signature(loader).parameters
-        flags = {"input_shapes": "--input_shape", "outputs": "--out_nodes"}
         for name, value in given.items():
             if value is not None and name not in accepted:
                 package = FRAMEWORKS[framework.lower()]
                 fix = UNSET_BY.get((package, name))
                 raise GeError(
-                    f"{flags[name]} is not supported for {FRAMEWORK_NAMES[package]} models"
+                    f"{FLAGS[name]} is not supported for {FRAMEWORK_NAMES[package]} models"
                     + (f": {fix}" if fix else "")
                 )
         return loader(path, **{name: value for name, value in given.items() if value is not None})
@@ -392,26 +357,19 @@ def parse_model(
         raise GeError(
             f"'{path}' is a zip archive, not an ONNX model; a torch.export archive is --framework pytorch"
         )
-    model = load_model(path)
-    outputs = [_out_node(model, spec) for spec in _entries(out_nodes)] if out_nodes else None
+    return parse_onnx_model(load_model(path), input_shape, out_nodes, max_tensor_bytes)
+
+
+def parse_onnx_model(
+    model: onnx.ModelProto,
+    input_shape: str | None = None,
+    out_nodes: str | None = None,
+    max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
+) -> Graph:
+    """The graph of an ONNX model, with atc's `--input_shape` and `--out_nodes` applied."""
+    shapes = dict(input_shape_entry(spec) for spec in entries(input_shape)) if input_shape else None
+    outputs = [_out_node(model, spec) for spec in entries(out_nodes)] if out_nodes else None
     return GraphParser(max_tensor_bytes).parse_onnx(model, input_shapes=shapes, outputs=outputs)
-
-
-def _entries(text: str) -> list[str]:
-    return [entry.strip() for entry in text.split(";") if entry.strip()]
-
-
-def _input_shape(entry: str) -> tuple[str, list[int]]:
-    """`name:1,3,224,224` (the name may hold colons: the last one splits)."""
-    name, separator, dims = entry.rpartition(":")
-    try:
-        if not separator or not name:
-            raise ValueError
-        return name, [int(d) for d in dims.split(",")] if dims.strip() else []
-    except ValueError:
-        raise GeError(
-            f"--input_shape entry '{entry}' is not NAME:D,D,... (whole numbers, -1 for dynamic)"
-        ) from None
 
 
 def _out_node(model: onnx.ModelProto, entry: str) -> str:

@@ -66,15 +66,21 @@ def inspect_command(model: str, as_json: bool) -> None:
         return
     console = Console()
     overview = Table("model", model)
+    # with gears, the figures of one plan are the first gear's; each gear's row gives its own
+    first = " (first gear)" if "gears" in summary else ""
     for label, key in _OVERVIEW.items():
-        overview.add_row(label, str(summary[key]))
+        overview.add_row(label, str(summary[key]) + (first if key in _PER_GEAR else ""))
     overview.add_row("options", ", ".join(f"{k}={v}" for k, v in summary["options"].items()))
     for kind in ("inputs", "outputs"):
         specs = [f"{s['name']} {s['dtype']}{s['shape']}" for s in summary[kind]]
         overview.add_row(kind, ", ".join(specs))
     for gear in summary.get("gears", []):
         shapes = ", ".join(f"{name}{shape}" for name, shape in gear["input_shapes"].items())
-        overview.add_row("gear", f"{shapes}: {gear['kernels']} kernels, arena {gear['arena_bytes']} bytes")
+        overview.add_row(
+            "gear",
+            f"{shapes}: {gear['kernels']} kernels, arena {gear['arena_bytes']} bytes, modelled latency "
+            f"{gear['modelled_latency_us']} us",
+        )
     if "batch_padding" in summary:
         padding = summary["batch_padding"]
         shown = (
@@ -85,9 +91,9 @@ def inspect_command(model: str, as_json: bool) -> None:
         overview.add_row("batch padding", shown)
     console.print(overview)
     kinds = [(kind, UNIT_OF_KIND[kind], n) for kind, n in summary["kernels_by_kind"].items()]
-    console.print(_table("kernels by unit", ("kind", "unit", "kernels"), kinds))
+    console.print(_table(f"kernels by unit{first}", ("kind", "unit", "kernels"), kinds))
     streams = [(s["stream"], s["launches"], s["event_records"], s["event_waits"]) for s in summary["streams"]]
-    console.print(_table("streams", ("stream", "launches", "event records", "event waits"), streams))
+    console.print(_table(f"streams{first}", ("stream", "launches", "event records", "event waits"), streams))
     memory = [(key.removesuffix("_bytes").replace("_", " "), n) for key, n in summary["memory"].items()]
     console.print(_table("memory", ("", "bytes"), memory))
 
@@ -147,12 +153,14 @@ def describe(compiled: CompiledModel) -> dict[str, Any]:
 
 
 def _gears(compiled: CompiledModel) -> list[dict[str, Any]]:
-    """Each gear's input shapes, kernels and arena (the other figures are the first gear's)."""
+    """Each gear's input shapes, kernels, arena and modelled latency (the other figures are the
+    first gear's)."""
     return [
         {
             "input_shapes": {name: list(shape) for name, shape in gear.input_shapes.items()},
             "kernels": model.num_operators,
             "arena_bytes": model.memory.arena_bytes,
+            "modelled_latency_us": round(model.modelled_latency_us(), 3),
         }
         for gear, model in zip(compiled.gears, compiled.gear_models, strict=True)
     ]
@@ -232,6 +240,8 @@ _OVERVIEW = {
     "events": "events",
 }
 """Rows of the overview table: label -> key of `describe`."""
+_PER_GEAR = ("modelled_latency_us", "kernels", "events")
+"""Overview rows that describe one plan: with gears, the first gear's."""
 _TASK_KINDS = {LaunchOp: "launches", EventRecordOp: "event_records", EventWaitOp: "event_waits"}
 
 

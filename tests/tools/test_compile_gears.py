@@ -3,6 +3,8 @@ misuse of the flags is one line on standard error."""
 
 from __future__ import annotations
 
+import json
+from importlib.resources import files
 from pathlib import Path
 
 import numpy as np
@@ -84,25 +86,89 @@ def test_a_dynamic_input_without_gears_or_input_shape_is_refused(cnn_file: Path,
         (("--dynamic_batch_size", "1,a"), '--dynamic_batch_size "1,a" is not B,B,... (whole numbers)'),
         (
             ("--dynamic_batch_size", "2"),
-            'compile option dynamic_batch_size="2" has 1 gears; atc takes 2 to 100',
+            "--dynamic_batch_size 2 has 1 gear; atc takes 2 to 100 (a single shape is given by "
+            "--input_shape alone)",
         ),
         (
             ("--dynamic_dims", "1;2"),
-            "compile option dynamic_dims=\"1;2\" needs input_format='ND' (as atc's --dynamic_dims)",
+            '--dynamic_dims "1;2" fills dimensions of ND inputs, as atc\'s does: add --input_format ND',
         ),
         (
             ("--dynamic_batch_size", "1,2", "--dynamic_image_size", "8,8;16,16"),
-            "compile options dynamic_batch_size and dynamic_image_size are mutually exclusive",
+            "--dynamic_batch_size and --dynamic_image_size are mutually exclusive (as atc's): give one "
+            "kind of gears",
+        ),
+        (
+            ("--input_shape", "image:-1,3,8,8", "--dynamic_batch_size", "1,2"),
+            "--input_shape names 'image', which is no input of the model (its inputs: x)",
+        ),
+        (
+            ("--input_shape", "x:-1,3,8", "--dynamic_batch_size", "1,2"),
+            "input 'x' has 4 dimensions in the model, the shape given [-1, 3, 8] has 3",
         ),
     ],
 )
-def test_gear_flags_that_break_atcs_rules_are_one_line(
+def test_gear_flags_that_break_atcs_rules_are_one_line_naming_the_flags(
     cnn_file: Path, tmp_path: Path, flags: tuple[str, ...], message: str
 ) -> None:
+    shape = () if "--input_shape" in flags else ("--input_shape", "x:-1,3,8,8")
     result = ge_command(
-        "compile", "--model", cnn_file, "--framework", "5", "--output", tmp_path / "m",
-        "--input_shape", "x:-1,3,8,8", *flags,
+        "compile", "--model", cnn_file, "--framework", "5", "--output", tmp_path / "m", *shape, *flags
     )  # fmt: skip
-    assert result.exit_code != 0
-    (line,) = result.stderr.splitlines()
-    assert message in line
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [f"ge compile: error: {message}"]
+
+
+def tiny_cnn_path() -> Path:
+    return Path(str(files("ge.models") / "tiny_cnn.onnx"))
+
+
+def test_a_model_exported_at_batch_1_compiles_batch_gears(tmp_path: Path) -> None:
+    output = tmp_path / "m"
+    result = ge_command(
+        "compile", "--model", tiny_cnn_path(), "--framework", "5", "--output", output,
+        "--input_shape", "image:-1,3,32,32", "--dynamic_batch_size", "1,2,4",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "3 gears (image[1,3,32,32] | image[2,3,32,32] | image[4,3,32,32])" in result.stdout
+    session = onnxruntime.InferenceSession(str(tiny_cnn_path()))  # the model at batch 1, per sample
+    x = np.random.default_rng(6).standard_normal((4, 3, 32, 32)).astype(np.float32)
+    expected = np.concatenate([session.run(None, {"image": x[i : i + 1]})[0] for i in range(4)])
+    for batch in (2, 4):
+        np.save(tmp_path / "x.npy", x[:batch])
+        ran = ge_command("run", f"{output}.ge", "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npz")
+        assert ran.exit_code == 0, ran.output
+        np.testing.assert_allclose(
+            np.load(tmp_path / "y.npz")["probs"], expected[:batch], rtol=RTOL, atol=ATOL
+        )
+    inspected = ge_command("inspect", f"{output}.ge")
+    assert inspected.exit_code == 0, inspected.output
+    rows = dict(line.split("│")[1:3] for line in inspected.stdout.splitlines() if line.count("│") == 3)
+    rows = {label.strip(): value.strip() for label, value in rows.items()}
+    assert rows["kernels"].endswith(" (first gear)")
+    assert rows["modelled latency (us)"].endswith(" (first gear)")
+    assert "kernels by unit (first gear)" in inspected.stdout
+    summary = json.loads(ge_command("inspect", f"{output}.ge", "--json").stdout)
+    assert [sorted(gear) for gear in summary["gears"]] == [
+        ["arena_bytes", "input_shapes", "kernels", "modelled_latency_us"]
+    ] * 3
+
+
+def test_a_model_exported_at_32_by_32_compiles_image_size_gears(tmp_path: Path) -> None:
+    output = tmp_path / "m"
+    result = ge_command(
+        "compile", "--model", tiny_cnn_path(), "--framework", "5", "--output", output,
+        "--input_shape", "image:1,3,-1,-1", "--dynamic_image_size", "32,32;64,64",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    # the reference: the model with H and W made dynamic by hand, its output's shape left undeclared
+    model = onnx.load(tiny_cnn_path())
+    dims = model.graph.input[0].type.tensor_type.shape.dim
+    dims[2].dim_param, dims[3].dim_param = "height", "width"
+    model.graph.output[0].type.tensor_type.ClearField("shape")
+    x = np.random.default_rng(8).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"image": x})
+    np.save(tmp_path / "x.npy", x)
+    ran = ge_command("run", f"{output}.ge", "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npz")
+    assert ran.exit_code == 0, ran.output
+    np.testing.assert_allclose(np.load(tmp_path / "y.npz")["probs"], expected, rtol=RTOL, atol=ATOL)

@@ -49,6 +49,7 @@ from . import (
     transformer,
 )
 from .importer import Converter, Importer, Node, ValueNeeded, converter_key
+from .selection import with_dynamic_dims
 from .shapes import check_shapes
 
 MIN_OPSET = 6
@@ -288,4 +289,5 @@ __all__ = [
     "default_opset",
     "import_onnx",
     "load_model",
+    "with_dynamic_dims",
 ]

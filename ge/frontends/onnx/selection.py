@@ -1,6 +1,7 @@
 """What of an ONNX model to import, as atc's `--input_shape` and `--out_nodes` choose it: input
-shapes fixed before import (so every shape after them is static), and the values that become the
-graph's outputs (what only they need is imported; the rest is left out).
+shapes fixed before import (so every shape after them is static), static input dimensions made
+dynamic for gears (`with_dynamic_dims`), and the values that become the graph's outputs (what only
+they need is imported; the rest is left out).
 """
 
 from __future__ import annotations
@@ -57,6 +58,38 @@ def check_input_shapes(
             ]
         checked[name] = given
     return checked
+
+
+def with_dynamic_dims(model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]]) -> onnx.ModelProto:
+    """A copy of `model` in which every static input dimension that `input_shapes` marks -1 is
+    dynamic (a `dim_param` named `<input>_<axis>`), as atc's `--input_shape` marks a dimension for
+    gears; `model` itself when none is. The shapes are checked first as `check_input_shapes`
+    checks them. Where a dimension was made dynamic, the declared shapes of the graph's outputs
+    and values may no longer hold, so they are dropped and their element types kept (as ONNX
+    Runtime does when input shapes are overridden): each gear's import infers them again."""
+    check_input_shapes(model, input_shapes)
+    weights = {init.name for init in model.graph.initializer}
+    marked = {
+        (index, axis)
+        for index, info in enumerate(model.graph.input)
+        if info.name in input_shapes and info.name not in weights
+        # an input of no declared shape has no dimension to relax; check_input_shapes checked the ranks
+        for axis, (dim, size) in enumerate(
+            zip(info.type.tensor_type.shape.dim, input_shapes[info.name], strict=False)
+        )
+        if size == -1 and dim.HasField("dim_value")
+    }
+    if not marked:
+        return model
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    for index, axis in sorted(marked):
+        info = copy.graph.input[index]
+        info.type.tensor_type.shape.dim[axis].dim_param = f"{info.name}_{axis}"  # clears dim_value
+    for info in (*copy.graph.output, *copy.graph.value_info):
+        if info.type.HasField("tensor_type"):
+            info.type.tensor_type.ClearField("shape")
+    return copy
 
 
 def with_outputs(model: onnx.ModelProto, outputs: Sequence[str]) -> onnx.ModelProto:
