@@ -187,10 +187,10 @@ def _cube(
 def k_steps(k_total: int, k_step: int | None) -> list[tuple[int, int]]:
     """(first K element, K elements) of each step contracting `k_total` elements `k_step` at a time:
     ceil(k_total / k_step) steps, the last one short; one step of everything when `k_step` is None."""
+    if k_step is not None and k_step < 1:
+        raise ValueError(f"a k-step must contract at least one element, got {k_step}")
     if k_step is None or k_step >= k_total:
         return [(0, k_total)]
-    if k_step < 1:
-        raise ValueError(f"a k-step must contract at least one element, got {k_step}")
     return [(start, min(k_step, k_total - start)) for start in range(0, k_total, k_step)]
 
 
@@ -210,14 +210,21 @@ def accumulate(
     the compiler chooses (k <= 256) satisfies; a wider step (an untiled kernel) is contracted in
     exact pieces, which gives the same integers. The int32 accumulator wraps as the hardware's does.
     """
-    shape = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
-    total = np.zeros((*shape, rows.shape[-2], columns.shape[-1]), accumulator)
     if accumulator == np.int32:
         exact = max(1, (EXACT_FP32_INTEGER - 1) // largest_product)
         steps = [piece for step in steps for piece in _pieces(step, exact)]
+    total: np.ndarray | None = None
     for step in steps:
         partial = np.matmul(rows[..., step], columns[..., step, :])
-        np.add(total, partial if accumulator == np.float32 else partial.astype(np.int32), out=total)
+        if accumulator == np.int32:
+            partial = partial.astype(np.int32)
+        if total is None:
+            total = partial  # the first step writes L0C, the next ones add into it
+        else:
+            np.add(total, partial, out=total)
+    if total is None:
+        shape = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
+        return np.zeros((*shape, rows.shape[-2], columns.shape[-1]), accumulator)
     return total
 
 
