@@ -12,6 +12,8 @@ integers while k_step x max|a| x max|b| < 2**24, and are then added into the int
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ge.dialects.formats import FRACTAL, c0_of, device_shape
@@ -197,7 +199,7 @@ def k_steps(k_total: int, k_step: int | None) -> list[tuple[int, int]]:
 def accumulate(
     rows: np.ndarray,
     columns: np.ndarray,
-    steps: list[slice | np.ndarray],
+    steps: Sequence[slice | np.ndarray],
     accumulator: np.dtype,
     largest_product: int = 1,
 ) -> np.ndarray:
