@@ -1,12 +1,18 @@
 """The cube unit's arithmetic: convolution and matrix product on fractal tiles, accumulated as in L0C.
 
 A second implementation beside `ge.semantics`, working on device-format data: the left operand is cut
-into 16 x C0 fractals (L0A), the right one into C0 x 16 fractals (L0B), and the tile products are summed
-over the K tiles into an fp32 accumulator (int32 for 8-bit integer inputs). fp16 and bf16 inputs are
-widened to fp32 first, which is exact, so results are fp32-accumulated products.
+into 16 x C0 fractals (L0A), the right one into C0 x 16 fractals (L0B), and the products are summed
+k-step by k-step, as the compiled tiling contracts K (`k_step` elements at a time, `ceil(K / k_step)`
+steps; the whole K in one step without a tiling). Each step is one BLAS product over every (m, n) tile
+and block at once, as the kernel's tiles and cores compute it in parallel, added into an fp32
+accumulator (int32 for 8-bit integer inputs). fp16 and bf16 inputs are widened to fp32 first, which is
+exact; fp32 inputs stay fp32. 8-bit integers multiply in fp32 too: a step's partial sums are exact
+integers while k_step x max|a| x max|b| < 2**24, and are then added into the int32 accumulator.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -16,6 +22,8 @@ from ge.layout import from_device
 
 _FLOAT_INPUTS = (np.dtype(np.float16), bfloat16, np.dtype(np.float32))
 _INTEGER_INPUTS = (np.dtype(np.int8), np.dtype(np.uint8))
+EXACT_FP32_INTEGER = 2**24
+"""Integers up to this magnitude are exact in fp32, so are the sums of a k-step that stay below it."""
 
 
 def conv2d(
@@ -30,17 +38,21 @@ def conv2d(
     dilations: tuple[int, int],
     groups: int,
     bias: np.ndarray | None = None,
+    k_step: int | None = None,
 ) -> np.ndarray:
     """The accumulator of a 2-D convolution (cross-correlation, as ONNX Conv) run on the cube.
 
     `x` is NC1HWC0 (N, C1, H, W, c0) holding `in_channels` channels; `w` is FRACTAL_Z of the logical
     weights (out_channels, in_channels // groups, kh, kw) with the same c0; `pads` are (top, left, bottom,
-    right); `bias`, logical (out_channels,), is added to the accumulator. Returns NC1HWC0
+    right); `bias`, logical (out_channels,), is added to the accumulator; `k_step` is the K elements
+    contracted per step (the kernel's `tiling` k; None: all of K at once). K is the device K: each
+    group's channels padded to whole c0 blocks, times the kernel window. Returns NC1HWC0
     (N, ceil(out_channels / c0), Ho, Wo, c0) in float32 (int32 for 8-bit integer inputs), padded channels
     zero. Groups are a batch of independent products; narrow groups (depthwise convolutions) sum over
     their real channels only, which gives the same sums without the fractals' zero padding.
     """
     compute, accumulator = _accumulation_dtypes(x.dtype, w.dtype)
+    largest = _largest_product(x.dtype, w.dtype) if accumulator == np.int32 else 1
     if x.ndim != 5:
         raise ValueError(f"conv2d: x must be NC1HWC0 (N, C1, H, W, C0), got shape {x.shape}")
     n, c1, h, width, c0 = x.shape
@@ -71,9 +83,19 @@ def conv2d(
         # Narrow groups (depthwise convolutions above all): the padded fractals would be mostly
         # zeros, so the products are summed over the real channels only; the sums are the same.
         out = _narrow_groups(
-            x, w, in_channels, out_channels, groups, kernel, strides, pads, dilations, (ho, wo)
+            x,
+            w,
+            in_channels,
+            out_channels,
+            groups,
+            kernel,
+            strides,
+            pads,
+            dilations,
+            (ho, wo),
+            k_step,
+            largest,
         )
-        out = out.astype(accumulator) if accumulator == np.float32 else out.astype(np.int64).astype(np.int32)
     else:
         left_tiles = _im2col_tiles(
             x, in_channels, groups, kernel, strides, pads, dilations, (ho, wo), compute
@@ -83,7 +105,9 @@ def conv2d(
         right_tiles = (
             w.reshape(groups, k1, n1, FRACTAL, c0).swapaxes(3, 4).astype(compute)
         )  # (g, K1, N1, c0, 16)
-        out_tiles = _cube(left_tiles, right_tiles, accumulator)  # (g, M1, N1, 16, 16)
+        out_tiles = _cube(
+            left_tiles, right_tiles, accumulator, largest, k1 * c0, k_step
+        )  # (g, M1, N1, 16, 16)
         out = out_tiles.swapaxes(2, 3).reshape(groups, m1 * FRACTAL, n1 * FRACTAL)[:, :m, :cout_group]
         out = (
             out.reshape(groups, n, ho, wo, cout_group)
@@ -108,14 +132,17 @@ def matmul(
     n: int,
     trans_a: bool = False,
     trans_b: bool = False,
+    k_step: int | None = None,
 ) -> np.ndarray:
     """The accumulator of the product (..., M, K) x (..., K, N) run on the cube.
 
     `a` is logical (..., M, K), or (..., K, M) when `trans_a`, if `a_format` is "ND", else the
     FRACTAL_NZ form of that matrix; `b` likewise with (..., K, N) / (..., N, K) when `trans_b`. Batch
-    dims broadcast as in numpy. Returns the logical (..., M, N) in float32 (int32 for 8-bit integers).
+    dims broadcast as in numpy. `k_step` is the K elements contracted per step (the kernel's `tiling`
+    k; None: all of K at once). Returns the logical (..., M, N) in float32 (int32 for 8-bit integers).
     """
     compute, accumulator = _accumulation_dtypes(a.dtype, b.dtype)
+    largest = _largest_product(a.dtype, b.dtype) if accumulator == np.int32 else 1
     c0 = c0_of(a.dtype.itemsize * 8)
     left = _logical_operand(a, a_format, (k, m) if trans_a else (m, k), "a")
     right = _logical_operand(b, b_format, (n, k) if trans_b else (k, n), "b")
@@ -124,8 +151,6 @@ def matmul(
     if trans_b:
         right = right.swapaxes(-1, -2)
     m1, k1, n1 = -(-m // FRACTAL), -(-k // c0), -(-n // FRACTAL)
-    if accumulator == np.float32:
-        compute = np.dtype(np.float64)  # widened once, as `_cube` sums floats (see there)
     # Laying ND data out as fractals while loading, as MTE2 does; the widening happens on the way.
     left_rows = np.zeros((*left.shape[:-2], m1 * FRACTAL, k1 * c0), compute)
     left_rows[..., :m, :k] = left
@@ -133,33 +158,76 @@ def matmul(
     right_columns[..., :k, :n] = right
     left_tiles = left_rows.reshape(*left.shape[:-2], m1, FRACTAL, k1, c0).swapaxes(-3, -2)
     right_tiles = right_columns.reshape(*right.shape[:-2], k1, c0, n1, FRACTAL).swapaxes(-3, -2)
-    out = _cube(left_tiles, right_tiles, accumulator).swapaxes(-3, -2)
+    out = _cube(left_tiles, right_tiles, accumulator, largest, k, k_step).swapaxes(-3, -2)
     return np.ascontiguousarray(out.reshape(*out.shape[:-4], m1 * FRACTAL, n1 * FRACTAL)[..., :m, :n])
 
 
-def _cube(left: np.ndarray, right: np.ndarray, accumulator: np.dtype) -> np.ndarray:
+def _cube(
+    left: np.ndarray,
+    right: np.ndarray,
+    accumulator: np.dtype,
+    largest_product: int,
+    k_total: int,
+    k_step: int | None,
+) -> np.ndarray:
     """L0C[..., m1, n1] = sum over k1 of L0A[..., m1, k1] @ L0B[..., k1, n1] for fractals
     L0A (..., M1, K1, 16, c0) and L0B (..., K1, N1, c0, 16); returns (..., M1, N1, 16, 16).
 
-    The sum over K1 and k0 is one matrix product over the tile axes; integer inputs (held as float64)
-    are exact there for any K below 2**37, and wrap to int32 as the accumulator does. Float products
-    are summed in float64 and rounded once into the fp32 accumulator, so equal rows and columns give
-    bit-equal results whichever BLAS kernel (and summation order) handles their tile.
+    The first `k_total` elements of K (the rest is zero padding) are contracted `k_step` at a time
+    (`accumulate`).
     """
     m1, k1, c0 = left.shape[-4], left.shape[-3], left.shape[-1]
     n1 = right.shape[-3]
     rows = left.swapaxes(-3, -2).reshape(*left.shape[:-4], m1 * FRACTAL, k1 * c0)
     columns = right.swapaxes(-3, -2).reshape(*right.shape[:-4], k1 * c0, n1 * FRACTAL)
-    if accumulator == np.float32:
-        wide = np.dtype(np.float64)
-        product = np.matmul(rows.astype(wide, copy=False), columns.astype(wide, copy=False))
-        product = product.astype(np.float32)
-    else:
-        product = np.matmul(rows, columns)
-    if accumulator == np.int32:
-        product = product.astype(np.int64).astype(np.int32)
+    steps = [slice(start, start + width) for start, width in k_steps(k_total, k_step)]
+    product = accumulate(rows, columns, steps, accumulator, largest_product)
     out = product.reshape(*product.shape[:-2], m1, FRACTAL, n1, FRACTAL)
     return out.swapaxes(-3, -2)
+
+
+def k_steps(k_total: int, k_step: int | None) -> list[tuple[int, int]]:
+    """(first K element, K elements) of each step contracting `k_total` elements `k_step` at a time:
+    ceil(k_total / k_step) steps, the last one short; one step of everything when `k_step` is None."""
+    if k_step is not None and k_step < 1:
+        raise ValueError(f"a k-step must contract at least one element, got {k_step}")
+    if k_step is None or k_step >= k_total:
+        return [(0, k_total)]
+    return [(start, min(k_step, k_total - start)) for start in range(0, k_total, k_step)]
+
+
+def accumulate(
+    rows: np.ndarray,
+    columns: np.ndarray,
+    steps: Sequence[slice | np.ndarray],
+    accumulator: np.dtype,
+    largest_product: int = 1,
+) -> np.ndarray:
+    """sum over `steps` of rows[..., step] @ columns[..., step, :]: one BLAS product per k-step over
+    the whole (..., M, N), each added into the `accumulator` (float32 or int32) in step order.
+
+    `rows` and `columns` hold fp32 values (8-bit integers widened exactly); a step selects its K
+    columns of `rows` and rows of `columns`. An integer step's fp32 sums are exact while its K times
+    `largest_product` (2**14 for int8, 255**2 for uint8) stays below 2**24, which every tiling
+    the compiler chooses (k <= 256) satisfies; a wider step (an untiled kernel) is contracted in
+    exact pieces, which gives the same integers. The int32 accumulator wraps as the hardware's does.
+    """
+    if accumulator == np.int32:
+        exact = max(1, (EXACT_FP32_INTEGER - 1) // largest_product)
+        steps = [piece for step in steps for piece in _pieces(step, exact)]
+    total: np.ndarray | None = None
+    for step in steps:
+        partial = np.matmul(rows[..., step], columns[..., step, :])
+        if accumulator == np.int32:
+            partial = partial.astype(np.int32)
+        if total is None:
+            total = partial  # the first step writes L0C, the next ones add into it
+        else:
+            np.add(total, partial, out=total)
+    if total is None:
+        shape = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
+        return np.zeros((*shape, rows.shape[-2], columns.shape[-1]), accumulator)
+    return total
 
 
 def _im2col_tiles(
@@ -208,22 +276,40 @@ def _narrow_groups(
     pads: tuple[int, int, int, int],
     dilations: tuple[int, int],
     out_size: tuple[int, int],
+    k_step: int | None,
+    largest_product: int,
 ) -> np.ndarray:
-    """The grouped products (N, Ho, Wo, out_channels) in float64, over each group's real channels."""
-    n, _, h, width, _ = x.shape
+    """The grouped products (N, Ho, Wo, out_channels) in the accumulator dtype, over each group's real
+    channels, k-step by k-step: a tap (channel c, window position i, j) sits at device K index
+    (c // c0, i, j, c % c0) as in FRACTAL_Z, and each step sums the taps of its K range (a step
+    holding only padded channels adds nothing and is skipped)."""
+    n, _, h, width, c0 = x.shape
     kh, kw = kernel
     cin_group, cout_group = in_channels // groups, out_channels // groups
     (sh, sw), (dh, dw), (top, left, bottom, right), (ho, wo) = strides, dilations, pads, out_size
-    data = from_device(x, "NC1HWC0", (n, in_channels, h, width)).astype(np.float64)
-    weights = from_device(w, "FRACTAL_Z", (out_channels, cin_group, kh, kw), groups).astype(np.float64)
-    padded = np.zeros((n, in_channels, h + top + bottom, width + left + right))
+    compute, accumulator = _accumulation_dtypes(x.dtype, w.dtype)
+    data = from_device(x, "NC1HWC0", (n, in_channels, h, width)).astype(compute)
+    weights = from_device(w, "FRACTAL_Z", (out_channels, cin_group, kh, kw), groups).astype(compute)
+    padded = np.zeros((n, in_channels, h + top + bottom, width + left + right), compute)
     padded[:, :, top : top + h, left : left + width] = data
     span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
     windows = np.lib.stride_tricks.sliding_window_view(padded, span, axis=(2, 3))
     windows = windows[:, :, : sh * ho : sh, : sw * wo : sw, ::dh, ::dw]  # (N, C, Ho, Wo, kh, kw)
-    taps = windows.reshape(n, groups, cin_group, ho, wo, kh, kw)
-    out = np.einsum("ngchwij,gocij->nhwgo", taps, weights.reshape(groups, cout_group, cin_group, kh, kw))
-    return out.reshape(n, ho, wo, out_channels)
+    taps = windows.reshape(n, groups, cin_group, ho, wo, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
+    rows = taps.reshape(groups, n * ho * wo, cin_group * kh * kw)  # taps ordered (c, i, j)
+    columns = weights.reshape(groups, cout_group, cin_group * kh * kw).swapaxes(1, 2)
+    channel, position = np.divmod(np.arange(cin_group * kh * kw), kh * kw)
+    device_k = ((channel // c0) * kh * kw + position) * c0 + channel % c0
+    k_total = -(-cin_group // c0) * c0 * kh * kw
+    steps = []
+    for start, count in k_steps(k_total, k_step):
+        taken = np.flatnonzero((device_k >= start) & (device_k < start + count))
+        if taken.size:
+            steps.append(taken)
+    out = accumulate(rows, columns, steps, accumulator, largest_product)  # (groups, N * Ho * Wo, cout_group)
+    return (
+        out.reshape(groups, n, ho, wo, cout_group).transpose(1, 2, 3, 0, 4).reshape(n, ho, wo, out_channels)
+    )
 
 
 def _accumulation_dtypes(a: np.dtype, b: np.dtype) -> tuple[np.dtype, np.dtype]:
@@ -231,9 +317,24 @@ def _accumulation_dtypes(a: np.dtype, b: np.dtype) -> tuple[np.dtype, np.dtype]:
     if a in _FLOAT_INPUTS and b in _FLOAT_INPUTS:
         return np.dtype(np.float32), np.dtype(np.float32)
     if a in _INTEGER_INPUTS and b in _INTEGER_INPUTS:
-        # float64 holds every int8 x int8 sum exactly and multiplies through BLAS.
-        return np.dtype(np.float64), np.dtype(np.int32)
+        # fp32 holds every 8-bit value exactly and multiplies through BLAS; a step's sums stay exact
+        # (see `accumulate`).
+        return np.dtype(np.float32), np.dtype(np.int32)
     raise ValueError(f"the cube takes float16, bfloat16, float32, int8 or uint8 inputs, got {a} and {b}")
+
+
+def _largest_product(a: np.dtype, b: np.dtype) -> int:
+    """The largest |x * y| of integers x of dtype `a` and y of dtype `b` (2**14 for int8)."""
+    return max(abs(int(np.iinfo(a).min)), int(np.iinfo(a).max)) * max(
+        abs(int(np.iinfo(b).min)), int(np.iinfo(b).max)
+    )
+
+
+def _pieces(step: slice | np.ndarray, width: int) -> list[slice | np.ndarray]:
+    """`step` cut into runs of at most `width` K elements."""
+    if isinstance(step, slice):
+        return [slice(start, min(start + width, step.stop)) for start in range(step.start, step.stop, width)]
+    return [step[start : start + width] for start in range(0, len(step), width)]
 
 
 def _logical_operand(array: np.ndarray, fmt: str, matrix: tuple[int, int], name: str) -> np.ndarray:

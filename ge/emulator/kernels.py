@@ -1,8 +1,9 @@
 """One kernel launch: stored buffers in, stored buffers out, in the formats the kernel names.
 
 Matrix products and 2-D convolutions run on the emulated cube (`ge.emulator.cube`): fractal tile
-products over NC1HWC0 / FRACTAL_Z / FRACTAL_NZ data, accumulated in fp32, a second implementation
-beside the reference semantics. An operand that arrives in a framework format is laid out as
+products over NC1HWC0 / FRACTAL_Z / FRACTAL_NZ data, contracted k-step by k-step as the kernel's
+compiled tiling says (`ge.emulator.tiles`) and accumulated in fp32, a second implementation beside
+the reference semantics. An operand that arrives in a framework format is laid out as
 fractal tiles on the way in, as the kernel's MTE2 load would. Every other op (the epilogue of a
 fused op included) computes with the shared semantics on the logical values; a result is stored
 in the kernel's output format with zero padding.
@@ -10,6 +11,7 @@ in the kernel's output format with zero padding.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -28,6 +30,7 @@ from ge.semantics.core import epilogue
 from ge.semantics.nn import gemm_scale
 
 from . import cube
+from .tiles import CubeSchedule, prepare_cube
 
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
 FRAMEWORK = ("ND", "NCHW")
@@ -101,7 +104,13 @@ def _cube_ready(op: Operation, env: dict[SSAValue, _Stored]) -> bool:
     return all(len(t.get_shape()) >= 2 for t in types)
 
 
-def _on_cube(op: Operation, env: dict[SSAValue, _Stored]) -> np.ndarray | None:
+def _on_cube(
+    op: Operation, env: dict[SSAValue, _Stored], schedule: CubeSchedule | None = None
+) -> np.ndarray | None:
+    """`op`'s result computed on the cube with the k-steps of `schedule` (`prepare_cube` of its
+    kernel; when not given, the one prepared at the kernel's first run)."""
+    if schedule is None:
+        schedule = _prepared(op)
     base = _base(op)
     if isinstance(op, graph.FusedOp):
         operands, extras = list(op.base_operands), list(op.extra_operands)
@@ -109,7 +118,7 @@ def _on_cube(op: Operation, env: dict[SSAValue, _Stored]) -> np.ndarray | None:
         operands, extras = list(op.operands), []
     result_type = op.results[0].type
     assert isinstance(result_type, TensorType)
-    accumulator = _ON_CUBE[base](op, operands, env, result_type)
+    accumulator = _ON_CUBE[base](op, operands, env, result_type, schedule.k_step)
     if accumulator is None:
         return None
     if isinstance(op, graph.FusedOp):
@@ -118,37 +127,63 @@ def _on_cube(op: Operation, env: dict[SSAValue, _Stored]) -> np.ndarray | None:
     return accumulator.astype(numpy_dtype(result_type.element_type))
 
 
+def _prepared(op: Operation) -> CubeSchedule:
+    """The cube schedule of the kernel holding `op`, prepared once per kernel."""
+    kernel = op.parent_op()
+    assert isinstance(kernel, KernelFuncOp), f"{op.name} runs inside an outlined kernel"
+    schedule = _SCHEDULES.get(kernel)
+    if schedule is None:
+        schedule = _SCHEDULES[kernel] = prepare_cube(kernel)
+    return schedule
+
+
+_SCHEDULES: weakref.WeakKeyDictionary[KernelFuncOp, CubeSchedule] = weakref.WeakKeyDictionary()
+"""Each kernel's cube schedule, kept as long as the kernel lives."""
+
+
 def _conv2d_on_cube(
-    op: Operation, operands: list[SSAValue], env: dict[SSAValue, _Stored], result_type: TensorType
+    op: Operation,
+    operands: list[SSAValue],
+    env: dict[SSAValue, _Stored],
+    result_type: TensorType,
+    k_step: int | None,
 ) -> np.ndarray | None:
-    return _conv2d(op, [env[v] for v in operands[:2]], operands[2:], env, result_type)
+    return _conv2d(op, [env[v] for v in operands[:2]], operands[2:], env, result_type, k_step)
 
 
 def _matmul_on_cube(
-    op: Operation, operands: list[SSAValue], env: dict[SSAValue, _Stored], result_type: TensorType
+    op: Operation,
+    operands: list[SSAValue],
+    env: dict[SSAValue, _Stored],
+    result_type: TensorType,
+    k_step: int | None,
 ) -> np.ndarray | None:
-    return _matmul(op, env[operands[0]], env[operands[1]], False, False)
+    return _matmul(op, env[operands[0]], env[operands[1]], False, False, k_step)
 
 
 def _gemm_on_cube(
-    op: Operation, operands: list[SSAValue], env: dict[SSAValue, _Stored], result_type: TensorType
+    op: Operation,
+    operands: list[SSAValue],
+    env: dict[SSAValue, _Stored],
+    result_type: TensorType,
+    k_step: int | None,
 ) -> np.ndarray | None:
     a, b = env[operands[0]], env[operands[1]]
-    product = _matmul(op, a, b, get_flag(op, "trans_a"), get_flag(op, "trans_b"))
+    product = _matmul(op, a, b, get_flag(op, "trans_a"), get_flag(op, "trans_b"), k_step)
     c = env[operands[2]].logical() if len(operands) > 2 else None
     return gemm_scale(op, product, None if c is None else widen(c))
 
 
 _ON_CUBE: dict[
     type[Operation],
-    Callable[[Operation, list[SSAValue], dict[SSAValue, _Stored], TensorType], np.ndarray | None],
+    Callable[[Operation, list[SSAValue], dict[SSAValue, _Stored], TensorType, int | None], np.ndarray | None],
 ] = {
     graph.Conv2DOp: _conv2d_on_cube,
     graph.MatMulOp: _matmul_on_cube,
     graph.GemmOp: _gemm_on_cube,
 }
-"""The matrix products the emulated cube computes as fractal tile products; the others run on the
-shared semantics."""
+"""The matrix products the emulated cube computes as fractal tile products, `k_step` elements of K
+at a time; the others run on the shared semantics."""
 
 
 def _conv2d(
@@ -157,6 +192,7 @@ def _conv2d(
     bias: list[SSAValue],
     env: dict[SSAValue, _Stored],
     result_type: TensorType,
+    k_step: int | None,
 ) -> np.ndarray | None:
     x, w = stored
     if len(x.type.get_shape()) != 4:
@@ -178,11 +214,14 @@ def _conv2d(
         dilations=(dilation_h, dilation_w),
         groups=groups,
         bias=widen(env[bias[0]].logical()) if bias else None,
+        k_step=k_step,
     )
     return from_device(accumulator, "NC1HWC0", result_type.get_shape())
 
 
-def _matmul(op: Operation, a: _Stored, b: _Stored, trans_a: bool, trans_b: bool) -> np.ndarray:
+def _matmul(
+    op: Operation, a: _Stored, b: _Stored, trans_a: bool, trans_b: bool, k_step: int | None
+) -> np.ndarray:
     a_shape, b_shape = a.type.get_shape(), b.type.get_shape()
     m = a_shape[-1] if trans_a else a_shape[-2]
     k = a_shape[-2] if trans_a else a_shape[-1]
@@ -199,4 +238,5 @@ def _matmul(op: Operation, a: _Stored, b: _Stored, trans_a: bool, trans_b: bool)
         n=n,
         trans_a=trans_a,
         trans_b=trans_b,
+        k_step=k_step,
     )
