@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -26,8 +27,8 @@ from ge.dialects.formats import bitwidth_of, c0_of
 from ge.dialects.kernel import weight_groups
 from ge.dialects.stream import KernelFuncOp
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
-from ge.layout import from_device, to_device
 from ge.errors import GeError
+from ge.layout import from_device, to_device
 from ge.semantics import IMPLEMENTATIONS, evaluate, widen
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 from ge.semantics.core import epilogue
@@ -78,7 +79,7 @@ class PreparedKernel:
         block = kernel.body.block
         self._slots: dict[SSAValue, int] = {arg: i for i, arg in enumerate(block.args)}
         self._logical: dict[SSAValue, int] = {}
-        self._template: list[np.ndarray | None] = [None] * len(block.args)
+        self._template: list[Any] = [None] * len(block.args)  # arrays once a call fills them
         self._arity = len(block.args)
         self._stored: dict[SSAValue, tuple[str, TensorType, int]] = {
             arg: (fmt, tensor_type(arg), weight_groups(arg))
@@ -90,7 +91,11 @@ class PreparedKernel:
         for op in ops[:-1]:
             self._prepare_op(op, checked, fast)
         self._encodes = [
-            (self._logical_slot(value, checked, fast), fmt, c0_of(bitwidth_of(tensor_type(value).element_type)))
+            (
+                self._logical_slot(value, checked, fast),
+                fmt,
+                c0_of(bitwidth_of(tensor_type(value).element_type)),
+            )
             for value, fmt in zip(ops[-1].operands, kernel.out_formats, strict=True)
         ]
         self._steps, self._fast_steps = checked, fast
@@ -152,7 +157,9 @@ class PreparedKernel:
         results = tuple(self._new_slot(r) for r in op.results)
         checked.append(partial(_checked_step, op, operands, results))
         stored_only = computes_in_stored_type(op)
-        narrow = tuple(not stored_only and numpy_dtype(tensor_type(v).element_type) in NARROW for v in op.operands)
+        narrow = tuple(
+            not stored_only and numpy_dtype(tensor_type(v).element_type) in NARROW for v in op.operands
+        )
         dtypes = tuple(numpy_dtype(tensor_type(r).element_type) for r in op.results)
         if len(results) == 1 and not any(narrow):
             fast.append(partial(_single_step, implementation, op, operands, results[0], dtypes[0]))
@@ -160,7 +167,7 @@ class PreparedKernel:
             fast.append(partial(_vector_step, implementation, op, operands, narrow, results, dtypes))
 
 
-Step = Callable[[list[np.ndarray | None]], None]
+Step = Callable[[list[Any]], None]
 """One prepared op of a kernel body: reads its operands' slots, writes its results' slots."""
 
 
@@ -182,7 +189,12 @@ def _checked_step(op: Operation, operands: tuple[int, ...], results: tuple[int, 
 
 
 def _single_step(
-    implementation: Callable, op: Operation, operands: tuple[int, ...], result: int, dtype: np.dtype, slots: list
+    implementation: Callable,
+    op: Operation,
+    operands: tuple[int, ...],
+    result: int,
+    dtype: np.dtype,
+    slots: list,
 ) -> None:
     value = implementation(op, *[slots[i] for i in operands])
     if isinstance(value, tuple | list):

@@ -148,7 +148,9 @@ class RunPlan:
         for value in op.outputs:
             owner = root_buffer(value).owner
             if isinstance(owner, BufferOp) and owner.input is not None:
-                raise GeError(f"{describe(op)} writes model input {owner.input.value.data}, the caller's memory")
+                raise GeError(
+                    f"{describe(op)} writes model input {owner.input.value.data}, the caller's memory"
+                )
         arrays: list[list[np.ndarray]] = []
         for values in (op.inputs, op.outputs):
             arrays.append([self.views[v] for v in values])
@@ -248,7 +250,9 @@ def _view(memory: np.ndarray, offset: int, t: MemRefType, groups: int = 1) -> np
     return memory[offset : offset + count * dtype.itemsize].view(dtype).reshape(shape)
 
 
-def _input(inputs: Sequence[np.ndarray], position: int, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+def _input(
+    inputs: Sequence[np.ndarray], position: int, dtype: np.dtype, shape: tuple[int, ...]
+) -> np.ndarray:
     given = np.asarray(inputs[position])
     if given.dtype != dtype or given.shape != shape:
         raise GeError(
