@@ -8,11 +8,12 @@ import pytest
 from xdsl.ir import Block, Operation
 
 import ge
+import ge.backend
 from ge.dialects import graph as ops
 from ge.dialects.stream import EventRecordOp, EventWaitOp
 from ge.emulator import Emulator, kernels, plan, runtime
 from ge.errors import GeError
-from tests.models import cnn
+from tests.models import cnn, relu_add
 from tests.test_gears import compile_gears, small_cnn
 
 RTOL, ATOL = 1e-4, 1e-5
@@ -148,3 +149,20 @@ def test_a_given_arena_too_small_is_refused() -> None:
     assert size > 0
     with pytest.raises(GeError, match=f"the model needs {size:,}"):
         Emulator(module, compiled.weight_blob, arena=np.zeros(size - 1, np.uint8))
+
+
+def test_the_onnx_backend_plans_each_compiled_program_once(monkeypatch: pytest.MonkeyPatch, rng) -> None:
+    built = []
+    original = plan.RunPlan.__init__
+
+    def counting(self, model, *args, **kwargs) -> None:
+        built.append(model)
+        original(self, model, *args, **kwargs)
+
+    monkeypatch.setattr(plan.RunPlan, "__init__", counting)
+    rep = ge.backend.prepare(relu_add())
+    for _ in range(3):
+        a, b = (rng.standard_normal((2, 4)).astype(np.float32) for _ in range(2))
+        (s,) = rep.run([a, b])
+        np.testing.assert_allclose(s, np.maximum(a, 0) + b, rtol=RTOL, atol=ATOL)
+    assert len(built) == 1  # the symbolic batch compiles at the first run, then is reused
