@@ -68,8 +68,12 @@ class _Step:
     """For a segment: where the next one starts, and what of this one's outputs (after the
     observed value) it reads."""
 
+    def __post_init__(self) -> None:
+        # Read from the IR once: a run looks at none of it (the emulator holds the run plan).
+        self.inputs = self.compiled.inputs
+
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        arrays = bind_inputs(self.compiled.inputs, {n: feeds[n] for n in self.compiled.input_names})
+        arrays = bind_inputs(self.inputs, {spec.name: feeds[spec.name] for spec in self.inputs})
         return self.emulator.run(arrays)
 
 

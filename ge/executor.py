@@ -28,22 +28,23 @@ class GraphExecutor:
         self.compiled: CompiledModel | None = None
         self.recompiles = 0
         """How many times a graph with symbolic dimensions was compiled beyond its first time."""
-        self._emulator: Emulator | None = None
+        self._loaded: _Loaded | None = None
         self._graph: Graph | None = None
-        self._compiled: dict[tuple[tuple[str, int], ...], tuple[CompiledModel, Emulator]] = {}
+        self._compiled: dict[tuple[tuple[str, int], ...], tuple[CompiledModel, _Loaded]] = {}
 
     def load_graph(self, model: CompiledModel | Graph) -> None:
-        """Loads a compiled model; an uncompiled `Graph` is compiled with the defaults, at its
-        first run when it has symbolic dimensions (then once per new combination of sizes)."""
+        """Loads a compiled model, building the run plan of each of its gears; an uncompiled
+        `Graph` is compiled with the defaults, at its first run when it has symbolic dimensions
+        (then once per new combination of sizes)."""
         self._graph, self._compiled, self.recompiles = None, {}, 0
         if isinstance(model, Graph):
             if model.symbols:
-                self._graph, self.compiled, self._emulator = model, None, None
+                self._graph, self.compiled, self._loaded = model, None, None
                 return
             model = GraphCompiler().compile(model)
         if not isinstance(model, CompiledModel):
             raise GeError(f"load_graph takes a CompiledModel or a Graph, got {type(model).__name__}")
-        self.compiled, self._emulator = model, Emulator(model.module, model.weight_blob)
+        self.compiled, self._loaded = model, _Loaded(model)
 
     def run(
         self,
@@ -55,21 +56,28 @@ class GraphExecutor:
         time in seconds on the emulator, in task order (as `ge.GraphProfiler` measures)."""
         if self._graph is not None:
             self._specialize(self._graph, inputs)
-        if self.compiled is None or self._emulator is None:
+        loaded = self._loaded
+        if self.compiled is None or loaded is None:
             raise GeError("no model is loaded: call load_graph first")
-        choice = self.compiled.select_gear(inputs)  # with gears: the one of the inputs' shapes
-        compiled = self.compiled.gear_models[choice.index]
-        if self._emulator.model is not compiled.model:
-            self._emulator = Emulator(compiled.module, compiled.weight_blob)
-        padding = self.compiled.batch_padding
-        if choice.batch is None or padding is None or padding.output_axes is None:
-            return self._emulator.run(bind_inputs(compiled.inputs, inputs), launch_times=launch_times)
-        # A smaller batch on a larger gear: zero samples in, the real samples out.
-        arrays = gears.pad_batch(
-            bind_inputs(self.compiled.inputs, inputs), [s.shape for s in compiled.inputs]
+        compiled = self.compiled
+        choice = (  # with gears: the one of the inputs' shapes
+            gears.select_gear(compiled.gears, loaded.names, inputs, compiled.batch_padding)
+            if compiled.gears
+            else gears.GearChoice(0)
         )
-        outputs = self._emulator.run(arrays, launch_times=launch_times)
+        specs, emulator = loaded.gears[choice.index]
+        padding = compiled.batch_padding
+        if choice.batch is None or padding is None or padding.output_axes is None:
+            return emulator.run(bind_inputs(specs, inputs), launch_times=launch_times)
+        # A smaller batch on a larger gear: zero samples in, the real samples out.
+        arrays = gears.pad_batch(bind_inputs(loaded.inputs, inputs), [s.shape for s in specs])
+        outputs = emulator.run(arrays, launch_times=launch_times)
         return gears.cut_batch(outputs, padding.output_axes, choice.batch)
+
+    @property
+    def emulators(self) -> list[Emulator]:
+        """The loaded model's emulator of each gear (one for a model without gears), in gear order."""
+        return [] if self._loaded is None else [emulator for _, emulator in self._loaded.gears]
 
     def _specialize(
         self, graph: Graph, inputs: np.ndarray | Sequence[np.ndarray] | Mapping[str, np.ndarray]
@@ -87,8 +95,21 @@ class GraphExecutor:
                 signature = ", ".join(f"{symbol}={size}" for symbol, size in key)
                 log_recompile(f"graph '{graph.name}'", signature, self.recompiles)
             model = GraphCompiler().compile(graph.specialize(sizes))
-            self._compiled[key] = (model, Emulator(model.module, model.weight_blob))
-        self.compiled, self._emulator = self._compiled[key]
+            self._compiled[key] = (model, _Loaded(model))
+        self.compiled, self._loaded = self._compiled[key]
+
+
+class _Loaded:
+    """A compiled model ready to run: its input names and specs, and per gear the gear's input
+    specs and its emulator (run plan built here, at load). The gears share one arena, the
+    largest gear's, as on the device."""
+
+    def __init__(self, model: CompiledModel):
+        self.names = model.input_names
+        self.inputs = model.inputs
+        each = model.gear_models
+        arena = np.zeros(max(gear.model.arena_size.value.data for gear in each), np.uint8)
+        self.gears = [(gear.inputs, Emulator(gear.module, gear.weight_blob, arena=arena)) for gear in each]
 
 
 def bind_inputs(

@@ -7,25 +7,32 @@ the reference semantics. An operand that arrives in a framework format is laid o
 fractal tiles on the way in, as the kernel's MTE2 load would. Every other op (the epilogue of a
 fused op included) computes with the shared semantics on the logical values; a result is stored
 in the kernel's output format with zero padding.
+
+`PreparedKernel` turns a kernel body into a list of steps once, when a model is loaded, so a
+launch runs those steps instead of interpreting the body's IR.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from ge.dialects import graph
-from ge.dialects.common import get_flag, get_int, get_ints
+from ge.dialects.common import describe, get_flag, get_int, get_ints
 from ge.dialects.formats import bitwidth_of, c0_of
 from ge.dialects.kernel import weight_groups
 from ge.dialects.stream import KernelFuncOp
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
+from ge.errors import GeError
 from ge.layout import from_device, to_device
-from ge.semantics import evaluate, widen
+from ge.semantics import IMPLEMENTATIONS, evaluate, widen
+from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 from ge.semantics.core import epilogue
 from ge.semantics.nn import gemm_scale
 
@@ -34,6 +41,8 @@ from .tiles import CubeSchedule, prepare_cube
 
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
 FRAMEWORK = ("ND", "NCHW")
+NARROW = (np.dtype(np.float16), bfloat16)
+"""The float types ops compute in float32 (`ge.semantics.widen`)."""
 
 
 class _Stored:
@@ -59,29 +68,157 @@ class _Stored:
         return to_device(self.logical(), fmt, c0, groups)
 
 
-def run_kernel(kernel: KernelFuncOp, buffers: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """The stored results of `kernel` on stored `buffers` (one per input, in its input format)."""
-    block = kernel.body.block
-    formats = kernel.in_formats
-    env: dict[SSAValue, _Stored] = {}
-    values: dict[SSAValue, np.ndarray] = {}
-    for arg, array, fmt in zip(block.args, buffers, formats, strict=True):
-        env[arg] = _Stored(array, fmt, tensor_type(arg), weight_groups(arg))
-    ops = list(block.ops)
-    for op in ops[:-1]:
-        result = _on_cube(op, env) if _cube_ready(op, env) else None
-        if result is None:
-            results = evaluate(op, [values[v] if v in values else env[v].logical() for v in op.operands])
+class PreparedKernel:
+    """A kernel body prepared once as a list of steps over a small list of slots (the kernel's
+    stored inputs, their logical values where an op needs them, each op's results); calling it
+    with stored input arrays writes the stored results into the output arrays given.
+
+    Each op's implementation, operand slots, widening and result dtypes are resolved here, and
+    constants computed once. The first call checks every vector op's answer against its result
+    type (`ge.semantics.evaluate`); later calls skip the checks."""
+
+    def __init__(self, kernel: KernelFuncOp):
+        self.name = kernel.sym_name.data
+        block = kernel.body.block
+        self._slots: dict[SSAValue, int] = {arg: i for i, arg in enumerate(block.args)}
+        self._logical: dict[SSAValue, int] = {}
+        self._template: list[Any] = [None] * len(block.args)  # arrays once a call fills them
+        self._arity = len(block.args)
+        self._stored: dict[SSAValue, tuple[str, TensorType, int]] = {
+            arg: (fmt, tensor_type(arg), weight_groups(arg))
+            for arg, fmt in zip(block.args, kernel.in_formats, strict=True)
+        }
+        checked: list[Step] = []
+        fast: list[Step] = []
+        ops = list(block.ops)
+        for op in ops[:-1]:
+            self._prepare_op(op, checked, fast)
+        self._encodes = [
+            (
+                self._logical_slot(value, checked, fast),
+                fmt,
+                c0_of(bitwidth_of(tensor_type(value).element_type)),
+            )
+            for value, fmt in zip(ops[-1].operands, kernel.out_formats, strict=True)
+        ]
+        self._steps, self._fast_steps = checked, fast
+
+    def __call__(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
+        slots = self._template.copy()
+        slots[: self._arity] = inputs
+        for step in self._steps:
+            step(slots)
+        # Every result is computed before any is stored, as an output may share an input's bytes.
+        results = [
+            slots[i] if fmt in FRAMEWORK else to_device(slots[i], fmt, c0) for i, fmt, c0 in self._encodes
+        ]
+        for output, result in zip(outputs, results, strict=True):
+            np.copyto(output, result)
+        self._steps = self._fast_steps
+
+    # ----------------------------------------------------------------------------------------
+
+    def _new_slot(self, value: SSAValue) -> int:
+        self._slots[value] = len(self._template)
+        self._template.append(None)
+        return self._slots[value]
+
+    def _logical_slot(self, value: SSAValue, checked: list[Step], fast: list[Step]) -> int:
+        """The slot of `value`'s logical array: a kernel input in a device format is decoded once
+        per call, by a step added before its first reader."""
+        if value not in self._stored or self._stored[value][0] in FRAMEWORK:
+            return self._slots[value]
+        if value not in self._logical:
+            fmt, t, groups = self._stored[value]
+            source, target = self._slots[value], len(self._template)
+            self._template.append(None)
+            self._logical[value] = target
+            step = partial(_decode, source, target, fmt, tuple(t.get_shape()), groups)
+            checked.append(step)
+            fast.append(step)
+        return self._logical[value]
+
+    def _prepare_op(self, op: Operation, checked: list[Step], fast: list[Step]) -> None:
+        if isinstance(op, graph.ConstOp):
+            (value,) = evaluate(op, [])  # a constant is computed once
+            self._template[self._new_slot(op.results[0])] = value
+            return
+        placeholders = {v: _Stored(np.empty(0), *self._stored[v]) for v in self._stored}
+        if _cube_ready(op, placeholders):
+            spec = tuple(
+                (v, self._slots[v], *(self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1)))
+                for v in dict.fromkeys(op.operands)
+            )
+            step = partial(_cube_step, op, spec, self._new_slot(op.results[0]))
+            checked.append(step)
+            fast.append(step)
+            return
+        implementation = IMPLEMENTATIONS.get(type(op))
+        if implementation is None:
+            raise GeError(f"{describe(op)} has no semantics: it is not an ascend.graph op")
+        operands = tuple(self._logical_slot(v, checked, fast) for v in op.operands)
+        results = tuple(self._new_slot(r) for r in op.results)
+        checked.append(partial(_checked_step, op, operands, results))
+        stored_only = computes_in_stored_type(op)
+        narrow = tuple(
+            not stored_only and numpy_dtype(tensor_type(v).element_type) in NARROW for v in op.operands
+        )
+        dtypes = tuple(numpy_dtype(tensor_type(r).element_type) for r in op.results)
+        if len(results) == 1 and not any(narrow):
+            fast.append(partial(_single_step, implementation, op, operands, results[0], dtypes[0]))
         else:
-            results = [result]
-        values.update(zip(op.results, results, strict=True))
-    outputs = []
-    for value, fmt in zip(ops[-1].operands, kernel.out_formats, strict=True):
-        array = values[value] if value in values else env[value].logical()
-        if fmt not in FRAMEWORK:
-            array = to_device(array, fmt, c0_of(bitwidth_of(tensor_type(value).element_type)))
-        outputs.append(array)
-    return outputs
+            fast.append(partial(_vector_step, implementation, op, operands, narrow, results, dtypes))
+
+
+Step = Callable[[list[Any]], None]
+"""One prepared op of a kernel body: reads its operands' slots, writes its results' slots."""
+
+
+def _decode(source: int, target: int, fmt: str, shape: tuple[int, ...], groups: int, slots: list) -> None:
+    slots[target] = from_device(slots[source], fmt, shape, groups)
+
+
+def _cube_step(op: Operation, spec: tuple, target: int, slots: list) -> None:
+    env = {v: _Stored(slots[i], fmt, t, groups) for v, i, fmt, t, groups in spec}
+    result = _on_cube(op, env)
+    if result is None:
+        (result,) = evaluate(op, [env[v].logical() for v in op.operands])
+    slots[target] = result
+
+
+def _checked_step(op: Operation, operands: tuple[int, ...], results: tuple[int, ...], slots: list) -> None:
+    for index, value in zip(results, evaluate(op, [slots[i] for i in operands]), strict=True):
+        slots[index] = value
+
+
+def _single_step(
+    implementation: Callable,
+    op: Operation,
+    operands: tuple[int, ...],
+    result: int,
+    dtype: np.dtype,
+    slots: list,
+) -> None:
+    value = implementation(op, *[slots[i] for i in operands])
+    if isinstance(value, tuple | list):
+        (value,) = value
+    slots[result] = np.asarray(value.astype(dtype, copy=False))
+
+
+def _vector_step(
+    implementation: Callable,
+    op: Operation,
+    operands: tuple[int, ...],
+    narrow: tuple[bool, ...],
+    results: tuple[int, ...],
+    dtypes: tuple[np.dtype, ...],
+    slots: list,
+) -> None:
+    arrays = [slots[i].astype(np.float32) if n else slots[i] for i, n in zip(operands, narrow, strict=True)]
+    values = implementation(op, *arrays)
+    values = values if isinstance(values, tuple | list) else (values,)
+    for index, value, dtype in zip(results, values, dtypes, strict=True):
+        slots[index] = np.asarray(value.astype(dtype, copy=False))
 
 
 def _base(op: Operation) -> type[Operation]:

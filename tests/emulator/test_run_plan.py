@@ -1,0 +1,168 @@
+"""The emulator's run plan: built once at load, then runs that bind only inputs and outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime
+import pytest
+from xdsl.ir import Block, Operation
+
+import ge
+import ge.backend
+from ge.dialects import graph as ops
+from ge.dialects.stream import EventRecordOp, EventWaitOp
+from ge.emulator import Emulator, kernels, plan, runtime
+from ge.errors import GeError
+from tests.models import cnn, relu_add
+from tests.test_gears import compile_gears, small_cnn
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+@pytest.fixture(scope="module")
+def twin_cnn():
+    twin = cnn(batch=2, size=16)
+    compiled = ge.GraphCompiler().compile(twin.graph, optimization_level=3)
+    session = onnxruntime.InferenceSession(twin.onnx_model.SerializeToString())
+    return twin, compiled, session
+
+
+def _refuse(*args: object, **kwargs: object) -> None:
+    raise AssertionError("a run must not walk the IR nor build any part of the plan")
+
+
+def test_runs_walk_no_ir_and_build_nothing(twin_cnn, monkeypatch: pytest.MonkeyPatch, rng) -> None:
+    twin, _, session = twin_cnn
+    # At O0: a fused op's epilogue region still runs through `ge.semantics.epilogue`.
+    compiled = ge.GraphCompiler().compile(twin.graph, optimization_level=0)
+    assert "cube" in compiled.kernel_histogram()
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    x = rng.standard_normal(twin.input_shape).astype(np.float32)
+    executor.run(x)  # the first run checks races and every vector op's answer
+    monkeypatch.setattr(plan, "bind", _refuse)
+    monkeypatch.setattr(plan.RunPlan, "_prepare", _refuse)
+    monkeypatch.setattr(kernels.PreparedKernel, "_prepare_op", _refuse)
+    monkeypatch.setattr(kernels, "evaluate", _refuse)
+    monkeypatch.setattr(Block, "ops", property(_refuse))
+    monkeypatch.setattr(Operation, "walk", _refuse)
+    for _ in range(2):
+        x = rng.standard_normal(twin.input_shape).astype(np.float32)
+        (got,) = executor.run(x)
+        np.testing.assert_allclose(got, session.run(None, {twin.input_name: x})[0], rtol=RTOL, atol=ATOL)
+
+
+def test_two_runs_give_each_inputs_answer_and_leave_inputs_and_earlier_outputs(twin_cnn, rng) -> None:
+    twin, compiled, session = twin_cnn
+    emulator = Emulator(compiled.module, compiled.weight_blob)
+    first_x = rng.standard_normal(twin.input_shape).astype(np.float32)
+    second_x = rng.standard_normal(twin.input_shape).astype(np.float32)
+    kept_x = first_x.copy()
+    first_x.flags.writeable = False  # a kernel writing the caller's input would raise
+    (first,) = emulator.run([first_x])
+    kept_first = first.copy()
+    (second,) = emulator.run([second_x])
+    np.testing.assert_array_equal(first_x, kept_x)
+    np.testing.assert_array_equal(first, kept_first)  # run 2 wrote elsewhere
+    assert not np.shares_memory(first, emulator.plan.arena)
+    assert not np.shares_memory(first, second)
+    for x, got in ((first_x, first), (second_x, second)):
+        np.testing.assert_allclose(got, session.run(None, {twin.input_name: x})[0], rtol=RTOL, atol=ATOL)
+    assert np.abs(first - second).max() > 1e-3
+
+
+def test_outputs_that_are_inputs_or_weights_are_copies(rng) -> None:
+    g = ge.Graph()
+    x = g.add_input("x", shape=[4, 8])
+    g.add_output(x, "same")
+    g.add_output(g.add_relu(x), "relu")
+    compiled = ge.GraphCompiler().compile(g, optimization_level=0)
+    data = rng.standard_normal((4, 8)).astype(np.float32)
+    emulator = Emulator(compiled.module, compiled.weight_blob)
+    same, relu = emulator.run([data])
+    np.testing.assert_array_equal(same, data)
+    np.testing.assert_array_equal(relu, np.maximum(data, 0))
+    assert not np.shares_memory(same, data)
+    again, _ = emulator.run([-data])
+    np.testing.assert_array_equal(same, data)
+    np.testing.assert_array_equal(again, -data)
+
+
+def test_the_race_detector_runs_once(twin_cnn, monkeypatch: pytest.MonkeyPatch, rng) -> None:
+    twin, compiled, _ = twin_cnn
+    calls = []
+    checked = runtime.find_races
+    monkeypatch.setattr(runtime, "find_races", lambda *args: calls.append(1) or checked(*args))
+    emulator = Emulator(compiled.module, compiled.weight_blob)
+    assert calls == []  # not at load: the first run checks
+    for _ in range(3):
+        emulator.run([rng.standard_normal(twin.input_shape).astype(np.float32)])
+    assert calls == [1]
+
+
+def test_a_model_with_gears_builds_every_plan_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled = compile_gears(small_cnn(), dynamic_batch_size=[1, 4, 8])
+    built = []
+    original = plan.RunPlan.__init__
+
+    def counting(self, model, *args, **kwargs) -> None:
+        built.append(model)
+        original(self, model, *args, **kwargs)
+
+    monkeypatch.setattr(plan.RunPlan, "__init__", counting)
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    assert len(built) == 3
+    arenas = {id(e.plan.arena) for e in executor.emulators}
+    assert len(arenas) == 1  # one arena, the largest gear's, as on the device
+    assert executor.emulators[0].plan.arena.size == compiled.memory.arena_bytes
+    session = onnxruntime.InferenceSession(small_cnn().SerializeToString())
+    for batch in (8, 1, 4, 1):
+        x = np.random.default_rng(batch).standard_normal((batch, 3, 8, 8)).astype(np.float32)
+        (got,) = executor.run(x)
+        np.testing.assert_allclose(got, session.run(None, {"x": x})[0], rtol=RTOL, atol=ATOL)
+    assert len(built) == 3
+
+
+def test_a_wait_before_its_record_is_refused_at_load() -> None:
+    g = ge.Graph()
+    x = g.add_input("x", shape=[64])
+    a, b = g.add_op(ops.ReluOp, [x]), g.add_op(ops.NegOp, [x])
+    g.add_output(g.add_op(ops.AddOp, [a, b]), "y")
+    compiled = ge.GraphCompiler().compile(g, optimization_level=0, max_streams=2)
+    module = compiled.module.clone()
+    (record,) = [o for o in module.walk() if isinstance(o, EventRecordOp)]
+    (wait,) = [o for o in module.walk() if isinstance(o, EventWaitOp)]
+    record.detach()
+    wait.parent_block().insert_op_after(record, wait)
+    with pytest.raises(GeError, match="was never recorded"):
+        Emulator(module, compiled.weight_blob)
+
+
+def test_a_given_arena_too_small_is_refused() -> None:
+    g = ge.Graph()
+    x = g.add_input("x", shape=[64])
+    g.add_output(g.add_relu(g.add_op(ops.NegOp, [x])), "y")
+    compiled = ge.GraphCompiler().compile(g, optimization_level=0)
+    module = compiled.module.clone()
+    size = compiled.model.arena_size.value.data
+    assert size > 0
+    with pytest.raises(GeError, match=f"the model needs {size:,}"):
+        Emulator(module, compiled.weight_blob, arena=np.zeros(size - 1, np.uint8))
+
+
+def test_the_onnx_backend_plans_each_compiled_program_once(monkeypatch: pytest.MonkeyPatch, rng) -> None:
+    built = []
+    original = plan.RunPlan.__init__
+
+    def counting(self, model, *args, **kwargs) -> None:
+        built.append(model)
+        original(self, model, *args, **kwargs)
+
+    monkeypatch.setattr(plan.RunPlan, "__init__", counting)
+    rep = ge.backend.prepare(relu_add())
+    for _ in range(3):
+        a, b = (rng.standard_normal((2, 4)).astype(np.float32) for _ in range(2))
+        (s,) = rep.run([a, b])
+        np.testing.assert_allclose(s, np.maximum(a, 0) + b, rtol=RTOL, atol=ATOL)
+    assert len(built) == 1  # the symbolic batch compiles at the first run, then is reused
