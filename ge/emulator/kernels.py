@@ -14,7 +14,6 @@ launch runs those steps instead of interpreting the body's IR.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -79,6 +78,7 @@ class PreparedKernel:
 
     def __init__(self, kernel: KernelFuncOp):
         self.name = kernel.sym_name.data
+        self._schedule = prepare_cube(kernel)  # the k-steps, its L0 claims checked once, here
         block = kernel.body.block
         self._slots: dict[SSAValue, int] = {arg: i for i, arg in enumerate(block.args)}
         self._logical: dict[SSAValue, int] = {}
@@ -149,7 +149,7 @@ class PreparedKernel:
                 (v, self._slots[v], *(self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1)))
                 for v in dict.fromkeys(op.operands)
             )
-            step = partial(_cube_step, op, spec, self._new_slot(op.results[0]))
+            step = partial(_cube_step, op, spec, self._schedule, self._new_slot(op.results[0]))
             checked.append(step)
             fast.append(step)
             return
@@ -178,9 +178,9 @@ def _decode(source: int, target: int, fmt: str, shape: tuple[int, ...], groups: 
     slots[target] = from_device(slots[source], fmt, shape, groups)
 
 
-def _cube_step(op: Operation, spec: tuple, target: int, slots: list) -> None:
+def _cube_step(op: Operation, spec: tuple, schedule: CubeSchedule, target: int, slots: list) -> None:
     env = {v: _Stored(slots[i], fmt, t, groups) for v, i, fmt, t, groups in spec}
-    result = _on_cube(op, env)
+    result = _on_cube(op, env, schedule)
     if result is None:
         (result,) = evaluate(op, [env[v].logical() for v in op.operands])
     slots[target] = result
@@ -241,13 +241,9 @@ def _cube_ready(op: Operation, env: dict[SSAValue, _Stored]) -> bool:
     return all(len(t.get_shape()) >= 2 for t in types)
 
 
-def _on_cube(
-    op: Operation, env: dict[SSAValue, _Stored], schedule: CubeSchedule | None = None
-) -> np.ndarray | None:
+def _on_cube(op: Operation, env: dict[SSAValue, _Stored], schedule: CubeSchedule) -> np.ndarray | None:
     """`op`'s result computed on the cube with the k-steps of `schedule` (`prepare_cube` of its
-    kernel; when not given, the one prepared at the kernel's first run)."""
-    if schedule is None:
-        schedule = _prepared(op)
+    kernel, done once when the kernel is prepared)."""
     base = _base(op)
     if isinstance(op, graph.FusedOp):
         operands, extras = list(op.base_operands), list(op.extra_operands)
@@ -262,20 +258,6 @@ def _on_cube(
         rest = [env[v].logical() for v in extras]
         return epilogue(op, accumulator, rest).astype(numpy_dtype(result_type.element_type))
     return accumulator.astype(numpy_dtype(result_type.element_type))
-
-
-def _prepared(op: Operation) -> CubeSchedule:
-    """The cube schedule of the kernel holding `op`, prepared once per kernel."""
-    kernel = op.parent_op()
-    assert isinstance(kernel, KernelFuncOp), f"{op.name} runs inside an outlined kernel"
-    schedule = _SCHEDULES.get(kernel)
-    if schedule is None:
-        schedule = _SCHEDULES[kernel] = prepare_cube(kernel)
-    return schedule
-
-
-_SCHEDULES: weakref.WeakKeyDictionary[KernelFuncOp, CubeSchedule] = weakref.WeakKeyDictionary()
-"""Each kernel's cube schedule, kept as long as the kernel lives."""
 
 
 def _conv2d_on_cube(

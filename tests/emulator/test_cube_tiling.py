@@ -199,9 +199,8 @@ def test_a_tiling_that_overflows_l0_is_refused_before_running(rng: np.random.Gen
     message = rf"kernel @{name}: .* needs 262144 bytes of L0A per step, the \w+ has 65536"
     with pytest.raises(VerificationError, match=message):
         prepare_cube(kernel)
-    a = rng.standard_normal((256, 256)).astype(np.float16)
     with pytest.raises(VerificationError, match=message):
-        Emulator(module, compiled.weight_blob).run([a, a])
+        Emulator(module, compiled.weight_blob)  # at load, before any run
 
 
 def test_a_fitting_tiling_reports_its_claims() -> None:
