@@ -35,7 +35,7 @@ from ge.semantics.core import _computes_in_stored_type as computes_in_stored_typ
 from ge.semantics.core import epilogue
 from ge.semantics.nn import gemm_scale
 
-from . import cube
+from . import cube, products
 from .tiles import CubeSchedule, prepare_cube
 
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
@@ -149,7 +149,8 @@ class PreparedKernel:
                 (v, self._slots[v], *(self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1)))
                 for v in dict.fromkeys(op.operands)
             )
-            step = partial(_cube_step, op, spec, self._schedule, self._new_slot(op.results[0]))
+            targets = tuple(self._new_slot(r) for r in op.results)
+            step = partial(_cube_step, op, spec, self._schedule, targets)
             checked.append(step)
             fast.append(step)
             return
@@ -178,12 +179,17 @@ def _decode(source: int, target: int, fmt: str, shape: tuple[int, ...], groups: 
     slots[target] = from_device(slots[source], fmt, shape, groups)
 
 
-def _cube_step(op: Operation, spec: tuple, schedule: CubeSchedule, target: int, slots: list) -> None:
+def _cube_step(
+    op: Operation, spec: tuple, schedule: CubeSchedule, targets: tuple[int, ...], slots: list
+) -> None:
     env = {v: _Stored(slots[i], fmt, t, groups) for v, i, fmt, t, groups in spec}
     result = _on_cube(op, env, schedule)
     if result is None:
-        (result,) = evaluate(op, [env[v].logical() for v in op.operands])
-    slots[target] = result
+        results = evaluate(op, [env[v].logical() for v in op.operands])
+    else:
+        results = result if isinstance(result, tuple) else (result,)  # a layer's several results
+    for target, value in zip(targets, results, strict=True):
+        slots[target] = value
 
 
 def _checked_step(op: Operation, operands: tuple[int, ...], results: tuple[int, ...], slots: list) -> None:
@@ -241,7 +247,9 @@ def _cube_ready(op: Operation, env: dict[SSAValue, _Stored]) -> bool:
     return all(len(t.get_shape()) >= 2 for t in types)
 
 
-def _on_cube(op: Operation, env: dict[SSAValue, _Stored], schedule: CubeSchedule) -> np.ndarray | None:
+def _on_cube(
+    op: Operation, env: dict[SSAValue, _Stored], schedule: CubeSchedule
+) -> np.ndarray | tuple[np.ndarray, ...] | None:
     """`op`'s result computed on the cube with the k-steps of `schedule` (`prepare_cube` of its
     kernel, done once when the kernel is prepared)."""
     base = _base(op)
@@ -252,8 +260,8 @@ def _on_cube(op: Operation, env: dict[SSAValue, _Stored], schedule: CubeSchedule
     result_type = op.results[0].type
     assert isinstance(result_type, TensorType)
     accumulator = _ON_CUBE[base](op, operands, env, result_type, schedule.k_step)
-    if accumulator is None:
-        return None
+    if accumulator is None or isinstance(accumulator, tuple):
+        return accumulator  # None: the reference semantics; a tuple: results in their types
     if isinstance(op, graph.FusedOp):
         rest = [env[v].logical() for v in extras]
         return epilogue(op, accumulator, rest).astype(numpy_dtype(result_type.element_type))
@@ -293,16 +301,38 @@ def _gemm_on_cube(
     return gemm_scale(op, product, None if c is None else widen(c))
 
 
+def _products_on_cube(
+    op: Operation,
+    operands: list[SSAValue],
+    env: dict[SSAValue, _Stored],
+    result_type: TensorType,
+    k_step: int | None,
+) -> tuple[np.ndarray, ...] | None:
+    return products.on_cube(op, [env[v].logical() for v in operands], k_step)
+
+
 _ON_CUBE: dict[
     type[Operation],
-    Callable[[Operation, list[SSAValue], dict[SSAValue, _Stored], TensorType, int | None], np.ndarray | None],
+    Callable[
+        [Operation, list[SSAValue], dict[SSAValue, _Stored], TensorType, int | None],
+        np.ndarray | tuple[np.ndarray, ...] | None,
+    ],
 ] = {
     graph.Conv2DOp: _conv2d_on_cube,
     graph.MatMulOp: _matmul_on_cube,
     graph.GemmOp: _gemm_on_cube,
+    graph.AttentionOp: _products_on_cube,
+    graph.RNNOp: _products_on_cube,
+    graph.GRUOp: _products_on_cube,
+    graph.LSTMOp: _products_on_cube,
+    graph.ConvTranspose2DOp: _products_on_cube,
+    graph.ConvTranspose3DOp: _products_on_cube,
+    graph.Conv3DOp: _products_on_cube,
 }
-"""The matrix products the emulated cube computes as fractal tile products, `k_step` elements of K
-at a time; the others run on the shared semantics."""
+"""The matrix products the emulated cube computes, `k_step` elements of K at a time: conv2d,
+matmul and gemm as fractal tile products (accumulators; a fused op's epilogue follows), the
+others' products through `ge.emulator.products` (every result, in its type). Other ops run on the
+shared semantics."""
 
 
 def _conv2d(

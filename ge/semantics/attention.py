@@ -16,11 +16,17 @@ from ge.dialects.common import get_flag, get_float, get_int
 from ge.dialects.graph import AttentionOp
 from ge.dtypes import numpy_dtype
 
-from .base import Implementation, property_of
+from .base import Implementation, Product, property_of
 
 
 def attention(
-    op: AttentionOp, q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None
+    op: AttentionOp,
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray | None = None,
+    *,
+    product: Product = np.matmul,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     dtype = q.dtype.type
     groups = q.shape[1] // k.shape[1]
@@ -28,7 +34,7 @@ def attention(
         k, v = np.repeat(k, groups, axis=1), np.repeat(v, groups, axis=1)
     # sqrt(scale) on both sides keeps the products of 16-bit inputs in range.
     root = dtype(math.sqrt(get_float(op, "scale", 1 / math.sqrt(q.shape[-1]))))
-    raw = np.matmul(q * root, np.swapaxes(k * root, -1, -2))
+    raw = product(q * root, np.swapaxes(k * root, -1, -2))
     softcap = get_float(op, "softcap", 0.0)
     capped = dtype(softcap) * np.tanh(raw / dtype(softcap)) if softcap > 0 else raw
     bias = _bias(op, mask, raw.shape[-2:], dtype)
@@ -37,7 +43,7 @@ def attention(
     if bias is not None:
         masked_rows = np.isneginf(np.max(bias, axis=-1, keepdims=True))
         probs = np.where(masked_rows, dtype(0), probs)
-    y = np.matmul(probs, v)
+    y = product(probs, v)
     output = property_of(op, "scores_output", StringAttr)
     if output is None:
         return y

@@ -18,6 +18,10 @@ Implementation = Callable[..., np.ndarray | tuple[np.ndarray, ...]]
 """`f(op, *operands) -> array` (a tuple of arrays for an op of several results), computed in the
 compute dtype (float32 for 16-bit floats)."""
 
+Product = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""How an op's matrix products are computed, `(..., M, K) x (..., K, N) -> (..., M, N)` with numpy's
+batch broadcasting: numpy's `matmul` by default; the emulator passes the cube's (k-steps in fp32)."""
+
 
 def property_of(op: Operation, name: str, kind: type[AttributeT]) -> AttributeT | None:
     """The op's property `name` (None when absent), of the attribute class its definition gives."""

@@ -39,7 +39,7 @@ from ge.dialects.graph import (
     MaxPoolWithArgmaxOp,
 )
 
-from .base import Implementation
+from .base import Implementation, Product
 
 Sizes = tuple[int, ...]
 
@@ -91,7 +91,14 @@ def _einsum(op: EinsumOp, *inputs: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def conv(op: Conv2DOp | Conv3DOp, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+def conv(
+    op: Conv2DOp | Conv3DOp,
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None = None,
+    *,
+    product: Product | None = None,
+) -> np.ndarray:
     """Cross-correlation of N, C, spatial... `x` with O, C / groups, kernel... `w`, plus a bias."""
     n = x.ndim - 2
     kernel = w.shape[2:]
@@ -108,9 +115,8 @@ def conv(op: Conv2DOp | Conv3DOp, x: np.ndarray, w: np.ndarray, bias: np.ndarray
     columns = columns.transpose(1, 0, *spatial, 2, *(a + n for a in spatial))
     columns = columns.reshape(groups, batch * math.prod(out), -1)
     filters = w.reshape(groups, o // groups, -1).transpose(0, 2, 1)
-    # Accumulating in float64 makes each output channel's sums independent of how the matrix
-    # product tiles the channels, so equal filters give equal channels.
-    y = np.matmul(columns.astype(np.float64), filters.astype(np.float64))  # groups, N * prod(out), O / groups
+    # groups, N * prod(out), O / groups; `product` is the cube's when the emulator runs it
+    y = _float64_product(columns, filters) if product is None else product(columns, filters)
     y = y.reshape(groups, batch, *out, o // groups).transpose(1, 0, n + 2, *range(2, n + 2))
     y = np.ascontiguousarray(y, dtype=x.dtype).reshape(batch, o, *out)
     if bias is not None:
@@ -119,7 +125,12 @@ def conv(op: Conv2DOp | Conv3DOp, x: np.ndarray, w: np.ndarray, bias: np.ndarray
 
 
 def conv_transpose(
-    op: ConvTranspose2DOp | ConvTranspose3DOp, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None
+    op: ConvTranspose2DOp | ConvTranspose3DOp,
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None = None,
+    *,
+    product: Product | None = None,
 ) -> np.ndarray:
     """Scatters each input pixel times the kernel into the output (col2im), then crops the pads;
     sums in float64, as `conv` does."""
@@ -131,8 +142,9 @@ def conv_transpose(
     groups = get_int(op, "groups", 1)
     per_group = w.shape[1]
     # Every input pixel times every kernel tap: groups, N, in..., O / groups, kernel....
-    pixels = x.reshape(batch, groups, channels // groups, -1).transpose(1, 0, 3, 2).astype(np.float64)
-    taps = np.matmul(pixels, w.reshape(groups, 1, channels // groups, -1).astype(np.float64))
+    pixels = x.reshape(batch, groups, channels // groups, -1).transpose(1, 0, 3, 2)
+    kernels = w.reshape(groups, 1, channels // groups, -1)
+    taps = _float64_product(pixels, kernels) if product is None else product(pixels, kernels)
     taps = taps.reshape(groups, batch, *sizes, per_group, *kernel)
     taps = taps.transpose(1, 0, n + 2, *range(n + 3, 2 * n + 3), *range(2, n + 2))  # N, g, O/g, k..., in...
     out = [
@@ -247,6 +259,12 @@ def global_lp_pool(op: GlobalLpPoolOp, x: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # Windows
 # --------------------------------------------------------------------------------------------
+
+
+def _float64_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The reference product of a convolution: in float64, so each output channel's sums do not
+    depend on how BLAS tiles the channels."""
+    return np.matmul(a.astype(np.float64), b.astype(np.float64))
 
 
 def _window_props(op: GraphOp, n: int) -> tuple[Sizes, Sizes, Sizes]:

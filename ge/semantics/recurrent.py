@@ -16,23 +16,43 @@ from xdsl.dialects.builtin import StringAttr
 from ge.dialects.common import get_flag, get_float, get_strs
 from ge.dialects.graph import GRUOp, LSTMOp, RecurrentOp, RNNOp
 
-from .base import Implementation, float_values, property_of
+from .base import Implementation, Product, float_values, property_of
 
 Array = np.ndarray
 Function = Callable[[Array], Array]
 
 
-def rnn(op: RNNOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Array) -> tuple[Array, Array]:
+def rnn(
+    op: RNNOp,
+    x: Array,
+    w: Array,
+    r: Array,
+    b: Array,
+    lens: Array,
+    h0: Array,
+    *,
+    product: Product = np.matmul,
+) -> tuple[Array, Array]:
     def step(gates, state, r, rb, functions, d):
         (h,) = state
-        h = functions[0](_clip(op, gates + h @ r.T + rb))
+        h = functions[0](_clip(op, gates + product(h, r.T) + rb))
         return (h,), h
 
-    y, h = _run(op, x, w, r, b, lens, (h0,), step)
+    y, h = _run(op, x, w, r, b, lens, (h0,), step, product)
     return y, h
 
 
-def gru(op: GRUOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Array) -> tuple[Array, Array]:
+def gru(
+    op: GRUOp,
+    x: Array,
+    w: Array,
+    r: Array,
+    b: Array,
+    lens: Array,
+    h0: Array,
+    *,
+    product: Product = np.matmul,
+) -> tuple[Array, Array]:
     before_reset = get_flag(op, "linear_before_reset")
 
     def step(gates, state, r, rb, functions, d):
@@ -40,23 +60,33 @@ def gru(op: GRUOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Arra
         f, g = functions
         hidden = h.shape[-1]
         update_x, reset_x, candidate_x = np.split(gates, 3, axis=-1)
-        recurrent = h @ r[: 2 * hidden].T + rb[: 2 * hidden]
+        recurrent = product(h, r[: 2 * hidden].T) + rb[: 2 * hidden]
         z = f(_clip(op, update_x + recurrent[:, :hidden]))
         reset = f(_clip(op, reset_x + recurrent[:, hidden:]))
         r_h, rb_h = r[2 * hidden :], rb[2 * hidden :]
         if before_reset:
-            candidate = g(_clip(op, candidate_x + reset * (h @ r_h.T + rb_h)))
+            candidate = g(_clip(op, candidate_x + reset * (product(h, r_h.T) + rb_h)))
         else:
-            candidate = g(_clip(op, candidate_x + (reset * h) @ r_h.T + rb_h))
+            candidate = g(_clip(op, candidate_x + product(reset * h, r_h.T) + rb_h))
         h = (1 - z) * candidate + z * h
         return (h,), h
 
-    y, h = _run(op, x, w, r, b, lens, (h0,), step)
+    y, h = _run(op, x, w, r, b, lens, (h0,), step, product)
     return y, h
 
 
 def lstm(
-    op: LSTMOp, x: Array, w: Array, r: Array, b: Array, lens: Array, h0: Array, c0: Array, p: Array
+    op: LSTMOp,
+    x: Array,
+    w: Array,
+    r: Array,
+    b: Array,
+    lens: Array,
+    h0: Array,
+    c0: Array,
+    p: Array,
+    *,
+    product: Product = np.matmul,
 ) -> tuple[Array, Array, Array]:
     coupled = get_flag(op, "input_forget")
 
@@ -64,7 +94,7 @@ def lstm(
         h, c = state
         f, g, activate = functions
         peep_input, peep_output, peep_forget = np.split(p[d], 3)
-        i_x, o_x, f_x, c_x = np.split(gates + h @ r.T + rb, 4, axis=-1)
+        i_x, o_x, f_x, c_x = np.split(gates + product(h, r.T) + rb, 4, axis=-1)
         i = f(_clip(op, i_x + peep_input * c))
         forget = 1 - i if coupled else f(_clip(op, f_x + peep_forget * c))
         c = forget * c + i * g(_clip(op, c_x))
@@ -72,7 +102,7 @@ def lstm(
         h = o * activate(c)
         return (h, c), h
 
-    y, h, c = _run(op, x, w, r, b, lens, (h0, c0), step)
+    y, h, c = _run(op, x, w, r, b, lens, (h0, c0), step, product)
     return y, h, c
 
 
@@ -85,6 +115,7 @@ def _run(
     lens: Array,
     initial: tuple[Array, ...],
     step: Callable,
+    product: Product,
 ) -> tuple[Array, ...]:
     """Runs `step` over time in each direction; returns Y and the final states."""
     given = property_of(op, "direction", StringAttr)
@@ -96,7 +127,7 @@ def _run(
     outputs, finals = [], []
     for d, backwards in enumerate(orders):
         width = r.shape[1]
-        projected = x @ w[d].T + b[d, :width]  # every step's input projection at once
+        projected = product(x, w[d].T) + b[d, :width]  # every step's input projection at once
         state = tuple(s[d] for s in initial)
         y = np.zeros((seq, batch, hidden), dtype=projected.dtype)
         for t in reversed(range(seq)) if backwards else range(seq):

@@ -1,0 +1,202 @@
+"""Attention, recurrent layers, transposed and 3-D convolutions run their products on the cube.
+
+Each model is compiled through ge (the op's kernel is a cube kernel with a tiling) and run on the
+Emulator. Expected values are worked out here in int64 (integer-valued fp16 inputs: exact) or in
+float64 (by direct loops, or by the reference semantics on float64 arrays, whose products are
+numpy's float64 `matmul`), never by the cube; the number of cube products (`cube.accumulate`
+calls) and of k-steps (BLAS calls) is counted from the kernel's tiling.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, StringAttr, f64
+
+import ge
+from ge.dialects import graph as ops
+from ge.dialects.common import ints_attr
+from ge.dialects.stream import KernelFuncOp
+from ge.dialects.tiling import CubeTilingAttr
+from ge.emulator import Emulator, cube
+from ge.semantics.attention import attention
+from ge.semantics.recurrent import gru, lstm
+
+FP32_ULP = 2.0**-23
+
+
+class _Counting:
+    """Wraps a function, counting its calls."""
+
+    def __init__(self, function: Callable) -> None:
+        self.calls, self._function = 0, function
+
+    def __call__(self, *args: object, **kwargs: object) -> np.ndarray:
+        self.calls += 1
+        return self._function(*args, **kwargs)
+
+
+def _compile(g: ge.Graph, level: int = 3) -> tuple[ge.CompiledModel, int]:
+    """The compiled model and the k of its one cube kernel's tiling."""
+    compiled = ge.GraphCompiler().compile(g, optimization_level=level)
+    kernels = [
+        op for op in compiled.module.walk() if isinstance(op, KernelFuncOp) and op.unit.data.value == "cube"
+    ]
+    assert len(kernels) == 1
+    tiling = kernels[0].tiling
+    assert isinstance(tiling, CubeTilingAttr)
+    return compiled, tiling.k.data
+
+
+def _run_counted(
+    compiled: ge.CompiledModel, inputs: list[np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[np.ndarray], int, int]:
+    """The outputs, the cube products run and the BLAS products (k-steps) they took."""
+    products, blas = _Counting(cube.accumulate), _Counting(np.matmul)
+    monkeypatch.setattr(cube, "accumulate", products)
+    monkeypatch.setattr(cube.np, "matmul", blas)
+    outputs = Emulator(compiled.module, compiled.weight_blob).run(inputs)
+    monkeypatch.undo()
+    return outputs, products.calls, blas.calls
+
+
+# --------------------------------------------------------------------------------------------
+# Attention: Q K^T and P V on the cube, the softmax on the vector unit
+# --------------------------------------------------------------------------------------------
+
+
+def _attention_graph(shape: tuple[int, int, int, int], dtype: str, properties: dict) -> ge.Graph:
+    g = ge.Graph()
+    q, k, v = (g.add_input(name, shape=list(shape), dtype=dtype) for name in "qkv")
+    mask = g.add_input("mask", shape=[shape[2], shape[2]], dtype="bool")
+    if "scores_output" in properties:
+        y, scores = g.add_op_results(ops.AttentionOp, [q, k, v, mask], properties)
+        g.add_output(scores, "scores")
+    else:
+        y = g.add_op(ops.AttentionOp, [q, k, v, mask], properties)
+    g.add_output(y, "y")
+    return g
+
+
+def test_attention_products_are_exact_on_integer_valued_fp16(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shape = (1, 2, 24, 300)  # head dim 300: Q K^T takes more than one k-step
+    properties = {"scale": FloatAttr(1.0, f64), "scores_output": StringAttr("raw")}
+    compiled, k_step = _compile(_attention_graph(shape, "float16", properties))
+    q, k, v = (rng.integers(-3, 4, shape).astype(np.float16) for _ in range(3))
+    # Each query sees one key: the probabilities are one-hot, so P V picks rows of V exactly.
+    seen = rng.integers(0, 24, 24)
+    mask = np.zeros((24, 24), bool)
+    mask[np.arange(24), seen] = True
+    (scores, y), products, blas = _run_counted(compiled, [q, k, v, mask], monkeypatch)
+    raw = q.astype(np.int64) @ k.astype(np.int64).swapaxes(-1, -2)
+    np.testing.assert_array_equal(scores, raw.astype(np.float16))
+    np.testing.assert_array_equal(y, v[:, :, seen])
+    assert products == 2
+    assert blas == math.ceil(300 / k_step) + math.ceil(24 / k_step) > 2
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_attention_is_within_k_ulps_of_float64(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, level: int
+) -> None:
+    shape = (2, 2, 20, 64)
+    graph = _attention_graph(shape, "float32", {"is_causal": True})
+    compiled, _ = _compile(graph, level)
+    q, k, v = (rng.standard_normal(shape).astype(np.float32) for _ in range(3))
+    mask = rng.random((20, 20)) < 0.8
+    (y,), products, _ = _run_counted(compiled, [q, k, v, mask], monkeypatch)
+    assert products == 2
+    op = next(op for op in compiled.module.walk() if isinstance(op, ops.AttentionOp))
+    wide = [a.astype(np.float64) for a in (q, k, v)]
+    expected = attention(op, *wide, mask)
+    assert isinstance(expected, np.ndarray) and expected.dtype == np.float64
+    # Scores off by K ulps of their magnitude move each probability by as much, relatively.
+    scale = np.abs(wide[0]) @ np.abs(wide[1]).swapaxes(-1, -2) / 8
+    bound = (64 * scale.max() + 20) * FP32_ULP * (np.abs(expected).max() + np.abs(wide[2]).max())
+    assert np.max(np.abs(y - expected)) <= bound
+
+
+# --------------------------------------------------------------------------------------------
+# Recurrent layers: X W^T for every step at once, H R^T per step, the gates on the vector unit
+# --------------------------------------------------------------------------------------------
+
+
+def _recurrent_graph(
+    op_class: type, arrays: list[np.ndarray], hidden: int, properties: dict
+) -> tuple[ge.Graph, list[np.ndarray]]:
+    """Input x is a model input, the other operands weights; returns the graph and its inputs."""
+    g = ge.Graph()
+    x = g.add_input("x", shape=list(arrays[0].shape), dtype=str(arrays[0].dtype))
+    rest = [g.add_constant(a, name) for a, name in zip(arrays[1:], ("w", "r", "b", "lens", "h0", "c0", "p"))]
+    results = g.add_op_results(op_class, [x, *rest], properties)
+    for index, result in enumerate(results):
+        g.add_output(result, f"y{index}")
+    return g, arrays[:1]
+
+
+def test_rnn_with_identity_activation_is_exact_on_integer_valued_fp16(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seq, batch, size, hidden = 3, 2, 600, 8  # input K 600: more than one k-step
+    x = rng.integers(-1, 2, (seq, batch, size)).astype(np.float16)
+    w = rng.integers(-1, 2, (1, hidden, size)).astype(np.float16)
+    r = rng.integers(-1, 2, (1, hidden, hidden)).astype(np.float16)
+    b = rng.integers(-2, 3, (1, 2 * hidden)).astype(np.float16)
+    lens = np.full(batch, seq, np.int32)
+    h0 = rng.integers(-2, 3, (1, batch, hidden)).astype(np.float16)
+    properties = {
+        "activations": ArrayAttr([StringAttr("Affine")]),
+        "activation_alpha": DenseArrayBase.from_list(f64, [1.0]),
+        "activation_beta": DenseArrayBase.from_list(f64, [0.0]),
+    }
+    g, inputs = _recurrent_graph(ops.RNNOp, [x, w, r, b, lens, h0], hidden, properties)
+    compiled, k_step = _compile(g)
+    (y, final), products, blas = _run_counted(compiled, inputs, monkeypatch)
+    h = h0[0].astype(np.int64)
+    expected = []
+    for t in range(seq):
+        h = x[t].astype(np.int64) @ w[0].T.astype(np.int64) + h @ r[0].T.astype(np.int64)
+        h = h + b[0, :hidden].astype(np.int64) + b[0, hidden:].astype(np.int64)
+        expected.append(h)
+    assert np.abs(expected).max() < 2048  # every value an fp16 integer
+    np.testing.assert_array_equal(y[:, 0], np.stack(expected).astype(np.float16))
+    np.testing.assert_array_equal(final[0], expected[-1].astype(np.float16))
+    assert products == 1 + seq  # the input product once, the recurrence per step
+    assert blas == math.ceil(size / k_step) + seq * math.ceil(hidden / k_step) > 1 + seq
+
+
+@pytest.mark.parametrize("op_class", [ops.LSTMOp, ops.GRUOp])
+def test_lstm_and_gru_are_within_k_ulps_of_float64(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, op_class: type
+) -> None:
+    seq, batch, size, hidden, gates = 4, 3, 40, 16, 4 if op_class is ops.LSTMOp else 3
+    directions = 2
+    arrays = [
+        rng.standard_normal((seq, batch, size)).astype(np.float32),
+        (rng.standard_normal((directions, gates * hidden, size)) / 4).astype(np.float32),
+        (rng.standard_normal((directions, gates * hidden, hidden)) / 4).astype(np.float32),
+        rng.standard_normal((directions, 2 * gates * hidden)).astype(np.float32),
+        np.array([4, 2, 3], np.int32),
+        rng.standard_normal((directions, batch, hidden)).astype(np.float32),
+    ]
+    if op_class is ops.LSTMOp:
+        arrays += [
+            rng.standard_normal((directions, batch, hidden)).astype(np.float32),
+            rng.standard_normal((directions, 3 * hidden)).astype(np.float32),
+        ]
+    g, inputs = _recurrent_graph(op_class, arrays, hidden, {"direction": StringAttr("bidirectional")})
+    compiled, _ = _compile(g)
+    outputs, products, _ = _run_counted(compiled, inputs, monkeypatch)
+    assert products == directions * (1 + seq) + (directions * seq if op_class is ops.GRUOp else 0)
+    op = next(op for op in compiled.module.walk() if isinstance(op, op_class))
+    reference = lstm if op_class is ops.LSTMOp else gru
+    expected = reference(op, *[a.astype(np.float64) if a.dtype == np.float32 else a for a in arrays])
+    for got, want in zip(outputs, expected, strict=True):
+        assert want.dtype == np.float64
+        # Each step's sums are within K ulps; the gates keep that size, over `seq` steps.
+        assert np.max(np.abs(got - want)) <= seq * (size + hidden) * FP32_ULP * 16
