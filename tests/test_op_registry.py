@@ -61,13 +61,25 @@ def test_every_matrix_product_family_has_its_cost():
 
 def test_emulated_cube_ops_are_matrix_products():
     table = emulator_kernels._ON_CUBE  # pyright: ignore[reportPrivateUsage] the table under test
-    assert set(table) == {graph.Conv2DOp, graph.MatMulOp, graph.GemmOp}
+    assert set(table) == {
+        graph.Conv2DOp,
+        graph.MatMulOp,
+        graph.GemmOp,
+        graph.AttentionOp,
+        graph.RNNOp,
+        graph.GRUOp,
+        graph.LSTMOp,
+        graph.ConvTranspose2DOp,
+        graph.ConvTranspose3DOp,
+        graph.Conv3DOp,
+    }
     assert all(op.has_trait(graph.MatrixProductInterface) for op in table)
     # Each fused op whose base the cube emulates runs its base on the cube too.
     assert {base for base in graph.FUSED_BY_BASE if base in table} == {
         graph.Conv2DOp,
         graph.MatMulOp,
         graph.GemmOp,
+        graph.Conv3DOp,
     }
 
 

@@ -3,10 +3,12 @@
 Matrix products and 2-D convolutions run on the emulated cube (`ge.emulator.cube`): fractal tile
 products over NC1HWC0 / FRACTAL_Z / FRACTAL_NZ data, contracted k-step by k-step as the kernel's
 compiled tiling says (`ge.emulator.tiles`) and accumulated in fp32, a second implementation beside
-the reference semantics. An operand that arrives in a framework format is laid out as
-fractal tiles on the way in, as the kernel's MTE2 load would. Every other op (the epilogue of a
-fused op included) computes with the shared semantics on the logical values; a result is stored
-in the kernel's output format with zero padding.
+the reference semantics. Attention, recurrent layers, transposed and 3-D convolutions run their
+products the same way (`ge.emulator.products`) and the work between them on the vector unit. An
+operand that arrives in a framework format is laid out as fractal tiles on the way in, as the
+kernel's MTE2 load would. Every other op (the epilogue of a fused op included) computes with the
+shared semantics on the logical values; a result is stored in the kernel's output format with
+zero padding.
 
 `PreparedKernel` turns a kernel body into a list of steps once, when a model is loaded, so a
 launch runs those steps instead of interpreting the body's IR.
@@ -307,7 +309,7 @@ def _products_on_cube(
     env: dict[SSAValue, _Stored],
     result_type: TensorType,
     k_step: int | None,
-) -> tuple[np.ndarray, ...] | None:
+) -> np.ndarray | tuple[np.ndarray, ...] | None:
     return products.on_cube(op, [env[v].logical() for v in operands], k_step)
 
 

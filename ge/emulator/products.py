@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 from xdsl.ir import Operation
 
+from ge.dialects import graph
 from ge.dtypes import numpy_dtype, tensor_type
 from ge.semantics import IMPLEMENTATIONS, widen
 from ge.semantics.base import Product
@@ -31,18 +32,22 @@ from . import cube
 FLOAT32 = np.dtype(np.float32)
 
 
-def on_cube(op: Operation, operands: Sequence[np.ndarray], k_step: int | None) -> tuple[np.ndarray, ...] | None:
+def on_cube(
+    op: Operation, operands: Sequence[np.ndarray], k_step: int | None
+) -> np.ndarray | tuple[np.ndarray, ...] | None:
     """`op`'s results, each in its result type's dtype, with the op's matrix products run on the
     cube `k_step` elements of K at a time (None: all of K in one step).
 
     `operands` are the op's logical operand values. None when the products' operands are not
     floats (the cube's integer path takes convolutions and matrix products only): the caller runs
-    the reference semantics instead."""
+    the reference semantics instead. A fused op gives its base op's result in fp32, before its
+    epilogue."""
     arrays = [widen(a) for a in operands]  # fp16 and bf16 as fp32, exactly
     if any(a.dtype.kind != "f" for a in arrays[:2]):
         return None
-    implementation = IMPLEMENTATIONS[type(op)]
-    values = implementation(op, *arrays, product=cube_product(k_step))
+    if isinstance(op, graph.FusedOp):  # the base op's result, in fp32: the caller applies the epilogue
+        return IMPLEMENTATIONS[op.BASE](op, *arrays, product=cube_product(k_step))
+    values = IMPLEMENTATIONS[type(op)](op, *arrays, product=cube_product(k_step))
     values = values if isinstance(values, tuple | list) else (values,)
     return tuple(
         np.asarray(value).astype(numpy_dtype(tensor_type(result).element_type), copy=False)
@@ -60,4 +65,3 @@ def cube_product(k_step: int | None) -> Product:
         return cube.accumulate(rows, columns, steps, FLOAT32)
 
     return product
-

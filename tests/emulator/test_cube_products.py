@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, StringAttr, f64
+from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, FloatAttr, IntegerAttr, StringAttr, f64
 
 import ge
 from ge.dialects import graph as ops
@@ -26,6 +26,8 @@ from ge.semantics.attention import attention
 from ge.semantics.recurrent import gru, lstm
 
 FP32_ULP = 2.0**-23
+NAMES = ("w", "r", "b", "lens", "h0", "c0", "p")
+"""A recurrent layer's operands after its input."""
 
 
 class _Counting:
@@ -132,7 +134,7 @@ def _recurrent_graph(
     """Input x is a model input, the other operands weights; returns the graph and its inputs."""
     g = ge.Graph()
     x = g.add_input("x", shape=list(arrays[0].shape), dtype=str(arrays[0].dtype))
-    rest = [g.add_constant(a, name) for a, name in zip(arrays[1:], ("w", "r", "b", "lens", "h0", "c0", "p"))]
+    rest = [g.add_constant(a, name) for a, name in zip(arrays[1:], NAMES[: len(arrays) - 1], strict=True)]
     results = g.add_op_results(op_class, [x, *rest], properties)
     for index, result in enumerate(results):
         g.add_output(result, f"y{index}")
@@ -200,3 +202,129 @@ def test_lstm_and_gru_are_within_k_ulps_of_float64(
         assert want.dtype == np.float64
         # Each step's sums are within K ulps; the gates keep that size, over `seq` steps.
         assert np.max(np.abs(got - want)) <= seq * (size + hidden) * FP32_ULP * 16
+
+
+# --------------------------------------------------------------------------------------------
+# Transposed and 3-D convolutions; depthwise convolutions on conv2d's grouped path
+# --------------------------------------------------------------------------------------------
+
+
+def _conv_transpose(x: np.ndarray, w: np.ndarray, stride: int, groups: int) -> np.ndarray:
+    """Each input pixel times the kernel, scattered into the output at stride `stride` (no pads)."""
+    n, cin, h, width = x.shape
+    _, per_group, kh, kw = w.shape
+    y = np.zeros((n, groups * per_group, stride * (h - 1) + kh, stride * (width - 1) + kw), x.dtype)
+    for g in range(groups):
+        for c in range(g * cin // groups, (g + 1) * cin // groups):
+            for i in range(h):
+                for j in range(width):
+                    patch = x[:, c, i, j, None, None, None] * w[c]
+                    y[
+                        :,
+                        g * per_group : (g + 1) * per_group,
+                        stride * i : stride * i + kh,
+                        stride * j : stride * j + kw,
+                    ] += patch
+    return y
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_conv_transpose_is_exact_on_integer_valued_fp16(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, groups: int
+) -> None:
+    x = rng.integers(-3, 4, (2, 40, 5, 4)).astype(np.float16)
+    w = rng.integers(-3, 4, (40, 6, 3, 3)).astype(np.float16)
+    g = ge.Graph()
+    data = g.add_input("x", shape=list(x.shape), dtype="float16")
+    properties = {"strides": ints_attr([2, 2]), "groups": IntegerAttr(groups, 64)}
+    g.add_output(g.add_op(ops.ConvTranspose2DOp, [data, g.add_constant(w, "w")], properties), "y")
+    compiled, _ = _compile(g)
+    (y,), products, _ = _run_counted(compiled, [x], monkeypatch)
+    assert products == 1
+    np.testing.assert_array_equal(y, _conv_transpose(x.astype(np.int64), w.astype(np.int64), 2, groups))
+
+
+def test_conv_transpose_is_within_k_ulps_of_float64(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    x = rng.standard_normal((1, 300, 4, 4)).astype(np.float32)
+    w = rng.standard_normal((300, 8, 2, 2)).astype(np.float32)
+    g = ge.Graph()
+    data = g.add_input("x", shape=list(x.shape), dtype="float32")
+    g.add_output(g.add_op(ops.ConvTranspose2DOp, [data, g.add_constant(w, "w")], {}), "y")
+    compiled, k_step = _compile(g)
+    (y,), products, blas = _run_counted(compiled, [x], monkeypatch)
+    assert products == 1 and blas == math.ceil(300 / k_step) > 1
+    expected = _conv_transpose(x.astype(np.float64), w.astype(np.float64), 1, 1)
+    bound = (
+        300 * 4 * FP32_ULP * _conv_transpose(np.abs(x).astype(np.float64), np.abs(w).astype(np.float64), 1, 1)
+    )
+    assert np.all(np.abs(y - expected) <= bound)
+
+
+def _conv3d(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Cross-correlation, stride 1, no pads, by one einsum per kernel tap."""
+    kd, kh, kw = w.shape[2:]
+    d, h, width = (s - k + 1 for s, k in zip(x.shape[2:], (kd, kh, kw), strict=True))
+    y = np.zeros((x.shape[0], w.shape[0], d, h, width), x.dtype)
+    for a, b, c in np.ndindex(kd, kh, kw):
+        window = x[:, :, a : a + d, b : b + h, c : c + width]
+        y += np.einsum("ncdhw,oc->nodhw", window, w[:, :, a, b, c])
+    return y
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_conv3d_on_the_cube(rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, dtype: str) -> None:
+    x = rng.integers(-3, 4, (1, 20, 5, 5, 5)).astype(dtype)
+    w = rng.integers(-3, 4, (8, 20, 3, 3, 3)).astype(dtype)
+    if dtype == "float32":
+        x, w = x + rng.standard_normal(x.shape).astype(dtype), w + rng.standard_normal(w.shape).astype(dtype)
+    g = ge.Graph()
+    data = g.add_input("x", shape=list(x.shape), dtype=dtype)
+    g.add_output(g.add_op(ops.Conv3DOp, [data, g.add_constant(w, "w")], {}), "y")
+    compiled, k_step = _compile(g)
+    (y,), products, blas = _run_counted(compiled, [x], monkeypatch)
+    assert products == 1 and blas == math.ceil(20 * 27 / k_step) > 1
+    expected = _conv3d(x.astype(np.float64), w.astype(np.float64))
+    if dtype == "float16":  # integer-valued: exact
+        np.testing.assert_array_equal(y, expected.astype(np.float16))
+    else:
+        bound = 20 * 27 * FP32_ULP * _conv3d(np.abs(x).astype(np.float64), np.abs(w).astype(np.float64))
+        assert np.all(np.abs(y - expected) <= bound)
+
+
+def test_depthwise_convolution_runs_on_the_cube(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    x = rng.integers(-3, 4, (1, 32, 6, 6)).astype(np.float16)
+    w = rng.integers(-3, 4, (32, 1, 3, 3)).astype(np.float16)
+    g = ge.Graph()
+    data = g.add_input("x", shape=list(x.shape), dtype="float16")
+    properties = {"groups": IntegerAttr(32, 64), "pads": ints_attr([1, 1, 1, 1])}
+    g.add_output(g.add_op(ops.Conv2DOp, [data, g.add_constant(w, "w")], properties), "y")
+    compiled, _ = _compile(g)
+    (y,), products, _ = _run_counted(compiled, [x], monkeypatch)
+    assert products == 1  # cube.conv2d's grouped path
+    padded = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    expected = sum(
+        padded[:, :, i : i + 6, j : j + 6] * w[None, :, 0, i, j, None, None].astype(np.int64)
+        for i, j in np.ndindex(3, 3)
+    )
+    np.testing.assert_array_equal(y, np.asarray(expected).astype(np.float16))
+
+
+def test_a_fused_conv3d_runs_its_product_on_the_cube(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    x = rng.integers(-3, 4, (1, 8, 4, 4, 4)).astype(np.float16)
+    w = rng.integers(-3, 4, (4, 8, 2, 2, 2)).astype(np.float16)
+    g = ge.Graph()
+    data = g.add_input("x", shape=list(x.shape), dtype="float16")
+    conv = g.add_op(ops.Conv3DOp, [data, g.add_constant(w, "w")], {})
+    g.add_output(g.add_op(ops.ReluOp, [conv]), "y")
+    compiled, _ = _compile(g)
+    assert any(isinstance(op, ops.FusedOp) for op in compiled.module.walk())
+    (y,), products, _ = _run_counted(compiled, [x], monkeypatch)
+    assert products == 1
+    expected = np.maximum(_conv3d(x.astype(np.float64), w.astype(np.float64)), 0)
+    np.testing.assert_array_equal(y, expected.astype(np.float16))
