@@ -35,7 +35,7 @@ from ge.semantics.core import _computes_in_stored_type as computes_in_stored_typ
 from ge.semantics.core import epilogue
 from ge.semantics.nn import gemm_scale
 
-from . import cube
+from . import cube, vector
 from .tiles import CubeSchedule, prepare_cube
 
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
@@ -94,7 +94,9 @@ class PreparedKernel:
         for op in ops[:-1]:
             self._prepare_op(op, checked, fast)
         self._encodes = [
-            (
+            (self._slots[value], fmt, 0)  # computed in its stored format: stored as it is
+            if fmt in vector.DEVICE_FORMATS and self._stored.get(value, ("",))[0] == fmt
+            else (
                 self._logical_slot(value, checked, fast),
                 fmt,
                 c0_of(bitwidth_of(tensor_type(value).element_type)),
@@ -110,7 +112,8 @@ class PreparedKernel:
             step(slots)
         # Every result is computed before any is stored, as an output may share an input's bytes.
         results = [
-            slots[i] if fmt in FRAMEWORK else to_device(slots[i], fmt, c0) for i, fmt, c0 in self._encodes
+            slots[i] if fmt in FRAMEWORK or not c0 else to_device(slots[i], fmt, c0)
+            for i, fmt, c0 in self._encodes
         ]
         for output, result in zip(outputs, results, strict=True):
             np.copyto(output, result)
@@ -152,6 +155,15 @@ class PreparedKernel:
             step = partial(_cube_step, op, spec, self._schedule, self._new_slot(op.results[0]))
             checked.append(step)
             fast.append(step)
+            return
+        on_device = vector.on_device(op, self._stored, self._slots, self._template)
+        if on_device is not None:  # computed on the stored arrays; read by later ops as stored
+            result_format, step, checked_step = on_device
+            target = self._new_slot(op.results[0])
+            if result_format is not None:
+                self._stored[op.results[0]] = (result_format, tensor_type(op.results[0]), 1)
+            checked.append(partial(checked_step, target))
+            fast.append(partial(step, target))
             return
         implementation = IMPLEMENTATIONS.get(type(op))
         if implementation is None:
