@@ -53,13 +53,14 @@ def on_device(
     every value's slot, `template` the constants' arrays by slot."""
     if len(op.results) != 1 or not op.operands:
         return None
-    formats = {stored[v][0] for v in op.operands if v in stored}
-    if len(formats) != 1 or not formats <= set(DEVICE_FORMATS):
+    on_device = [v for v in op.operands if v in stored and stored[v][0] in DEVICE_FORMATS]
+    formats = {stored[v][0] for v in on_device}
+    if len(formats) != 1:
         return None
     (fmt,) = formats
     result = tensor_type(op.results[0])
     c0 = c0_of(bitwidth_of(result.element_type))
-    if any(c0_of(bitwidth_of(tensor_type(v).element_type)) != c0 for v in op.operands if v in stored):
+    if any(c0_of(bitwidth_of(tensor_type(v).element_type)) != c0 for v in on_device):
         return None  # a cast between 8-bit and wider types changes the channel block
     prepared = _prepare(op, fmt, result, c0, stored, slots, template)
     if prepared is None:
@@ -132,7 +133,7 @@ def _prepare(
 def _prepare_concat(op: Operation, c0: int, stored: Stored, slots: Mapping[SSAValue, int]) -> Compute | None:
     if not graph.JoinsChannelBlocks().holds(op, c0):
         return None
-    if not all(v in stored and stored[v][0] == "NC1HWC0" for v in op.operands):
+    if not all(v in stored and stored[v][0] == "NC1HWC0" for v in op.operands):  # whole blocks only
         return None
     return partial(_concat, tuple(slots[v] for v in op.operands))
 
@@ -150,7 +151,7 @@ def _elementwise_source(
     a constant laid out once, None); (a slot, None, its layout per call); None when it cannot be
     read on the device format (a full-size logical operand or one that does not broadcast)."""
     operand_shape = tuple(tensor_type(value).get_shape())
-    if value in stored:
+    if value in stored and stored[value][0] in DEVICE_FORMATS:
         return (slots[value], None, None) if operand_shape == shape else None
     if len(operand_shape) > len(shape) or np.broadcast_shapes(operand_shape, shape) != shape:
         return None

@@ -80,9 +80,12 @@ def _module(
   ascend.stream.model @main attributes {{arena_size = {offset} : i64, weight_size = 0 : i64,
       input_names = [{names}], output_names = ["y"]}} {{
     {buffer_lines}
-    ascend.stream.launch @to_device(%x) -> (%xd) stream 0 : (memref<{_type(x)}>) -> (memref<{_type(x, stored)}>)
-    ascend.stream.launch @vec({vec_inputs}) -> (%yd) stream 0 : ({launch_types}) -> (memref<{_type(y, y_format)}>)
-    ascend.stream.launch @to_logical(%yd) -> (%y) stream 0 : (memref<{_type(y, y_format)}>) -> (memref<{_type(y)}>)
+    ascend.stream.launch @to_device(%x) -> (%xd) stream 0
+        : (memref<{_type(x)}>) -> (memref<{_type(x, stored)}>)
+    ascend.stream.launch @vec({vec_inputs}) -> (%yd) stream 0
+        : ({launch_types}) -> (memref<{_type(y, y_format)}>)
+    ascend.stream.launch @to_logical(%yd) -> (%y) stream 0
+        : (memref<{_type(y, y_format)}>) -> (memref<{_type(y)}>)
     ascend.stream.outputs %y : memref<{_type(y)}>
   }}
 }}"""
@@ -103,7 +106,8 @@ def _cases(c: int) -> dict[str, tuple]:
         "relu": (x, _unary("relu", x, x), "NC1HWC0", None, lambda a, b: np.maximum(a, 0)),
         "add_bias": (
             x,
-            f"%r = ascend.graph.add %0, %1 : (tensor<{_type(x)}>, tensor<{_type((c, 1, 1))}>) -> tensor<{_type(x)}>",
+            f"%r = ascend.graph.add %0, %1 "
+            f": (tensor<{_type(x)}>, tensor<{_type((c, 1, 1))}>) -> tensor<{_type(x)}>",
             "NC1HWC0",
             (c, 1, 1),
             lambda a, b: a + b,
@@ -114,8 +118,8 @@ def _cases(c: int) -> dict[str, tuple]:
                 "max_pool",
                 x,
                 (2, c, 3, 3),
-                "{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, "
-                "dilations = array<i64: 1, 1>} ",
+                "{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, "
+                "pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} ",
             ),
             "NC1HWC0",
             None,
@@ -261,7 +265,10 @@ def test_relu_of_add_bias_on_fractal_nz_matches_numpy(rng, monkeypatch: pytest.M
 
 def test_concat_of_whole_channel_blocks(rng) -> None:
     x, y = (1, 16, 3, 3), (1, 32, 3, 3)
-    body = f"%r = ascend.graph.concat %0, %0 {{axis = 1 : i64}} : (tensor<{_type(x)}>, tensor<{_type(x)}>) -> tensor<{_type(y)}>"
+    body = (
+        f"%r = ascend.graph.concat %0, %0 {{axis = 1 : i64}} "
+        f": (tensor<{_type(x)}>, tensor<{_type(x)}>) -> tensor<{_type(y)}>"
+    )
     data = rng.standard_normal(x).astype(np.float32)
     (got,) = _emulator(_module(x, y, body)).run([data])
     np.testing.assert_array_equal(got, np.concatenate([data, data], axis=1))
