@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -208,10 +208,7 @@ def _elementwise(
     target: int,
     slots: list[Any],
 ) -> None:
-    arrays = [
-        constant if slot is None else (slots[slot] if lay_out is None else lay_out(slots[slot]))
-        for slot, constant, lay_out in sources
-    ]
+    arrays = [_read(source, slots) for source in sources]
     if narrow:
         arrays = [a.astype(np.float32) if a.dtype in NARROW else a for a in arrays]
     with np.errstate(all="ignore"):  # padded lanes may divide zero by zero; they are zeroed below
@@ -221,6 +218,14 @@ def _elementwise(
     value = value.astype(dtype, copy=False)
     zero(value)
     slots[target] = value
+
+
+def _read(source: tuple[int | None, np.ndarray | None, Callable | None], slots: list[Any]) -> np.ndarray:
+    """An elementwise operand in the layout of the result's format (`_elementwise_source`)."""
+    slot, constant, lay_out = source
+    if slot is None:
+        return cast(np.ndarray, constant)
+    return slots[slot] if lay_out is None else lay_out(slots[slot])
 
 
 def _per_plane(
