@@ -4,9 +4,10 @@ Matrix products and 2-D convolutions run on the emulated cube (`ge.emulator.cube
 products over NC1HWC0 / FRACTAL_Z / FRACTAL_NZ data, contracted k-step by k-step as the kernel's
 compiled tiling says (`ge.emulator.tiles`) and accumulated in fp32, a second implementation beside
 the reference semantics. An operand that arrives in a framework format is laid out as
-fractal tiles on the way in, as the kernel's MTE2 load would. Every other op (the epilogue of a
-fused op included) computes with the shared semantics on the logical values; a result is stored
-in the kernel's output format with zero padding.
+fractal tiles on the way in, as the kernel's MTE2 load would. Vector ops over NC1HWC0 or
+FRACTAL_NZ operands run on the stored arrays (`ge.emulator.vector`); every other op (the epilogue
+of a fused op included) computes with the shared semantics on the logical values; a result is
+stored in the kernel's output format with zero padding.
 
 `PreparedKernel` turns a kernel body into a list of steps once, when a model is loaded, so a
 launch runs those steps instead of interpreting the body's IR.
