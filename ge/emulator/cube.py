@@ -348,5 +348,20 @@ def _logical_operand(array: np.ndarray, fmt: str, matrix: tuple[int, int], name:
             raise ValueError(
                 f"matmul: FRACTAL_NZ operand {name} must have rank >= 4, got shape {array.shape}"
             )
-        return from_device(array, fmt, (*array.shape[:-4], *matrix))
+        return _fractal_nz_load(array, matrix, name)
     raise ValueError(f"matmul: operand {name} must be ND or FRACTAL_NZ, got {fmt!r}")
+
+
+def _fractal_nz_load(array: np.ndarray, matrix: tuple[int, int], name: str) -> np.ndarray:
+    """The (..., rows, cols) matrix held by FRACTAL_NZ tiles (..., cols / 16, rows / 16, 16, 16), read
+    fractal by fractal as the cube's tile load does (a second reading of the layout beside
+    `ge.layout.from_device`, so a wrong layout does not cancel out)."""
+    rows, cols = matrix
+    tiles = (-(-cols // FRACTAL), -(-rows // FRACTAL), FRACTAL, FRACTAL)
+    if array.shape[-4:] != tiles:
+        raise ValueError(
+            f"matmul: FRACTAL_NZ operand {name} of {matrix} must end in {tiles}, got {array.shape}"
+        )
+    fractals = array.swapaxes(-4, -3)  # (..., row block, column block, 16 rows, 16 columns)
+    padded = fractals.swapaxes(-3, -2).reshape(*array.shape[:-4], tiles[1] * FRACTAL, tiles[0] * FRACTAL)
+    return padded[..., :rows, :cols]

@@ -6,7 +6,8 @@ compiled tiling says (`ge.emulator.tiles`) and accumulated in fp32, a second imp
 the reference semantics. Attention, recurrent layers, transposed and 3-D convolutions run their
 products the same way (`ge.emulator.products`) and the work between them on the vector unit. An
 operand that arrives in a framework format is laid out as fractal tiles on the way in, as the
-kernel's MTE2 load would. Every other op (the epilogue of a fused op included) computes with the
+kernel's MTE2 load would. Vector ops over NC1HWC0 or FRACTAL_NZ operands run on the stored arrays
+(`ge.emulator.vector`); every other op (the epilogue of a fused op included) computes with the
 shared semantics on the logical values; a result is stored in the kernel's output format with
 zero padding.
 
@@ -37,7 +38,7 @@ from ge.semantics.core import _computes_in_stored_type as computes_in_stored_typ
 from ge.semantics.core import epilogue
 from ge.semantics.nn import gemm_scale
 
-from . import cube, products
+from . import cube, products, vector
 from .tiles import CubeSchedule, prepare_cube
 
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
@@ -96,7 +97,9 @@ class PreparedKernel:
         for op in ops[:-1]:
             self._prepare_op(op, checked, fast)
         self._encodes = [
-            (
+            (self._slots[value], fmt, 0)  # computed in its stored format: stored as it is
+            if fmt in vector.DEVICE_FORMATS and self._stored.get(value, ("",))[0] == fmt
+            else (
                 self._logical_slot(value, checked, fast),
                 fmt,
                 c0_of(bitwidth_of(tensor_type(value).element_type)),
@@ -112,7 +115,8 @@ class PreparedKernel:
             step(slots)
         # Every result is computed before any is stored, as an output may share an input's bytes.
         results = [
-            slots[i] if fmt in FRAMEWORK else to_device(slots[i], fmt, c0) for i, fmt, c0 in self._encodes
+            slots[i] if fmt in FRAMEWORK or not c0 else to_device(slots[i], fmt, c0)
+            for i, fmt, c0 in self._encodes
         ]
         for output, result in zip(outputs, results, strict=True):
             np.copyto(output, result)
@@ -155,6 +159,15 @@ class PreparedKernel:
             step = partial(_cube_step, op, spec, self._schedule, targets)
             checked.append(step)
             fast.append(step)
+            return
+        on_device = vector.on_device(op, self._stored, self._slots, self._template)
+        if on_device is not None:  # computed on the stored arrays; read by later ops as stored
+            result_format, step, checked_step = on_device
+            target = self._new_slot(op.results[0])
+            if result_format is not None:
+                self._stored[op.results[0]] = (result_format, tensor_type(op.results[0]), 1)
+            checked.append(partial(checked_step, target))
+            fast.append(partial(step, target))
             return
         implementation = IMPLEMENTATIONS.get(type(op))
         if implementation is None:

@@ -1,0 +1,329 @@
+"""The vector unit on device formats: NC1HWC0 and FRACTAL_NZ vector kernels computed on their
+stored arrays. Expected values are numpy on the logical arrays, or onnxruntime for compiled models."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.parser import Parser
+
+import ge
+from ge.context import make_context
+from ge.dialects.formats import device_shape
+from ge.dialects.stream import LaunchOp
+from ge.emulator import Emulator, kernels
+from ge.frontends.onnx import import_onnx
+
+RTOL, ATOL = 1e-5, 1e-5
+GARBAGE = 1234.5
+
+
+def _type(shape: tuple[int, ...], fmt: str | None = None) -> str:
+    encoding = f", #ascend.format<{fmt}>" if fmt else ""
+    return f"{'x'.join(map(str, shape))}xf32{encoding}"
+
+
+def _module(
+    x: tuple[int, ...],
+    y: tuple[int, ...],
+    body: str,
+    *,
+    stored: str = "NC1HWC0",
+    y_format: str | None = "NC1HWC0",
+    bias: tuple[int, ...] | None = None,
+    read_as_nd: bool = False,
+) -> str:
+    """A model: x -> `stored` (a trans_data kernel) -> kernel @vec (`body`: %0 is x, %1 a bias of
+    shape `bias` given as the second model input, %r its result, stored in `y_format`) -> y. With
+    `read_as_nd`, @vec is typed as reading x in ND, and reads the stored bytes through a plain
+    buffer at their offset: the verifier would refuse that model."""
+    x_format = None if read_as_nd else stored
+    arguments = [(x, x_format)] + ([(bias, None)] if bias else [])
+    kernel_in = ", ".join(f"tensor<{_type(s, f)}>" for s, f in arguments)
+    block_args = ", ".join(f"%{i}: tensor<{_type(s)}>" for i, (s, _) in enumerate(arguments))
+    launch_types = ", ".join(f"memref<{_type(s, f)}>" for s, f in arguments)
+    buffers = [("x", x, None, "{input = 0 : i64} "), ("xd", x, stored, "")]
+    if bias:
+        buffers.append(("b", bias, None, "{input = 1 : i64} "))
+    buffers += [("yd", y, y_format, ""), ("y", y, None, "{output = 0 : i64} ")]
+    offset, lines = 0, []
+    for name, shape, fmt, attrs in buffers:
+        size = 4 * int(np.prod(device_shape(shape, fmt or "ND", 16)))
+        line = (
+            f"%{name} = ascend.stream.buffer offset {offset} size {size} {attrs}: memref<{_type(shape, fmt)}>"
+        )
+        lines.append(line)
+        if name == "xd" and read_as_nd:
+            lines.append(f"%xnd = ascend.stream.buffer offset {offset} size {size} : memref<{_type(x)}>")
+        offset += -(-size // 512) * 512
+    vec_inputs = ("%xnd" if read_as_nd else "%xd") + (", %b" if bias else "")
+    names = '"x", "b"' if bias else '"x"'
+    buffer_lines = "\n    ".join(lines)
+    return f"""builtin.module {{
+  ascend.stream.kernel @to_device {{unit = #ascend.unit<vector>, kind = #ascend.kind<trans_data>}}
+      : (tensor<{_type(x)}>) -> tensor<{_type(x, stored)}> {{
+  ^bb0(%0: tensor<{_type(x)}>):
+    ascend.stream.return %0 : tensor<{_type(x)}>
+  }}
+  ascend.stream.kernel @vec {{unit = #ascend.unit<vector>}} : ({kernel_in}) -> tensor<{_type(y, y_format)}> {{
+  ^bb0({block_args}):
+    {body}
+    ascend.stream.return %r : tensor<{_type(y)}>
+  }}
+  ascend.stream.kernel @to_logical {{unit = #ascend.unit<vector>, kind = #ascend.kind<trans_data>}}
+      : (tensor<{_type(y, y_format)}>) -> tensor<{_type(y)}> {{
+  ^bb0(%0: tensor<{_type(y)}>):
+    ascend.stream.return %0 : tensor<{_type(y)}>
+  }}
+  ascend.stream.model @main attributes {{arena_size = {offset} : i64, weight_size = 0 : i64,
+      input_names = [{names}], output_names = ["y"]}} {{
+    {buffer_lines}
+    ascend.stream.launch @to_device(%x) -> (%xd) stream 0
+        : (memref<{_type(x)}>) -> (memref<{_type(x, stored)}>)
+    ascend.stream.launch @vec({vec_inputs}) -> (%yd) stream 0
+        : ({launch_types}) -> (memref<{_type(y, y_format)}>)
+    ascend.stream.launch @to_logical(%yd) -> (%y) stream 0
+        : (memref<{_type(y, y_format)}>) -> (memref<{_type(y)}>)
+    ascend.stream.outputs %y : memref<{_type(y)}>
+  }}
+}}"""
+
+
+def _emulator(text: str) -> Emulator:
+    return Emulator(Parser(make_context(), text).parse_module(), b"")
+
+
+def _unary(name: str, x: tuple[int, ...], y: tuple[int, ...], attributes: str = "") -> str:
+    return f"%r = ascend.graph.{name} %0 {attributes}: (tensor<{_type(x)}>) -> tensor<{_type(y)}>"
+
+
+def _cases(c: int) -> dict[str, tuple]:
+    """name -> (result shape, body, result format, bias shape, numpy of (x, bias))."""
+    x = (2, c, 6, 6)
+    return {
+        "relu": (x, _unary("relu", x, x), "NC1HWC0", None, lambda a, b: np.maximum(a, 0)),
+        "add_bias": (
+            x,
+            f"%r = ascend.graph.add %0, %1 "
+            f": (tensor<{_type(x)}>, tensor<{_type((c, 1, 1))}>) -> tensor<{_type(x)}>",
+            "NC1HWC0",
+            (c, 1, 1),
+            lambda a, b: a + b,
+        ),
+        "max_pool": (
+            (2, c, 3, 3),
+            _unary(
+                "max_pool",
+                x,
+                (2, c, 3, 3),
+                "{kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, "
+                "pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} ",
+            ),
+            "NC1HWC0",
+            None,
+            lambda a, b: a.reshape(2, c, 3, 2, 3, 2).max(axis=(3, 5)),
+        ),
+        "global_avg_pool": (
+            (2, c, 1, 1),
+            _unary("global_avg_pool", x, (2, c, 1, 1)),
+            "NC1HWC0",
+            None,
+            lambda a, b: a.mean(axis=(2, 3), keepdims=True),
+        ),
+        "reduce_sum_over_c": (
+            (2, 1, 6, 6),
+            _unary("reduce_sum", x, (2, 1, 6, 6), "{axes = array<i64: 1>} "),
+            None,
+            None,
+            lambda a, b: a.sum(axis=1, keepdims=True),
+        ),
+        "reduce_max_over_c": (
+            (2, 1, 6, 6),
+            _unary("reduce_max", x, (2, 1, 6, 6), "{axes = array<i64: 1>} "),
+            None,
+            None,
+            lambda a, b: a.max(axis=1, keepdims=True),
+        ),
+        "reduce_mean_over_chw": (
+            (2, 1, 1, 1),
+            _unary("reduce_mean", x, (2, 1, 1, 1), "{axes = array<i64: 1, 2, 3>} "),
+            None,
+            None,
+            lambda a, b: a.mean(axis=(1, 2, 3), keepdims=True),
+        ),
+    }
+
+
+CASES = list(_cases(3))
+
+
+def _refuse(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the vector kernel decoded or encoded a device format")
+
+
+@pytest.mark.parametrize("c", [3, 16, 20])
+@pytest.mark.parametrize("case", CASES)
+def test_vector_ops_on_nc1hwc0_match_numpy(case: str, c: int, rng, monkeypatch: pytest.MonkeyPatch) -> None:
+    y, body, y_format, bias, expected = _cases(c)[case]
+    x = (2, c, 6, 6)
+    emulator = _emulator(_module(x, y, body, y_format=y_format, bias=bias))
+    data = rng.standard_normal(x).astype(np.float32)
+    inputs = [data] + ([rng.standard_normal(bias).astype(np.float32)] if bias else [])
+    (got,) = emulator.run(inputs)
+    np.testing.assert_allclose(got, expected(data, inputs[-1]), rtol=RTOL, atol=ATOL)
+    # The kernel itself reads and writes the stored arrays: no decoding or encoding on its way.
+    launch = _launch(emulator, "vec")
+    monkeypatch.setattr(kernels, "from_device", _refuse)
+    monkeypatch.setattr(kernels, "to_device", _refuse)
+    views = emulator.plan.views
+    emulator.plan.kernels["vec"]([views[launch.inputs[0]], *inputs[1:]], [views[launch.outputs[0]]])
+
+
+def _launch(emulator: Emulator, kernel: str) -> LaunchOp:
+    (launch,) = [
+        op
+        for op in emulator.model.body.walk()
+        if isinstance(op, LaunchOp) and op.kernel.string_value() == kernel
+    ]
+    return launch
+
+
+def _real_lanes(stored: np.ndarray, channels: int) -> np.ndarray:
+    """The logical (N, C, H, W) of an (N, C1, H, W, C0) array, by its index formula."""
+    n, c1, h, w, c0 = stored.shape
+    return stored.transpose(0, 1, 4, 2, 3).reshape(n, c1 * c0, h, w)[:, :channels]
+
+
+@pytest.mark.parametrize(
+    "case", ["relu", "add_bias", "max_pool", "reduce_sum_over_c", "reduce_mean_over_chw"]
+)
+def test_garbage_in_padded_lanes_changes_nothing(case: str, rng) -> None:
+    c = 20
+    y, body, y_format, bias, expected = _cases(c)[case]
+    x = (2, c, 6, 6)
+    emulator = _emulator(_module(x, y, body, y_format=y_format, bias=bias))
+    data = rng.standard_normal(x).astype(np.float32)
+    inputs = [data] + ([rng.standard_normal(bias).astype(np.float32)] if bias else [])
+    emulator.run(inputs)  # lays x out in its NC1HWC0 buffer of the arena
+    launch = _launch(emulator, "vec")
+    views = emulator.plan.views
+    stored_x = views[launch.inputs[0]]
+    assert stored_x.shape == (2, 2, 6, 6, 16)
+    assert np.shares_memory(stored_x, emulator.plan.arena)
+    stored_x[:, 1, :, :, c - 16 :] = GARBAGE  # lanes 4..15 of the second block: channels 20..31
+    output = views[launch.outputs[0]]
+    output[...] = -GARBAGE
+    emulator.plan.kernels["vec"]([stored_x, *inputs[1:]], [output])  # a model input is bound per run
+    np.testing.assert_array_equal(_real_lanes(stored_x, c), data)  # the real lanes are untouched
+    if y_format == "NC1HWC0":
+        np.testing.assert_array_equal(output[:, 1, :, :, c - 16 :], 0)
+        got = _real_lanes(output, c)
+    else:
+        got = output
+    np.testing.assert_allclose(got, expected(data, inputs[-1]), rtol=RTOL, atol=ATOL)
+
+
+def test_kernel_typed_nd_over_nc1hwc0_bytes_gives_a_wrong_number(rng) -> None:
+    c = 20
+    x, y = (2, c, 6, 6), (2, 1, 6, 6)
+    body = _unary("reduce_sum", x, y, "{axes = array<i64: 1>} ")
+    data = rng.standard_normal(x).astype(np.float32)
+    expected = data.sum(axis=1, keepdims=True)
+    (right,) = _emulator(_module(x, y, body, y_format=None)).run([data])
+    (wrong,) = _emulator(_module(x, y, body, y_format=None, read_as_nd=True)).run([data])
+    np.testing.assert_allclose(right, expected, rtol=RTOL, atol=ATOL)
+    assert not np.allclose(wrong, expected, rtol=1e-2, atol=1e-2)
+
+
+def test_relu_of_add_bias_on_fractal_nz_matches_numpy(rng, monkeypatch: pytest.MonkeyPatch) -> None:
+    m, n = 20, 40  # padded to 32 x 48: rows 20..31 and columns 40..47 are padding
+    x = (m, n)
+    body = (
+        f"%2 = ascend.graph.add %0, %1 : (tensor<{_type(x)}>, tensor<{_type((n,))}>) -> tensor<{_type(x)}>\n"
+        f"    %r = ascend.graph.relu %2 : (tensor<{_type(x)}>) -> tensor<{_type(x)}>"
+    )
+    emulator = _emulator(_module(x, x, body, stored="FRACTAL_NZ", y_format="FRACTAL_NZ", bias=(n,)))
+    a = rng.standard_normal(x).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32) + 2  # nonzero where a padded row would add it
+    (got,) = emulator.run([a, bias])
+    np.testing.assert_allclose(got, np.maximum(a + bias, 0), rtol=RTOL, atol=ATOL)
+    launch = _launch(emulator, "vec")
+    views = emulator.plan.views
+    output = views[launch.outputs[0]]
+    assert output.shape == (3, 2, 16, 16)  # (N1, M1, M0, N0)
+    output[...] = GARBAGE
+    monkeypatch.setattr(kernels, "from_device", _refuse)
+    monkeypatch.setattr(kernels, "to_device", _refuse)
+    emulator.plan.kernels["vec"]([views[launch.inputs[0]], bias], [output])
+    np.testing.assert_array_equal(output[:, 1, m - 16 :, :], 0)  # padded rows
+    np.testing.assert_array_equal(output[2, :, :, n - 32 :], 0)  # padded columns
+    logical = output.transpose(1, 2, 0, 3).reshape(32, 48)[:m, :n]
+    np.testing.assert_allclose(logical, np.maximum(a + bias, 0), rtol=RTOL, atol=ATOL)
+
+
+def test_concat_of_whole_channel_blocks(rng) -> None:
+    x, y = (1, 16, 3, 3), (1, 32, 3, 3)
+    body = (
+        f"%r = ascend.graph.concat %0, %0 {{axis = 1 : i64}} "
+        f": (tensor<{_type(x)}>, tensor<{_type(x)}>) -> tensor<{_type(y)}>"
+    )
+    data = rng.standard_normal(x).astype(np.float32)
+    (got,) = _emulator(_module(x, y, body)).run([data])
+    np.testing.assert_array_equal(got, np.concatenate([data, data], axis=1))
+
+
+def _onnx(nodes, x: tuple[int, ...], weights: dict[str, np.ndarray]):
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[numpy_helper.from_array(v, k) for k, v in weights.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("c", [3, 20])
+def test_conv_relu_pools_at_o3_match_onnxruntime(c: int, rng) -> None:
+    weights = {"w": rng.standard_normal((c, 3, 3, 3)).astype(np.float32)}
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["p"], ["y"]),
+    ]
+    model = _onnx(nodes, (2, 3, 8, 8), weights)
+    compiled = ge.GraphCompiler().compile(import_onnx(model), optimization_level=3)
+    emulator = Emulator(compiled.module, compiled.weight_blob)
+    pools = [
+        k
+        for k in emulator.kernels.values()
+        if "NC1HWC0" in list(k.in_formats) and k.sym_name.data != "Conv_0"
+    ]
+    assert pools  # the pools run on NC1HWC0
+    data = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    (got,) = emulator.run([data])
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": data})
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_matmul_bias_relu_at_o3_matches_numpy(rng) -> None:
+    a = rng.standard_normal((20, 24)).astype(np.float32)
+    weights = {
+        "w": rng.standard_normal((24, 40)).astype(np.float32),
+        "b": rng.standard_normal(40).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("Add", ["m", "b"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    compiled = ge.GraphCompiler().compile(import_onnx(_onnx(nodes, a.shape, weights)), optimization_level=3)
+    assert "FRACTAL_NZ" in str(compiled.module)  # the weights are read as fractals
+    (got,) = Emulator(compiled.module, compiled.weight_blob).run([a])
+    expected = np.maximum(a.astype(np.float64) @ weights["w"] + weights["b"], 0)
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
