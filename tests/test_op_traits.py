@@ -24,6 +24,8 @@ HAS = [
         [graph.ExpOp, graph.DivOp, graph.TanhOp, graph.SqrtOp, graph.LpPoolOp, graph.GlobalLpPoolOp],
     ),
     (graph.ValueShaped, [graph.NonZeroOp, graph.UniqueOp]),
+    (graph.Broadcasts, [graph.AddOp, graph.WhereOp, graph.ReluOp, graph.CastOp]),
+    (graph.WithinPlane, [graph.MaxPoolOp, graph.AvgPoolOp, graph.GlobalAvgPoolOp, graph.GlobalLpPoolOp]),
     (graph.MovesData, [graph.TransposeOp, graph.ReshapeOp, graph.GatherOp, graph.CastOp]),
     (graph.CopiedByDataMovers, [graph.ReshapeOp, graph.SliceOp, graph.ConcatOp, graph.ShapeOp]),
     (graph.IsView, [graph.ReshapeOp, graph.FlattenOp]),
@@ -56,6 +58,8 @@ HAS_NOT = [
     (graph.Reduction, [graph.AddOp, graph.CumSumOp, graph.MatMulOp]),
     (graph.Transcendental, [graph.AddOp, graph.ReluOp, graph.MaxOp, graph.AvgPoolOp, graph.MaxPoolOp]),
     (graph.ValueShaped, [graph.GatherOp, graph.NonMaxSuppressionOp, graph.DetOp]),
+    (graph.Broadcasts, [graph.BatchNormOp, graph.LayerNormOp, graph.MatMulOp]),
+    (graph.WithinPlane, [graph.MaxPool3DOp, graph.LRNOp, graph.ReduceSumOp]),
     (graph.MovesData, [graph.AddOp, graph.ShapeOp, graph.SoftmaxOp]),
     (graph.CopiedByDataMovers, [graph.TransposeOp, graph.AddOp]),
     # pad adds elements, gather repeats or drops them, slice drops them, concat joins several

@@ -53,6 +53,7 @@ from .base import (
 )
 from .strings import StringType
 from .traits import (
+    Broadcasts,
     ComputesNothing,
     Elementwise,
     Epilogue,
@@ -127,7 +128,7 @@ def element_kind(element: Attribute) -> str:
 class ElementwiseOp(GraphOp, ABC):
     """An op applied element by element; `ELEMENTS` says which element kinds it accepts."""
 
-    traits = traits_def(Elementwise(), PerChannel())
+    traits = traits_def(Elementwise(), PerChannel(), Broadcasts())
 
     ELEMENTS: ClassVar[frozenset[str]] = NUMERIC
 
@@ -513,7 +514,7 @@ class CastOp(IRDLOperation):
     round_mode = opt_prop_def(StringAttr)
 
     traits = traits_def(
-        Pure(), MovesData(), Elementwise(), PerChannel(), ComputesNothing(), NoOpWhenTypeKept()
+        Pure(), MovesData(), Elementwise(), PerChannel(), ComputesNothing(), NoOpWhenTypeKept(), Broadcasts()
     )
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` functional-type(operands, results)"

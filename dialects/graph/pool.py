@@ -25,6 +25,7 @@ from .traits import (
     PrefersLowPrecision,
     Reduction,
     Transcendental,
+    WithinPlane,
 )
 
 
@@ -71,6 +72,8 @@ def pool_shape(cls: type[PoolOp], n: int, input: TensorType, props) -> tuple[int
 
 class Pool2DOp(PoolOp, ABC):
     """A 2-D sliding-window pool over NCHW input; `pads` are [top, left, bottom, right]."""
+
+    traits = traits_def(WithinPlane())
 
     SPATIAL: ClassVar[int] = 2
 
@@ -200,7 +203,7 @@ class MaxPoolWithArgmaxOp(Pool2DOp):
 class GlobalPoolOp(GraphOp, ABC):
     """A pool over every axis after the first two, kept as size 1."""
 
-    traits = traits_def(PerChannel(), Reduction(), Samplewise(leading))
+    traits = traits_def(PerChannel(), Reduction(), Samplewise(leading), WithinPlane())
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

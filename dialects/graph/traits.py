@@ -29,6 +29,17 @@ class Elementwise(OpTrait):
     tree of such ops fuses into one vector kernel."""
 
 
+class Broadcasts(OpTrait):
+    """The op's operands broadcast to its result with numpy's rules (every elementwise op but
+    batch_norm, whose parameters are per channel), so an operand can be laid out to the result's
+    device format once."""
+
+
+class WithinPlane(OpTrait):
+    """The op reads and writes within each (n, c) plane of NCHW data (2-D and global pools): on
+    NC1HWC0 it runs on each C0 lane's plane as it is."""
+
+
 class PerChannel(OpTrait):
     """The op's work stays within a channel or a plane of NCHW data, so a vector kernel runs it
     on NC1HWC0 data as well (LRN reads neighbouring channels, gathered across C0 blocks)."""
@@ -299,6 +310,7 @@ def _multiply(*dims: int) -> int:
 
 
 __all__ = [
+    "Broadcasts",
     "ComputesNothing",
     "CopiedByDataMovers",
     "Elementwise",
@@ -327,6 +339,7 @@ __all__ = [
     "Shifts",
     "Transcendental",
     "ValueShaped",
+    "WithinPlane",
     "VectorSweeps",
     "matrix_product",
     "matrix_products",

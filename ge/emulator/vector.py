@@ -95,8 +95,7 @@ def _prepare(
         numpy_dtype(tensor_type(v).element_type) in NARROW for v in op.operands
     )
     zero = partial(_zero_padding, fmt, shape)
-    # Ops with numpy broadcasting semantics (batch norm reshapes its parameters: not one of them).
-    if isinstance(op, graph.ElementwiseOp | graph.CastOp):
+    if op.has_trait(graph.Broadcasts):
         sources = []
         for value in op.operands:
             source = _elementwise_source(value, fmt, shape, c0, stored, slots, template)
@@ -113,7 +112,7 @@ def _prepare(
         return None
     (value,) = op.operands
     source = slots[value]
-    if isinstance(op, graph.Pool2DOp | graph.GlobalPoolOp) or (
+    if op.has_trait(graph.WithinPlane) or (
         isinstance(op, graph.ReduceOp) and graph.ReducesPlane().holds(op, c0)
     ):
         return fmt, partial(_per_plane, implementation, op, source, narrow, dtype, zero)
