@@ -21,7 +21,8 @@ the base op's operands and properties, and `sources` names the ops it replaced.
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import ClassVar
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
@@ -40,13 +41,13 @@ from xdsl.traits import IsTerminator, Pure
 
 from ..common import IntArray, describe, fail, int_attr
 from ..verify import LocalVerifier
-from .base import GraphOp, check_flags, compatible, flag_def, tensor_type
+from .base import GraphOp, Reinfers, check_flags, compatible, flag_def, reinfer_values
 from .nn import Conv2DOp, Conv3DOp, GemmOp, MatMulOp
 from .products import FusedProduct
 from .traits import FusionOnly
 
 
-class FusedOp(LocalVerifier, IRDLOperation, ABC):
+class FusedOp(Reinfers, LocalVerifier, IRDLOperation, ABC):
     """A base cube op (`BASE`) whose result runs through the `epilogue` region.
 
     The operands are the base op's operands followed by `extras` of them (the epilogue's extra
@@ -111,14 +112,22 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
         assert isinstance(inferred, TensorType), "a fused op's base op has one result"
         return inferred
 
-    def infer_result_types(
-        self, operand_types: Sequence[TensorType], infer_inner: InferInner | None = None
-    ) -> list[Attribute]:
-        """The result types of this op on operands of `operand_types` (see `infer_fused_types`)."""
-        types = infer_fused_types(self, operand_types, infer_inner)
+    def reinfer(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> list[TensorType]:
+        """The type the epilogue yields on operands of `operand_types` (see `infer_fused_types`)."""
+        return [self.reinfer_values(operand_types, factors)[self.result]]
+
+    def reinfer_values(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> dict[SSAValue, TensorType]:
+        """The result's type and those of the epilogue's values (see `infer_fused_types`)."""
+        types = infer_fused_types(self, operand_types, factors)
         terminator = self.epilogue.block.last_op
-        assert terminator is not None
-        return [types[v] for v in terminator.operands]
+        if not isinstance(terminator, YieldOp) or len(terminator.values) != 1:
+            raise ValueError(f"{describe(self)}: its epilogue must end with one 'ascend.graph.yield'")
+        types[self.result] = types[terminator.values[0]]
+        return types
 
     def verify_(self) -> None:
         try:
@@ -142,42 +151,29 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
                 raise fail(self, f"an epilogue holds graph ops only, found '{op.name}'")
 
 
-InferInner = Callable[[Operation, list[Attribute]], Sequence[Attribute]]
-"""Result types of an epilogue op for its operand types."""
-
-
 def infer_fused_types(
-    op: FusedOp, operand_types: Sequence[TensorType], infer_inner: InferInner | None = None
-) -> dict[SSAValue, Attribute]:
+    op: FusedOp, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+) -> dict[SSAValue, TensorType]:
     """The type of every value of `op`'s epilogue (its arguments, then each op's results, in
     order) when `op`'s operands take `operand_types`: the accumulator as the base op infers it,
-    the extras as given, each epilogue op as `infer_inner` says (by default, the op's own
-    `infer`). Passes that retype a fused op (mixed precision, re-batching) call this."""
+    the extras as given, each epilogue op by its own `reinfer`. ValueError if any op rejects
+    them."""
     count = len(op.base_operands)
     block = op.epilogue.block
     accumulator = op.accumulator_type(operand_types[:count], op.properties, describe(op))
-    types: dict[SSAValue, Attribute] = dict(
+    types: dict[SSAValue, TensorType] = dict(
         zip(block.args, [accumulator, *operand_types[count:]], strict=True)
     )
-    inner_types = infer_inner or _own_infer
     for inner in block.ops:
         if inner is block.last_op:
             break
-        results = inner_types(inner, [types[v] for v in inner.operands])
-        types.update(zip(inner.results, results, strict=True))
+        types.update(reinfer_values(inner, [types[v] for v in inner.operands], factors))
     return types
 
 
 def base_properties(properties: Mapping[str, Attribute]) -> dict[str, Attribute]:
     """A fused op's properties without its own (`extras`): the base op's properties."""
     return {k: v for k, v in properties.items() if k != "extras"}
-
-
-def _own_infer(op: Operation, operand_types: list[Attribute]) -> list[Attribute]:
-    if not isinstance(op, GraphOp):
-        raise ValueError(f"{describe(op)} in an epilogue has no type inference")
-    inferred = op.infer([tensor_type(t) for t in operand_types], op.properties, describe(op))
-    return list(inferred) if isinstance(inferred, list) else [inferred]
 
 
 def tensor(value: SSAValue) -> TensorType:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -37,6 +38,7 @@ from ..common import IntArray, fail, get_ints
 from .base import (
     DYN,
     GraphOp,
+    Reinfers,
     ShapeFoldMixin,
     broadcast_shapes,
     normalize_axis,
@@ -46,6 +48,7 @@ from .base import (
     shape_error,
     tensor_type,
 )
+from .reshaping import reshaped
 from .samples import Samplewise, joined, outside, permuted, rows_kept
 from .traits import (
     ComputesNothing,
@@ -62,7 +65,7 @@ PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 
 @irdl_op_definition
-class ReshapeOp(ShapeFoldMixin, IRDLOperation):
+class ReshapeOp(Reinfers, ShapeFoldMixin, IRDLOperation):
     """A new shape over the same elements in the same (row-major) order; the result type says it.
 
     `%y = ascend.graph.reshape %x : (tensor<1x512x1x1xf32>) -> tensor<1x512xf32>`
@@ -87,6 +90,14 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
     def __init__(self, input: SSAValue, shape: Sequence[int]):
         element = tensor_type(input.type).element_type
         super().__init__(operands=[input], result_types=[TensorType(element, shape)])
+
+    def reinfer(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> list[TensorType]:
+        """The result type once the input is `operand_types[0]` (see `reshaped`)."""
+        before = dims(tensor_type(self.input.type))
+        shape = reshaped(before, dims(operand_types[0]), dims(tensor_type(self.result.type)), factors)
+        return [TensorType(operand_types[0].element_type, shape)]
 
     def verify_(self) -> None:
         source, result = self.input.type, self.result.type
