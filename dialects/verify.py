@@ -210,7 +210,7 @@ def _check_entry(what: str, entry: Attribute, t: Attribute, symbols_for_dynamic:
             problem = f"the type's dimension is {size}"
         elif isinstance(dim, StringAttr) and size != DYNAMIC_INDEX:
             problem = f"a symbol stands for a '?' only, the type's dimension is {size}"
-        elif isinstance(dim, IntegerAttr) and symbols_for_dynamic:
+        elif isinstance(dim, IntegerAttr) and size == DYNAMIC_INDEX and symbols_for_dynamic:
             problem = "the type's dimension is '?', which a symbol names"
         else:
             continue

@@ -176,15 +176,21 @@ def bind_sizes(
     input_shapes: Mapping[str, Sequence[int]],
     symbol_sizes: Mapping[str, int],
     error: type[GeError] = SpecializationError,
+    smallest: int = 0,
 ) -> dict[str, int]:
     """The size of each symbol, from whole input shapes and sizes given by symbol, checked:
-    an unknown input or symbol, a wrong rank, a size contradicting a static dimension, or a
-    symbol given two sizes raises `error` naming them."""
+    an unknown input or symbol, a wrong rank, a size contradicting a static dimension, a
+    symbol given two sizes, or one below `smallest`, raises `error` naming them."""
     symbols = sorted({d for shape in dims for d in shape if isinstance(d, str)})
     sizes: dict[str, int] = {}
     sources: dict[str, str] = {}
 
     def bind(symbol: str, size: int, where: str) -> None:
+        if size < smallest:
+            raise error(
+                f"{where}: symbol '{symbol}' cannot be {size}: give a size of at least {smallest} "
+                "(an empty batch has nothing to compute; skip that run instead)"
+            )
         if symbol in sizes and sizes[symbol] != size:
             raise error(
                 f"symbol '{symbol}' is given two sizes: {sizes[symbol]} by {sources[symbol]} and "
