@@ -12,8 +12,9 @@ one from outside), so an `IsolatedFromAbove` check reads nothing the key leaves 
 successors and every op whose class does not declare `LocalVerifier` get xDSL's full
 verification, as `Operation.verify` gives it.
 
-`verify` also checks the symbolic dimensions recorded as `ascend.dims`, once per function and
-once per annotated op, against the types they describe (see `check_dims`).
+`verify` also checks the symbolic dimensions a function's arguments record as `ascend.dims`, once
+per function, against their types (`check_argument_dims`); an op's verifier checks its own
+(`check_result_dims`).
 
 A graph of a thousand convolutions has a few dozen distinct ones; a pipeline that verifies after
 every pass passes a `VerifiedSignatures` along, so an op a pass left alone is not checked again.
@@ -143,7 +144,8 @@ def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
     signatures, by_op = seen.signatures, seen.by_op
     parts_of: dict[Operation, Hashable] = {}
     for op in root.walk(region_first=True):
-        check_dims(op)
+        if isinstance(op, FuncOp):
+            check_argument_dims(op)
         for region in op.regions:
             _verify_region(region, op)
         parts = _parts(op)
@@ -166,24 +168,29 @@ def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
             op.verify(verify_nested_ops=False)
 
 
-def check_dims(op: Operation) -> None:
-    """Checks the `ascend.dims` of a function's arguments, or of an op's results, against their
-    types: as many entries as dimensions, each a symbol name or an integer; an argument has a
-    symbol for each `?` and its size for each other dimension, a result its size for each static
-    dimension. Raises VerifyException naming the argument or result, the index and the value."""
-    if isinstance(op, FuncOp) and op.arg_attrs is not None and op.body.blocks:
-        names = [attrs.data.get("ascend.name") for attrs in op.arg_attrs.data]
-        for index, (arg, attrs) in enumerate(zip(op.body.block.args, op.arg_attrs.data, strict=False)):
-            if (entry := attrs.data.get(DIMS_ATTR)) is not None:
-                name = names[index]
-                shown = f" ('{name.data}')" if isinstance(name, StringAttr) else ""
-                _check_entry(f"argument #{index}{shown}", entry, arg.type, symbols_for_dynamic=True)
+def check_argument_dims(func: FuncOp) -> None:
+    """Checks the `ascend.dims` of a function's arguments against their types: a symbol name for
+    each `?` and the size for each other dimension. Raises VerifyException naming the argument,
+    the index and the value."""
+    if func.arg_attrs is None or not func.body.blocks:
+        return
+    for index, (arg, attrs) in enumerate(zip(func.body.block.args, func.arg_attrs.data, strict=False)):
+        if (entry := attrs.data.get(DIMS_ATTR)) is not None:
+            name = attrs.data.get("ascend.name")
+            shown = f" ('{name.data}')" if isinstance(name, StringAttr) else ""
+            _check_entry(f"argument #{index}{shown}", entry, arg.type, symbols_for_dynamic=True)
+
+
+def check_result_dims(op: Operation) -> None:
+    """Checks the `ascend.dims` an op carries (as `ge-annotate-symbols` writes them) against its
+    result types: the dimensions of its one result, or a list per result, each of the result's
+    rank and equal to its size where the type has one. An op's verifier calls it."""
     entry = op.attributes.get(DIMS_ATTR)
     if entry is None:
         return
     results = list(op.results)
     if len(results) == 1:
-        _check_entry(f"'{op.name}' result #0", entry, results[0].type, symbols_for_dynamic=False)
+        _check_entry(f"'{op.name}': result #0", entry, results[0].type, symbols_for_dynamic=False)
         return
     if not isinstance(entry, ArrayAttr) or len(entry.data) != len(results):
         raise VerifyException(
@@ -191,7 +198,7 @@ def check_dims(op: Operation) -> None:
             f"its {len(results)} results"
         )
     for index, (dims, result) in enumerate(zip(entry.data, results, strict=True)):
-        _check_entry(f"'{op.name}' result #{index}", dims, result.type, symbols_for_dynamic=False)
+        _check_entry(f"'{op.name}': result #{index}", dims, result.type, symbols_for_dynamic=False)
 
 
 def _check_entry(what: str, entry: Attribute, t: Attribute, symbols_for_dynamic: bool) -> None:

@@ -34,7 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ..common import bool_attr, describe, fail, is_flag
 from ..formats import FormatAttr
-from ..verify import LocalVerifier
+from ..verify import LocalVerifier, check_result_dims
 
 Shape = tuple[int, ...]
 DYN = DYNAMIC_INDEX
@@ -130,6 +130,7 @@ class GraphOp(Reinfers, LocalVerifier, IRDLOperation, ABC):
 
     def verify(self, verify_nested_ops: bool = True) -> None:
         check_flags(self)
+        check_result_dims(self)
         super().verify(verify_nested_ops)
 
     def verify_(self) -> None:

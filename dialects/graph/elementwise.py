@@ -42,6 +42,7 @@ from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import Pure
 
 from ..common import bool_attr, fail
+from ..verify import check_result_dims
 from .base import (
     GraphOp,
     Reinfers,
@@ -540,6 +541,7 @@ class CastOp(Reinfers, IRDLOperation):
         return [TensorType(self.result.type.element_type, operand_types[0].get_shape())]
 
     def verify_(self) -> None:
+        check_result_dims(self)
         source, result = self.input.type, self.result.type
         assert isinstance(source, TensorType) and isinstance(result, TensorType), "operand constraints hold"
         if not compatible(self.result.type, TensorType(result.element_type, source.get_shape())):

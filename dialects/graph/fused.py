@@ -40,10 +40,11 @@ from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import IsTerminator, Pure
 
 from ..common import IntArray, describe, fail, int_attr
-from ..verify import LocalVerifier
+from ..verify import LocalVerifier, check_result_dims
 from .base import GraphOp, Reinfers, check_flags, compatible, flag_def, reinfer_values
 from .nn import Conv2DOp, Conv3DOp, GemmOp, MatMulOp
 from .products import FusedProduct
+from .samples import Axes, Samplewise, sample_axes
 from .traits import FusionOnly
 
 
@@ -61,7 +62,8 @@ class FusedOp(Reinfers, LocalVerifier, IRDLOperation, ABC):
     extras = opt_prop_def(IntegerAttr)
     epilogue = region_def("single_block")
 
-    traits = traits_def(Pure(), FusionOnly())
+    # The rule is defined after the class it reads (`fused_sample_axes`).
+    traits = traits_def(Pure(), FusionOnly(), Samplewise(lambda op, axes: fused_sample_axes(op, axes)))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$args attr-dict `:` functional-type($args, results) $epilogue"
 
@@ -100,6 +102,7 @@ class FusedOp(Reinfers, LocalVerifier, IRDLOperation, ABC):
 
     def verify(self, verify_nested_ops: bool = True) -> None:
         check_flags(self)
+        check_result_dims(self)
         super().verify(verify_nested_ops)
 
     @classmethod
@@ -169,6 +172,43 @@ def infer_fused_types(
             break
         types.update(reinfer_values(inner, [types[v] for v in inner.operands], factors))
     return types
+
+
+def fused_sample_axes(op: Operation, axes: Axes) -> Sequence[int | None] | None:
+    """The `Samplewise` rule of a fused op: its base op's rule on the base operands, then each
+    epilogue op's own answer (an extra, such as a bias or a residual, by broadcasting); None
+    when any of them may mix samples."""
+    assert isinstance(op, FusedOp)
+    count = len(op.base_operands)
+    block = op.epilogue.block
+    accumulator_axis: int | None = None
+    if any(axis is not None for axis in axes[:count]):
+        trait = op.BASE.get_trait(Samplewise)
+        if trait is None:
+            return None
+        # The base op's rule reads the op it is given: the base op itself, on the base operands.
+        base = op.BASE.create(
+            operands=list(op.base_operands),
+            result_types=[block.args[0].type],
+            properties=base_properties(op.properties),
+        )
+        try:
+            answer = trait.rule(base, axes[:count])
+        finally:
+            base.drop_all_references()
+        if answer is None:
+            return None
+        accumulator_axis = answer[0]
+    known: dict[SSAValue, int | None] = dict(zip(block.args, [accumulator_axis, *axes[count:]], strict=True))
+    for inner in block.ops:
+        inner_axes = [known.get(v) for v in inner.operands]
+        if inner is block.last_op:
+            return inner_axes
+        results = sample_axes(inner, inner_axes)
+        if results is None:
+            return None
+        known.update(zip(inner.results, results, strict=True))
+    return None
 
 
 def base_properties(properties: Mapping[str, Attribute]) -> dict[str, Attribute]:

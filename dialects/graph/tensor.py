@@ -35,6 +35,7 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from ..common import IntArray, fail, get_ints
+from ..verify import check_result_dims
 from .base import (
     DYN,
     GraphOp,
@@ -100,6 +101,7 @@ class ReshapeOp(Reinfers, ShapeFoldMixin, IRDLOperation):
         return [TensorType(operand_types[0].element_type, shape)]
 
     def verify_(self) -> None:
+        check_result_dims(self)
         source, result = self.input.type, self.result.type
         assert isinstance(source, TensorType) and isinstance(result, TensorType), "operand constraints hold"
         if (error := shape_error(result)) is not None:
