@@ -8,7 +8,7 @@ argument records them next to its name, so they survive printing and parsing:
 
 `symbolic_shapes` names every value's dimensions without a rule per op: it infers every result
 type again with each symbol given distinct probe sizes (three assignments, one pass over the ops
-each) through the op's own `infer`; a dimension that varies is the symbol, or the integer
+each) through the op's own `reinfer`; a dimension that varies is the symbol, or the integer
 combination of symbols (`2*seq`, `seq+1`, `batch*seq`), that fits every assignment, else a fresh
 symbol (`s1`), shared by every dimension of equal probe sizes. `specialize` walks the ops the
 same way once, with the sizes given.

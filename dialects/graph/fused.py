@@ -3,7 +3,9 @@
 The epilogue is a region run on the cube op's result: its block takes the accumulator and the
 fused op's `extras` (a bias or a residual), and its ops (adds, activations, clips) are ordinary
 graph ops in the order the graph had them, ending in `ascend.graph.yield`. The fused op keeps
-the base op's operands and properties, and `sources` names the ops it replaced.
+the base op's operands and properties, and `sources` names the ops it replaced. Its types are
+inferred again (`reinfer`) and its samples followed (`Samplewise`) through the base op, then
+the epilogue's ops, each by its own rule.
 
 ```
 %y = ascend.graph.fused_conv2d %x, %w, %b, %res {pads = array<i64: 1, 1, 1, 1>, extras = 1 : i64,
