@@ -178,19 +178,20 @@ def check_argument_dims(func: FuncOp) -> None:
         if (entry := attrs.data.get(DIMS_ATTR)) is not None:
             name = attrs.data.get("ascend.name")
             shown = f" ('{name.data}')" if isinstance(name, StringAttr) else ""
-            _check_entry(f"argument #{index}{shown}", entry, arg.type, symbols_for_dynamic=True)
+            _check_entry(f"argument #{index}{shown}", entry, arg.type, exact=True)
 
 
 def check_result_dims(op: Operation) -> None:
     """Checks the `ascend.dims` an op carries (as `ge-annotate-symbols` writes them) against its
     result types: the dimensions of its one result, or a list per result, each of the result's
-    rank and equal to its size where the type has one. An op's verifier calls it."""
+    rank, and each integer equal to the size where the type has one (a symbol may name a size
+    the graph was specialized to since). An op's verifier calls it."""
     entry = op.attributes.get(DIMS_ATTR)
     if entry is None:
         return
     results = list(op.results)
     if len(results) == 1:
-        _check_entry(f"'{op.name}': result #0", entry, results[0].type, symbols_for_dynamic=False)
+        _check_entry(f"'{op.name}': result #0", entry, results[0].type, exact=False)
         return
     if not isinstance(entry, ArrayAttr) or len(entry.data) != len(results):
         raise VerifyException(
@@ -198,10 +199,11 @@ def check_result_dims(op: Operation) -> None:
             f"its {len(results)} results"
         )
     for index, (dims, result) in enumerate(zip(entry.data, results, strict=True)):
-        _check_entry(f"'{op.name}': result #{index}", dims, result.type, symbols_for_dynamic=False)
+        _check_entry(f"'{op.name}': result #{index}", dims, result.type, exact=False)
 
 
-def _check_entry(what: str, entry: Attribute, t: Attribute, symbols_for_dynamic: bool) -> None:
+def _check_entry(what: str, entry: Attribute, t: Attribute, exact: bool) -> None:
+    """`exact`: a symbol for each `?` and an integer for each other dimension (an argument)."""
     if not isinstance(t, TensorType):
         raise VerifyException(f"{what}: {DIMS_ATTR} describes a tensor, the type is {t}")
     shape = t.get_shape()
@@ -215,9 +217,9 @@ def _check_entry(what: str, entry: Attribute, t: Attribute, symbols_for_dynamic:
             problem = "a dimension is a symbol name or an integer"
         elif isinstance(dim, IntegerAttr) and size != DYNAMIC_INDEX and dim.value.data != size:
             problem = f"the type's dimension is {size}"
-        elif isinstance(dim, StringAttr) and size != DYNAMIC_INDEX:
+        elif isinstance(dim, StringAttr) and size != DYNAMIC_INDEX and exact:
             problem = f"a symbol stands for a '?' only, the type's dimension is {size}"
-        elif isinstance(dim, IntegerAttr) and size == DYNAMIC_INDEX and symbols_for_dynamic:
+        elif isinstance(dim, IntegerAttr) and size == DYNAMIC_INDEX and exact:
             problem = "the type's dimension is '?', which a symbol names"
         else:
             continue
