@@ -12,6 +12,10 @@ one from outside), so an `IsolatedFromAbove` check reads nothing the key leaves 
 successors and every op whose class does not declare `LocalVerifier` get xDSL's full
 verification, as `Operation.verify` gives it.
 
+`verify` also checks the symbolic dimensions a function's arguments record as `ascend.dims`, once
+per function, against their types (`check_argument_dims`); an op's verifier checks its own
+(`check_result_dims`).
+
 A graph of a thousand convolutions has a few dozen distinct ones; a pipeline that verifies after
 every pass passes a `VerifiedSignatures` along, so an op a pass left alone is not checked again.
 """
@@ -21,10 +25,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Hashable
 
-from xdsl.ir import ErasedSSAValue, Operation, Region, SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, FloatAttr, IntegerAttr, StringAttr, TensorType
+from xdsl.dialects.func import FuncOp
+from xdsl.ir import Attribute, ErasedSSAValue, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.traits import NoTerminator
 from xdsl.utils.exceptions import VerifyException
+
+DIMS_ATTR = "ascend.dims"
+"""The attribute recording a value's dimensions with their symbols: on a function argument (its
+input's run-time sizes, e.g. `["batch", 3, 8, 8]`) and on an op (its results', as
+`ge-annotate-symbols` writes them)."""
 
 
 class LocalVerifier:
@@ -133,6 +144,8 @@ def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
     signatures, by_op = seen.signatures, seen.by_op
     parts_of: dict[Operation, Hashable] = {}
     for op in root.walk(region_first=True):
+        if isinstance(op, FuncOp):
+            check_argument_dims(op)
         for region in op.regions:
             _verify_region(region, op)
         parts = _parts(op)
@@ -153,6 +166,78 @@ def verify(root: Operation, verified: VerifiedSignatures | None = None) -> None:
             by_op[op] = (parts, key)
         else:
             op.verify(verify_nested_ops=False)
+
+
+def check_argument_dims(func: FuncOp) -> None:
+    """Checks the `ascend.dims` of a function's arguments against their types: a symbol name for
+    each `?` and the size for each other dimension. Raises VerifyException naming the argument,
+    the index and the value."""
+    if func.arg_attrs is None or not func.body.blocks:
+        return
+    for index, (arg, attrs) in enumerate(zip(func.body.block.args, func.arg_attrs.data, strict=False)):
+        if (entry := attrs.data.get(DIMS_ATTR)) is not None:
+            name = attrs.data.get("ascend.name")
+            shown = f" ('{name.data}')" if isinstance(name, StringAttr) else ""
+            _check_entry(f"argument #{index}{shown}", entry, arg.type, exact=True)
+
+
+def check_result_dims(op: Operation) -> None:
+    """Checks the `ascend.dims` an op carries (as `ge-annotate-symbols` writes them) against its
+    result types: the dimensions of its one result, or a list per result, each of the result's
+    rank, and each integer equal to the size where the type has one (a symbol may name a size
+    the graph was specialized to since). An op's verifier calls it."""
+    entry = op.attributes.get(DIMS_ATTR)
+    if entry is None:
+        return
+    results = list(op.results)
+    if len(results) == 1:
+        _check_entry(f"'{op.name}': result #0", entry, results[0].type, exact=False)
+        return
+    if not isinstance(entry, ArrayAttr) or len(entry.data) != len(results):
+        raise VerifyException(
+            f"'{op.name}': {DIMS_ATTR} = {_shown(entry)} must list the dimensions of each of "
+            f"its {len(results)} results"
+        )
+    for index, (dims, result) in enumerate(zip(entry.data, results, strict=True)):
+        _check_entry(f"'{op.name}': result #{index}", dims, result.type, exact=False)
+
+
+def _check_entry(what: str, entry: Attribute, t: Attribute, exact: bool) -> None:
+    """`exact`: a symbol for each `?` and an integer for each other dimension (an argument)."""
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"{what}: {DIMS_ATTR} describes a tensor, the type is {t}")
+    shape = t.get_shape()
+    if not isinstance(entry, ArrayAttr) or len(entry.data) != len(shape):
+        raise VerifyException(
+            f"{what}: {DIMS_ATTR} = {_shown(entry)} must list {len(shape)} dimensions, one per "
+            f"dimension of {t}"
+        )
+    for index, (dim, size) in enumerate(zip(entry.data, shape, strict=True)):
+        if not isinstance(dim, StringAttr | IntegerAttr):
+            problem = "a dimension is a symbol name or an integer"
+        elif isinstance(dim, IntegerAttr) and size != DYNAMIC_INDEX and dim.value.data != size:
+            problem = f"the type's dimension is {size}"
+        elif isinstance(dim, StringAttr) and size != DYNAMIC_INDEX and exact:
+            problem = f"a symbol stands for a '?' only, the type's dimension is {size}"
+        elif isinstance(dim, IntegerAttr) and size == DYNAMIC_INDEX and exact:
+            problem = "the type's dimension is '?', which a symbol names"
+        else:
+            continue
+        raise VerifyException(
+            f"{what}: {DIMS_ATTR} = {_shown(entry)} does not fit {t}: index {index} is {_shown(dim)}: "
+            + problem
+        )
+
+
+def _shown(entry: Attribute) -> str:
+    """An `ascend.dims` entry as written by hand: `["batch", 5]`."""
+    if isinstance(entry, ArrayAttr):
+        return "[" + ", ".join(_shown(d) for d in entry.data) + "]"
+    if isinstance(entry, IntegerAttr | FloatAttr):
+        return str(entry.value.data)
+    if isinstance(entry, StringAttr):
+        return f'"{entry.data}"'
+    return str(entry)
 
 
 def _nested_parts(op: Operation, parts_of: dict[Operation, Hashable]) -> Hashable:

@@ -53,7 +53,7 @@ def sample_independence(function: FuncOp, input_axes: Sequence[int | None]) -> S
         operand_axes = [axes.get(operand) for operand in op.operands]
         if isinstance(op, ReturnOp):
             return SampleIndependence(tuple(operand_axes))
-        results = sample_axes(op, operand_axes) if not op.regions else None
+        results = sample_axes(op, operand_axes)
         if results is None or any(
             axis is not None and _extent(result, axis) != batch
             for result, axis in zip(op.results, results, strict=True)

@@ -26,6 +26,7 @@ from .errors import CompileError
 from .limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
 from .options import PRECISION_MODES, CheckedOptions
 from .soc import load_profile
+from .symbolic import input_dims
 from .weights import WeightStore
 
 
@@ -80,17 +81,24 @@ def start_compilation(
 
 
 def check_static_inputs(module: ModuleOp) -> None:
-    """Refuses a graph input with a dynamic dimension, naming it, the axis, and how to fix it."""
+    """Refuses a graph input with a dynamic dimension, naming it, the axis, and how to fix it:
+    specializing the graph or compiling gears for its batch axis, or sizing it on import."""
     func = next(op for op in module.body.block.ops if isinstance(op, FuncOp))
     names = value_names(func.arg_attrs, len(func.body.block.args), "input")
-    for name, value in zip(names, func.body.block.args, strict=True):
+    for name, value, dims in zip(names, func.body.block.args, input_dims(func), strict=True):
         t = value.type
         if isinstance(t, TensorType) and any(d < 0 for d in t.get_shape()):
             axis = next(i for i, d in enumerate(t.get_shape()) if d < 0)
             sizes = ",".join("N" if d < 0 else str(d) for d in t.get_shape())
+            gears = (
+                ", compile gears for its batch (compile(graph, dynamic_batch_size=[1, 8]))"
+                if axis == 0
+                else ""
+            )
             raise CompileError(
                 f"input '{name}' has a dynamic dimension at axis {axis} ({t}); compiling needs static "
-                f"shapes: give its sizes when importing (parse_onnx(..., input_shapes={{'{name}': [...]}}) "
+                f"shapes: specialize the graph (graph.specialize({{'{dims[axis]}': 8}})){gears}, or "
+                f"give its sizes when importing (parse_onnx(..., input_shapes={{'{name}': [...]}}) "
                 f'or ge compile --input_shape "{name}:{sizes}" with N a number)'
             )
 

@@ -414,12 +414,12 @@ class Graph:
         """A new graph whose inputs have the sizes given, by input name (`{"x": [4, 3, 8, 8]}`)
         or by symbol (`{"batch": 4}`), every result type inferred again by its op; it shares
         this graph's weight store. A symbol given no size stays symbolic. Raises
-        `SpecializationError` for an unknown input or symbol, a wrong rank, a size that
-        contradicts a static dimension or another size of its symbol, or an op that cannot
-        take the sizes."""
+        `SpecializationError` for an unknown input or symbol, a wrong rank, a symbol given 0, a
+        size that contradicts a static dimension or another size of its symbol, or an op that
+        cannot take the sizes."""
         shapes = {k: v for k, v in sizes.items() if isinstance(v, Sequence) and not isinstance(v, str)}
         by_symbol = {k: v for k, v in sizes.items() if k not in shapes}
-        bound = symbolic.bind_sizes(self._input_names, self._input_dims, shapes, by_symbol)  # pyright: ignore[reportArgumentType]  # bind_sizes checks each size
+        bound = symbolic.bind_sizes(self._input_names, self._input_dims, shapes, by_symbol, smallest=1)  # pyright: ignore[reportArgumentType]  # bind_sizes checks each size
         module = self.module.clone()
         symbolic.specialize_module(module, self._input_names, bound)
         graph = Graph.from_module(module, self.weights)

@@ -7,20 +7,18 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.rewriter import Rewriter
-from xdsl.traits import IsTerminator
+from xdsl.ir import Operation
 
-from ge.dialects import graph as ops
 from ge.dialects.common import describe
 from ge.dialects.graph.base import tensor_type
 
-from . import arguments
+from . import arguments, symbolic
 from .compiler import require_graph
 from .errors import GeError
 from .graph import Graph
+from .symbolic import SpecializationError
 
 
 def with_batch_size(
@@ -29,30 +27,51 @@ def with_batch_size(
     """A copy of `graph` whose inputs have `batch_size` as their first dimension and, when
     `seq_len` is given, `seq_len` positions per sample: on axis 1 of an input [N, L] or [N, L, D],
     over H x W of an image [N, C, H, W] keeping its aspect ratio; inputs of other ranks keep theirs.
-    Every result type is inferred again by its op's `infer`.
+    A symbol on an input's first dimension (`"batch"`) is specialized to `batch_size` wherever it
+    stands; every result type is inferred again by its op (`reinfer`).
 
-    A reshape states its result shape, so it is followed by dimension groups (input and result
-    dimensions of equal products): a group whose input changed takes the batch factor on its first
-    result dimension and the sequence factor on its next, as batch-major layouts have them. A
-    reshape that cannot follow, or an op whose fixed operand (a weight, a stated shape) does not
-    fit the new sizes, raises GeError naming the op."""
+    A reshape to a static shape follows groups of dimensions of equal products: a group whose
+    input changed takes the batch factor on its first result dimension and the sequence factor
+    on its next, as batch-major layouts have them. A reshape that cannot follow, or an op whose
+    fixed operand (a weight, a stated shape) does not fit the new sizes, raises
+    SpecializationError naming the op."""
     graph = require_graph(graph, where)
     batch_size = arguments.integer(batch_size, f"{where}: batch_size", 1)
     if seq_len is not None:
         seq_len = arguments.integer(seq_len, f"{where}: seq_len", 1)
     copy = graph.copy()
-    module = copy.module
+    leading = {dims[0] for dims in copy.input_dims.values() if dims and isinstance(dims[0], str)}
+    if leading:
+        copy = copy.specialize(dict.fromkeys(leading, batch_size))
+    module = copy.module  # once: the graph brings its return up to date on each access
     func = next(op for op in module.body.block.ops if isinstance(op, FuncOp))
-    resizer = _Resizer()
-    for arg, name in zip(list(func.body.block.args), copy.inputs, strict=True):
-        t = arg.type
-        if not isinstance(t, TensorType) or not t.get_shape():
-            continue
-        shape = list(t.get_shape())
-        resized = _resized(shape, batch_size, seq_len, f"{where}: seq_len {seq_len} for input '{name}'")
-        resizer.note_factors(shape, resized)
-        resizer.retype(arg, TensorType(t.element_type, resized))
-    resizer.infer_block(func.body.block)
+    block = func.body.block
+    before, after, new_dims = [], [], []
+    for arg, name, dims in zip(block.args, copy.inputs, symbolic.input_dims(func), strict=True):
+        shape = list(tensor_type(arg.type).get_shape())
+        resized = shape
+        if shape:
+            resized = _resized(shape, batch_size, seq_len, f"{where}: seq_len {seq_len} for input '{name}'")
+        before.append(shape)
+        after.append(resized)
+        new_dims.append(
+            tuple(d if size == DYNAMIC_INDEX else size for d, size in zip(dims, resized, strict=True))
+        )
+    arguments_types = [
+        TensorType(tensor_type(arg.type).element_type, shape)
+        for arg, shape in zip(block.args, after, strict=True)
+    ]
+
+    def rejected(op: Operation, inferred: list[TensorType] | ValueError) -> list[TensorType]:
+        if isinstance(inferred, ValueError):
+            raise SpecializationError(
+                f"{describe(op)} cannot take the new input sizes: {inferred}; the graph's fixed "
+                "shapes do not allow this batch size or sequence length"
+            )
+        return inferred
+
+    symbolic.retype(symbolic.infer_types(block, arguments_types, rejected, _factors(before, after)))
+    func.arg_attrs = symbolic.argument_attrs(copy.inputs, new_dims)
     resized_graph = Graph.from_module(module, copy.weights)
     resized_graph.verify()
     return resized_graph
@@ -81,122 +100,16 @@ def _resized(shape: list[int], batch_size: int, seq_len: int | None, where: str)
     return resized
 
 
-class _Resizer:
-    """Infers result types again after some values changed type; remembers the old types."""
-
-    def __init__(self) -> None:
-        self.previous: dict[SSAValue, TensorType] = {}
-        self.batch = self.seq = Fraction(1)
-
-    def note_factors(self, before: list[int], after: list[int]) -> None:
-        """The batch and sequence factors of the first input that changes them."""
-        if self.batch == 1 and before[0] > 0:
-            self.batch = Fraction(after[0], before[0])
-        positions = math.prod(before[1:])
-        if self.seq == 1 and positions > 0:
-            self.seq = Fraction(math.prod(after[1:]), positions)
-
-    def retype(self, value: SSAValue, t: Attribute) -> None:
-        if value.type != t:
-            old = value.type
-            assert isinstance(old, TensorType)
-            self.previous[Rewriter.replace_value_with_new_type(value, t)] = old
-
-    def infer_block(self, block: Block) -> None:
-        """Infers again the result types of the ops of `block` that read a retyped value."""
-        for op in block.ops:
-            if (
-                isinstance(op, ops.ConstOp)
-                or op.has_trait(IsTerminator)
-                or not any(v in self.previous for v in op.operands)
-            ):
-                continue
-            try:
-                types = self.inferred(op)
-            except ValueError as error:
-                raise GeError(
-                    f"{describe(op)} cannot take the new input sizes: {error}; the graph's fixed "
-                    "shapes do not allow this batch size or sequence length"
-                ) from None
-            for result, t in zip(list(op.results), types, strict=True):
-                self.retype(result, t)
-
-    def inferred(self, op: Operation, types: list[TensorType] | None = None) -> list[Attribute]:
-        """The result types of `op` on operands of `types` (by default, their types now)."""
-        types = [tensor_type(v.type) for v in op.operands] if types is None else types
-        where = describe(op)
-        if isinstance(op, ops.FusedOp):
-            epilogue = ops.infer_fused_types(op, types, self._inner_types)
-            for value, t in epilogue.items():
-                self.retype(value, t)
-            last = op.epilogue.block.last_op
-            assert last is not None
-            return [last.operands[0].type]
-        if isinstance(op, ops.CastOp):
-            return [TensorType(op.result.type.element_type, types[0].get_shape())]
-        if isinstance(op, ops.ReshapeOp):
-            old = self.previous.get(op.input) or tensor_type(op.input.type)
-            shape = self.reshaped(old.get_shape(), types[0].get_shape(), op.result.type.get_shape())
-            return [TensorType(op.result.type.element_type, shape)]
-        if isinstance(op, ops.GraphOp):
-            inferred = op.infer(types, op.properties, where)
-            return list(inferred) if isinstance(inferred, list) else [inferred]
-        raise GeError(f"{describe(op)} has no shape inference, so the graph cannot be re-batched")
-
-    def _inner_types(self, op: Operation, operand_types: list[Attribute]) -> list[Attribute]:
-        """An epilogue op's result types once its operands take `operand_types` (nothing retyped yet)."""
-        if all(v.type == t for v, t in zip(op.operands, operand_types, strict=True)):
-            return [r.type for r in op.results]
-        return self.inferred(op, [tensor_type(t) for t in operand_types])
-
-    def reshaped(self, before: Sequence[int], after: Sequence[int], stated: Sequence[int]) -> list[int]:
-        """The result shape of a reshape of `before` into `stated` whose input is now `after`."""
-        cannot = ValueError(f"a reshape of {list(before)} into {list(stated)} cannot follow {list(after)}")
-        shape = list(stated)
-        for group_in, group_out in _groups(before, stated):
-            old = math.prod(before[k] for k in group_in)
-            new = math.prod(after[k] for k in group_in)
-            if new == old:
-                continue
-            ratio = Fraction(new, old)
-            if len(group_out) == 1 or ratio in (self.batch, self.seq):
-                factors = [ratio]
-            elif ratio == self.batch * self.seq:
-                factors = [self.batch, self.seq]
-            else:
-                raise cannot
-            for index, factor in zip(group_out, factors, strict=False):
-                scaled = shape[index] * factor
-                if scaled.denominator != 1:
-                    raise cannot
-                shape[index] = int(scaled)
-        if math.prod(shape) != math.prod(after):
-            raise cannot
-        return shape
-
-
-def _groups(before: Sequence[int], stated: Sequence[int]) -> list[tuple[list[int], list[int]]]:
-    """Input and result dimension indices in runs of equal products: (2, 8, 32) into (16, 32)
-    gives ([0, 1], [0]) and ([2], [1])."""
-    groups: list[tuple[list[int], list[int]]] = []
-    i = j = 0
-    while i < len(before) and j < len(stated):
-        group_in, group_out = [i], [j]
-        left, right = before[i], stated[j]
-        i, j = i + 1, j + 1
-        while left != right:
-            if left < right and i < len(before):
-                left *= before[i]
-                group_in.append(i)
-                i += 1
-            elif right < left and j < len(stated):
-                right *= stated[j]
-                group_out.append(j)
-                j += 1
-            else:
-                raise ValueError(f"{list(before)} and {list(stated)} do not hold the same elements")
-        groups.append((group_in, group_out))
-    if groups:
-        groups[-1][0].extend(range(i, len(before)))
-        groups[-1][1].extend(range(j, len(stated)))
-    return groups
+def _factors(before: Sequence[Sequence[int]], after: Sequence[Sequence[int]]) -> tuple[Fraction, Fraction]:
+    """The factors the batch and the positions per sample grew by: those of the first static
+    input that changes each."""
+    batch = seq = Fraction(1)
+    for old, new in zip(before, after, strict=True):
+        if not old or DYNAMIC_INDEX in old:
+            continue
+        if batch == 1 and old[0] > 0:
+            batch = Fraction(new[0], old[0])
+        positions = math.prod(old[1:])
+        if seq == 1 and positions > 0:
+            seq = Fraction(math.prod(new[1:]), positions)
+    return batch, seq

@@ -8,7 +8,7 @@ argument records them next to its name, so they survive printing and parsing:
 
 `symbolic_shapes` names every value's dimensions without a rule per op: it infers every result
 type again with each symbol given distinct probe sizes (three assignments, one pass over the ops
-each) through the op's own `infer`; a dimension that varies is the symbol, or the integer
+each) through the op's own `reinfer`; a dimension that varies is the symbol, or the integer
 combination of symbols (`2*seq`, `seq+1`, `batch*seq`), that fits every assignment, else a fresh
 symbol (`s1`), shared by every dimension of equal probe sizes. `specialize` walks the ops the
 same way once, with the sizes given.
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from fractions import Fraction
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -38,14 +38,13 @@ from xdsl.rewriter import Rewriter
 from ge.dialects import graph as ops
 from ge.dialects.common import NAME_ATTR, describe, value_names
 from ge.dialects.graph.base import tensor_type
+from ge.dialects.verify import DIMS_ATTR
 
-from .errors import GeError
+from .errors import GeError, VerificationError
 
 Dim = int | str
 """A dimension: a size, or a symbol (or a combination of symbols, `2*seq`) only the run knows."""
 
-DIMS_ATTR = "ascend.dims"
-"""The argument attribute recording an input's dimensions with their symbols."""
 
 PROBES = 3
 """How many assignments of probe sizes `symbolic_shapes` infers the graph with."""
@@ -75,7 +74,7 @@ def input_dims(func: FuncOp) -> list[tuple[Dim, ...]]:
     result = []
     for index, (arg, name) in enumerate(zip(args, names, strict=True)):
         shape = tensor_type(arg.type).get_shape()
-        recorded = _recorded_dims(func.arg_attrs, index)
+        recorded = _recorded_dims(func.arg_attrs, index, name)
         if recorded is None:
             recorded = tuple(
                 generated_symbol(name, axis) if d == DYNAMIC_INDEX else d for axis, d in enumerate(shape)
@@ -84,7 +83,7 @@ def input_dims(func: FuncOp) -> list[tuple[Dim, ...]]:
             isinstance(r, str) != (d == DYNAMIC_INDEX) or (isinstance(r, int) and r != d)
             for r, d in zip(recorded, shape, strict=False)
         ):
-            raise GeError(
+            raise VerificationError(
                 f"input '{name}': {DIMS_ATTR} = {list(recorded)} does not fit its type {arg.type} "
                 "(a symbol stands for each '?', the size for each other dimension)"
             )
@@ -130,44 +129,45 @@ Adjust = Callable[[Operation, "list[TensorType] | ValueError"], "list[TensorType
 
 
 def infer_types(
-    block: Block, argument_types: Sequence[TensorType], adjust: Adjust | None = None
+    block: Block,
+    argument_types: Sequence[TensorType],
+    adjust: Adjust | None = None,
+    factors: Sequence[Fraction] = (),
 ) -> dict[SSAValue, TensorType]:
     """Every value's type, in one pass over the ops of `block`, when its arguments have
-    `argument_types`: each result type inferred by its op from its operands' types. `adjust`
-    sees each op's inferred types (or the ValueError its inference raised) and returns the types
-    to go on with; without it an op that rejects its operands raises SpecializationError."""
+    `argument_types`: each op's values (results, and those of a fused op's epilogue) inferred
+    again by the op from its operands' types (`reinfer`, with `factors` for a reshape); an op
+    whose operands keep their types keeps its own. `adjust` sees each op's inferred result
+    types (or the ValueError its inference raised) and returns the types to go on with; without
+    it an op that rejects its operands raises SpecializationError."""
     types: dict[SSAValue, TensorType] = dict(zip(block.args, argument_types, strict=True))
     for op in block.ops:
         if not op.results:
             continue
+        operand_types = [types.get(v) or tensor_type(v.type) for v in op.operands]
+        if all(v.type == t for v, t in zip(op.operands, operand_types, strict=True)):
+            types.update((r, tensor_type(r.type)) for r in op.results)
+            continue
+        values: dict[SSAValue, TensorType] = {}
         try:
-            inferred: list[TensorType] | ValueError = result_types(op, [types[v] for v in op.operands])
+            values = ops.reinfer_values(op, operand_types, factors)
+            inferred: list[TensorType] | ValueError = [values[r] for r in op.results]
         except ValueError as error:
             inferred = error
         if adjust is not None:
             inferred = adjust(op, inferred)
         if isinstance(inferred, ValueError):
             raise SpecializationError(f"{describe(op)} cannot take the specialized shapes: {inferred}")
+        types.update(values)
         types.update(zip(op.results, inferred, strict=True))
     return types
 
 
-def result_types(op: Operation, operand_types: Sequence[TensorType]) -> list[TensorType]:
-    """The result types of `op` on operands of `operand_types`, by its `infer`; ValueError when
-    it rejects them. A reshape states its result: a single `?` is what the element count leaves,
-    several are copies of its input's `?` dimensions (as many, in order)."""
-    if isinstance(op, ops.ConstOp):
-        return [tensor_type(op.result.type)]
-    if isinstance(op, ops.CastOp):
-        return [TensorType(tensor_type(op.result.type).element_type, operand_types[0].get_shape())]
-    if isinstance(op, ops.ReshapeOp):
-        stated = tensor_type(op.result.type)
-        shape = _reshaped(tensor_type(op.input.type).get_shape(), operand_types[0].get_shape(), stated)
-        return [TensorType(stated.element_type, shape)]
-    if isinstance(op, ops.GraphOp):
-        inferred = op.infer(operand_types, op.properties, describe(op))
-        return list(inferred) if isinstance(inferred, list) else [inferred]
-    raise ValueError(f"{op.name} has no shape inference here (specialize a graph before compiling it)")
+def retype(types: Mapping[SSAValue, TensorType]) -> None:
+    """Gives each value the type `types` has for it (its uses follow)."""
+    for value, t in types.items():
+        if value.type != t:
+            Rewriter.replace_value_with_new_type(value, t)
 
 
 def bind_sizes(
@@ -176,15 +176,21 @@ def bind_sizes(
     input_shapes: Mapping[str, Sequence[int]],
     symbol_sizes: Mapping[str, int],
     error: type[GeError] = SpecializationError,
+    smallest: int = 0,
 ) -> dict[str, int]:
     """The size of each symbol, from whole input shapes and sizes given by symbol, checked:
-    an unknown input or symbol, a wrong rank, a size contradicting a static dimension, or a
-    symbol given two sizes raises `error` naming them."""
+    an unknown input or symbol, a wrong rank, a size contradicting a static dimension, a
+    symbol given two sizes, or one below `smallest`, raises `error` naming them."""
     symbols = sorted({d for shape in dims for d in shape if isinstance(d, str)})
     sizes: dict[str, int] = {}
     sources: dict[str, str] = {}
 
     def bind(symbol: str, size: int, where: str) -> None:
+        if size < smallest:
+            raise error(
+                f"{where}: symbol '{symbol}' cannot be {size}: give a size of at least {smallest} "
+                "(an empty batch has nothing to compute; skip that run instead)"
+            )
         if symbol in sizes and sizes[symbol] != size:
             raise error(
                 f"symbol '{symbol}' is given two sizes: {sizes[symbol]} by {sources[symbol]} and "
@@ -229,10 +235,7 @@ def specialize_module(module: ModuleOp, names: Sequence[str], sizes: Mapping[str
         TensorType(tensor_type(arg.type).element_type, [_size_or_dynamic(d) for d in shape])
         for arg, shape in zip(block.args, new_dims, strict=True)
     ]
-    types = infer_types(block, arguments)
-    for value in [*block.args, *_results(block)]:
-        if value.type != types[value]:
-            Rewriter.replace_value_with_new_type(value, types[value])
+    retype(infer_types(block, arguments))
     func.arg_attrs = argument_attrs(names, new_dims)
 
 
@@ -340,31 +343,11 @@ def _results(block: Block) -> list[SSAValue]:
     return [r for op in block.ops for r in op.results]
 
 
-def _reshaped(before: Sequence[int], after: Sequence[int], stated: TensorType) -> list[int]:
-    """The result shape of a reshape of `before` (its declared input) into `stated` whose input
-    is now `after`: a single `?` is what the element count leaves; several are the input's `?`
-    dimensions, in order, when there are as many. A static result keeps its shape."""
-    shape = list(stated.get_shape())
-    holes = [axis for axis, d in enumerate(shape) if d == DYNAMIC_INDEX]
-    copied = [a for b, a in zip(before, after, strict=True) if b == DYNAMIC_INDEX]
-    if len(holes) == 1 and DYNAMIC_INDEX not in after:
-        known = math.prod(d for d in shape if d != DYNAMIC_INDEX)
-        if known == 0 or math.prod(after) % known:
-            raise ValueError(f"cannot reshape {list(after)} into {stated}")
-        shape[holes[0]] = math.prod(after) // known
-    elif len(holes) > 1 and len(holes) == len(copied):
-        for axis, size in zip(holes, copied, strict=True):
-            shape[axis] = size
-    if DYNAMIC_INDEX not in after and DYNAMIC_INDEX not in shape and math.prod(after) != math.prod(shape):
-        raise ValueError(f"cannot reshape {math.prod(after)} elements {list(after)} into {shape}")
-    return shape
-
-
 def _size_or_dynamic(dim: Dim) -> int:
     return DYNAMIC_INDEX if isinstance(dim, str) else dim
 
 
-def _recorded_dims(attrs: ArrayAttr[DictionaryAttr] | None, index: int) -> tuple[Dim, ...] | None:
+def _recorded_dims(attrs: ArrayAttr[DictionaryAttr] | None, index: int, name: str) -> tuple[Dim, ...] | None:
     entry = attrs.data[index].data.get(DIMS_ATTR) if attrs and index < len(attrs.data) else None
     if not isinstance(entry, ArrayAttr):
         return None
@@ -375,7 +358,7 @@ def _recorded_dims(attrs: ArrayAttr[DictionaryAttr] | None, index: int) -> tuple
         elif isinstance(d, IntegerAttr):
             dims.append(d.value.data)
         else:
-            raise GeError(f"{DIMS_ATTR} holds sizes and symbol names, got {d}")
+            raise VerificationError(f"input '{name}': {DIMS_ATTR} holds sizes and symbol names, got {d}")
     return tuple(dims)
 
 

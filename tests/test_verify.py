@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -241,3 +242,36 @@ def test_a_launch_finds_its_kernel_in_the_module_symbol_table() -> None:
     launch = next(op for op in module.walk() if isinstance(op, LaunchOp))
     kernel = launch.callee()
     assert kernel is not None and kernel.sym_name.data == "relu_0"
+
+
+@pytest.mark.parametrize(
+    ("dims", "message"),
+    [
+        ('["batch", 5 : i64]', 'ascend.dims = ["batch", 5] does not fit tensor<?x4xf32>: index 1 is 5: '
+         "the type's dimension is 4"),
+        ('["batch", 4.0]', 'ascend.dims = ["batch", 4.0] does not fit tensor<?x4xf32>: index 1 is 4.0: '
+         "a dimension is a symbol name or an integer"),
+        ('[2, 4 : i64]', "ascend.dims = [2, 4] does not fit tensor<?x4xf32>: index 0 is 2: "
+         "the type's dimension is '?', which a symbol names"),
+        ('["batch"]', 'ascend.dims = ["batch"] must list 2 dimensions, one per dimension of tensor<?x4xf32>'),
+    ],
+)  # fmt: skip
+def test_argument_dims_that_contradict_the_type_are_refused_naming_argument_index_and_value(
+    dims: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ge.tools import ge_opt
+
+    text = (
+        f'func.func @main(%x: tensor<?x4xf32> {{ascend.name = "x", ascend.dims = {dims}}}) '
+        "-> tensor<?x4xf32> {\n"
+        "  func.return %x : tensor<?x4xf32>\n}\n"
+    )
+    source = tmp_path / "dims.mlir"
+    source.write_text(text)
+    with pytest.raises(SystemExit) as exited:
+        ge_opt.main([str(source)])
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == f"ge-opt: error: the input is invalid: argument #0 ('x'): {message}\n"
+    module = Parser(_context(), text).parse_module()
+    with pytest.raises(ge.VerificationError, match=r"argument #0 \('x'\): " + re.escape(message)):
+        verify_module(module, "the input", CompileSession())

@@ -31,7 +31,7 @@ from . import (
     unary,
 )
 from .attention import AttentionOp
-from .base import GraphOp, broadcast_shapes, float_attr
+from .base import GraphOp, Reinfers, broadcast_shapes, float_attr, reinfer, reinfer_values
 from .const import ConstOp
 from .detection import NonMaxSuppressionOp
 from .elementwise import (
@@ -264,6 +264,9 @@ __all__ = [
     "YieldOp",
     "base_properties",
     "infer_fused_types",
+    "reinfer",
+    "reinfer_values",
+    "Reinfers",
     "AbsOp",
     "AcosOp",
     "AcoshOp",

@@ -6,6 +6,7 @@ import math
 from abc import ABC
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
@@ -33,7 +34,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ..common import bool_attr, describe, fail, is_flag
 from ..formats import FormatAttr
-from ..verify import LocalVerifier
+from ..verify import LocalVerifier, check_result_dims
 
 Shape = tuple[int, ...]
 DYN = DYNAMIC_INDEX
@@ -47,7 +48,52 @@ if TYPE_CHECKING:
     from typing_extensions import TypeVar
 
 
-class GraphOp(LocalVerifier, IRDLOperation, ABC):
+class Reinfers:
+    """An op whose result types can be inferred again when its operands change type (a pass
+    that lowers precision, a specialized or re-batched graph): every `ascend.graph` op.
+
+    `factors` say how a change of element count splits over the dimensions a reshape makes of
+    one (the factors the batch and then the positions per sample grew by, outermost first);
+    every op but a reshape ignores them."""
+
+    def reinfer(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> list[TensorType]:
+        """The result types on operands of `operand_types`; ValueError if the op rejects them."""
+        raise NotImplementedError
+
+    def reinfer_values(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> dict[SSAValue, TensorType]:
+        """The type of every value the op defines (its results, and the values of its regions)
+        on operands of `operand_types`; ValueError if the op rejects them."""
+        assert isinstance(self, Operation)
+        return dict(zip(self.results, self.reinfer(operand_types, factors), strict=True))
+
+
+def reinfer(
+    op: Operation, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+) -> list[TensorType]:
+    """The result types of `op` on operands of `operand_types`, by the op's own rule (see
+    `Reinfers`); ValueError if it rejects them or has no rule."""
+    return _reinferring(op).reinfer(operand_types, factors)
+
+
+def reinfer_values(
+    op: Operation, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+) -> dict[SSAValue, TensorType]:
+    """The type of every value `op` defines, its regions' included, on operands of
+    `operand_types` (see `Reinfers.reinfer_values`)."""
+    return _reinferring(op).reinfer_values(operand_types, factors)
+
+
+def _reinferring(op: Operation) -> Reinfers:
+    if not isinstance(op, Reinfers):
+        raise ValueError(f"{describe(op)} has no type inference")
+    return op
+
+
+class GraphOp(Reinfers, LocalVerifier, IRDLOperation, ABC):
     """A framework-level tensor op: pure, with a result type inferred from operands and properties."""
 
     traits = traits_def(Pure())
@@ -61,6 +107,12 @@ class GraphOp(LocalVerifier, IRDLOperation, ABC):
         """The result type (a list for an op with several results) for these operand types and
         properties; raises ValueError if they are invalid."""
         raise NotImplementedError
+
+    def reinfer(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> list[TensorType]:
+        inferred = self.infer(operand_types, self.properties, describe(self))
+        return list(inferred) if isinstance(inferred, list) else [inferred]
 
     @classmethod
     def build_inferred(
@@ -78,6 +130,7 @@ class GraphOp(LocalVerifier, IRDLOperation, ABC):
 
     def verify(self, verify_nested_ops: bool = True) -> None:
         check_flags(self)
+        check_result_dims(self)
         super().verify(verify_nested_ops)
 
     def verify_(self) -> None:

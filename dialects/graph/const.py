@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from fractions import Fraction
 
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -30,6 +31,7 @@ from ..verify import LocalVerifier
 from .base import (
     DYN,
     FRAMEWORK_LEVEL,
+    Reinfers,
     shape_error,
 )
 from .traits import ComputesNothing
@@ -42,7 +44,7 @@ ConstValue = DenseIntOrFPElementsAttr | DenseResourceAttr | FloatAttr | IntegerA
 
 
 @irdl_op_definition
-class ConstOp(LocalVerifier, IRDLOperation, HasFolderInterface):
+class ConstOp(Reinfers, LocalVerifier, IRDLOperation, HasFolderInterface):
     """A constant tensor: inline `dense` data (small), a `dense_resource` key into the weight
     store (weights), or a `splat` scalar repeated over the shape (never materialized).
 
@@ -73,6 +75,12 @@ class ConstOp(LocalVerifier, IRDLOperation, HasFolderInterface):
 
     def fold(self) -> Sequence[SSAValue | Attribute]:
         return (self.value,)
+
+    def reinfer(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> list[TensorType]:
+        """A constant has no operands: its type stays."""
+        return [self.result.type]
 
     def verify_(self) -> None:
         result = self.result.type

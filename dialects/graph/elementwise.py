@@ -8,7 +8,8 @@ Unary ops (math functions and activations) live in `unary.py` on the same base c
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -41,8 +42,10 @@ from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import Pure
 
 from ..common import bool_attr, fail
+from ..verify import check_result_dims
 from .base import (
     GraphOp,
+    Reinfers,
     broadcast_shapes,
     compatible,
     flag_def,
@@ -487,7 +490,7 @@ class WhereOp(ElementwiseOp):
 
 
 @irdl_op_definition
-class CastOp(IRDLOperation):
+class CastOp(Reinfers, IRDLOperation):
     """Converts elements to the result's element type: floats round to nearest even, floats
     truncate toward zero into integers, integers wrap (4-bit and 2-bit ones too), and non-zero
     becomes true in i1. Numbers become strings as numpy formats them (the shortest text that
@@ -532,7 +535,14 @@ class CastOp(IRDLOperation):
             operands=[input], result_types=[TensorType(element_type, shape)], properties=properties
         )
 
+    def reinfer(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> list[TensorType]:
+        """The input's new shape, in the element type the cast states."""
+        return [TensorType(self.result.type.element_type, operand_types[0].get_shape())]
+
     def verify_(self) -> None:
+        check_result_dims(self)
         source, result = self.input.type, self.result.type
         assert isinstance(source, TensorType) and isinstance(result, TensorType), "operand constraints hold"
         if not compatible(self.result.type, TensorType(result.element_type, source.get_shape())):

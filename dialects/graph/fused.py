@@ -3,7 +3,9 @@
 The epilogue is a region run on the cube op's result: its block takes the accumulator and the
 fused op's `extras` (a bias or a residual), and its ops (adds, activations, clips) are ordinary
 graph ops in the order the graph had them, ending in `ascend.graph.yield`. The fused op keeps
-the base op's operands and properties, and `sources` names the ops it replaced.
+the base op's operands and properties, and `sources` names the ops it replaced. Its types are
+inferred again (`reinfer`) and its samples followed (`Samplewise`) through the base op, then
+the epilogue's ops, each by its own rule.
 
 ```
 %y = ascend.graph.fused_conv2d %x, %w, %b, %res {pads = array<i64: 1, 1, 1, 1>, extras = 1 : i64,
@@ -21,7 +23,8 @@ the base op's operands and properties, and `sources` names the ops it replaced.
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import ClassVar
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
@@ -39,14 +42,15 @@ from xdsl.irdl.operations import ParsePropInAttrDict
 from xdsl.traits import IsTerminator, Pure
 
 from ..common import IntArray, describe, fail, int_attr
-from ..verify import LocalVerifier
-from .base import GraphOp, check_flags, compatible, flag_def, tensor_type
+from ..verify import LocalVerifier, check_result_dims
+from .base import GraphOp, Reinfers, check_flags, compatible, flag_def, reinfer_values
 from .nn import Conv2DOp, Conv3DOp, GemmOp, MatMulOp
 from .products import FusedProduct
+from .samples import Axes, Samplewise, sample_axes
 from .traits import FusionOnly
 
 
-class FusedOp(LocalVerifier, IRDLOperation, ABC):
+class FusedOp(Reinfers, LocalVerifier, IRDLOperation, ABC):
     """A base cube op (`BASE`) whose result runs through the `epilogue` region.
 
     The operands are the base op's operands followed by `extras` of them (the epilogue's extra
@@ -60,7 +64,8 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
     extras = opt_prop_def(IntegerAttr)
     epilogue = region_def("single_block")
 
-    traits = traits_def(Pure(), FusionOnly())
+    # The rule is defined after the class it reads (`fused_sample_axes`).
+    traits = traits_def(Pure(), FusionOnly(), Samplewise(lambda op, axes: fused_sample_axes(op, axes)))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$args attr-dict `:` functional-type($args, results) $epilogue"
 
@@ -99,6 +104,7 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
 
     def verify(self, verify_nested_ops: bool = True) -> None:
         check_flags(self)
+        check_result_dims(self)
         super().verify(verify_nested_ops)
 
     @classmethod
@@ -111,14 +117,22 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
         assert isinstance(inferred, TensorType), "a fused op's base op has one result"
         return inferred
 
-    def infer_result_types(
-        self, operand_types: Sequence[TensorType], infer_inner: InferInner | None = None
-    ) -> list[Attribute]:
-        """The result types of this op on operands of `operand_types` (see `infer_fused_types`)."""
-        types = infer_fused_types(self, operand_types, infer_inner)
+    def reinfer(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> list[TensorType]:
+        """The type the epilogue yields on operands of `operand_types` (see `infer_fused_types`)."""
+        return [self.reinfer_values(operand_types, factors)[self.result]]
+
+    def reinfer_values(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> dict[SSAValue, TensorType]:
+        """The result's type and those of the epilogue's values (see `infer_fused_types`)."""
+        types = infer_fused_types(self, operand_types, factors)
         terminator = self.epilogue.block.last_op
-        assert terminator is not None
-        return [types[v] for v in terminator.operands]
+        if not isinstance(terminator, YieldOp) or len(terminator.values) != 1:
+            raise ValueError(f"{describe(self)}: its epilogue must end with one 'ascend.graph.yield'")
+        types[self.result] = types[terminator.values[0]]
+        return types
 
     def verify_(self) -> None:
         try:
@@ -142,42 +156,66 @@ class FusedOp(LocalVerifier, IRDLOperation, ABC):
                 raise fail(self, f"an epilogue holds graph ops only, found '{op.name}'")
 
 
-InferInner = Callable[[Operation, list[Attribute]], Sequence[Attribute]]
-"""Result types of an epilogue op for its operand types."""
-
-
 def infer_fused_types(
-    op: FusedOp, operand_types: Sequence[TensorType], infer_inner: InferInner | None = None
-) -> dict[SSAValue, Attribute]:
+    op: FusedOp, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+) -> dict[SSAValue, TensorType]:
     """The type of every value of `op`'s epilogue (its arguments, then each op's results, in
     order) when `op`'s operands take `operand_types`: the accumulator as the base op infers it,
-    the extras as given, each epilogue op as `infer_inner` says (by default, the op's own
-    `infer`). Passes that retype a fused op (mixed precision, re-batching) call this."""
+    the extras as given, each epilogue op by its own `reinfer`. ValueError if any op rejects
+    them."""
     count = len(op.base_operands)
     block = op.epilogue.block
     accumulator = op.accumulator_type(operand_types[:count], op.properties, describe(op))
-    types: dict[SSAValue, Attribute] = dict(
+    types: dict[SSAValue, TensorType] = dict(
         zip(block.args, [accumulator, *operand_types[count:]], strict=True)
     )
-    inner_types = infer_inner or _own_infer
     for inner in block.ops:
         if inner is block.last_op:
             break
-        results = inner_types(inner, [types[v] for v in inner.operands])
-        types.update(zip(inner.results, results, strict=True))
+        types.update(reinfer_values(inner, [types[v] for v in inner.operands], factors))
     return types
+
+
+def fused_sample_axes(op: Operation, axes: Axes) -> Sequence[int | None] | None:
+    """The `Samplewise` rule of a fused op: its base op's rule on the base operands, then each
+    epilogue op's own answer (an extra, such as a bias or a residual, by broadcasting); None
+    when any of them may mix samples."""
+    assert isinstance(op, FusedOp)
+    count = len(op.base_operands)
+    block = op.epilogue.block
+    accumulator_axis: int | None = None
+    if any(axis is not None for axis in axes[:count]):
+        trait = op.BASE.get_trait(Samplewise)
+        if trait is None:
+            return None
+        # The base op's rule reads the op it is given: the base op itself, on the base operands.
+        base = op.BASE.create(
+            operands=list(op.base_operands),
+            result_types=[block.args[0].type],
+            properties=base_properties(op.properties),
+        )
+        try:
+            answer = trait.rule(base, axes[:count])
+        finally:
+            base.drop_all_references()
+        if answer is None:
+            return None
+        accumulator_axis = answer[0]
+    known: dict[SSAValue, int | None] = dict(zip(block.args, [accumulator_axis, *axes[count:]], strict=True))
+    for inner in block.ops:
+        inner_axes = [known.get(v) for v in inner.operands]
+        if inner is block.last_op:
+            return inner_axes
+        results = sample_axes(inner, inner_axes)
+        if results is None:
+            return None
+        known.update(zip(inner.results, results, strict=True))
+    return None
 
 
 def base_properties(properties: Mapping[str, Attribute]) -> dict[str, Attribute]:
     """A fused op's properties without its own (`extras`): the base op's properties."""
     return {k: v for k, v in properties.items() if k != "extras"}
-
-
-def _own_infer(op: Operation, operand_types: list[Attribute]) -> list[Attribute]:
-    if not isinstance(op, GraphOp):
-        raise ValueError(f"{describe(op)} in an epilogue has no type inference")
-    inferred = op.infer([tensor_type(t) for t in operand_types], op.properties, describe(op))
-    return list(inferred) if isinstance(inferred, list) else [inferred]
 
 
 def tensor(value: SSAValue) -> TensorType:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
@@ -34,9 +35,11 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from ..common import IntArray, fail, get_ints
+from ..verify import check_result_dims
 from .base import (
     DYN,
     GraphOp,
+    Reinfers,
     ShapeFoldMixin,
     broadcast_shapes,
     normalize_axis,
@@ -46,6 +49,7 @@ from .base import (
     shape_error,
     tensor_type,
 )
+from .reshaping import reshaped
 from .samples import Samplewise, joined, outside, permuted, rows_kept
 from .traits import (
     ComputesNothing,
@@ -62,7 +66,7 @@ PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 
 @irdl_op_definition
-class ReshapeOp(ShapeFoldMixin, IRDLOperation):
+class ReshapeOp(Reinfers, ShapeFoldMixin, IRDLOperation):
     """A new shape over the same elements in the same (row-major) order; the result type says it.
 
     `%y = ascend.graph.reshape %x : (tensor<1x512x1x1xf32>) -> tensor<1x512xf32>`
@@ -88,7 +92,16 @@ class ReshapeOp(ShapeFoldMixin, IRDLOperation):
         element = tensor_type(input.type).element_type
         super().__init__(operands=[input], result_types=[TensorType(element, shape)])
 
+    def reinfer(
+        self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
+    ) -> list[TensorType]:
+        """The result type once the input is `operand_types[0]` (see `reshaped`)."""
+        before = dims(tensor_type(self.input.type))
+        shape = reshaped(before, dims(operand_types[0]), dims(tensor_type(self.result.type)), factors)
+        return [TensorType(operand_types[0].element_type, shape)]
+
     def verify_(self) -> None:
+        check_result_dims(self)
         source, result = self.input.type, self.result.type
         assert isinstance(source, TensorType) and isinstance(result, TensorType), "operand constraints hold"
         if (error := shape_error(result)) is not None:

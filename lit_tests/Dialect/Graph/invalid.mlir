@@ -323,3 +323,19 @@ func.func @constant_in_a_device_format() {
   %0 = ascend.graph.const splat<1.0 : f32> : tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>>
   func.return
 }
+
+// -----
+
+// CHECK: {{^}}'ascend.graph.relu': result #0: ascend.dims = ["batch"] must list 2 dimensions, one per dimension of tensor<?x4xf32>
+func.func @symbols_of_another_rank(%x: tensor<?x4xf32> {ascend.dims = ["batch", 4 : i64]}) {
+  %0 = ascend.graph.relu %x {ascend.dims = ["batch"]} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.graph.flatten': result #0: ascend.dims = ["batch", 12] does not fit tensor<?x8xf32>: index 1 is 12: the type's dimension is 8
+func.func @symbols_contradicting_a_static_dimension(%x: tensor<?x2x4xf32> {ascend.dims = ["batch", 2 : i64, 4 : i64]}) {
+  %0 = ascend.graph.flatten %x {axis = 1 : i64, ascend.dims = ["batch", 12 : i64]} : (tensor<?x2x4xf32>) -> tensor<?x8xf32>
+  func.return
+}

@@ -2,8 +2,8 @@
 mode (`ComputeTypeAnalysis`), from the mode (`MODES`), the op's class under GE's op lists
 (`PrecisionClass`, read from its traits) and its producers' compute types.
 
-It also holds the shape inference the analysis asks whether an op takes the compute type, which
-the patterns reuse to rebuild a fused op's epilogue.
+Whether an op takes the compute type is the op's own type inference (`graph.reinfer`); a fused
+op's accumulator type, which the patterns need to rebuild its epilogue, comes from it too.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ class ComputeTypeAnalysis:
             for v in op.operands
         ]
         try:
-            result_types = _result_types(op, operand_types)
+            result_types = graph.reinfer(op, [_tensor(t) for t in operand_types])
         except ValueError:
             return None  # the op's shape inference rejects the compute type: it keeps its type
         for result, new in zip(op.results, result_types, strict=True):
@@ -176,30 +176,13 @@ def _node_name(op: Operation) -> str | None:
     return op.location.desc.data if isinstance(op.location, NameLoc) else None
 
 
-def _result_types(op: Operation, operand_types: Sequence[Attribute]) -> list[Attribute]:
-    """The result types `op` would have on operands of these types; ValueError if it rejects them."""
-    if isinstance(op, graph.ReshapeOp):
-        return [TensorType(_tensor(operand_types[0]).element_type, op.result.type.get_shape())]
-    if isinstance(op, graph.FusedOp):
-        return fused_op_types(op, operand_types)[1]
-    if not isinstance(op, graph.GraphOp):
-        raise ValueError(f"'{op.name}' is not a graph op")
-    inferred = op.infer([_tensor(t) for t in operand_types], op.properties, op.name)
-    return list(inferred) if isinstance(inferred, list) else [inferred]
-
-
 def fused_op_types(
     op: graph.FusedOp, operand_types: Sequence[Attribute]
 ) -> tuple[Attribute, list[Attribute]]:
     """The accumulator type and the result types of fused `op` on operands of these types (the
-    dialect's one fused-op inference, each epilogue op inferred as `_result_types` does);
-    ValueError if any op rejects them."""
-    tensors = [_tensor(t) for t in operand_types]
-    types = graph.infer_fused_types(op, tensors, _result_types)
-    terminator = op.epilogue.block.last_op
-    if not isinstance(terminator, graph.YieldOp):
-        raise ValueError(f"'{op.name}': its epilogue ends without 'ascend.graph.yield'")
-    return types[op.epilogue.block.args[0]], [types[v] for v in terminator.operands]
+    op's own `reinfer_values`); ValueError if any op rejects them."""
+    types = op.reinfer_values([_tensor(t) for t in operand_types])
+    return types[op.epilogue.block.args[0]], [types[op.result]]
 
 
 def _tensor(t: Attribute) -> TensorType:
