@@ -85,7 +85,7 @@ class KernelOp(TargetChecked, IRDLOperation, ABC):
             if arg.type != plain_type(value.type):
                 raise fail(self, f"body argument #{index} is {arg.type}, input is {value.type}")
         check_formats(self)
-        check_schedule(self, self.UNIT, [*self.inputs, *self.outputs])
+        check_schedule(self, self.UNIT, [*self.inputs, *self.outputs], self.block_dim, self.tiling)
         terminator = block.last_op
         if not isinstance(terminator, YieldOp):
             raise fail(self, "body must end with 'ascend.kernel.yield'")

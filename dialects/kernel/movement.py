@@ -103,7 +103,7 @@ class TransDataOp(TargetChecked, IRDLOperation):
             raise fail(
                 self, f"converts {self.src_format} to {self.dst_format}: a conversion changes the format"
             )
-        check_schedule(self, "vector", [self.input, self.output])
+        check_schedule(self, "vector", [self.input, self.output], self.block_dim, self.tiling)
 
 
 @irdl_op_definition

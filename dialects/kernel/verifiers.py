@@ -4,9 +4,9 @@ operand and result types, and the schedule (tiling, block_dim) its unit takes.""
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import (
+    IntegerAttr,
     ModuleOp,
     TensorType,
 )
@@ -18,12 +18,8 @@ from ..formats import (
     encoding_error,
     format_of,
 )
-from ..tiling import TILED_UNITS, tiling_error
+from ..tiling import TILED_UNITS, TilingAttr, tiling_error
 from ..verify import LocalVerifier
-
-if TYPE_CHECKING:
-    from .kernels import KernelOp
-    from .movement import TransDataOp
 
 
 def target_of(op: Operation) -> TargetAttr | None:
@@ -60,9 +56,15 @@ def formats_of(values: Sequence[SSAValue]) -> tuple[str, ...]:
     return tuple(format_of(v) for v in values)
 
 
-def check_schedule(op: KernelOp | TransDataOp, unit: str, values: Sequence[SSAValue]) -> None:
-    """`block_dim` and `tiling` must be coherent and fit the target's buffers and cores."""
-    cores_asked = op.block_dim.value.data if op.block_dim is not None else None
+def check_schedule(
+    op: Operation,
+    unit: str,
+    values: Sequence[SSAValue],
+    block_dim: IntegerAttr | None,
+    tiling: TilingAttr | None,
+) -> None:
+    """`op`'s `block_dim` and `tiling` must be coherent and fit the target's buffers and cores."""
+    cores_asked = block_dim.value.data if block_dim is not None else None
     if cores_asked is not None and cores_asked < 1:
         raise fail(op, f"block_dim must be at least 1, got {cores_asked}")
     target = target_of(op)
@@ -73,10 +75,10 @@ def check_schedule(op: KernelOp | TransDataOp, unit: str, values: Sequence[SSAVa
         cores = target.figure(key) if key else 1
         if cores_asked > cores:
             raise fail(op, f"block_dim {cores_asked} exceeds the {cores} {unit} cores of the target")
-    if op.tiling is not None and unit in TILED_UNITS:
+    if tiling is not None and unit in TILED_UNITS:
         types = [v.type for v in values if isinstance(v.type, TensorType)]
         widths = [max(1, bitwidth_of(t.element_type) // 8) for t in types]
-        error = tiling_error(unit, op.tiling, widths, target.figure)
+        error = tiling_error(unit, tiling, widths, target.figure)
         if error:
             raise fail(op, error)
 
