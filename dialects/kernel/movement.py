@@ -42,8 +42,31 @@ from .units import Unit
 from .verifiers import TargetChecked, check_formats, check_schedule, formats_of, tensor_of
 
 
+class OneToOne:
+    """The formats of an op from one `input` to one `output` (trans_data, view), read from their
+    types."""
+
+    @property
+    def src_format(self) -> str:
+        assert isinstance(self, Operation)
+        return format_of(self.operands[0])
+
+    @property
+    def dst_format(self) -> str:
+        assert isinstance(self, Operation)
+        return format_of(self.results[0])
+
+    @property
+    def in_formats(self) -> tuple[str, ...]:
+        return (self.src_format,)
+
+    @property
+    def out_formats(self) -> tuple[str, ...]:
+        return (self.dst_format,)
+
+
 @irdl_op_definition
-class TransDataOp(TargetChecked, IRDLOperation):
+class TransDataOp(OneToOne, TargetChecked, IRDLOperation):
     """A format conversion kernel (GE's TransData): the same logical tensor, laid out anew. It is
     the one op whose result's format differs from its input's.
 
@@ -79,22 +102,6 @@ class TransDataOp(TargetChecked, IRDLOperation):
         assert isinstance(t, TensorType)
         super().__init__(operands=[value], result_types=[with_format(t, dst)], properties=props)
 
-    @property
-    def src_format(self) -> str:
-        return format_of(self.input)
-
-    @property
-    def dst_format(self) -> str:
-        return format_of(self.output)
-
-    @property
-    def in_formats(self) -> tuple[str, ...]:
-        return (self.src_format,)
-
-    @property
-    def out_formats(self) -> tuple[str, ...]:
-        return (self.dst_format,)
-
     def verify_(self) -> None:
         if plain_type(self.input.type) != plain_type(self.output.type):
             raise fail(self, "a format conversion keeps the tensor's logical type")
@@ -107,7 +114,7 @@ class TransDataOp(TargetChecked, IRDLOperation):
 
 
 @irdl_op_definition
-class ViewOp(TargetChecked, IRDLOperation):
+class ViewOp(OneToOne, TargetChecked, IRDLOperation):
     """A reinterpretation of a tensor's bytes with another shape: no kernel, no data moved.
 
     Reshape, flatten, squeeze and unsqueeze become views of contiguous (ND / NCHW) data, whose
@@ -129,22 +136,6 @@ class ViewOp(TargetChecked, IRDLOperation):
 
     def __init__(self, value: SSAValue, result_type: TensorType):
         super().__init__(operands=[value], result_types=[result_type])
-
-    @property
-    def src_format(self) -> str:
-        return format_of(self.input)
-
-    @property
-    def dst_format(self) -> str:
-        return format_of(self.output)
-
-    @property
-    def in_formats(self) -> tuple[str, ...]:
-        return (self.src_format,)
-
-    @property
-    def out_formats(self) -> tuple[str, ...]:
-        return (self.dst_format,)
 
     def verify_(self) -> None:
         src, dst = self.input.type, self.output.type
