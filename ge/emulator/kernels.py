@@ -14,6 +14,7 @@ launch runs those steps instead of interpreting the body's IR.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -32,10 +33,10 @@ from ge.errors import GeError
 from ge.layout import from_device, to_device
 from ge.semantics import IMPLEMENTATIONS, evaluate, widen
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
-from ge.semantics.core import epilogue
 from ge.semantics.nn import gemm_scale
 
 from . import cube
+from .epilogue import PreparedEpilogue
 from .tiles import CubeSchedule, prepare_cube
 
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
@@ -149,7 +150,7 @@ class PreparedKernel:
                 (v, self._slots[v], *(self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1)))
                 for v in dict.fromkeys(op.operands)
             )
-            step = partial(_cube_step, op, spec, self._schedule, self._new_slot(op.results[0]))
+            step = _CubeStep(op, spec, self._schedule, self._new_slot(op.results[0]))
             checked.append(step)
             fast.append(step)
             return
@@ -178,12 +179,32 @@ def _decode(source: int, target: int, fmt: str, shape: tuple[int, ...], groups: 
     slots[target] = from_device(slots[source], fmt, shape, groups)
 
 
-def _cube_step(op: Operation, spec: tuple, schedule: CubeSchedule, target: int, slots: list) -> None:
-    env = {v: _Stored(slots[i], fmt, t, groups) for v, i, fmt, t, groups in spec}
-    result = _on_cube(op, env, schedule)
-    if result is None:
-        (result,) = evaluate(op, [env[v].logical() for v in op.operands])
-    slots[target] = result
+class _CubeStep:
+    """A matrix product on the cube and its fused epilogue, resolved once when the kernel is
+    prepared: a call reads the operands' slots and writes the result's."""
+
+    def __init__(self, op: Operation, spec: tuple, schedule: CubeSchedule, target: int):
+        self.op, self.spec, self.schedule, self.target = op, spec, schedule, target
+        if isinstance(op, graph.FusedOp):
+            self.operands, self.extras = list(op.base_operands), list(op.extra_operands)
+            self.epilogue: PreparedEpilogue | None = PreparedEpilogue(op)
+        else:
+            self.operands, self.extras, self.epilogue = list(op.operands), [], None
+        result_type = op.results[0].type
+        assert isinstance(result_type, TensorType)
+        self.result_type, self.dtype = result_type, numpy_dtype(result_type.element_type)
+        self.product = _ON_CUBE[_base(op)]
+
+    def __call__(self, slots: list) -> None:
+        env = {v: _Stored(slots[i], fmt, t, groups) for v, i, fmt, t, groups in self.spec}
+        accumulator = self.product(self.op, self.operands, env, self.result_type, self.schedule.k_step)
+        if accumulator is None:
+            (result,) = evaluate(self.op, [env[v].logical() for v in self.op.operands])
+        elif self.epilogue is not None:
+            result = self.epilogue(accumulator, [env[v].logical() for v in self.extras]).astype(self.dtype)
+        else:
+            result = accumulator.astype(self.dtype)
+        slots[self.target] = result
 
 
 def _checked_step(op: Operation, operands: tuple[int, ...], results: tuple[int, ...], slots: list) -> None:
@@ -241,25 +262,6 @@ def _cube_ready(op: Operation, env: dict[SSAValue, _Stored]) -> bool:
     return all(len(t.get_shape()) >= 2 for t in types)
 
 
-def _on_cube(op: Operation, env: dict[SSAValue, _Stored], schedule: CubeSchedule) -> np.ndarray | None:
-    """`op`'s result computed on the cube with the k-steps of `schedule` (`prepare_cube` of its
-    kernel, done once when the kernel is prepared)."""
-    base = _base(op)
-    if isinstance(op, graph.FusedOp):
-        operands, extras = list(op.base_operands), list(op.extra_operands)
-    else:
-        operands, extras = list(op.operands), []
-    result_type = op.results[0].type
-    assert isinstance(result_type, TensorType)
-    accumulator = _ON_CUBE[base](op, operands, env, result_type, schedule.k_step)
-    if accumulator is None:
-        return None
-    if isinstance(op, graph.FusedOp):
-        rest = [env[v].logical() for v in extras]
-        return epilogue(op, accumulator, rest).astype(numpy_dtype(result_type.element_type))
-    return accumulator.astype(numpy_dtype(result_type.element_type))
-
-
 def _conv2d_on_cube(
     op: Operation,
     operands: list[SSAValue],
@@ -314,28 +316,39 @@ def _conv2d(
     k_step: int | None,
 ) -> np.ndarray | None:
     x, w = stored
-    if len(x.type.get_shape()) != 4:
+    parameters = _CONV_PARAMETERS.get(op)
+    if parameters is None:
+        parameters = _CONV_PARAMETERS[op] = _conv_parameters(op, x.type, w.type)
+    if not parameters:
         return None
-    n, cin, _, _ = x.type.get_shape()
-    cout, _, kh, kw = w.type.get_shape()
-    groups = get_int(op, "groups", 1)
-    stride_h, stride_w = get_ints(op, "strides", (1, 1))
-    top, left, bottom, right = get_ints(op, "pads", (0, 0, 0, 0))
-    dilation_h, dilation_w = get_ints(op, "dilations", (1, 1))
     accumulator = cube.conv2d(
         x.stored("NC1HWC0"),
-        w.stored("FRACTAL_Z", groups),
-        out_channels=cout,
-        in_channels=cin,
-        kernel=(kh, kw),
-        strides=(stride_h, stride_w),
-        pads=(top, left, bottom, right),
-        dilations=(dilation_h, dilation_w),
-        groups=groups,
+        w.stored("FRACTAL_Z", parameters["groups"]),
         bias=widen(env[bias[0]].logical()) if bias else None,
         k_step=k_step,
+        **parameters,
     )
     return from_device(accumulator, "NC1HWC0", result_type.get_shape())
+
+
+_CONV_PARAMETERS: weakref.WeakKeyDictionary[Operation, dict[str, Any]] = weakref.WeakKeyDictionary()
+"""Each convolution's `cube.conv2d` keywords, read from its attributes at its first run."""
+
+
+def _conv_parameters(op: Operation, x: TensorType, w: TensorType) -> dict[str, Any]:
+    """`cube.conv2d`'s keywords for `op` (empty when its input is not 2-D spatial)."""
+    if len(x.get_shape()) != 4:
+        return {}
+    cout, _, kh, kw = w.get_shape()
+    return {
+        "out_channels": cout,
+        "in_channels": x.get_shape()[1],
+        "kernel": (kh, kw),
+        "strides": tuple(get_ints(op, "strides", (1, 1))),
+        "pads": tuple(get_ints(op, "pads", (0, 0, 0, 0))),
+        "dilations": tuple(get_ints(op, "dilations", (1, 1))),
+        "groups": get_int(op, "groups", 1),
+    }
 
 
 def _matmul(
