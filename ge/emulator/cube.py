@@ -79,7 +79,11 @@ def conv2d(
     if ho <= 0 or wo <= 0:
         raise ValueError(f"conv2d: a {kh}x{kw} kernel (dilations {dilations}) does not fit the padded input")
 
-    if groups > 1 and cin_group * cout_group < c0 * FRACTAL:
+    if groups > 1 and cin_group == 1 and kh * kw * largest < EXACT_FP32_INTEGER:
+        # Depthwise convolutions: each output channel reads one input channel, so a step's product
+        # is a sum over its window taps, computed for every channel and pixel at once.
+        out = _depthwise(x, w, out_channels, groups, kernel, strides, pads, dilations, (ho, wo), k_step)
+    elif groups > 1 and cin_group * cout_group < c0 * FRACTAL:
         # Narrow groups (depthwise convolutions above all): the padded fractals would be mostly
         # zeros, so the products are summed over the real channels only; the sums are the same.
         out = _narrow_groups(
@@ -263,6 +267,58 @@ def _im2col_tiles(
         3, 0, 1, 2, 4, 6, 7, 5
     )
     return rows.reshape(groups, m1, FRACTAL, k1, c0).swapaxes(2, 3)
+
+
+def _depthwise(
+    x: np.ndarray,
+    w: np.ndarray,
+    out_channels: int,
+    groups: int,
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    dilations: tuple[int, int],
+    out_size: tuple[int, int],
+    k_step: int | None,
+) -> np.ndarray:
+    """The products (N, Ho, Wo, out_channels) in the accumulator dtype of a convolution whose groups
+    hold one input channel each. Window tap (i, j) sits at device K index (i * kw + j) * c0 (FRACTAL_Z
+    pads the group's one channel to c0), so a k-step holds the taps of its K range; each step's fp32
+    sum over its taps, for every pixel and output channel at once, is added into the accumulator."""
+    n, c1, h, width, c0 = x.shape
+    kh, kw = kernel
+    cout_group = out_channels // groups
+    (sh, sw), (dh, dw), (top, left, bottom, right), (ho, wo) = strides, dilations, pads, out_size
+    compute, accumulator = _accumulation_dtypes(x.dtype, w.dtype)
+    channels = x.transpose(0, 2, 3, 1, 4).reshape(n, h, width, c1 * c0)[..., :groups]
+    padded = np.zeros((n, h + top + bottom, width + left + right, groups), compute)
+    padded[:, top : top + h, left : left + width] = channels
+    if cout_group > 1:
+        padded = padded[..., np.arange(out_channels) // cout_group]  # each output channel's input
+    weights = from_device(w, "FRACTAL_Z", (out_channels, 1, kh, kw), groups)
+    taps = weights.reshape(out_channels, kh * kw).T.astype(compute)  # (kh * kw, out_channels)
+    total: np.ndarray | None = None
+    partial = np.empty((n, ho, wo, out_channels), compute)
+    term = np.empty_like(partial)
+    for start, count in k_steps(kh * kw * c0, k_step):
+        first = True
+        for tap in range(-(-start // c0), -(-(start + count) // c0)):
+            i, j = divmod(tap, kw)
+            rows = slice(i * dh, i * dh + (ho - 1) * sh + 1, sh)
+            window = padded[:, rows, j * dw : j * dw + (wo - 1) * sw + 1 : sw]
+            if first:
+                np.multiply(window, taps[tap], out=partial)
+                first = False
+            else:
+                np.add(partial, np.multiply(window, taps[tap], out=term), out=partial)
+        if first:
+            continue  # a step holding only padded channels adds nothing
+        if total is None:
+            total = partial.astype(accumulator)  # the first step writes L0C, the next ones add into it
+        else:
+            np.add(total, partial.astype(accumulator, copy=False), out=total)
+    assert total is not None, "a window has at least one tap"
+    return total
 
 
 def _narrow_groups(

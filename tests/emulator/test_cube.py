@@ -59,7 +59,7 @@ CONV_CASES = {
 
 
 def _run_conv(
-    rng: np.random.Generator, case: tuple, dtype: type, with_bias: bool
+    rng: np.random.Generator, case: tuple, dtype: type, with_bias: bool, k_step: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """(cube result as NC1HWC0, direct result as NCHW, c0) for one case and input dtype."""
     batch, cin, cout, (h, width), kernel, strides, pads, dilations, groups = case
@@ -85,6 +85,7 @@ def _run_conv(
         dilations=dilations,
         groups=groups,
         bias=bias,
+        k_step=k_step,
     )
     return got, _direct_conv(x, w, strides, pads, dilations, groups, bias), c0
 
@@ -114,6 +115,24 @@ def test_conv2d_int8_accumulates_exactly_in_int32(rng: np.random.Generator, name
     assert got.dtype == np.int32 and c0 == 32
     _check_padded_channels_zero(got, expected.shape[1])
     np.testing.assert_array_equal(from_device(got, "NC1HWC0", expected.shape), expected)
+
+
+@pytest.mark.parametrize("name", ["depthwise32", "depthwise_multiplier2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+@pytest.mark.parametrize("taps_per_step", [1, 2, 4])
+def test_depthwise_k_steps_cut_the_window(
+    rng: np.random.Generator, name: str, dtype: type, taps_per_step: int
+) -> None:
+    """A depthwise window (one channel per group, padded to c0 in K) contracted a few taps per
+    k-step sums to the direct convolution; 8-bit integers exactly."""
+    c0 = 32 if np.dtype(dtype).kind == "i" else 16
+    got, expected, _ = _run_conv(rng, CONV_CASES[name], dtype, with_bias=True, k_step=taps_per_step * c0)
+    _check_padded_channels_zero(got, expected.shape[1])
+    logical = from_device(got, "NC1HWC0", expected.shape)
+    if np.dtype(dtype).kind == "i":
+        np.testing.assert_array_equal(logical, expected)
+    else:
+        np.testing.assert_allclose(logical, expected, rtol=1e-5, atol=1e-4)
 
 
 def test_conv2d_fp16_products_are_exact(rng: np.random.Generator) -> None:
