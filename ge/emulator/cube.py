@@ -12,7 +12,11 @@ integers while k_step x max|a| x max|b| < 2**24, and are then added into the int
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import ctypes
+import glob
+import os
+from collections.abc import Callable, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -24,6 +28,10 @@ _FLOAT_INPUTS = (np.dtype(np.float16), bfloat16, np.dtype(np.float32))
 _INTEGER_INPUTS = (np.dtype(np.int8), np.dtype(np.uint8))
 EXACT_FP32_INTEGER = 2**24
 """Integers up to this magnitude are exact in fp32, so are the sums of a k-step that stay below it."""
+ONE_THREAD_PRODUCTS = 2**26
+"""Multiply-adds below which a k-step's product runs on one BLAS thread: splitting it gains
+little, and on a busy machine a second thread that is not scheduled stalls the product for tens
+of milliseconds."""
 
 
 def conv2d(
@@ -220,14 +228,22 @@ def accumulate(
         exact = max(1, (EXACT_FP32_INTEGER - 1) // largest_product)
         steps = [piece for step in steps for piece in _pieces(step, exact)]
     total: np.ndarray | None = None
-    for step in steps:
-        partial = np.matmul(rows[..., step], columns[..., step, :])
-        if accumulator == np.int32:
-            partial = partial.astype(np.int32)
-        if total is None:
-            total = partial  # the first step writes L0C, the next ones add into it
-        else:
-            np.add(total, partial, out=total)
+    width = max((_width(step) for step in steps), default=0)
+    batch = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
+    multiply_adds = int(np.prod(batch)) * rows.shape[-2] * width * columns.shape[-1]
+    restore = _set_blas_threads(1) if multiply_adds < ONE_THREAD_PRODUCTS else None
+    try:
+        for step in steps:
+            partial = np.matmul(rows[..., step], columns[..., step, :])
+            if accumulator == np.int32:
+                partial = partial.astype(np.int32)
+            if total is None:
+                total = partial  # the first step writes L0C, the next ones add into it
+            else:
+                np.add(total, partial, out=total)
+    finally:
+        if restore is not None:
+            _set_blas_threads(restore)
     if total is None:
         shape = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
         return np.zeros((*shape, rows.shape[-2], columns.shape[-1]), accumulator)
@@ -384,6 +400,31 @@ def _largest_product(a: np.dtype, b: np.dtype) -> int:
     return max(abs(int(np.iinfo(a).min)), int(np.iinfo(a).max)) * max(
         abs(int(np.iinfo(b).min)), int(np.iinfo(b).max)
     )
+
+
+def _width(step: slice | np.ndarray) -> int:
+    """The K elements a step contracts."""
+    return step.stop - step.start if isinstance(step, slice) else len(step)
+
+
+def _set_blas_threads(threads: int) -> int | None:
+    """Sets the calling thread's BLAS threads (OpenBLAS's thread-local setting) and returns the
+    previous count; None, doing nothing, when numpy's BLAS is not an OpenBLAS that has it."""
+    setter = _thread_local_setter()
+    return None if setter is None else setter(threads)
+
+
+@cache
+def _thread_local_setter() -> Callable[[int], int] | None:
+    """OpenBLAS's `openblas_set_num_threads_local` in the library numpy's wheel bundles."""
+    for path in glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "lib*openblas*.so*")):
+        try:
+            function = ctypes.CDLL(path).openblas_set_num_threads_local
+        except (OSError, AttributeError):
+            continue
+        function.argtypes, function.restype = [ctypes.c_int], ctypes.c_int
+        return function
+    return None
 
 
 def _pieces(step: slice | np.ndarray, width: int) -> list[slice | np.ndarray]:
