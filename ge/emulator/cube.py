@@ -8,6 +8,8 @@ and block at once, as the kernel's tiles and cores compute it in parallel, added
 accumulator (int32 for 8-bit integer inputs). fp16 and bf16 inputs are widened to fp32 first, which is
 exact; fp32 inputs stay fp32. 8-bit integers multiply in fp32 too: a step's partial sums are exact
 integers while k_step x max|a| x max|b| < 2**24, and are then added into the int32 accumulator.
+Products below `ONE_THREAD_PRODUCTS` multiply-adds run on one BLAS thread (numpy's bundled
+OpenBLAS); larger ones on as many as BLAS is configured for.
 """
 
 from __future__ import annotations
