@@ -20,11 +20,15 @@ def to_device(array: np.ndarray, fmt: str, c0: int, groups: int = 1) -> np.ndarr
     if fmt in ("ND", "NCHW"):
         return array.copy()
     if fmt == "NC1HWC0":
+        # One copy: whole C0 blocks through a view that splits C, the last block's real lanes after.
         n, c, h, w = array.shape
-        c1 = shape[1]
-        padded = np.zeros((n, c1 * c0, h, w), array.dtype)
-        padded[:, :c] = array
-        return np.ascontiguousarray(padded.reshape(n, c1, c0, h, w).transpose(0, 1, 3, 4, 2))
+        full = c // c0
+        device = np.empty(shape, array.dtype)
+        device[:, :full] = array[:, : full * c0].reshape(n, full, c0, h, w).transpose(0, 1, 3, 4, 2)
+        if full < shape[1]:
+            device[:, full] = 0
+            device[:, full, :, :, : c - full * c0] = array[:, full * c0 :].transpose(0, 2, 3, 1)
+        return device
     if fmt == "FRACTAL_Z":
         cout, cin, kh, kw = array.shape
         cg = cout // groups
@@ -55,9 +59,15 @@ def from_device(array: np.ndarray, fmt: str, shape: tuple[int, ...], groups: int
     if fmt in ("ND", "NCHW"):
         return array.copy()
     if fmt == "NC1HWC0":
+        # One copy: whole C0 blocks into a view that splits C, the last block's real lanes after.
         n, c, h, w = shape
-        merged = array.transpose(0, 1, 4, 2, 3).reshape(n, -1, h, w)
-        return np.ascontiguousarray(merged[:, :c])
+        full = c // c0
+        logical = np.empty(shape, array.dtype)
+        blocks = np.reshape(logical[:, : full * c0], (n, full, c0, h, w), copy=False)
+        blocks[...] = array[:, :full].transpose(0, 1, 4, 2, 3)
+        if full * c0 < c:
+            logical[:, full * c0 :] = array[:, full, :, :, : c - full * c0].transpose(0, 3, 1, 2)
+        return logical
     if fmt == "FRACTAL_Z":
         cout, cin, kh, kw = shape
         cg = cout // groups

@@ -8,11 +8,17 @@ and block at once, as the kernel's tiles and cores compute it in parallel, added
 accumulator (int32 for 8-bit integer inputs). fp16 and bf16 inputs are widened to fp32 first, which is
 exact; fp32 inputs stay fp32. 8-bit integers multiply in fp32 too: a step's partial sums are exact
 integers while k_step x max|a| x max|b| < 2**24, and are then added into the int32 accumulator.
+Products below `ONE_THREAD_PRODUCTS` multiply-adds run on one BLAS thread (numpy's bundled
+OpenBLAS); larger ones on as many as BLAS is configured for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import ctypes
+import glob
+import os
+from collections.abc import Callable, Sequence
+from functools import cache
 
 import numpy as np
 
@@ -24,6 +30,10 @@ _FLOAT_INPUTS = (np.dtype(np.float16), bfloat16, np.dtype(np.float32))
 _INTEGER_INPUTS = (np.dtype(np.int8), np.dtype(np.uint8))
 EXACT_FP32_INTEGER = 2**24
 """Integers up to this magnitude are exact in fp32, so are the sums of a k-step that stay below it."""
+ONE_THREAD_PRODUCTS = 2**26
+"""Multiply-adds below which a k-step's product runs on one BLAS thread: splitting it gains
+little, and on a busy machine a second thread that is not scheduled stalls the product for tens
+of milliseconds."""
 
 
 def conv2d(
@@ -79,7 +89,11 @@ def conv2d(
     if ho <= 0 or wo <= 0:
         raise ValueError(f"conv2d: a {kh}x{kw} kernel (dilations {dilations}) does not fit the padded input")
 
-    if groups > 1 and cin_group * cout_group < c0 * FRACTAL:
+    if groups > 1 and cin_group == 1 and kh * kw * largest < EXACT_FP32_INTEGER:
+        # Depthwise convolutions: each output channel reads one input channel, so a step's product
+        # is a sum over its window taps, computed for every channel and pixel at once.
+        out = _depthwise(x, w, out_channels, groups, kernel, strides, pads, dilations, (ho, wo), k_step)
+    elif groups > 1 and cin_group * cout_group < c0 * FRACTAL:
         # Narrow groups (depthwise convolutions above all): the padded fractals would be mostly
         # zeros, so the products are summed over the real channels only; the sums are the same.
         out = _narrow_groups(
@@ -216,14 +230,22 @@ def accumulate(
         exact = max(1, (EXACT_FP32_INTEGER - 1) // largest_product)
         steps = [piece for step in steps for piece in _pieces(step, exact)]
     total: np.ndarray | None = None
-    for step in steps:
-        partial = np.matmul(rows[..., step], columns[..., step, :])
-        if accumulator == np.int32:
-            partial = partial.astype(np.int32)
-        if total is None:
-            total = partial  # the first step writes L0C, the next ones add into it
-        else:
-            np.add(total, partial, out=total)
+    width = max((_width(step) for step in steps), default=0)
+    batch = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
+    multiply_adds = int(np.prod(batch)) * rows.shape[-2] * width * columns.shape[-1]
+    restore = _set_blas_threads(1) if multiply_adds < ONE_THREAD_PRODUCTS else None
+    try:
+        for step in steps:
+            partial = np.matmul(rows[..., step], columns[..., step, :])
+            if accumulator == np.int32:
+                partial = partial.astype(np.int32)
+            if total is None:
+                total = partial  # the first step writes L0C, the next ones add into it
+            else:
+                np.add(total, partial, out=total)
+    finally:
+        if restore is not None:
+            _set_blas_threads(restore)
     if total is None:
         shape = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
         return np.zeros((*shape, rows.shape[-2], columns.shape[-1]), accumulator)
@@ -263,6 +285,58 @@ def _im2col_tiles(
         3, 0, 1, 2, 4, 6, 7, 5
     )
     return rows.reshape(groups, m1, FRACTAL, k1, c0).swapaxes(2, 3)
+
+
+def _depthwise(
+    x: np.ndarray,
+    w: np.ndarray,
+    out_channels: int,
+    groups: int,
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: tuple[int, int, int, int],
+    dilations: tuple[int, int],
+    out_size: tuple[int, int],
+    k_step: int | None,
+) -> np.ndarray:
+    """The products (N, Ho, Wo, out_channels) in the accumulator dtype of a convolution whose groups
+    hold one input channel each. Window tap (i, j) sits at device K index (i * kw + j) * c0 (FRACTAL_Z
+    pads the group's one channel to c0), so a k-step holds the taps of its K range; each step's fp32
+    sum over its taps, for every pixel and output channel at once, is added into the accumulator."""
+    n, c1, h, width, c0 = x.shape
+    kh, kw = kernel
+    cout_group = out_channels // groups
+    (sh, sw), (dh, dw), (top, left, bottom, right), (ho, wo) = strides, dilations, pads, out_size
+    compute, accumulator = _accumulation_dtypes(x.dtype, w.dtype)
+    channels = x.transpose(0, 2, 3, 1, 4).reshape(n, h, width, c1 * c0)[..., :groups]
+    padded = np.zeros((n, h + top + bottom, width + left + right, groups), compute)
+    padded[:, top : top + h, left : left + width] = channels
+    if cout_group > 1:
+        padded = padded[..., np.arange(out_channels) // cout_group]  # each output channel's input
+    weights = from_device(w, "FRACTAL_Z", (out_channels, 1, kh, kw), groups)
+    taps = weights.reshape(out_channels, kh * kw).T.astype(compute)  # (kh * kw, out_channels)
+    total: np.ndarray | None = None
+    partial = np.empty((n, ho, wo, out_channels), compute)
+    term = np.empty_like(partial)
+    for start, count in k_steps(kh * kw * c0, k_step):
+        first = True
+        for tap in range(-(-start // c0), -(-(start + count) // c0)):
+            i, j = divmod(tap, kw)
+            rows = slice(i * dh, i * dh + (ho - 1) * sh + 1, sh)
+            window = padded[:, rows, j * dw : j * dw + (wo - 1) * sw + 1 : sw]
+            if first:
+                np.multiply(window, taps[tap], out=partial)
+                first = False
+            else:
+                np.add(partial, np.multiply(window, taps[tap], out=term), out=partial)
+        if first:
+            continue  # a step holding only padded channels adds nothing
+        if total is None:
+            total = partial.astype(accumulator)  # the first step writes L0C, the next ones add into it
+        else:
+            np.add(total, partial.astype(accumulator, copy=False), out=total)
+    assert total is not None, "a window has at least one tap"
+    return total
 
 
 def _narrow_groups(
@@ -328,6 +402,31 @@ def _largest_product(a: np.dtype, b: np.dtype) -> int:
     return max(abs(int(np.iinfo(a).min)), int(np.iinfo(a).max)) * max(
         abs(int(np.iinfo(b).min)), int(np.iinfo(b).max)
     )
+
+
+def _width(step: slice | np.ndarray) -> int:
+    """The K elements a step contracts."""
+    return step.stop - step.start if isinstance(step, slice) else len(step)
+
+
+def _set_blas_threads(threads: int) -> int | None:
+    """Sets the calling thread's BLAS threads (OpenBLAS's thread-local setting) and returns the
+    previous count; None, doing nothing, when numpy's BLAS is not an OpenBLAS that has it."""
+    setter = _thread_local_setter()
+    return None if setter is None else setter(threads)
+
+
+@cache
+def _thread_local_setter() -> Callable[[int], int] | None:
+    """OpenBLAS's `openblas_set_num_threads_local` in the library numpy's wheel bundles."""
+    for path in glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "lib*openblas*.so*")):
+        try:
+            function = ctypes.CDLL(path).openblas_set_num_threads_local
+        except (OSError, AttributeError):
+            continue
+        function.argtypes, function.restype = [ctypes.c_int], ctypes.c_int
+        return function
+    return None
 
 
 def _pieces(step: slice | np.ndarray, width: int) -> list[slice | np.ndarray]:

@@ -17,6 +17,7 @@ launch runs those steps instead of interpreting the body's IR.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
@@ -35,10 +36,10 @@ from ge.errors import GeError
 from ge.layout import from_device, to_device
 from ge.semantics import IMPLEMENTATIONS, evaluate, widen
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
-from ge.semantics.core import epilogue
 from ge.semantics.nn import gemm_scale
 
 from . import cube, products, vector
+from .epilogue import PreparedEpilogue
 from .tiles import CubeSchedule, prepare_cube
 
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
@@ -156,7 +157,7 @@ class PreparedKernel:
                 for v in dict.fromkeys(op.operands)
             )
             targets = tuple(self._new_slot(r) for r in op.results)
-            step = partial(_cube_step, op, spec, self._schedule, targets)
+            step = _CubeStep(op, spec, self._schedule, targets)
             checked.append(step)
             fast.append(step)
             return
@@ -194,17 +195,36 @@ def _decode(source: int, target: int, fmt: str, shape: tuple[int, ...], groups: 
     slots[target] = from_device(slots[source], fmt, shape, groups)
 
 
-def _cube_step(
-    op: Operation, spec: tuple, schedule: CubeSchedule, targets: tuple[int, ...], slots: list
-) -> None:
-    env = {v: _Stored(slots[i], fmt, t, groups) for v, i, fmt, t, groups in spec}
-    result = _on_cube(op, env, schedule)
-    if result is None:
-        results = evaluate(op, [env[v].logical() for v in op.operands])
-    else:
-        results = result if isinstance(result, tuple) else (result,)  # a layer's several results
-    for target, value in zip(targets, results, strict=True):
-        slots[target] = value
+class _CubeStep:
+    """A matrix product on the cube and its fused epilogue, resolved once when the kernel is
+    prepared: a call reads the operands' slots and writes the result's."""
+
+    def __init__(self, op: Operation, spec: tuple, schedule: CubeSchedule, targets: tuple[int, ...]):
+        self.op, self.spec, self.schedule, self.targets = op, spec, schedule, targets
+        if isinstance(op, graph.FusedOp):
+            self.operands, self.extras = list(op.base_operands), list(op.extra_operands)
+            self.epilogue: PreparedEpilogue | None = PreparedEpilogue(op)
+        else:
+            self.operands, self.extras, self.epilogue = list(op.operands), [], None
+        result_type = op.results[0].type
+        assert isinstance(result_type, TensorType)
+        self.result_type, self.dtype = result_type, numpy_dtype(result_type.element_type)
+        self.product = _ON_CUBE[_base(op)]
+
+    def __call__(self, slots: list) -> None:
+        env = {v: _Stored(slots[i], fmt, t, groups) for v, i, fmt, t, groups in self.spec}
+        accumulator = self.product(self.op, self.operands, env, self.result_type, self.schedule.k_step)
+        if accumulator is None:
+            results = evaluate(self.op, [env[v].logical() for v in self.op.operands])
+        elif isinstance(accumulator, tuple):
+            results = accumulator  # a layer's several results, already in their types
+        elif self.epilogue is not None:
+            extras = [env[v].logical() for v in self.extras]
+            results = (self.epilogue(accumulator, extras).astype(self.dtype),)
+        else:
+            results = (accumulator.astype(self.dtype),)
+        for target, value in zip(self.targets, results, strict=True):
+            slots[target] = value
 
 
 def _checked_step(op: Operation, operands: tuple[int, ...], results: tuple[int, ...], slots: list) -> None:
@@ -260,27 +280,6 @@ def _cube_ready(op: Operation, env: dict[SSAValue, _Stored]) -> bool:
     if types[0].element_type != types[1].element_type:
         return False
     return all(len(t.get_shape()) >= 2 for t in types)
-
-
-def _on_cube(
-    op: Operation, env: dict[SSAValue, _Stored], schedule: CubeSchedule
-) -> np.ndarray | tuple[np.ndarray, ...] | None:
-    """`op`'s result computed on the cube with the k-steps of `schedule` (`prepare_cube` of its
-    kernel, done once when the kernel is prepared)."""
-    base = _base(op)
-    if isinstance(op, graph.FusedOp):
-        operands, extras = list(op.base_operands), list(op.extra_operands)
-    else:
-        operands, extras = list(op.operands), []
-    result_type = op.results[0].type
-    assert isinstance(result_type, TensorType)
-    accumulator = _ON_CUBE[base](op, operands, env, result_type, schedule.k_step)
-    if accumulator is None or isinstance(accumulator, tuple):
-        return accumulator  # None: the reference semantics; a tuple: results in their types
-    if isinstance(op, graph.FusedOp):
-        rest = [env[v].logical() for v in extras]
-        return epilogue(op, accumulator, rest).astype(numpy_dtype(result_type.element_type))
-    return accumulator.astype(numpy_dtype(result_type.element_type))
 
 
 def _conv2d_on_cube(
@@ -359,28 +358,39 @@ def _conv2d(
     k_step: int | None,
 ) -> np.ndarray | None:
     x, w = stored
-    if len(x.type.get_shape()) != 4:
+    parameters = _CONV_PARAMETERS.get(op)
+    if parameters is None:
+        parameters = _CONV_PARAMETERS[op] = _conv_parameters(op, x.type, w.type)
+    if not parameters:
         return None
-    n, cin, _, _ = x.type.get_shape()
-    cout, _, kh, kw = w.type.get_shape()
-    groups = get_int(op, "groups", 1)
-    stride_h, stride_w = get_ints(op, "strides", (1, 1))
-    top, left, bottom, right = get_ints(op, "pads", (0, 0, 0, 0))
-    dilation_h, dilation_w = get_ints(op, "dilations", (1, 1))
     accumulator = cube.conv2d(
         x.stored("NC1HWC0"),
-        w.stored("FRACTAL_Z", groups),
-        out_channels=cout,
-        in_channels=cin,
-        kernel=(kh, kw),
-        strides=(stride_h, stride_w),
-        pads=(top, left, bottom, right),
-        dilations=(dilation_h, dilation_w),
-        groups=groups,
+        w.stored("FRACTAL_Z", parameters["groups"]),
         bias=widen(env[bias[0]].logical()) if bias else None,
         k_step=k_step,
+        **parameters,
     )
     return from_device(accumulator, "NC1HWC0", result_type.get_shape())
+
+
+_CONV_PARAMETERS: weakref.WeakKeyDictionary[Operation, dict[str, Any]] = weakref.WeakKeyDictionary()
+"""Each convolution's `cube.conv2d` keywords, read from its attributes at its first run."""
+
+
+def _conv_parameters(op: Operation, x: TensorType, w: TensorType) -> dict[str, Any]:
+    """`cube.conv2d`'s keywords for `op` (empty when its input is not 2-D spatial)."""
+    if len(x.get_shape()) != 4:
+        return {}
+    cout, _, kh, kw = w.get_shape()
+    return {
+        "out_channels": cout,
+        "in_channels": x.get_shape()[1],
+        "kernel": (kh, kw),
+        "strides": tuple(get_ints(op, "strides", (1, 1))),
+        "pads": tuple(get_ints(op, "pads", (0, 0, 0, 0))),
+        "dilations": tuple(get_ints(op, "dilations", (1, 1))),
+        "groups": get_int(op, "groups", 1),
+    }
 
 
 def _matmul(

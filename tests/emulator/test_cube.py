@@ -7,6 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from ge.emulator import cube
 from ge.emulator.cube import conv2d, matmul
 from ge.layout import from_device, to_device
 
@@ -59,7 +60,7 @@ CONV_CASES = {
 
 
 def _run_conv(
-    rng: np.random.Generator, case: tuple, dtype: type, with_bias: bool
+    rng: np.random.Generator, case: tuple, dtype: type, with_bias: bool, k_step: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """(cube result as NC1HWC0, direct result as NCHW, c0) for one case and input dtype."""
     batch, cin, cout, (h, width), kernel, strides, pads, dilations, groups = case
@@ -85,6 +86,7 @@ def _run_conv(
         dilations=dilations,
         groups=groups,
         bias=bias,
+        k_step=k_step,
     )
     return got, _direct_conv(x, w, strides, pads, dilations, groups, bias), c0
 
@@ -114,6 +116,24 @@ def test_conv2d_int8_accumulates_exactly_in_int32(rng: np.random.Generator, name
     assert got.dtype == np.int32 and c0 == 32
     _check_padded_channels_zero(got, expected.shape[1])
     np.testing.assert_array_equal(from_device(got, "NC1HWC0", expected.shape), expected)
+
+
+@pytest.mark.parametrize("name", ["depthwise32", "depthwise_multiplier2"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+@pytest.mark.parametrize("taps_per_step", [1, 2, 4])
+def test_depthwise_k_steps_cut_the_window(
+    rng: np.random.Generator, name: str, dtype: type, taps_per_step: int
+) -> None:
+    """A depthwise window (one channel per group, padded to c0 in K) contracted a few taps per
+    k-step sums to the direct convolution; 8-bit integers exactly."""
+    c0 = 32 if np.dtype(dtype).kind == "i" else 16
+    got, expected, _ = _run_conv(rng, CONV_CASES[name], dtype, with_bias=True, k_step=taps_per_step * c0)
+    _check_padded_channels_zero(got, expected.shape[1])
+    logical = from_device(got, "NC1HWC0", expected.shape)
+    if np.dtype(dtype).kind == "i":
+        np.testing.assert_array_equal(logical, expected)
+    else:
+        np.testing.assert_allclose(logical, expected, rtol=1e-5, atol=1e-4)
 
 
 def test_conv2d_fp16_products_are_exact(rng: np.random.Generator) -> None:
@@ -231,3 +251,22 @@ def test_matmul_rejects_bad_operands() -> None:
         matmul(a, b, a_format="NC1HWC0", b_format="ND", m=4, k=5, n=6)
     with pytest.raises(ValueError, match="int8"):
         matmul(a.astype(np.int8), b, a_format="ND", b_format="ND", m=4, k=5, n=6)
+
+
+def test_small_products_run_on_one_blas_thread_and_restore_the_count(
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    setter = cube._thread_local_setter()
+    assert setter is not None, "numpy's wheel bundles OpenBLAS, whose thread-local setting is used"
+    monkeypatch.setattr(cube, "_set_blas_threads", lambda threads: calls.append(threads) or 3)
+    rows = rng.integers(-4, 4, (64, 48)).astype(np.float32)
+    columns = rng.integers(-4, 4, (48, 32)).astype(np.float32)
+    steps = [slice(0, 16), slice(16, 32), slice(32, 48)]
+    got = cube.accumulate(rows, columns, steps, np.dtype(np.float32))
+    np.testing.assert_array_equal(got, rows.astype(np.int64) @ columns.astype(np.int64))
+    assert calls == [1, 3]  # one thread for the product, then the count found before it
+    calls.clear()
+    monkeypatch.setattr(cube, "ONE_THREAD_PRODUCTS", 64 * 16 * 32)  # now as large as the limit
+    cube.accumulate(rows, columns, steps, np.dtype(np.float32))
+    assert calls == []

@@ -13,6 +13,7 @@ from ge.dialects import graph as ops
 from ge.dialects.stream import EventRecordOp, EventWaitOp
 from ge.emulator import Emulator, kernels, plan, runtime
 from ge.errors import GeError
+from ge.semantics import core as semantics_core
 from tests.models import cnn, relu_add
 from tests.test_gears import compile_gears, small_cnn
 
@@ -166,3 +167,22 @@ def test_the_onnx_backend_plans_each_compiled_program_once(monkeypatch: pytest.M
         (s,) = rep.run([a, b])
         np.testing.assert_allclose(s, np.maximum(a, 0) + b, rtol=RTOL, atol=ATOL)
     assert len(built) == 1  # the symbolic batch compiles at the first run, then is reused
+
+
+def test_fused_epilogues_walk_no_ir_after_the_first_run(
+    twin_cnn, monkeypatch: pytest.MonkeyPatch, rng
+) -> None:
+    twin, compiled, session = twin_cnn
+    fused = [op for op in compiled.module.walk() if isinstance(op, ops.FusedOp)]
+    assert fused, "the O3 model must hold fused ops for this test to mean anything"
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    x = rng.standard_normal(twin.input_shape).astype(np.float32)
+    (first,) = executor.run(x)  # the first run checks each epilogue op through `run_block`
+    monkeypatch.setattr(semantics_core, "run_block", _refuse)
+    monkeypatch.setattr(Block, "ops", property(_refuse))
+    (again,) = executor.run(x)
+    np.testing.assert_array_equal(again, first)  # the prepared steps give the reference's values
+    other = rng.standard_normal(twin.input_shape).astype(np.float32)
+    (got,) = executor.run(other)
+    np.testing.assert_allclose(got, session.run(None, {twin.input_name: other})[0], rtol=RTOL, atol=ATOL)
