@@ -62,6 +62,8 @@ class Artifact:
 
 
 def save(model: Artifact, path: str | Path) -> None:
+    """Writes `model` to `path` as the module docstring lays the file out (version 2 for one
+    shape, 3 with gears)."""
     arguments.path(path, "CompiledModel.save: path")
     irs = [str(gear.module).encode() for gear in model.gears] or [str(model.module).encode()]
     manifest: dict[str, Any] = {
@@ -95,6 +97,8 @@ def save(model: Artifact, path: str | Path) -> None:
 
 
 def load(path: str | Path) -> Artifact:
+    """Reads a `.ge` file, checking magic, version, lengths and checksums before parsing, then the
+    IR of every gear, the SoC and the recorded options; a damaged file is an InvalidModelError."""
     arguments.path(path, "GraphCompiler.load: path")
     data, manifest, ir_start = _read(path)
     entries = manifest.get("gears") or [manifest]

@@ -73,6 +73,7 @@ class _Step:
         self.inputs = self.compiled.inputs
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        """The program's outputs on the inputs it reads, taken by name from `feeds`."""
         arrays = bind_inputs(self.inputs, {spec.name: feeds[spec.name] for spec in self.inputs})
         return self.emulator.run(arrays)
 
@@ -104,6 +105,8 @@ class GeBackendRep(BackendRep):
     def run(  # pyright: ignore[reportIncompatibleMethodOverride]  # a list, as onnxruntime's backend gives
         self, inputs: Any, **kwargs: Any
     ) -> list[RunValue]:
+        """The model's outputs on `inputs` (a list in input order or a dict by name), compiling a
+        program for a new input signature (counted in `recompiles`) or a new shape-deciding value."""
         values = self._feeds(inputs)  # strings given as Python objects come as fixed-width arrays
         feeds = {k: v for name, value in values.items() for k, v in flatten(name, value).items()}
         shapes = {name: shapes_of(value) for name, value in values.items()}
@@ -289,10 +292,13 @@ class GeBackend(Backend):
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
+        """Whether ge runs on `device`; unsupported operators are reported by `prepare`."""
         return cls.supports_device(device)
 
     @classmethod
     def prepare(cls, model: Any, device: str = "CPU", **kwargs: Any) -> GeBackendRep:
+        """The model checked (every operator supported) and, when its input shapes are static and
+        no input decides a shape, compiled; `kwargs` are compile options."""
         if not cls.supports_device(device):
             raise GeError(f"device '{device}' is not supported (ge runs on: {', '.join(DEVICES)})")
         unknown = set(kwargs) - set(OPTIONS) - set(IGNORED_OPTIONS)
@@ -306,6 +312,7 @@ class GeBackend(Backend):
     def run_model(  # pyright: ignore[reportIncompatibleMethodOverride]  # a list, as run gives
         cls, model: Any, inputs: Any, device: str = "CPU", **kwargs: Any
     ) -> list[RunValue]:
+        """`prepare(model, device, **kwargs).run(inputs)`."""
         return cls.prepare(model, device, **kwargs).run(inputs)
 
     @classmethod
@@ -332,6 +339,7 @@ class GeBackend(Backend):
 
     @classmethod
     def supports_device(cls, device: str) -> bool:
+        """Whether `device` (`CPU`, optionally with an index such as `CPU:0`) is one ge emulates on."""
         return device.upper().split(":")[0] in DEVICES
 
 

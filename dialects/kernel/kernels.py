@@ -90,8 +90,14 @@ class KernelOp(TargetChecked, IRDLOperation, ABC):
         if not isinstance(terminator, YieldOp):
             raise fail(self, "body must end with 'ascend.kernel.yield'")
         yielded = [v.type for v in terminator.values]
-        if yielded != [plain_type(r.type) for r in self.outputs]:
-            raise fail(self, "yielded types do not match the kernel's result types")
+        expected = [plain_type(r.type) for r in self.outputs]
+        if yielded != expected:
+            shown = ", ".join(map(str, yielded))
+            raise fail(
+                self,
+                f"the body yields ({shown}), the kernel's results are ({', '.join(map(str, expected))}) "
+                "without their formats",
+            )
         for op in block.ops:
             if op is not terminator and not op.name.startswith("ascend.graph."):
                 raise fail(self, f"a kernel body holds graph ops only, found '{op.name}'")

@@ -104,7 +104,11 @@ class TransDataOp(OneToOne, TargetChecked, IRDLOperation):
 
     def verify_(self) -> None:
         if plain_type(self.input.type) != plain_type(self.output.type):
-            raise fail(self, "a format conversion keeps the tensor's logical type")
+            raise fail(
+                self,
+                f"converts {self.input.type} to {self.output.type}: a format conversion keeps the "
+                "tensor's logical type",
+            )
         check_formats(self)
         if self.src_format == self.dst_format:
             raise fail(

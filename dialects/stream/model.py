@@ -142,6 +142,7 @@ class OutputsOp(IRDLOperation):
 
 
 def model_of(module: Operation) -> ModelOp:
+    """The `ascend.stream.model` of a compiled module."""
     for op in module.walk():
         if isinstance(op, ModelOp):
             return op

@@ -57,7 +57,7 @@ func.func @wrong_terminator(%x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: {{^}}'ascend.kernel.vector': yielded types do not match the kernel's result types
+// CHECK: {{^}}'ascend.kernel.vector': the body yields (tensor<2x2xf32>), the kernel's results are (tensor<4xf32>) without their formats
 func.func @yield_type_mismatch(%x: tensor<4xf32>) {
   %y = ascend.kernel.vector(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
@@ -69,7 +69,7 @@ func.func @yield_type_mismatch(%x: tensor<4xf32>) {
 
 // -----
 
-// CHECK: {{^}}'ascend.kernel.cube': yielded types do not match the kernel's result types
+// CHECK: {{^}}'ascend.kernel.cube': the body yields (tensor<4xf32>, tensor<4xf32>), the kernel's results are (tensor<4xf32>) without their formats
 func.func @yield_count_mismatch(%x: tensor<4xf32>) {
   %y = ascend.kernel.cube(%x) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%a : tensor<4xf32>):
@@ -172,6 +172,14 @@ builtin.module attributes {ascend.target = #ascend.target<"Tiny", {cube_cores = 
     }
     func.return
   }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.kernel.trans_data': converts tensor<1x2x3x3xf32> to tensor<1x2x9x1xf32, #ascend.format<NC1HWC0>>: a format conversion keeps the tensor's logical type
+func.func @trans_data_that_reshapes(%x: tensor<1x2x3x3xf32>) {
+  %y = ascend.kernel.trans_data %x : (tensor<1x2x3x3xf32>) -> tensor<1x2x9x1xf32, #ascend.format<NC1HWC0>>
+  func.return
 }
 
 // -----
