@@ -56,7 +56,8 @@ format: $(VENV)/.installed-dev
 # (`pip install -r requirements-torch.txt` for ge[torch]), so they agree on every package they
 # share; build dependencies (setuptools) and pip itself are pinned too. Every pin
 # carries its files' hashes, so pip installs in hash-checking mode: a package the lock does not
-# pin, or a file that is not the one locked, is refused.
+# pin, or a file that is not the one locked, is refused. pylock.toml states the dev lock in the
+# standard format (PEP 751) for tools that read it.
 COMPILE := $(BIN)/pip-compile --quiet --upgrade --allow-unsafe --strip-extras --all-build-deps \
 	--generate-hashes --no-emit-index-url --no-emit-find-links
 lock: $(VENV)/.installed-dev
@@ -64,6 +65,7 @@ lock: $(VENV)/.installed-dev
 	$(COMPILE) -c requirements-dev.txt -o requirements.txt pyproject.toml
 	$(COMPILE) -c requirements-dev.txt --extra torch -o requirements-torch.txt pyproject.toml
 	$(COMPILE) -c requirements-dev.txt --extra tensorflow -o requirements-tensorflow.txt pyproject.toml
+	$(PIP) lock --quiet -r requirements-dev.txt -o pylock.toml
 
 # Not part of CI: finds a breaking release before a lock refresh does.
 test-latest:

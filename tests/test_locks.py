@@ -1,0 +1,41 @@
+"""The locks pin the whole dependency tree: every requirement is `name==version` with hashes, and
+pylock.toml (the standard format) pins exactly the dev lock's versions."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCKS = ("requirements.txt", "requirements-dev.txt", "requirements-torch.txt", "requirements-tensorflow.txt")
+
+
+def _pins(path: Path) -> dict[str, str]:
+    """The `name==version` lines of a pip-compile lock, names normalized as PEP 503 does."""
+    pins = {}
+    for line in path.read_text().splitlines():
+        if match := re.match(r"^([A-Za-z0-9_.\-]+)==([^ \\]+)", line):
+            pins[re.sub(r"[-_.]+", "-", match[1]).lower()] = match[2]
+    return pins
+
+
+@pytest.mark.parametrize("lock", LOCKS)
+def test_every_requirement_is_pinned_with_hashes(lock: str) -> None:
+    text = (ROOT / lock).read_text()
+    requirements = [
+        line for line in text.splitlines() if line and not line[0].isspace() and not line.startswith("#")
+    ]
+    assert requirements, f"{lock} pins nothing"
+    assert all("==" in line for line in requirements), [line for line in requirements if "==" not in line]
+    assert text.count("--hash=sha256:") >= len(requirements)
+
+
+def test_pylock_pins_the_dev_locks_versions() -> None:
+    pylock = tomllib.loads((ROOT / "pylock.toml").read_text())
+    assert pylock["lock-version"] == "1.0"
+    locked = {re.sub(r"[-_.]+", "-", p["name"]).lower(): p["version"] for p in pylock["packages"]}
+    assert locked == _pins(ROOT / "requirements-dev.txt")
+    assert all(p.get("wheels") or p.get("sdist") for p in pylock["packages"])
