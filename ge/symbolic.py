@@ -97,11 +97,14 @@ def argument_attrs(names: Sequence[str], dims: Sequence[tuple[Dim, ...] | None])
     for name, shape in zip(names, dims, strict=True):
         entries: dict[str, Attribute] = {NAME_ATTR: StringAttr(name)}
         if shape is not None and any(isinstance(d, str) for d in shape):
-            entries[DIMS_ATTR] = ArrayAttr(
-                [StringAttr(d) if isinstance(d, str) else IntegerAttr(d, i64) for d in shape]
-            )
+            entries[DIMS_ATTR] = dims_attr(shape)
         attrs.append(DictionaryAttr(entries))
     return ArrayAttr(attrs)
+
+
+def dims_attr(dims: Sequence[Dim]) -> ArrayAttr[Attribute]:
+    """The `ascend.dims` attribute of a value: each dimension as a symbol string or an i64."""
+    return ArrayAttr([StringAttr(d) if isinstance(d, str) else IntegerAttr(d, i64) for d in dims])
 
 
 def symbolic_shapes(func: FuncOp) -> dict[SSAValue, tuple[Dim, ...]]:

@@ -23,12 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.dialects.func import FuncOp
-from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
-from ge.symbolic import DIMS_ATTR, Dim, symbolic_shapes
+from ge.symbolic import DIMS_ATTR, dims_attr, symbolic_shapes
 
 
 @dataclass(frozen=True)
@@ -47,9 +46,5 @@ class AnnotateSymbolsPass(ModulePass):
                 if not any(d is not None and any(isinstance(x, str) for x in d) for d in dims):
                     inner.attributes.pop(DIMS_ATTR, None)
                     continue
-                listed = [_dims_attr(d or ()) for d in dims]
+                listed = [dims_attr(d or ()) for d in dims]
                 inner.attributes[DIMS_ATTR] = listed[0] if len(listed) == 1 else ArrayAttr(listed)
-
-
-def _dims_attr(dims: tuple[Dim, ...]) -> ArrayAttr[Attribute]:
-    return ArrayAttr([StringAttr(d) if isinstance(d, str) else IntegerAttr(d, i64) for d in dims])
