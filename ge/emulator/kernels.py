@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from ge.dialects import graph
 from ge.dialects.common import describe, get_flag, get_int, get_ints
@@ -34,12 +34,13 @@ from ge.dialects.stream import KernelFuncOp
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError
 from ge.layout import from_device, to_device
-from ge.semantics import IMPLEMENTATIONS, evaluate, widen
+from ge.semantics import evaluate, widen
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 from ge.semantics.nn import gemm_scale
 
 from . import cube, products, vector
 from .epilogue import PreparedEpilogue
+from .functions import vector_implementation
 from .tiles import CubeSchedule, prepare_cube
 
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
@@ -152,14 +153,7 @@ class PreparedKernel:
             return
         placeholders = {v: _Stored(np.empty(0), *self._stored[v]) for v in self._stored}
         if _cube_ready(op, placeholders):
-            spec = tuple(
-                (v, self._slots[v], *(self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1)))
-                for v in dict.fromkeys(op.operands)
-            )
-            targets = tuple(self._new_slot(r) for r in op.results)
-            step = _CubeStep(op, spec, self._schedule, targets)
-            checked.append(step)
-            fast.append(step)
+            self._prepare_cube(op, checked, fast)
             return
         on_device = vector.on_device(op, self._stored, self._slots, self._template)
         if on_device is not None:  # computed on the stored arrays; read by later ops as stored
@@ -170,12 +164,12 @@ class PreparedKernel:
             checked.append(partial(checked_step, target))
             fast.append(partial(step, target))
             return
-        implementation = IMPLEMENTATIONS.get(type(op))
+        implementation = vector_implementation(op)
         if implementation is None:
             raise GeError(f"{describe(op)} has no semantics: it is not an ascend.graph op")
         operands = tuple(self._logical_slot(v, checked, fast) for v in op.operands)
         results = tuple(self._new_slot(r) for r in op.results)
-        checked.append(partial(_checked_step, op, operands, results))
+        checked.append(partial(_checked_step, op, implementation, operands, results))
         stored_only = computes_in_stored_type(op)
         narrow = tuple(
             not stored_only and numpy_dtype(tensor_type(v).element_type) in NARROW for v in op.operands
@@ -185,6 +179,48 @@ class PreparedKernel:
             fast.append(partial(_single_step, implementation, op, operands, results[0], dtypes[0]))
         else:
             fast.append(partial(_vector_step, implementation, op, operands, narrow, results, dtypes))
+
+    def _prepare_cube(self, op: Operation, checked: list[Step], fast: list[Step]) -> None:
+        """A product on the cube. A convolution, matmul or gemm leaves its accumulator (a
+        convolution's in NC1HWC0) in a slot, and a fused op's epilogue ops are prepared after it as
+        the kernel's own vector ops, on the accumulator's format; other products give their
+        results (a fused op's through its prepared epilogue)."""
+        spec = tuple(
+            (v, self._slots[v], *(self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1)))
+            for v in dict.fromkeys(op.operands)
+        )
+        accumulates = _accumulates(op)
+        epilogue = op.epilogue.block if isinstance(op, graph.FusedOp) and accumulates else None
+        if epilogue is not None and not _inlinable(op, epilogue):
+            accumulates, epilogue = False, None
+        if not accumulates:
+            step = _CubeStep(op, spec, self._schedule, tuple(self._new_slot(r) for r in op.results))
+            checked.append(step)
+            fast.append(step)
+            return
+        accumulator = op.results[0] if epilogue is None else epilogue.args[0]
+        fmt = "NC1HWC0" if _base(op) is graph.Conv2DOp else None
+        dtype = numpy_dtype(tensor_type(accumulator).element_type)
+        step = _CubeStep(op, spec, self._schedule, (self._new_slot(accumulator),), accumulator=dtype)
+        checked.append(step)
+        fast.append(step)
+        if fmt is not None:
+            self._stored[accumulator] = (fmt, tensor_type(accumulator), 1)
+        if epilogue is None:
+            return
+        assert isinstance(op, graph.FusedOp)
+        for arg, extra in zip(epilogue.args[1:], op.extra_operands, strict=True):
+            self._slots[arg] = self._slots[extra]
+            if extra in self._stored:
+                self._stored[arg] = self._stored[extra]
+        inner = list(epilogue.ops)
+        for inner_op in inner[:-1]:
+            self._prepare_op(inner_op, checked, fast)
+        (returned,) = inner[-1].operands
+        result = op.results[0]
+        self._slots[result] = self._slots[returned]
+        if returned in self._stored:
+            self._stored[result] = (self._stored[returned][0], tensor_type(result), 1)
 
 
 Step = Callable[[list[Any]], None]
@@ -197,11 +233,24 @@ def _decode(source: int, target: int, fmt: str, shape: tuple[int, ...], groups: 
 
 class _CubeStep:
     """A matrix product on the cube and its fused epilogue, resolved once when the kernel is
-    prepared: a call reads the operands' slots and writes the result's."""
+    prepared: a call reads the operands' slots and writes the result's. Given an `accumulator`
+    dtype, the step writes the accumulator alone, rounded to that dtype (its epilogue, if any, is
+    prepared as later steps)."""
 
-    def __init__(self, op: Operation, spec: tuple, schedule: CubeSchedule, targets: tuple[int, ...]):
+    def __init__(
+        self,
+        op: Operation,
+        spec: tuple,
+        schedule: CubeSchedule,
+        targets: tuple[int, ...],
+        accumulator: np.dtype | None = None,
+    ):
         self.op, self.spec, self.schedule, self.targets = op, spec, schedule, targets
-        if isinstance(op, graph.FusedOp):
+        self.accumulator = accumulator
+        if accumulator is not None:
+            self.operands = list(op.base_operands if isinstance(op, graph.FusedOp) else op.operands)
+            self.extras, self.epilogue = [], None
+        elif isinstance(op, graph.FusedOp):
             self.operands, self.extras = list(op.base_operands), list(op.extra_operands)
             self.epilogue: PreparedEpilogue | None = PreparedEpilogue(op)
         else:
@@ -214,6 +263,13 @@ class _CubeStep:
     def __call__(self, slots: list) -> None:
         env = {v: _Stored(slots[i], fmt, t, groups) for v, i, fmt, t, groups in self.spec}
         accumulator = self.product(self.op, self.operands, env, self.result_type, self.schedule.k_step)
+        if self.accumulator is not None:
+            assert isinstance(accumulator, np.ndarray)
+            with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
+                slots[self.targets[0]] = accumulator.astype(self.accumulator, copy=False)
+            return
+        if _base(self.op) is graph.Conv2DOp and isinstance(accumulator, np.ndarray):
+            accumulator = from_device(accumulator, "NC1HWC0", self.result_type.get_shape())
         if accumulator is None:
             results = evaluate(self.op, [env[v].logical() for v in self.op.operands])
         elif isinstance(accumulator, tuple):
@@ -227,8 +283,11 @@ class _CubeStep:
             slots[target] = value
 
 
-def _checked_step(op: Operation, operands: tuple[int, ...], results: tuple[int, ...], slots: list) -> None:
-    for index, value in zip(results, evaluate(op, [slots[i] for i in operands]), strict=True):
+def _checked_step(
+    op: Operation, implementation: Callable, operands: tuple[int, ...], results: tuple[int, ...], slots: list
+) -> None:
+    values = evaluate(op, [slots[i] for i in operands], implementation=implementation)
+    for index, value in zip(results, values, strict=True):
         slots[index] = value
 
 
@@ -264,6 +323,22 @@ def _vector_step(
 
 def _base(op: Operation) -> type[Operation]:
     return op.BASE if isinstance(op, graph.FusedOp) else type(op)
+
+
+def _accumulates(op: Operation) -> bool:
+    """Whether the cube gives `op`'s product as an accumulator (`_ACCUMULATORS`), plain or fused."""
+    applies = _ACCUMULATORS.get(_base(op))
+    return applies is not None and applies(op)
+
+
+def _inlinable(op: graph.FusedOp, epilogue: Block) -> bool:
+    """Whether `op`'s epilogue runs as the kernel's own ops: its extra arguments have their
+    operands' types and its yielded value the op's result type."""
+    extras = zip(epilogue.args[1:], op.extra_operands, strict=True)
+    if any(arg.type != extra.type for arg, extra in extras):
+        return False
+    (returned,) = list(epilogue.ops)[-1].operands
+    return returned.type == op.results[0].type
 
 
 def _cube_ready(op: Operation, env: dict[SSAValue, _Stored]) -> bool:
@@ -348,6 +423,14 @@ matmul and gemm as fractal tile products (accumulators; a fused op's epilogue fo
 others' products through `ge.emulator.products` (every result, in its type). Other ops run on the
 shared semantics."""
 
+_ACCUMULATORS: dict[type[Operation], Callable[[Operation], bool]] = {
+    graph.Conv2DOp: lambda op: len(tensor_type(op.operands[0]).get_shape()) == 4,  # NC1HWC0 in and out
+    graph.MatMulOp: lambda op: True,
+    graph.GemmOp: lambda op: True,
+}
+"""The products whose `_ON_CUBE` entry gives the accumulator (a convolution's in NC1HWC0), when
+the rule holds; the others give the op's results."""
+
 
 def _conv2d(
     op: Operation,
@@ -370,7 +453,7 @@ def _conv2d(
         k_step=k_step,
         **parameters,
     )
-    return from_device(accumulator, "NC1HWC0", result_type.get_shape())
+    return accumulator
 
 
 _CONV_PARAMETERS: weakref.WeakKeyDictionary[Operation, dict[str, Any]] = weakref.WeakKeyDictionary()

@@ -177,7 +177,7 @@ class RunPlan:
 
 def bind(model: ModelOp, arena: np.ndarray, blob: np.ndarray) -> dict[SSAValue, np.ndarray]:
     """Every buffer, weight, view and subview of `model` as a numpy view of `arena` or `blob`
-    (a buffer bound to an input or output as a zero placeholder of its shape)."""
+    (a buffer bound to an input or output as a zero placeholder of its shape); weights read-only."""
     views: dict[SSAValue, np.ndarray] = {}
     for op in model.body.block.ops:
         if isinstance(op, BufferOp) and op.bound:
@@ -186,7 +186,9 @@ def bind(model: ModelOp, arena: np.ndarray, blob: np.ndarray) -> dict[SSAValue, 
         elif isinstance(op, BufferOp):
             views[op.buffer] = _view(arena, op.offset.value.data, op.buffer.type)
         elif isinstance(op, WeightOp):
-            views[op.buffer] = _view(blob, op.offset.value.data, op.buffer.type, op.group_count)
+            weight = _view(blob, op.offset.value.data, op.buffer.type, op.group_count)
+            weight.flags.writeable = False  # no kernel writes a weight; the cube keeps its loaded form
+            views[op.buffer] = weight
         elif isinstance(op, ViewOp | SubviewOp):
             views[op.buffer] = _derive(op, _same)(views[op.source])
     return views

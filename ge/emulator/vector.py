@@ -31,8 +31,9 @@ from ge.dialects.formats import FRACTAL, bitwidth_of, c0_of, device_shape
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError
 from ge.layout import to_device
-from ge.semantics import IMPLEMENTATIONS
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
+
+from .functions import vector_implementation
 
 DEVICE_FORMATS = ("NC1HWC0", "FRACTAL_NZ")
 NARROW = (np.dtype(np.float16), bfloat16)
@@ -86,7 +87,7 @@ def _prepare(
     slots: Mapping[SSAValue, int],
     template: Sequence[Any],
 ) -> tuple[str | None, Compute] | None:
-    implementation = IMPLEMENTATIONS.get(type(op))
+    implementation = vector_implementation(op)
     if implementation is None:
         return None
     shape = tuple(result.get_shape())

@@ -83,10 +83,15 @@ def constant_array(value: Attribute, type: TensorType, weights: WeightStore | No
 
 
 def evaluate(
-    op: Operation, operands: Sequence[np.ndarray], weights: WeightStore | None = None
+    op: Operation,
+    operands: Sequence[np.ndarray],
+    weights: WeightStore | None = None,
+    implementation: Implementation | None = None,
 ) -> list[np.ndarray]:
-    """The results of one graph op applied to `operands`; each has its result type's dtype."""
-    implementation = IMPLEMENTATIONS.get(type(op))
+    """The results of one graph op applied to `operands`; each has its result type's dtype.
+    `implementation` computes them instead of the op's semantics (an emulated unit's own form),
+    checked the same way."""
+    implementation = implementation or IMPLEMENTATIONS.get(type(op))
     if implementation is None:
         raise GeError(f"{describe(op)} has no semantics: it is not an ascend.graph op")
     if len(operands) != len(op.operands):

@@ -154,32 +154,37 @@ _SB = (
 
 
 def erf(x: np.ndarray) -> np.ndarray:
-    """The error function, computed in float64 and returned in `x`'s dtype."""
-    wide = x.astype(np.float64)
+    """The error function, computed in float64 and returned in `x`'s dtype. Each element takes
+    the one rational approximation of its range (fdlibm's), so each is evaluated on its elements only."""
+    wide = np.asarray(x, np.float64)
     a = np.abs(wide)
+    result = np.sign(wide, out=np.empty_like(wide))  # |x| >= 6, and NaN
     with np.errstate(all="ignore"):
-        z = wide * wide
-        near_zero = wide + wide * (_poly(z, _PP) / _poly(z, _QQ))
-        s = a - 1.0
-        near_one = np.copysign(_ERX + _poly(s, _PA) / _poly(s, _QA), wide)
-        t = 1.0 / z
-        ratio = np.where(a < 1 / 0.35, _poly(t, _RA) / _poly(t, _SA), _poly(t, _RB) / _poly(t, _SB))
-        # a^2 as a high part with a short mantissa plus an exact remainder keeps exp(-a^2) accurate.
-        high = (a.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
-        tail = np.copysign(
-            1.0 - np.exp(-high * high - 0.5625) * np.exp((high - a) * (high + a) + ratio) / a, wide
-        )
-    result = np.where(
-        a < 0.84375, near_zero, np.where(a < 1.25, near_one, np.where(a < 6.0, tail, np.sign(wide)))
-    )
-    return result.astype(x.dtype)
+        near_zero = a < 0.84375
+        w = wide[near_zero]
+        z = w * w
+        result[near_zero] = w + w * (_poly(z, _PP) / _poly(z, _QQ))
+        near_one = (a >= 0.84375) & (a < 1.25)
+        s = a[near_one] - 1.0
+        result[near_one] = np.copysign(_ERX + _poly(s, _PA) / _poly(s, _QA), wide[near_one])
+        for low, high, numerator, denominator in ((1.25, 1 / 0.35, _RA, _SA), (1 / 0.35, 6.0, _RB, _SB)):
+            inside = (a >= low) & (a < high)
+            v = a[inside]
+            t = 1.0 / (v * v)
+            ratio = _poly(t, numerator) / _poly(t, denominator)
+            # v^2 as a high part with a short mantissa plus an exact remainder keeps exp(-v^2) accurate.
+            top = (v.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+            tail = 1.0 - np.exp(-top * top - 0.5625) * np.exp((top - v) * (top + v) + ratio) / v
+            result[inside] = np.copysign(tail, wide[inside])
+    return result.astype(np.asarray(x).dtype)
 
 
 def _poly(x: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
     """`sum(c[i] * x**i)` by Horner's rule."""
     result = np.full_like(x, coefficients[-1])
     for c in reversed(coefficients[:-1]):
-        result = result * x + c
+        result *= x
+        result += c
     return result
 
 
