@@ -14,18 +14,16 @@ OpenBLAS); larger ones on as many as BLAS is configured for.
 
 from __future__ import annotations
 
-import ctypes
-import glob
-import os
 import weakref
 from collections.abc import Callable, Sequence
-from functools import cache
 
 import numpy as np
 
 from ge.dialects.formats import FRACTAL, device_shape
 from ge.dtypes import bfloat16
 from ge.layout import from_device
+
+from . import blas
 
 _FLOAT_INPUTS = (np.dtype(np.float16), bfloat16, np.dtype(np.float32))
 _INTEGER_INPUTS = (np.dtype(np.int8), np.dtype(np.uint8))
@@ -95,9 +93,10 @@ def conv2d(
         # is a sum over its window taps, computed for every channel and pixel at once.
         out = _depthwise(x, w, out_channels, groups, kernel, strides, pads, dilations, (ho, wo), k_step)
         out = out.reshape(n * ho * wo, out_channels)
-    elif groups > 1 and cin_group * cout_group < c0 * FRACTAL:
-        # Narrow groups (depthwise convolutions above all): the padded fractals would be mostly
-        # zeros, so the products are summed over the real channels only; the sums are the same.
+    elif (groups > 1 and cin_group * cout_group < c0 * FRACTAL) or cin_group < c0:
+        # Narrow groups (depthwise convolutions above all), or fewer channels than a block (an
+        # image's 3): the padded fractals would be mostly zeros, so the products are summed over
+        # the real channels only; the sums are the same.
         out = _narrow_groups(
             x,
             w,
@@ -182,7 +181,8 @@ def accumulate(
     largest_product: int = 1,
 ) -> np.ndarray:
     """sum over `steps` of rows[..., step] @ columns[..., step, :]: one BLAS product per k-step over
-    the whole (..., M, N), each added into the `accumulator` (float32 or int32) in step order.
+    the whole (..., M, N) (`step_product`), each added into the `accumulator` (float32 or int32) in
+    step order.
 
     `rows` and `columns` hold fp32 values (8-bit integers widened exactly); a step selects its K
     columns of `rows` and rows of `columns`. An integer step's fp32 sums are exact while its K times
@@ -193,31 +193,39 @@ def accumulate(
     if accumulator == np.int32:
         exact = max(1, (EXACT_FP32_INTEGER - 1) // largest_product)
         steps = [piece for step in steps for piece in _pieces(step, exact)]
-    total: np.ndarray | None = None
-    width = max((_width(step) for step in steps), default=0)
     batch = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
-    multiply_adds = int(np.prod(batch)) * rows.shape[-2] * width * columns.shape[-1]
-    restore = _set_blas_threads(1) if multiply_adds < ONE_THREAD_PRODUCTS else None
+    m, n = rows.shape[-2], columns.shape[-1]
+    if not steps:
+        return np.zeros((*batch, m, n), accumulator)
+    total = np.empty((*batch, m, n), accumulator)
+    out = total
+    if int(np.prod(batch)) == 1:  # one matrix: the 2-D product BLAS adds into L0C in place
+        rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])
+        out = out.reshape(m, n)
+    width = max(_width(step) for step in steps)
+    restore = blas.set_threads(1) if int(np.prod(batch)) * m * width * n < ONE_THREAD_PRODUCTS else None
     try:
-        scratch: np.ndarray | None = None
-        for step in steps:
-            if total is None:  # the first step writes L0C, the next ones add into it
-                total = np.matmul(rows[..., step], columns[..., step, :])
-                if accumulator == np.int32:
-                    total = total.astype(np.int32)
-            elif accumulator == np.int32:
-                np.add(total, np.matmul(rows[..., step], columns[..., step, :]).astype(np.int32), out=total)
-            else:
-                if scratch is None:
-                    scratch = np.empty_like(total)
-                np.add(total, np.matmul(rows[..., step], columns[..., step, :], out=scratch), out=total)
+        for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
+            step_product(rows[..., step], columns[..., step, :], out, number > 0)
     finally:
         if restore is not None:
-            _set_blas_threads(restore)
-    if total is None:
-        shape = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
-        return np.zeros((*shape, rows.shape[-2], columns.shape[-1]), accumulator)
+            blas.set_threads(restore)
     return total
+
+
+def step_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, add: bool) -> None:
+    """One k-step's product on the cube, `out` = a @ b, or `out` += a @ b when `add`: one BLAS call,
+    OpenBLAS's sgemm adding into an fp32 `out` in place where it can (`ge.emulator.blas`), else
+    numpy's matmul (over every matrix of a batch at once) and an add."""
+    if out.dtype == np.float32 and blas.add_product(a, b, out, add):
+        return
+    product = np.matmul(a, b)
+    if out.dtype == np.int32:
+        product = product.astype(np.int32)  # exact: the step's sums are integers below 2**24
+    if add:
+        np.add(out, product, out=out)
+    else:
+        out[...] = product
 
 
 def _im2col(
@@ -328,24 +336,27 @@ def _depthwise(
     padded[:, top : top + h, left : left + width] = channels
     if cout_group > 1:
         padded = padded[..., np.arange(out_channels) // cout_group]  # each output channel's input
-    taps = _loaded(  # (kh * kw, out_channels)
+    # With unit width strides a window's row of Wo pixels is Wo x out_channels contiguous values,
+    # so each tap multiplies whole rows by its weights tiled Wo times.
+    rows_of = wo if sw == 1 else 1
+    taps = _loaded(  # (kh * kw, out_channels), tiled rows_of times
         w,
-        ("taps", out_channels, groups, kernel, compute),
-        lambda: (
-            from_device(w, "FRACTAL_Z", (out_channels, 1, kh, kw), groups)
-            .reshape(out_channels, kh * kw)
-            .T.astype(compute)
-        ),
+        ("taps", out_channels, groups, kernel, compute, rows_of),
+        lambda: np.tile(
+            from_device(w, "FRACTAL_Z", (out_channels, 1, kh, kw), groups).reshape(out_channels, kh * kw).T,
+            (1, rows_of),
+        ).astype(compute),
     )
+    shape = (n, ho, wo * out_channels) if sw == 1 else (n, ho, wo, out_channels)
     total: np.ndarray | None = None
-    partial = np.empty((n, ho, wo, out_channels), compute)
+    partial = np.empty(shape, compute)
     term = np.empty_like(partial)
     for start, count in k_steps(kh * kw * c0, k_step):
         first = True
         for tap in range(-(-start // c0), -(-(start + count) // c0)):
             i, j = divmod(tap, kw)
             rows = slice(i * dh, i * dh + (ho - 1) * sh + 1, sh)
-            window = padded[:, rows, j * dw : j * dw + (wo - 1) * sw + 1 : sw]
+            window = padded[:, rows, j * dw : j * dw + (wo - 1) * sw + 1 : sw].reshape(shape)
             if first:
                 np.multiply(window, taps[tap], out=partial)
                 first = False
@@ -358,7 +369,7 @@ def _depthwise(
         else:
             np.add(total, partial.astype(accumulator, copy=False), out=total)
     assert total is not None, "a window has at least one tap"
-    return total
+    return total.reshape(n, ho, wo, out_channels)
 
 
 def _narrow_groups(
@@ -384,28 +395,41 @@ def _narrow_groups(
     cin_group, cout_group = in_channels // groups, out_channels // groups
     (sh, sw), (dh, dw), (top, left, bottom, right), (ho, wo) = strides, dilations, pads, out_size
     compute, accumulator = _accumulation_dtypes(x.dtype, w.dtype)
-    data = from_device(x, "NC1HWC0", (n, in_channels, h, width)).astype(compute)
-    weights = _loaded(
-        w,
-        ("logical", out_channels, cin_group, groups, kernel, compute),
-        lambda: from_device(w, "FRACTAL_Z", (out_channels, cin_group, kh, kw), groups).astype(compute),
-    )
-    padded = np.zeros((n, in_channels, h + top + bottom, width + left + right), compute)
-    padded[:, :, top : top + h, left : left + width] = data
-    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
-    windows = np.lib.stride_tricks.sliding_window_view(padded, span, axis=(2, 3))
-    windows = windows[:, :, : sh * ho : sh, : sw * wo : sw, ::dh, ::dw]  # (N, C, Ho, Wo, kh, kw)
-    taps = windows.reshape(n, groups, cin_group, ho, wo, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
-    rows = taps.reshape(groups, n * ho * wo, cin_group * kh * kw)  # taps ordered (c, i, j)
-    columns = weights.reshape(groups, cout_group, cin_group * kh * kw).swapaxes(1, 2)
+    # Columns in device K order, (c // c0, i, j, c % c0) as in FRACTAL_Z, so each k-step's real
+    # taps are one run of columns: for a group of at most c0 channels that is the (i, j, c) order.
     channel, position = np.divmod(np.arange(cin_group * kh * kw), kh * kw)
-    device_k = ((channel // c0) * kh * kw + position) * c0 + channel % c0
+    device_k = ((channel // c0) * kh * kw + position) * c0 + channel % c0  # of taps ordered (c, i, j)
+    order = np.argsort(device_k, kind="stable")
+    within_block = cin_group <= c0
+    columns = _loaded(
+        w,
+        ("device order", out_channels, cin_group, groups, kernel, compute),
+        lambda: (
+            from_device(w, "FRACTAL_Z", (out_channels, cin_group, kh, kw), groups)
+            .astype(compute)
+            .reshape(groups, cout_group, cin_group * kh * kw)[:, :, order]
+            .transpose(0, 2, 1)
+            .copy()
+        ),
+    )
+    padded = np.zeros((n, h + top + bottom, width + left + right, in_channels), compute)
+    channels = x.transpose(0, 2, 3, 1, 4).reshape(n, h, width, -1)[..., :in_channels]
+    padded[:, top : top + h, left : left + width] = channels
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, span, axis=(1, 2))
+    windows = windows[:, : sh * ho : sh, : sw * wo : sw, :, ::dh, ::dw]  # (N, Ho, Wo, C, kh, kw)
+    taps = windows.reshape(n, ho, wo, groups, cin_group, kh, kw)
+    if within_block:  # (g, N, Ho, Wo, i, j, c): device order already
+        rows = np.ascontiguousarray(taps.transpose(3, 0, 1, 2, 5, 6, 4)).reshape(groups, n * ho * wo, -1)
+    else:
+        rows = taps.transpose(3, 0, 1, 2, 4, 5, 6).reshape(groups, n * ho * wo, -1)[..., order]
+    ordered = device_k[order]
     k_total = -(-cin_group // c0) * c0 * kh * kw
     steps = []
     for start, count in k_steps(k_total, k_step):
-        taken = np.flatnonzero((device_k >= start) & (device_k < start + count))
-        if taken.size:
-            steps.append(taken)
+        first, last = np.searchsorted(ordered, [start, start + count])
+        if last > first:
+            steps.append(slice(int(first), int(last)))
     out = accumulate(rows, columns, steps, accumulator, largest_product)  # (groups, N * Ho * Wo, cout_group)
     return (
         out.reshape(groups, n, ho, wo, cout_group).transpose(1, 2, 3, 0, 4).reshape(n, ho, wo, out_channels)
@@ -433,26 +457,6 @@ def _largest_product(a: np.dtype, b: np.dtype) -> int:
 def _width(step: slice | np.ndarray) -> int:
     """The K elements a step contracts."""
     return step.stop - step.start if isinstance(step, slice) else len(step)
-
-
-def _set_blas_threads(threads: int) -> int | None:
-    """Sets the calling thread's BLAS threads (OpenBLAS's thread-local setting) and returns the
-    previous count; None, doing nothing, when numpy's BLAS is not an OpenBLAS that has it."""
-    setter = _thread_local_setter()
-    return None if setter is None else setter(threads)
-
-
-@cache
-def _thread_local_setter() -> Callable[[int], int] | None:
-    """OpenBLAS's `openblas_set_num_threads_local` in the library numpy's wheel bundles."""
-    for path in glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "lib*openblas*.so*")):
-        try:
-            function = ctypes.CDLL(path).openblas_set_num_threads_local
-        except (OSError, AttributeError):
-            continue
-        function.argtypes, function.restype = [ctypes.c_int], ctypes.c_int
-        return function
-    return None
 
 
 def _pieces(step: slice | np.ndarray, width: int) -> list[slice | np.ndarray]:

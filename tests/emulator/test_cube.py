@@ -7,7 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ge.emulator import cube
+from ge.emulator import blas, cube
 from ge.emulator.cube import conv2d, matmul
 from ge.layout import from_device, to_device
 
@@ -257,9 +257,9 @@ def test_small_products_run_on_one_blas_thread_and_restore_the_count(
     rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
-    setter = cube._thread_local_setter()
+    setter = blas.thread_local_setter()
     assert setter is not None, "numpy's wheel bundles OpenBLAS, whose thread-local setting is used"
-    monkeypatch.setattr(cube, "_set_blas_threads", lambda threads: calls.append(threads) or 3)
+    monkeypatch.setattr(blas, "set_threads", lambda threads: calls.append(threads) or 3)
     rows = rng.integers(-4, 4, (64, 48)).astype(np.float32)
     columns = rng.integers(-4, 4, (48, 32)).astype(np.float32)
     steps = [slice(0, 16), slice(16, 32), slice(32, 48)]

@@ -1,0 +1,136 @@
+"""The BLAS the emulated cube multiplies with: numpy's bundled OpenBLAS, reached directly where
+numpy cannot say what the cube does.
+
+The cube adds each k-step's product into L0C. numpy's `matmul` can only write a product into a
+fresh or given array, so accumulating takes a second pass over the accumulator per step, which
+costs as much as the product itself for the compiler's k-steps (64 to 256 elements of K).
+OpenBLAS's `sgemm` with beta = 1 adds the product into C as L0C does, in the same pass.
+`add_product` calls it through ctypes for fp32 matrices whose rows or columns are contiguous, and
+says False (doing nothing) when the library or the layout does not allow it, so the caller uses
+numpy instead; both give the fp32 sums of the same products.
+
+`set_threads` sets the calling thread's OpenBLAS thread count (its thread-local setting), for
+products too small to gain from a second thread.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+from collections.abc import Callable
+from functools import cache
+
+import numpy as np
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+_FLOAT32 = np.dtype(np.float32)
+
+
+def add_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, accumulate: bool) -> bool:
+    """c = a @ b, or c += a @ b when `accumulate`, for fp32 2-D `a` (M, K), `b` (K, N) and a
+    C-contiguous `c` (M, N), in one BLAS call; False, leaving `c` as it was, when this cannot be
+    done here (no bundled OpenBLAS, another dtype, or an operand with neither unit row nor unit
+    column stride)."""
+    sgemm = _sgemm()
+    if sgemm is None or not a.ndim == b.ndim == c.ndim == 2 or not c.flags.c_contiguous:
+        return False
+    if a.dtype != _FLOAT32 or b.dtype != _FLOAT32 or c.dtype != _FLOAT32:
+        return False
+    (m, k), n = a.shape, b.shape[1]
+    if m == 0 or n == 0 or k == 0:
+        return False
+    layout_a, layout_b = _layout(a), _layout(b)
+    if layout_a is None or layout_b is None:
+        return False
+    sgemm(
+        _ROW_MAJOR,
+        layout_a[0],
+        layout_b[0],
+        m,
+        n,
+        k,
+        1.0,
+        a.ctypes.data,
+        layout_a[1],
+        b.ctypes.data,
+        layout_b[1],
+        1.0 if accumulate else 0.0,
+        c.ctypes.data,
+        n,
+    )
+    return True
+
+
+def set_threads(threads: int) -> int | None:
+    """Sets the calling thread's BLAS threads (OpenBLAS's thread-local setting) and returns the
+    previous count; None, doing nothing, when numpy's BLAS is not an OpenBLAS that has it."""
+    setter = thread_local_setter()
+    return None if setter is None else setter(threads)
+
+
+@cache
+def thread_local_setter() -> Callable[[int], int] | None:
+    """OpenBLAS's `openblas_set_num_threads_local` in the library numpy's wheel bundles."""
+    library = _library()
+    function = None if library is None else getattr(library, "openblas_set_num_threads_local", None)
+    if function is None:
+        return None
+    function.argtypes, function.restype = [ctypes.c_int], ctypes.c_int
+    return function
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _layout(matrix: np.ndarray) -> tuple[int, int] | None:
+    """(transpose flag, leading dimension) of a row-major view of `matrix`, or None."""
+    rows, columns = matrix.strides
+    size = matrix.itemsize
+    if columns == size and rows % size == 0 and rows // size >= max(1, matrix.shape[1]):
+        return _NO_TRANS, rows // size
+    if rows == size and columns % size == 0 and columns // size >= max(1, matrix.shape[0]):
+        return _TRANS, columns // size
+    return None
+
+
+@cache
+def _library() -> ctypes.CDLL | None:
+    for path in glob.glob(os.path.join(os.path.dirname(np.__file__) + ".libs", "lib*openblas*.so*")):
+        try:
+            return ctypes.CDLL(path)
+        except OSError:
+            continue
+    return None
+
+
+@cache
+def _sgemm() -> Callable[..., None] | None:
+    """`cblas_sgemm` of the bundled OpenBLAS (its 64-bit-integer build names it
+    `scipy_cblas_sgemm64_`), with its argument types declared."""
+    library = _library()
+    if library is None:
+        return None
+    for name, integer in (("scipy_cblas_sgemm64_", ctypes.c_int64), ("cblas_sgemm", ctypes.c_int)):
+        function = getattr(library, name, None)
+        if function is not None:
+            pointer, scalar = ctypes.c_void_p, ctypes.c_float
+            function.argtypes = [
+                ctypes.c_int,
+                ctypes.c_int,
+                ctypes.c_int,
+                integer,
+                integer,
+                integer,
+                scalar,
+                pointer,
+                integer,
+                pointer,
+                integer,
+                scalar,
+                pointer,
+                integer,
+            ]
+            function.restype = None
+            return function
+    return None

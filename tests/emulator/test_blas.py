@@ -1,0 +1,51 @@
+"""The cube's direct BLAS call: sgemm writing or adding a product into an fp32 accumulator in place.
+
+Expected values are exact integer products computed in int64 by numpy (integer-valued fp32
+inputs whose sums stay below 2**24, so fp32 holds every partial sum exactly)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ge.emulator import blas
+
+
+def _integers(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    return rng.integers(-8, 9, shape).astype(np.float32)
+
+
+def test_the_bundled_openblas_is_found() -> None:
+    assert blas.thread_local_setter() is not None
+    a, b, c = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32), np.zeros((2, 4), np.float32)
+    assert blas.add_product(a, b, c, accumulate=False)
+    np.testing.assert_array_equal(c, np.full((2, 4), 3.0))
+
+
+@pytest.mark.parametrize("a_layout", ["rows", "columns", "sliced"])
+@pytest.mark.parametrize("b_layout", ["rows", "columns", "sliced"])
+def test_writes_then_adds_products_for_every_contiguous_layout(
+    rng: np.random.Generator, a_layout: str, b_layout: str
+) -> None:
+    a64 = rng.integers(-8, 9, (37, 50)).astype(np.int64)
+    b64 = rng.integers(-8, 9, (50, 23)).astype(np.int64)
+    views = {
+        "rows": lambda m: m.astype(np.float32),
+        "columns": lambda m: np.asfortranarray(m.astype(np.float32)),
+        "sliced": lambda m: np.pad(m.astype(np.float32), ((0, 3), (2, 5)))[: m.shape[0], 2 : 2 + m.shape[1]],
+    }
+    a, b = views[a_layout](a64), views[b_layout](b64)
+    c = np.full((37, 23), np.nan, np.float32)
+    assert blas.add_product(a[:, :20], b[:20], c, accumulate=False)  # the first k-step writes
+    assert blas.add_product(a[:, 20:], b[20:], c, accumulate=True)  # the next one adds
+    np.testing.assert_array_equal(c, (a64 @ b64).astype(np.float32))
+
+
+def test_refuses_what_it_cannot_multiply_and_leaves_the_accumulator(rng: np.random.Generator) -> None:
+    a, b = _integers(rng, (6, 5)), _integers(rng, (5, 4))
+    c = np.full((6, 4), 7.0, np.float32)
+    assert not blas.add_product(a.astype(np.float64), b, c, accumulate=True)  # not fp32
+    assert not blas.add_product(a[None], b[None], c[None], accumulate=True)  # a batch
+    assert not blas.add_product(a, b, np.asfortranarray(c), accumulate=True)  # C not row-major
+    assert not blas.add_product(a[:, ::2], b[::2], c, accumulate=True)  # no unit stride
+    np.testing.assert_array_equal(c, np.full((6, 4), 7.0))
