@@ -17,59 +17,32 @@ launch runs those steps instead of interpreting the body's IR.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from ge.dialects import graph
-from ge.dialects.common import describe, get_flag, get_int, get_ints
+from ge.dialects.common import describe
 from ge.dialects.formats import bitwidth_of, c0_of
 from ge.dialects.kernel import weight_groups
 from ge.dialects.stream import KernelFuncOp
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError
 from ge.layout import from_device, to_device
-from ge.semantics import evaluate, widen
+from ge.semantics import evaluate
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
-from ge.semantics.nn import gemm_scale
 
-from . import cube, products, vector
-from .epilogue import PreparedEpilogue
+from . import vector
+from .cube_steps import FRAMEWORK, CubeStep, accumulates, accumulator_step, base, cube_ready, inlinable
 from .functions import vector_implementation
-from .tiles import CubeSchedule, prepare_cube
+from .tiles import prepare_cube
 
-CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
-FRAMEWORK = ("ND", "NCHW")
 NARROW = (np.dtype(np.float16), bfloat16)
 """The float types ops compute in float32 (`ge.semantics.widen`)."""
-
-
-class _Stored:
-    """A kernel operand as stored (array and format), decoded to its logical value on demand."""
-
-    def __init__(self, array: np.ndarray, fmt: str, t: TensorType, groups: int = 1):
-        self.array, self.format, self.type, self.groups = array, fmt, t, groups
-        self._logical: np.ndarray | None = None
-
-    def logical(self) -> np.ndarray:
-        if self._logical is None:
-            if self.format in FRAMEWORK:
-                self._logical = self.array
-            else:
-                self._logical = from_device(self.array, self.format, self.type.get_shape(), self.groups)
-        return self._logical
-
-    def stored(self, fmt: str, groups: int = 1) -> np.ndarray:
-        """The data in `fmt` (converted while loading when it is kept otherwise)."""
-        if self.format == fmt or (self.format in FRAMEWORK and fmt in FRAMEWORK):
-            return self.array
-        c0 = c0_of(bitwidth_of(self.type.element_type))
-        return to_device(self.logical(), fmt, c0, groups)
 
 
 class PreparedKernel:
@@ -151,8 +124,7 @@ class PreparedKernel:
             (value,) = evaluate(op, [])  # a constant is computed once
             self._template[self._new_slot(op.results[0])] = value
             return
-        placeholders = {v: _Stored(np.empty(0), *self._stored[v]) for v in self._stored}
-        if _cube_ready(op, placeholders):
+        if cube_ready(op, self._stored):
             self._prepare_cube(op, checked, fast)
             return
         on_device = vector.on_device(op, self._stored, self._slots, self._template)
@@ -185,27 +157,27 @@ class PreparedKernel:
         convolution's in NC1HWC0) in a slot, and a fused op's epilogue ops are prepared after it as
         the kernel's own vector ops, on the accumulator's format; other products give their
         results (a fused op's through its prepared epilogue)."""
-        spec = tuple(
-            (v, self._slots[v], *(self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1)))
-            for v in dict.fromkeys(op.operands)
-        )
-        accumulates = _accumulates(op)
-        epilogue = op.epilogue.block if isinstance(op, graph.FusedOp) and accumulates else None
-        if epilogue is not None and not _inlinable(op, epilogue):
-            accumulates, epilogue = False, None
-        if not accumulates:
-            step = _CubeStep(op, spec, self._schedule, tuple(self._new_slot(r) for r in op.results))
+        operands = {
+            v: (self._slots[v], *(self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1)))
+            for v in op.operands
+        }
+        k_step = self._schedule.k_step
+        inline = accumulates(op)
+        epilogue = op.epilogue.block if isinstance(op, graph.FusedOp) and inline else None
+        if epilogue is not None and not inlinable(op, epilogue):
+            inline, epilogue = False, None
+        if not inline:
+            step: Step = CubeStep(op, operands, k_step, tuple(self._new_slot(r) for r in op.results))
             checked.append(step)
             fast.append(step)
             return
         accumulator = op.results[0] if epilogue is None else epilogue.args[0]
-        fmt = "NC1HWC0" if _base(op) is graph.Conv2DOp else None
         dtype = numpy_dtype(tensor_type(accumulator).element_type)
-        step = _CubeStep(op, spec, self._schedule, (self._new_slot(accumulator),), accumulator=dtype)
+        step = accumulator_step(op, operands, k_step, self._new_slot(accumulator), dtype)
         checked.append(step)
         fast.append(step)
-        if fmt is not None:
-            self._stored[accumulator] = (fmt, tensor_type(accumulator), 1)
+        if base(op) is graph.Conv2DOp:
+            self._stored[accumulator] = ("NC1HWC0", tensor_type(accumulator), 1)
         if epilogue is None:
             return
         assert isinstance(op, graph.FusedOp)
@@ -229,58 +201,6 @@ Step = Callable[[list[Any]], None]
 
 def _decode(source: int, target: int, fmt: str, shape: tuple[int, ...], groups: int, slots: list) -> None:
     slots[target] = from_device(slots[source], fmt, shape, groups)
-
-
-class _CubeStep:
-    """A matrix product on the cube and its fused epilogue, resolved once when the kernel is
-    prepared: a call reads the operands' slots and writes the result's. Given an `accumulator`
-    dtype, the step writes the accumulator alone, rounded to that dtype (its epilogue, if any, is
-    prepared as later steps)."""
-
-    def __init__(
-        self,
-        op: Operation,
-        spec: tuple,
-        schedule: CubeSchedule,
-        targets: tuple[int, ...],
-        accumulator: np.dtype | None = None,
-    ):
-        self.op, self.spec, self.schedule, self.targets = op, spec, schedule, targets
-        self.accumulator = accumulator
-        if accumulator is not None:
-            self.operands = list(op.base_operands if isinstance(op, graph.FusedOp) else op.operands)
-            self.extras, self.epilogue = [], None
-        elif isinstance(op, graph.FusedOp):
-            self.operands, self.extras = list(op.base_operands), list(op.extra_operands)
-            self.epilogue: PreparedEpilogue | None = PreparedEpilogue(op)
-        else:
-            self.operands, self.extras, self.epilogue = list(op.operands), [], None
-        result_type = op.results[0].type
-        assert isinstance(result_type, TensorType)
-        self.result_type, self.dtype = result_type, numpy_dtype(result_type.element_type)
-        self.product = _ON_CUBE[_base(op)]
-
-    def __call__(self, slots: list) -> None:
-        env = {v: _Stored(slots[i], fmt, t, groups) for v, i, fmt, t, groups in self.spec}
-        accumulator = self.product(self.op, self.operands, env, self.result_type, self.schedule.k_step)
-        if self.accumulator is not None:
-            assert isinstance(accumulator, np.ndarray)
-            with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
-                slots[self.targets[0]] = accumulator.astype(self.accumulator, copy=False)
-            return
-        if _base(self.op) is graph.Conv2DOp and isinstance(accumulator, np.ndarray):
-            accumulator = from_device(accumulator, "NC1HWC0", self.result_type.get_shape())
-        if accumulator is None:
-            results = evaluate(self.op, [env[v].logical() for v in self.op.operands])
-        elif isinstance(accumulator, tuple):
-            results = accumulator  # a layer's several results, already in their types
-        elif self.epilogue is not None:
-            extras = [env[v].logical() for v in self.extras]
-            results = (self.epilogue(accumulator, extras).astype(self.dtype),)
-        else:
-            results = (accumulator.astype(self.dtype),)
-        for target, value in zip(self.targets, results, strict=True):
-            slots[target] = value
 
 
 def _checked_step(
@@ -319,181 +239,3 @@ def _vector_step(
     values = values if isinstance(values, tuple | list) else (values,)
     for index, value, dtype in zip(results, values, dtypes, strict=True):
         slots[index] = np.asarray(value.astype(dtype, copy=False))
-
-
-def _base(op: Operation) -> type[Operation]:
-    return op.BASE if isinstance(op, graph.FusedOp) else type(op)
-
-
-def _accumulates(op: Operation) -> bool:
-    """Whether the cube gives `op`'s product as an accumulator (`_ACCUMULATORS`), plain or fused."""
-    applies = _ACCUMULATORS.get(_base(op))
-    return applies is not None and applies(op)
-
-
-def _inlinable(op: graph.FusedOp, epilogue: Block) -> bool:
-    """Whether `op`'s epilogue runs as the kernel's own ops: its extra arguments have their
-    operands' types and its yielded value the op's result type."""
-    extras = zip(epilogue.args[1:], op.extra_operands, strict=True)
-    if any(arg.type != extra.type for arg, extra in extras):
-        return False
-    (returned,) = list(epilogue.ops)[-1].operands
-    return returned.type == op.results[0].type
-
-
-def _cube_ready(op: Operation, env: dict[SSAValue, _Stored]) -> bool:
-    """A matrix product the emulated cube implements (`_ON_CUBE`: conv2d, matmul, gemm; plain or
-    fused) whose base operands are kernel inputs the cube takes."""
-    if graph.matrix_product(op) is None or _base(op) not in _ON_CUBE:
-        return False
-    operands = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
-    if not all(v in env for v in operands):
-        return False
-    types = [tensor_type(v) for v in operands[:2]]
-    if any(numpy_dtype(t.element_type) not in CUBE_DTYPES for t in types):
-        return False
-    if types[0].element_type != types[1].element_type:
-        return False
-    return all(len(t.get_shape()) >= 2 for t in types)
-
-
-def _conv2d_on_cube(
-    op: Operation,
-    operands: list[SSAValue],
-    env: dict[SSAValue, _Stored],
-    result_type: TensorType,
-    k_step: int | None,
-) -> np.ndarray | None:
-    return _conv2d(op, [env[v] for v in operands[:2]], operands[2:], env, result_type, k_step)
-
-
-def _matmul_on_cube(
-    op: Operation,
-    operands: list[SSAValue],
-    env: dict[SSAValue, _Stored],
-    result_type: TensorType,
-    k_step: int | None,
-) -> np.ndarray | None:
-    return _matmul(op, env[operands[0]], env[operands[1]], False, False, k_step)
-
-
-def _gemm_on_cube(
-    op: Operation,
-    operands: list[SSAValue],
-    env: dict[SSAValue, _Stored],
-    result_type: TensorType,
-    k_step: int | None,
-) -> np.ndarray | None:
-    a, b = env[operands[0]], env[operands[1]]
-    product = _matmul(op, a, b, get_flag(op, "trans_a"), get_flag(op, "trans_b"), k_step)
-    c = env[operands[2]].logical() if len(operands) > 2 else None
-    return gemm_scale(op, product, None if c is None else widen(c))
-
-
-def _products_on_cube(
-    op: Operation,
-    operands: list[SSAValue],
-    env: dict[SSAValue, _Stored],
-    result_type: TensorType,
-    k_step: int | None,
-) -> np.ndarray | tuple[np.ndarray, ...] | None:
-    return products.on_cube(op, [env[v].logical() for v in operands], k_step)
-
-
-_ON_CUBE: dict[
-    type[Operation],
-    Callable[
-        [Operation, list[SSAValue], dict[SSAValue, _Stored], TensorType, int | None],
-        np.ndarray | tuple[np.ndarray, ...] | None,
-    ],
-] = {
-    graph.Conv2DOp: _conv2d_on_cube,
-    graph.MatMulOp: _matmul_on_cube,
-    graph.GemmOp: _gemm_on_cube,
-    graph.AttentionOp: _products_on_cube,
-    graph.RNNOp: _products_on_cube,
-    graph.GRUOp: _products_on_cube,
-    graph.LSTMOp: _products_on_cube,
-    graph.ConvTranspose2DOp: _products_on_cube,
-    graph.ConvTranspose3DOp: _products_on_cube,
-    graph.Conv3DOp: _products_on_cube,
-}
-"""The matrix products the emulated cube computes, `k_step` elements of K at a time: conv2d,
-matmul and gemm as fractal tile products (accumulators; a fused op's epilogue follows), the
-others' products through `ge.emulator.products` (every result, in its type). Other ops run on the
-shared semantics."""
-
-_ACCUMULATORS: dict[type[Operation], Callable[[Operation], bool]] = {
-    graph.Conv2DOp: lambda op: len(tensor_type(op.operands[0]).get_shape()) == 4,  # NC1HWC0 in and out
-    graph.MatMulOp: lambda op: True,
-    graph.GemmOp: lambda op: True,
-}
-"""The products whose `_ON_CUBE` entry gives the accumulator (a convolution's in NC1HWC0), when
-the rule holds; the others give the op's results."""
-
-
-def _conv2d(
-    op: Operation,
-    stored: list[_Stored],
-    bias: list[SSAValue],
-    env: dict[SSAValue, _Stored],
-    result_type: TensorType,
-    k_step: int | None,
-) -> np.ndarray | None:
-    x, w = stored
-    parameters = _CONV_PARAMETERS.get(op)
-    if parameters is None:
-        parameters = _CONV_PARAMETERS[op] = _conv_parameters(op, x.type, w.type)
-    if not parameters:
-        return None
-    accumulator = cube.conv2d(
-        x.stored("NC1HWC0"),
-        w.stored("FRACTAL_Z", parameters["groups"]),
-        bias=widen(env[bias[0]].logical()) if bias else None,
-        k_step=k_step,
-        **parameters,
-    )
-    return accumulator
-
-
-_CONV_PARAMETERS: weakref.WeakKeyDictionary[Operation, dict[str, Any]] = weakref.WeakKeyDictionary()
-"""Each convolution's `cube.conv2d` keywords, read from its attributes at its first run."""
-
-
-def _conv_parameters(op: Operation, x: TensorType, w: TensorType) -> dict[str, Any]:
-    """`cube.conv2d`'s keywords for `op` (empty when its input is not 2-D spatial)."""
-    if len(x.get_shape()) != 4:
-        return {}
-    cout, _, kh, kw = w.get_shape()
-    return {
-        "out_channels": cout,
-        "in_channels": x.get_shape()[1],
-        "kernel": (kh, kw),
-        "strides": tuple(get_ints(op, "strides", (1, 1))),
-        "pads": tuple(get_ints(op, "pads", (0, 0, 0, 0))),
-        "dilations": tuple(get_ints(op, "dilations", (1, 1))),
-        "groups": get_int(op, "groups", 1),
-    }
-
-
-def _matmul(
-    op: Operation, a: _Stored, b: _Stored, trans_a: bool, trans_b: bool, k_step: int | None
-) -> np.ndarray:
-    a_shape, b_shape = a.type.get_shape(), b.type.get_shape()
-    m = a_shape[-1] if trans_a else a_shape[-2]
-    k = a_shape[-2] if trans_a else a_shape[-1]
-    n = b_shape[-2] if trans_b else b_shape[-1]
-    a_format = "FRACTAL_NZ" if a.format == "FRACTAL_NZ" else "ND"
-    b_format = "FRACTAL_NZ" if b.format == "FRACTAL_NZ" else "ND"
-    return cube.matmul(
-        a.array,
-        b.array,
-        a_format=a_format,
-        b_format=b_format,
-        m=m,
-        k=k,
-        n=n,
-        trans_a=trans_a,
-        trans_b=trans_b,
-        k_step=k_step,
-    )

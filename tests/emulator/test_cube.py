@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from ge.emulator import blas, cube
-from ge.emulator.cube import conv2d, matmul
+from ge.emulator.convolution import conv2d
+from ge.emulator.cube import matmul
 from ge.layout import from_device, to_device
 
 

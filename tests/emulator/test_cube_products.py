@@ -22,6 +22,7 @@ from ge.dialects.common import ints_attr
 from ge.dialects.stream import KernelFuncOp
 from ge.dialects.tiling import CubeTilingAttr
 from ge.emulator import Emulator, cube
+from ge.emulator.convolution import DEPTHWISE, Convolution
 from ge.semantics.attention import attention
 from ge.semantics.recurrent import gru, lstm
 
@@ -303,11 +304,17 @@ def test_depthwise_convolution_runs_on_the_cube(
     properties = {"groups": IntegerAttr(32, 64), "pads": ints_attr([1, 1, 1, 1])}
     g.add_output(g.add_op(ops.Conv2DOp, [data, g.add_constant(w, "w")], properties), "y")
     compiled, _ = _compile(g)
-    convolutions = _Counting(cube.conv2d)
-    monkeypatch.setattr(cube, "conv2d", convolutions)
+    routes: list[str] = []
+    run = Convolution.__call__
+
+    def recorded(self: Convolution, *args: np.ndarray) -> np.ndarray:
+        routes.append(self.route)
+        return run(self, *args)
+
+    monkeypatch.setattr(Convolution, "__call__", recorded)
     (y,) = Emulator(compiled.module, compiled.weight_blob).run([x])
     monkeypatch.undo()
-    assert convolutions.calls == 1  # cube.conv2d's depthwise path: per-tap k-steps in fp32
+    assert routes == [DEPTHWISE]  # one convolution on the cube, per-tap k-steps in fp32
     padded = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
     expected = sum(
         padded[:, :, i : i + 6, j : j + 6] * w[None, :, 0, i, j, None, None].astype(np.int64)

@@ -18,7 +18,8 @@ from ge.dialects.common import ints_attr
 from ge.dialects.stream import KernelFuncOp
 from ge.dialects.tiling import CubeTilingAttr
 from ge.emulator import Emulator, cube
-from ge.emulator.cube import conv2d, matmul
+from ge.emulator.convolution import conv2d
+from ge.emulator.cube import matmul
 from ge.emulator.tiles import prepare_cube
 from ge.errors import VerificationError
 from ge.layout import from_device, to_device

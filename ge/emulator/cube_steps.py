@@ -1,0 +1,331 @@
+"""The cube's steps in a prepared kernel: a matrix product read from the kernel's slots, run on the
+emulated cube, its result written to a slot.
+
+A convolution over a 4-D input, a matmul and a gemm give their accumulator (a convolution's in
+NC1HWC0, `ConvolutionStep`; a matrix product's logical, `MatrixStep`); everything about them is
+decided when the kernel is prepared (`ge.emulator.convolution.plan_conv2d`, the matrix sizes and
+formats), so a launch only multiplies. The kernel runs a fused op's epilogue after such a step as
+its own vector ops. Other products (attention, recurrent layers, transposed and 3-D convolutions)
+run through `ge.emulator.products` in `CubeStep`, a fused one's epilogue prepared with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Mapping
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Block, Operation, SSAValue
+
+from ge.dialects import graph
+from ge.dialects.common import describe, get_flag, get_int, get_ints
+from ge.dialects.formats import bitwidth_of, c0_of, device_shape
+from ge.dtypes import bfloat16, numpy_dtype, tensor_type
+from ge.errors import GeError
+from ge.layout import from_device, to_device
+from ge.semantics import evaluate, widen
+from ge.semantics.nn import gemm_scale
+
+from . import cube, products
+from .convolution import conv2d, plan_conv2d
+from .epilogue import PreparedEpilogue
+
+CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
+FRAMEWORK = ("ND", "NCHW")
+
+Operand = tuple[int, str, TensorType, int]
+"""A kernel value as a step reads it: (slot, stored format, logical type, weight groups)."""
+
+
+class Stored:
+    """A kernel operand as stored (array and format), decoded to its logical value on demand."""
+
+    def __init__(self, array: np.ndarray, fmt: str, t: TensorType, groups: int = 1):
+        self.array, self.format, self.type, self.groups = array, fmt, t, groups
+        self._logical: np.ndarray | None = None
+
+    def logical(self) -> np.ndarray:
+        if self._logical is None:
+            if self.format in FRAMEWORK:
+                self._logical = self.array
+            else:
+                self._logical = from_device(self.array, self.format, self.type.get_shape(), self.groups)
+        return self._logical
+
+    def stored(self, fmt: str, groups: int = 1) -> np.ndarray:
+        """The data in `fmt` (converted while loading when it is kept otherwise)."""
+        if self.format == fmt or (self.format in FRAMEWORK and fmt in FRAMEWORK):
+            return self.array
+        c0 = c0_of(bitwidth_of(self.type.element_type))
+        return to_device(self.logical(), fmt, c0, groups)
+
+
+def base(op: Operation) -> type[Operation]:
+    """The op class whose product `op` computes (a fused op's base)."""
+    return op.BASE if isinstance(op, graph.FusedOp) else type(op)
+
+
+def cube_ready(op: Operation, inputs: Container[SSAValue]) -> bool:
+    """A matrix product the emulated cube implements (`ON_CUBE`), plain or fused, whose base
+    operands are kernel `inputs` of types the cube takes."""
+    if graph.matrix_product(op) is None or base(op) not in ON_CUBE:
+        return False
+    operands = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
+    if not all(v in inputs for v in operands):
+        return False
+    types = [tensor_type(v) for v in operands[:2]]
+    if any(numpy_dtype(t.element_type) not in CUBE_DTYPES for t in types):
+        return False
+    if types[0].element_type != types[1].element_type:
+        return False
+    return all(len(t.get_shape()) >= 2 for t in types)
+
+
+def accumulates(op: Operation) -> bool:
+    """Whether the cube gives `op`'s product as an accumulator (`ACCUMULATORS`), plain or fused."""
+    applies = ACCUMULATORS.get(base(op))
+    return applies is not None and applies(op)
+
+
+def inlinable(op: graph.FusedOp, epilogue: Block) -> bool:
+    """Whether `op`'s epilogue runs as the kernel's own ops: its extra arguments have their
+    operands' types and its yielded value the op's result type."""
+    extras = zip(epilogue.args[1:], op.extra_operands, strict=True)
+    if any(arg.type != extra.type for arg, extra in extras):
+        return False
+    (returned,) = list(epilogue.ops)[-1].operands
+    return returned.type == op.results[0].type
+
+
+def accumulator_step(
+    op: Operation, operands: Mapping[SSAValue, Operand], k_step: int | None, target: int, dtype: np.dtype
+) -> Callable[[list[Any]], None]:
+    """The step writing `op`'s accumulator, rounded to `dtype`, into slot `target` (`op` is one
+    `accumulates` holds for)."""
+    if base(op) is graph.Conv2DOp:
+        return ConvolutionStep(op, operands, k_step, target, dtype)
+    return MatrixStep(op, operands, k_step, target, dtype)
+
+
+class ConvolutionStep:
+    """A 2-D convolution's accumulator (NC1HWC0, bias added), planned when the kernel is prepared."""
+
+    def __init__(
+        self,
+        op: Operation,
+        operands: Mapping[SSAValue, Operand],
+        k_step: int | None,
+        target: int,
+        dtype: np.dtype,
+    ):
+        x, w, *bias = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
+        self.x, self.w, self.bias = operands[x], operands[w], operands[bias[0]] if bias else None
+        self.target, self.dtype = target, dtype
+        parameters = conv_parameters(op, tensor_type(x), tensor_type(w))
+        self.groups = parameters["groups"]
+        c0 = c0_of(bitwidth_of(tensor_type(x).element_type))
+        try:
+            self.convolution = plan_conv2d(
+                device_shape(tuple(tensor_type(x).get_shape()), "NC1HWC0", c0),
+                numpy_dtype(tensor_type(x).element_type),
+                device_shape(tuple(tensor_type(w).get_shape()), "FRACTAL_Z", c0, self.groups),
+                numpy_dtype(tensor_type(w).element_type),
+                k_step=k_step,
+                **parameters,
+            )
+        except ValueError as error:
+            raise GeError(f"{describe(op)}: {error}") from None
+
+    def __call__(self, slots: list[Any]) -> None:
+        x = _stored(slots, self.x, "NC1HWC0", 1)
+        w = _stored(slots, self.w, "FRACTAL_Z", self.groups)
+        bias = None if self.bias is None else widen(_logical(slots, self.bias))
+        with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
+            slots[self.target] = self.convolution(x, w, bias).astype(self.dtype, copy=False)
+
+
+class MatrixStep:
+    """A matmul's or gemm's accumulator (logical, a gemm's alpha, beta and C applied), its sizes,
+    formats and transpositions read when the kernel is prepared."""
+
+    def __init__(
+        self,
+        op: Operation,
+        operands: Mapping[SSAValue, Operand],
+        k_step: int | None,
+        target: int,
+        dtype: np.dtype,
+    ):
+        values = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
+        self.op, self.target, self.dtype, self.k_step = op, target, dtype, k_step
+        self.a, self.b = operands[values[0]], operands[values[1]]
+        self.gemm = base(op) is graph.GemmOp
+        self.c = operands[values[2]] if self.gemm and len(values) > 2 else None
+        self.trans_a = self.gemm and get_flag(op, "trans_a")
+        self.trans_b = self.gemm and get_flag(op, "trans_b")
+        a_shape, b_shape = self.a[2].get_shape(), self.b[2].get_shape()
+        self.m = a_shape[-1] if self.trans_a else a_shape[-2]
+        self.k = a_shape[-2] if self.trans_a else a_shape[-1]
+        self.n = b_shape[-2] if self.trans_b else b_shape[-1]
+        self.a_format = "FRACTAL_NZ" if self.a[1] == "FRACTAL_NZ" else "ND"
+        self.b_format = "FRACTAL_NZ" if self.b[1] == "FRACTAL_NZ" else "ND"
+
+    def __call__(self, slots: list[Any]) -> None:
+        with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
+            slots[self.target] = self.product(slots).astype(self.dtype, copy=False)
+
+    def product(self, slots: list[Any]) -> np.ndarray:
+        """The accumulator (float32, int32 for 8-bit inputs)."""
+        product = cube.matmul(
+            slots[self.a[0]],
+            slots[self.b[0]],
+            a_format=self.a_format,
+            b_format=self.b_format,
+            m=self.m,
+            k=self.k,
+            n=self.n,
+            trans_a=self.trans_a,
+            trans_b=self.trans_b,
+            k_step=self.k_step,
+        )
+        if self.gemm:
+            c = None if self.c is None else widen(_logical(slots, self.c))
+            product = gemm_scale(self.op, product, c)
+        return product
+
+
+class CubeStep:
+    """A product `ON_CUBE` computes with its results (a fused op's through its prepared epilogue):
+    a call reads the operands' slots and writes every result's."""
+
+    def __init__(
+        self,
+        op: Operation,
+        operands: Mapping[SSAValue, Operand],
+        k_step: int | None,
+        targets: tuple[int, ...],
+    ):
+        self.op, self.operands, self.k_step, self.targets = op, dict(operands), k_step, targets
+        if isinstance(op, graph.FusedOp):
+            self.inputs, self.extras = list(op.base_operands), list(op.extra_operands)
+            self.epilogue: PreparedEpilogue | None = PreparedEpilogue(op)
+        else:
+            self.inputs, self.extras, self.epilogue = list(op.operands), [], None
+        self.result_type = tensor_type(op.results[0])
+        self.dtype = numpy_dtype(self.result_type.element_type)
+        self.product = ON_CUBE[base(op)]
+
+    def __call__(self, slots: list[Any]) -> None:
+        env = {v: Stored(slots[i], fmt, t, groups) for v, (i, fmt, t, groups) in self.operands.items()}
+        accumulator = self.product(self.op, self.inputs, env, self.k_step)
+        if base(self.op) is graph.Conv2DOp and isinstance(accumulator, np.ndarray):
+            accumulator = from_device(accumulator, "NC1HWC0", self.result_type.get_shape())
+        if accumulator is None:
+            results = evaluate(self.op, [env[v].logical() for v in self.op.operands])
+        elif isinstance(accumulator, tuple):
+            results = accumulator  # a layer's several results, already in their types
+        elif self.epilogue is not None:
+            extras = [env[v].logical() for v in self.extras]
+            results = (self.epilogue(accumulator, extras).astype(self.dtype),)
+        else:
+            results = (accumulator.astype(self.dtype),)
+        for target, value in zip(self.targets, results, strict=True):
+            slots[target] = value
+
+
+def conv_parameters(op: Operation, x: TensorType, w: TensorType) -> dict[str, Any]:
+    """`plan_conv2d`'s keywords for convolution `op` over `x` with weights `w`."""
+    cout, _, kh, kw = w.get_shape()
+    return {
+        "out_channels": cout,
+        "in_channels": x.get_shape()[1],
+        "kernel": (kh, kw),
+        "strides": tuple(get_ints(op, "strides", (1, 1))),
+        "pads": tuple(get_ints(op, "pads", (0, 0, 0, 0))),
+        "dilations": tuple(get_ints(op, "dilations", (1, 1))),
+        "groups": get_int(op, "groups", 1),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------------------------
+
+Product = Callable[
+    [Operation, list[SSAValue], dict[SSAValue, Stored], int | None],
+    np.ndarray | tuple[np.ndarray, ...] | None,
+]
+"""A product on the cube: (op, its product's operands, the kernel values, k_step) -> its
+accumulator, its results, or None when the cube does not take it (the semantics run instead)."""
+
+
+def _conv2d_on_cube(
+    op: Operation, operands: list[SSAValue], env: dict[SSAValue, Stored], k_step: int | None
+) -> np.ndarray | None:
+    x, w = env[operands[0]], env[operands[1]]
+    if len(x.type.get_shape()) != 4:
+        return None
+    parameters = conv_parameters(op, x.type, w.type)
+    bias = widen(env[operands[2]].logical()) if len(operands) > 2 else None
+    return conv2d(
+        x.stored("NC1HWC0"),
+        w.stored("FRACTAL_Z", parameters["groups"]),
+        bias=bias,
+        k_step=k_step,
+        **parameters,
+    )
+
+
+def _matmul_on_cube(
+    op: Operation, operands: list[SSAValue], env: dict[SSAValue, Stored], k_step: int | None
+) -> np.ndarray:
+    read = {v: (i, env[v].format, env[v].type, 1) for i, v in enumerate(operands)}
+    return MatrixStep(op, read, k_step, 0, FLOAT32).product([env[v].array for v in operands])
+
+
+def _products_on_cube(
+    op: Operation, operands: list[SSAValue], env: dict[SSAValue, Stored], k_step: int | None
+) -> np.ndarray | tuple[np.ndarray, ...] | None:
+    return products.on_cube(op, [env[v].logical() for v in operands], k_step)
+
+
+ON_CUBE: dict[type[Operation], Product] = {
+    graph.Conv2DOp: _conv2d_on_cube,
+    graph.MatMulOp: _matmul_on_cube,
+    graph.GemmOp: _matmul_on_cube,
+    graph.AttentionOp: _products_on_cube,
+    graph.RNNOp: _products_on_cube,
+    graph.GRUOp: _products_on_cube,
+    graph.LSTMOp: _products_on_cube,
+    graph.ConvTranspose2DOp: _products_on_cube,
+    graph.ConvTranspose3DOp: _products_on_cube,
+    graph.Conv3DOp: _products_on_cube,
+}
+"""The matrix products the emulated cube computes, `k_step` elements of K at a time: conv2d,
+matmul and gemm as fractal tile products (accumulators; a fused op's epilogue follows), the
+others' products through `ge.emulator.products` (every result, in its type). Other ops run on the
+shared semantics."""
+
+ACCUMULATORS: dict[type[Operation], Callable[[Operation], bool]] = {
+    graph.Conv2DOp: lambda op: len(tensor_type(op.operands[0]).get_shape()) == 4,  # NC1HWC0 in and out
+    graph.MatMulOp: lambda op: True,
+    graph.GemmOp: lambda op: True,
+}
+"""The products whose step gives the accumulator (a convolution's in NC1HWC0) when the rule holds."""
+
+FLOAT32 = np.dtype(np.float32)
+
+
+def _stored(slots: list[Any], operand: Operand, fmt: str, groups: int) -> np.ndarray:
+    """An operand's array in `fmt` (laid out on the way in, as the cube's load would, when the
+    kernel holds it in another format)."""
+    slot, stored_format, t, stored_groups = operand
+    if stored_format == fmt:
+        return slots[slot]
+    return Stored(slots[slot], stored_format, t, stored_groups).stored(fmt, groups)
+
+
+def _logical(slots: list[Any], operand: Operand) -> np.ndarray:
+    slot, fmt, t, groups = operand
+    return Stored(slots[slot], fmt, t, groups).logical()
