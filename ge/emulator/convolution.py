@@ -306,6 +306,8 @@ def _im2col(x: np.ndarray, conv: Convolution, compute: np.dtype) -> np.ndarray:
         if in_channels < c1 * c0:
             rows[..., -1, in_channels - (c1 - 1) * c0 :] = 0
         return rows.reshape(1, n * ho * wo, c1 * c0)
+    if groups == 1:
+        return _im2col_blocks(x.astype(compute, copy=False), conv)
     padded = np.zeros((n, h + top + bottom, width + left + right, groups, k1_channels * c0), compute)
     channels = x.transpose(0, 2, 3, 1, 4).reshape(n, h, width, c1 * c0)[..., :in_channels]
     padded[:, top : top + h, left : left + width, :, :cin_group] = channels.reshape(n, h, width, groups, -1)
@@ -314,6 +316,26 @@ def _im2col(x: np.ndarray, conv: Convolution, compute: np.dtype) -> np.ndarray:
     rows = np.empty((groups, n, ho, wo, k1_channels, kh, kw, c0), compute)
     rows[...] = windows.reshape(n, ho, wo, groups, k1_channels, c0, kh, kw).transpose(3, 0, 1, 2, 4, 6, 7, 5)
     return rows.reshape(groups, n * ho * wo, k1_channels * kh * kw * c0)
+
+
+def _im2col_blocks(x: np.ndarray, conv: Convolution) -> np.ndarray:
+    """`_im2col` of one group: its (c1, i, j, k0) columns are whole C0 blocks of the padded input,
+    so the rows are gathered block by block (c0 lanes moved as one element)."""
+    n, c1, h, width, c0 = x.shape
+    (kh, kw), (sh, sw), (dh, dw) = conv.kernel, conv.strides, conv.dilations
+    (top, left, bottom, right), (ho, wo) = conv.pads, conv.out_size
+    block = np.dtype((np.void, c0 * x.itemsize))
+    padded = np.zeros((n, h + top + bottom, width + left + right, c1, c0), x.dtype)
+    pixels = x.view(block)[..., 0].transpose(0, 2, 3, 1)  # (N, H, W, C1) blocks
+    padded.view(block)[:, top : top + h, left : left + width, :, 0] = pixels
+    if conv.in_channels < c1 * c0:
+        padded[..., -1, conv.in_channels - (c1 - 1) * c0 :] = 0  # padded lanes, whatever x holds there
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    windows = np.lib.stride_tricks.sliding_window_view(padded.view(block)[..., 0], span, axis=(1, 2))
+    windows = windows[:, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw, :, ::dh, ::dw]
+    rows = np.empty((n, ho, wo, c1, kh, kw, c0), x.dtype)  # the windows (N, Ho, Wo, C1, kh, kw) of blocks
+    rows.view(block)[..., 0] = windows
+    return rows.reshape(1, n * ho * wo, c1 * kh * kw * c0)
 
 
 def _columns(w: np.ndarray, groups: int, compute: np.dtype) -> np.ndarray:
@@ -338,4 +360,11 @@ def _stored_nc1hwc0(
         out[:, channels:] = 0
     if bias is not None:
         out[:, :channels] += np.asarray(bias).astype(out.dtype).reshape(channels)
-    return np.ascontiguousarray(out.reshape(*pixels, width // c0, c0).transpose(0, 3, 1, 2, 4))
+    n, ho, wo = pixels
+    if not out.flags.c_contiguous:
+        return np.ascontiguousarray(out.reshape(n, ho, wo, width // c0, c0).transpose(0, 3, 1, 2, 4))
+    # Each pixel's C0 lanes move as one element of c0 * itemsize bytes: the same bytes in half
+    # the time of an element-by-element transpose.
+    blocks = out.view(np.dtype((np.void, c0 * out.itemsize))).reshape(n, ho * wo, width // c0)
+    moved = np.ascontiguousarray(blocks.transpose(0, 2, 1))
+    return moved.view(out.dtype).reshape(n, width // c0, ho, wo, c0)
