@@ -33,12 +33,15 @@ def rnn(
     *,
     product: Product = np.matmul,
 ) -> tuple[Array, Array]:
-    def step(gates, state, r, rb, functions, d):
+    clip = _clipper(op)
+
+    def step(gates, state, recurrence, bias, functions, d):
         (h,) = state
-        h = functions[0](_clip(op, gates + product(h, r.T) + rb))
+        total = gates + product(h, recurrence)
+        h = functions[0](total if clip is None else clip(total))
         return (h,), h
 
-    y, h = _run(op, x, w, r, b, lens, (h0,), step, product)
+    y, h = _run(op, x, w, r, b, lens, (h0,), step, product, r.shape[1])
     return y, h
 
 
@@ -54,24 +57,26 @@ def gru(
     product: Product = np.matmul,
 ) -> tuple[Array, Array]:
     before_reset = get_flag(op, "linear_before_reset")
+    clip = _clipper(op) or _unchanged
+    hidden = r.shape[-1]
 
-    def step(gates, state, r, rb, functions, d):
+    def step(gates, state, recurrence, bias, functions, d):
         (h,) = state
         f, g = functions
-        hidden = h.shape[-1]
-        update_x, reset_x, candidate_x = np.split(gates, 3, axis=-1)
-        recurrent = product(h, r[: 2 * hidden].T) + rb[: 2 * hidden]
-        z = f(_clip(op, update_x + recurrent[:, :hidden]))
-        reset = f(_clip(op, reset_x + recurrent[:, hidden:]))
-        r_h, rb_h = r[2 * hidden :], rb[2 * hidden :]
-        if before_reset:
-            candidate = g(_clip(op, candidate_x + reset * (product(h, r_h.T) + rb_h)))
+        # The update and reset gates' sigmoid over both at once: one block of 2 x hidden.
+        update_reset = f(clip(gates[:, : 2 * hidden] + product(h, recurrence[:, : 2 * hidden])))
+        z, reset = update_reset[:, :hidden], update_reset[:, hidden:]
+        candidate_x, r_h = gates[:, 2 * hidden :], recurrence[:, 2 * hidden :]
+        if before_reset:  # the candidate's recurrence bias is inside the reset product
+            candidate = g(clip(candidate_x + reset * (product(h, r_h) + bias)))
         else:
-            candidate = g(_clip(op, candidate_x + product(reset * h, r_h.T) + rb_h))
+            candidate = g(clip(candidate_x + product(reset * h, r_h)))
         h = (1 - z) * candidate + z * h
         return (h,), h
 
-    y, h = _run(op, x, w, r, b, lens, (h0,), step, product)
+    # Without linear_before_reset every recurrence bias adds to the gate's input and is folded.
+    folded = 2 * hidden if before_reset else 3 * hidden
+    y, h = _run(op, x, w, r, b, lens, (h0,), step, product, folded)
     return y, h
 
 
@@ -89,20 +94,34 @@ def lstm(
     product: Product = np.matmul,
 ) -> tuple[Array, Array, Array]:
     coupled = get_flag(op, "input_forget")
+    clip = _clipper(op) or _unchanged
+    hidden = r.shape[-1]
+    # Zero peepholes add nothing: decided once, so a layer without them skips three products a step.
+    peepholes = [np.split(p[d], 3) if np.any(p[d]) else None for d in range(p.shape[0])]
 
-    def step(gates, state, r, rb, functions, d):
+    def step(gates, state, recurrence, bias, functions, d):
         h, c = state
         f, g, activate = functions
-        peep_input, peep_output, peep_forget = np.split(p[d], 3)
-        i_x, o_x, f_x, c_x = np.split(gates + product(h, r.T) + rb, 4, axis=-1)
-        i = f(_clip(op, i_x + peep_input * c))
-        forget = 1 - i if coupled else f(_clip(op, f_x + peep_forget * c))
-        c = forget * c + i * g(_clip(op, c_x))
-        o = f(_clip(op, o_x + peep_output * c))
+        total = gates + product(h, recurrence)  # gates (i, o, f, c), each `hidden` wide
+        peephole = peepholes[d]
+        if peephole is None:
+            # i, o and f share the function f: one call over their contiguous block.
+            block = f(clip(total[:, : 2 * hidden if coupled else 3 * hidden]))
+            i, o = block[:, :hidden], block[:, hidden : 2 * hidden]
+            forget = 1 - i if coupled else block[:, 2 * hidden :]
+            c = forget * c + i * g(clip(total[:, 3 * hidden :]))
+        else:
+            peep_input, peep_output, peep_forget = peephole
+            i_x, o_x = total[:, :hidden], total[:, hidden : 2 * hidden]
+            f_x, c_x = total[:, 2 * hidden : 3 * hidden], total[:, 3 * hidden :]
+            i = f(clip(i_x + peep_input * c))
+            forget = 1 - i if coupled else f(clip(f_x + peep_forget * c))
+            c = forget * c + i * g(clip(c_x))
+            o = f(clip(o_x + peep_output * c))
         h = o * activate(c)
         return (h, c), h
 
-    y, h, c = _run(op, x, w, r, b, lens, (h0, c0), step, product)
+    y, h, c = _run(op, x, w, r, b, lens, (h0, c0), step, product, r.shape[1])
     return y, h, c
 
 
@@ -116,25 +135,39 @@ def _run(
     initial: tuple[Array, ...],
     step: Callable,
     product: Product,
+    folded: int,
 ) -> tuple[Array, ...]:
-    """Runs `step` over time in each direction; returns Y and the final states."""
+    """Runs `step` over time in each direction; returns Y and the final states.
+
+    The first `folded` recurrence biases add straight to their gates' inputs, so they join the
+    input biases in the projection made once up front; `step` gets the transposed recurrence
+    weights and the recurrence biases not folded."""
     given = property_of(op, "direction", StringAttr)
     direction = "forward" if given is None else given.data
     orders = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
     seq, batch = x.shape[:2]
     hidden = r.shape[-1]
+    width = r.shape[1]
     functions = _functions(op, len(orders))
+    # Masks only when some sequence ends early: full batches keep every step's state and output.
+    ragged = bool(np.any(lens < seq))
     outputs, finals = [], []
     for d, backwards in enumerate(orders):
-        width = r.shape[1]
-        projected = product(x, w[d].T) + b[d, :width]  # every step's input projection at once
+        bias = b[d, :width].astype(np.promote_types(b.dtype, np.float32))  # a copy, at least fp32
+        bias[:folded] += b[d, width : width + folded]
+        projected = product(x, w[d].T) + bias  # every step's input projection at once
+        recurrence, unfolded = r[d].T, b[d, width + folded :]
         state = tuple(s[d] for s in initial)
         y = np.zeros((seq, batch, hidden), dtype=projected.dtype)
         for t in reversed(range(seq)) if backwards else range(seq):
-            running = (t < lens)[:, None]
-            new, h = step(projected[t], state, r[d], b[d, width:], functions[d], d)
-            state = tuple(np.where(running, n, s) for n, s in zip(new, state, strict=True))
-            y[t] = np.where(running, h, 0)
+            new, h = step(projected[t], state, recurrence, unfolded, functions[d], d)
+            if ragged:
+                running = (t < lens)[:, None]
+                state = tuple(np.where(running, n, s) for n, s in zip(new, state, strict=True))
+                y[t] = np.where(running, h, 0)
+            else:
+                state = new
+                y[t] = h
         outputs.append(y)
         finals.append(state)
     result = np.stack(outputs, axis=1)
@@ -158,7 +191,7 @@ def _function(name: str, alpha: float, beta: float) -> Function:
     if name == "Tanh":
         return np.tanh
     if name == "Sigmoid":
-        return lambda v: 1 / (1 + np.exp(-v))
+        return _sigmoid
     if name == "Affine":
         return lambda v: alpha * v + beta
     if name == "LeakyRelu":
@@ -177,11 +210,24 @@ def _function(name: str, alpha: float, beta: float) -> Function:
     return lambda v: np.logaddexp(v, 0)
 
 
-def _clip(op: RecurrentOp, v: np.ndarray) -> np.ndarray:
+def _clipper(op: RecurrentOp) -> Function | None:
+    """The function bounding a gate's input by the op's `clip`; None when the op has none."""
     if "clip" not in op.properties:
-        return v
+        return None
     bound = get_float(op, "clip", 0.0)
-    return np.clip(v, -bound, bound)
+    return lambda v: np.clip(v, -bound, bound)
+
+
+def _unchanged(v: Array) -> Array:
+    return v
+
+
+def _sigmoid(v: Array) -> Array:
+    """1 / (1 + exp(-v)), in one buffer."""
+    out = np.negative(v)
+    np.exp(out, out=out)
+    out += 1
+    return np.reciprocal(out, out=out)
 
 
 def _floats(op: RecurrentOp, name: str, count: int) -> list[float]:
