@@ -17,6 +17,7 @@ FRACTAL_Z's C0-padded one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -45,9 +46,10 @@ def on_cube(
     arrays = [widen(a) for a in operands]  # fp16 and bf16 as fp32, exactly
     if any(a.dtype.kind != "f" for a in arrays[:2]):
         return None
-    if isinstance(op, graph.FusedOp):  # the base op's result, in fp32: the caller applies the epilogue
-        return IMPLEMENTATIONS[op.BASE](op, *arrays, product=cube_product(k_step))
-    values = IMPLEMENTATIONS[type(op)](op, *arrays, product=cube_product(k_step))
+    with CubeProduct(k_step) as product:
+        if isinstance(op, graph.FusedOp):  # the base op's result in fp32: the caller applies the epilogue
+            return IMPLEMENTATIONS[op.BASE](op, *arrays, product=product)
+        values = IMPLEMENTATIONS[type(op)](op, *arrays, product=product)
     values = values if isinstance(values, tuple | list) else (values,)
     return tuple(
         np.asarray(value).astype(numpy_dtype(tensor_type(result).element_type), copy=False)
@@ -55,13 +57,81 @@ def on_cube(
     )
 
 
+class CubeProduct:
+    """The cube's matrix product `(..., M, K) x (..., K, N)` with numpy's batch broadcasting:
+    operands as fp32, `k_step` elements of K per step, summed into an fp32 accumulator, as
+    `cube.accumulate` sums them.
+
+    Used as a context manager around one op's run, which may make many small products (a
+    recurrent layer makes one a time step): BLAS is set to one thread once on entry rather than
+    around every product, following `cube.accumulate`'s rule that products below
+    `cube.ONE_THREAD_PRODUCTS` multiply-adds run on one thread; a larger product runs on the
+    configured threads (`cube.accumulate` switches them). Outside the context every product
+    goes through `cube.accumulate`."""
+
+    def __init__(self, k_step: int | None):
+        self.k_step = k_step
+        self._configured_threads: int | None = None
+        self._one_thread = False
+        # Per pair of operand shapes: the k-steps, and whether the product is small enough for
+        # the one BLAS thread; a recurrent layer asks the same shapes at every time step.
+        self._plans: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[list[slice], bool]] = {}
+
+    def __enter__(self) -> CubeProduct:
+        self._configured_threads = cube._set_blas_threads(1)
+        self._one_thread = True
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self._one_thread = False
+        if self._configured_threads is not None:
+            cube._set_blas_threads(self._configured_threads)
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        rows, columns = a.astype(FLOAT32, copy=False), b.astype(FLOAT32, copy=False)
+        plan = self._plans.get((rows.shape, columns.shape))
+        if plan is None:
+            steps = [slice(start, start + width) for start, width in cube.k_steps(rows.shape[-1], self.k_step)]
+            plan = steps, _multiply_adds(rows, columns) < cube.ONE_THREAD_PRODUCTS
+            self._plans[rows.shape, columns.shape] = plan
+        steps, small = plan
+        if not (small and self._one_thread):
+            return self._on_configured_threads(rows, columns, steps)
+        if rows.ndim == 2 and columns.ndim == 2:  # np.dot: np.matmul of matrices, quicker to call
+            if len(steps) == 1:
+                return np.dot(rows, columns)
+            total = np.dot(rows[:, steps[0]], columns[steps[0]])  # the first step writes L0C
+            for step in steps[1:]:
+                np.add(total, np.dot(rows[:, step], columns[step]), out=total)
+            return total
+        if len(steps) == 1:
+            return np.matmul(rows, columns)
+        total = np.matmul(rows[..., steps[0]], columns[..., steps[0], :])
+        for step in steps[1:]:
+            np.add(total, np.matmul(rows[..., step], columns[..., step, :]), out=total)
+        return total
+
+    def _on_configured_threads(self, rows: np.ndarray, columns: np.ndarray, steps: list[slice]) -> np.ndarray:
+        if not self._one_thread or self._configured_threads is None:
+            return cube.accumulate(rows, columns, steps, FLOAT32)
+        cube._set_blas_threads(self._configured_threads)
+        try:
+            return cube.accumulate(rows, columns, steps, FLOAT32)
+        finally:
+            cube._set_blas_threads(1)
+
+
 def cube_product(k_step: int | None) -> Product:
     """The cube's matrix product `(..., M, K) x (..., K, N)` with numpy's batch broadcasting:
     operands as fp32, `k_step` elements of K per step, summed into an fp32 accumulator."""
+    return CubeProduct(k_step)
 
-    def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        rows, columns = a.astype(FLOAT32, copy=False), b.astype(FLOAT32, copy=False)
-        steps = [slice(start, start + width) for start, width in cube.k_steps(rows.shape[-1], k_step)]
-        return cube.accumulate(rows, columns, steps, FLOAT32)
 
-    return product
+def _multiply_adds(rows: np.ndarray, columns: np.ndarray) -> int:
+    """The multiply-adds of rows @ columns, batch dims broadcast."""
+    if columns.ndim == 2:
+        return rows.size * columns.shape[-1]
+    if rows.ndim == 2:
+        return columns.size * rows.shape[-2]
+    batch = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
+    return math.prod(batch) * rows.shape[-2] * rows.shape[-1] * columns.shape[-1]

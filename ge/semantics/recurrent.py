@@ -94,30 +94,35 @@ def lstm(
     product: Product = np.matmul,
 ) -> tuple[Array, Array, Array]:
     coupled = get_flag(op, "input_forget")
-    clip = _clipper(op) or _unchanged
+    clip = _clipper(op)
+    bounded = clip or _unchanged
     hidden = r.shape[-1]
-    # Zero peepholes add nothing: decided once, so a layer without them skips three products a step.
+    # Zero peepholes add nothing: decided once, so a layer without them skips their vector work.
     peepholes = [np.split(p[d], 3) if np.any(p[d]) else None for d in range(p.shape[0])]
+    no_peepholes = np.zeros((3, hidden), p.dtype)
 
     def step(gates, state, recurrence, bias, functions, d):
         h, c = state
         f, g, activate = functions
         total = gates + product(h, recurrence)  # gates (i, o, f, c), each `hidden` wide
         peephole = peepholes[d]
-        if peephole is None:
+        if peephole is None and not coupled:
             # i, o and f share the function f: one call over their contiguous block.
-            block = f(clip(total[:, : 2 * hidden if coupled else 3 * hidden]))
-            i, o = block[:, :hidden], block[:, hidden : 2 * hidden]
-            forget = 1 - i if coupled else block[:, 2 * hidden :]
-            c = forget * c + i * g(clip(total[:, 3 * hidden :]))
+            block, candidate = total[:, : 3 * hidden], total[:, 3 * hidden :]
+            if clip is not None:
+                block, candidate = clip(block), clip(candidate)
+            block = f(block)
+            c = block[:, 2 * hidden :] * c  # forget * c
+            c += block[:, :hidden] * g(candidate)  # + i * candidate
+            o = block[:, hidden : 2 * hidden]
         else:
-            peep_input, peep_output, peep_forget = peephole
+            peep_input, peep_output, peep_forget = no_peepholes if peephole is None else peephole
             i_x, o_x = total[:, :hidden], total[:, hidden : 2 * hidden]
             f_x, c_x = total[:, 2 * hidden : 3 * hidden], total[:, 3 * hidden :]
-            i = f(clip(i_x + peep_input * c))
-            forget = 1 - i if coupled else f(clip(f_x + peep_forget * c))
-            c = forget * c + i * g(clip(c_x))
-            o = f(clip(o_x + peep_output * c))
+            i = f(bounded(i_x + peep_input * c))
+            forget = 1 - i if coupled else f(bounded(f_x + peep_forget * c))
+            c = forget * c + i * g(bounded(c_x))
+            o = f(bounded(o_x + peep_output * c))
         h = o * activate(c)
         return (h, c), h
 
@@ -156,19 +161,22 @@ def _run(
         bias = b[d, :width].astype(np.promote_types(b.dtype, np.float32))  # a copy, at least fp32
         bias[:folded] += b[d, width : width + folded]
         projected = product(x, w[d].T) + bias  # every step's input projection at once
-        recurrence, unfolded = r[d].T, b[d, width + folded :]
+        recurrence, unfolded = np.ascontiguousarray(r[d].T), b[d, width + folded :]
         state = tuple(s[d] for s in initial)
-        y = np.zeros((seq, batch, hidden), dtype=projected.dtype)
+        steps: list[Array] = []  # each step's output, stacked once at the end
         for t in reversed(range(seq)) if backwards else range(seq):
             new, h = step(projected[t], state, recurrence, unfolded, functions[d], d)
             if ragged:
                 running = (t < lens)[:, None]
                 state = tuple(np.where(running, n, s) for n, s in zip(new, state, strict=True))
-                y[t] = np.where(running, h, 0)
+                h = np.where(running, h, 0)
             else:
                 state = new
-                y[t] = h
-        outputs.append(y)
+            steps.append(h)
+        if backwards:
+            steps.reverse()
+        y = np.stack(steps) if seq else np.zeros((seq, batch, hidden))
+        outputs.append(y.astype(projected.dtype, copy=False))
         finals.append(state)
     result = np.stack(outputs, axis=1)
     states = [np.stack([f[k] for f in finals]).astype(result.dtype) for k in range(len(initial))]
