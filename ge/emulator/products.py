@@ -2,7 +2,7 @@
 recurrent layers (RNN, GRU, LSTM), transposed convolutions and 3-D convolutions.
 
 Each of these ops is written in `ge.semantics` with its matrix products as a parameter
-(`ge.semantics.base.Product`). Run on the emulated cube, those products are `cube_product`: the
+(`ge.semantics.base.Product`). Run on the emulated cube, those products are `CubeProduct`: the
 operands widened to fp32 (exact for fp16 and bf16), K contracted `k_step` elements at a time, each
 step's BLAS product added into an fp32 accumulator (`ge.emulator.cube.accumulate`), as
 `cube.matmul` does. What lies between the products runs on the vector unit in fp32, as the
@@ -26,7 +26,6 @@ from xdsl.ir import Operation
 from ge.dialects import graph
 from ge.dtypes import numpy_dtype, tensor_type
 from ge.semantics import IMPLEMENTATIONS, widen
-from ge.semantics.base import Product
 
 from . import cube
 
@@ -89,9 +88,16 @@ class CubeProduct:
 
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         rows, columns = a.astype(FLOAT32, copy=False), b.astype(FLOAT32, copy=False)
+        if rows.ndim > 2 and columns.ndim == 2:  # a stack of matrices times one: one product
+            flat = rows.reshape(math.prod(rows.shape[:-1]), rows.shape[-1])
+            return self._product(flat, columns).reshape(*rows.shape[:-1], columns.shape[-1])
+        return self._product(rows, columns)
+
+    def _product(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
         plan = self._plans.get((rows.shape, columns.shape))
         if plan is None:
-            steps = [slice(start, start + width) for start, width in cube.k_steps(rows.shape[-1], self.k_step)]
+            widths = cube.k_steps(rows.shape[-1], self.k_step)
+            steps = [slice(start, start + width) for start, width in widths]
             plan = steps, _multiply_adds(rows, columns) < cube.ONE_THREAD_PRODUCTS
             self._plans[rows.shape, columns.shape] = plan
         steps, small = plan
@@ -119,12 +125,6 @@ class CubeProduct:
             return cube.accumulate(rows, columns, steps, FLOAT32)
         finally:
             cube._set_blas_threads(1)
-
-
-def cube_product(k_step: int | None) -> Product:
-    """The cube's matrix product `(..., M, K) x (..., K, N)` with numpy's batch broadcasting:
-    operands as fp32, `k_step` elements of K per step, summed into an fp32 accumulator."""
-    return CubeProduct(k_step)
 
 
 def _multiply_adds(rows: np.ndarray, columns: np.ndarray) -> int:

@@ -640,7 +640,9 @@ def test_recurrent_full_sequences(op_type, rng) -> None:
     inputs = recurrent_inputs(rng, op_type, 2, True)
     inputs[4] = np.full(BATCH, SEQ, np.int32)
     outputs = 3 if op_type == "LSTM" else 2
-    check(op_type, inputs, opset=14, outputs=outputs, rtol=1e-4, hidden_size=HIDDEN, direction="bidirectional")
+    check(
+        op_type, inputs, opset=14, outputs=outputs, rtol=1e-4, hidden_size=HIDDEN, direction="bidirectional"
+    )
 
 
 def test_recurrent_only_the_sequence(rng) -> None:
