@@ -135,13 +135,16 @@ def step_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, add: bool) -> No
         and blas.add_product(a, b, out, add)
     ):
         return
-    product = np.matmul(a, b)
-    if out.dtype == np.int32:
-        product = product.astype(np.int32)  # exact: the step's sums are integers below 2**24
-    if add:
-        np.add(out, product, out=out)
+    if out.dtype == np.int32:  # exact: the step's sums are integers below 2**24
+        product = np.matmul(a, b).astype(np.int32)
+        if add:
+            np.add(out, product, out=out)
+        else:
+            out[...] = product
+    elif add:
+        np.add(out, np.matmul(a, b), out=out)
     else:
-        out[...] = product
+        np.matmul(a, b, out=out)
 
 
 def loaded(array: np.ndarray, key: tuple, build: Callable[[], np.ndarray]) -> np.ndarray:

@@ -2,7 +2,7 @@
 recurrent layers (RNN, GRU, LSTM), transposed convolutions and 3-D convolutions.
 
 Each of these ops is written in `ge.semantics` with its matrix products as a parameter
-(`ge.semantics.base.Product`). Run on the emulated cube, those products are `cube_product`: the
+(`ge.semantics.base.Product`). Run on the emulated cube, those products are `CubeProduct`: the
 operands widened to fp32 (exact for fp16 and bf16), K contracted `k_step` elements at a time, each
 step's BLAS product added into an fp32 accumulator (`ge.emulator.cube.accumulate`), as
 `cube.matmul` does. What lies between the products runs on the vector unit in fp32, as the
@@ -17,6 +17,7 @@ FRACTAL_Z's C0-padded one.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,9 +26,8 @@ from xdsl.ir import Operation
 from ge.dialects import graph
 from ge.dtypes import numpy_dtype, tensor_type
 from ge.semantics import IMPLEMENTATIONS, widen
-from ge.semantics.base import Product
 
-from . import cube
+from . import blas, cube
 
 FLOAT32 = np.dtype(np.float32)
 
@@ -45,9 +45,10 @@ def on_cube(
     arrays = [widen(a) for a in operands]  # fp16 and bf16 as fp32, exactly
     if any(a.dtype.kind != "f" for a in arrays[:2]):
         return None
-    if isinstance(op, graph.FusedOp):  # the base op's result, in fp32: the caller applies the epilogue
-        return IMPLEMENTATIONS[op.BASE](op, *arrays, product=cube_product(k_step))
-    values = IMPLEMENTATIONS[type(op)](op, *arrays, product=cube_product(k_step))
+    with CubeProduct(k_step) as product:
+        if isinstance(op, graph.FusedOp):  # the base op's result in fp32: the caller applies the epilogue
+            return IMPLEMENTATIONS[op.BASE](op, *arrays, product=product)
+        values = IMPLEMENTATIONS[type(op)](op, *arrays, product=product)
     values = values if isinstance(values, tuple | list) else (values,)
     return tuple(
         np.asarray(value).astype(numpy_dtype(tensor_type(result).element_type), copy=False)
@@ -55,13 +56,77 @@ def on_cube(
     )
 
 
-def cube_product(k_step: int | None) -> Product:
+class CubeProduct:
     """The cube's matrix product `(..., M, K) x (..., K, N)` with numpy's batch broadcasting:
-    operands as fp32, `k_step` elements of K per step, summed into an fp32 accumulator."""
+    operands as fp32, `k_step` elements of K per step, summed into an fp32 accumulator, as
+    `cube.accumulate` sums them.
 
-    def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    Used as a context manager around one op's run, which may make many small products (a
+    recurrent layer makes one a time step): BLAS is set to one thread once on entry rather than
+    around every product, following `cube.accumulate`'s rule that products below
+    `cube.ONE_THREAD_PRODUCTS` multiply-adds run on one thread; a larger product runs on the
+    configured threads (`cube.accumulate` switches them). Outside the context every product
+    goes through `cube.accumulate`."""
+
+    def __init__(self, k_step: int | None):
+        self.k_step = k_step
+        self._configured_threads: int | None = None
+        self._one_thread = False
+        # Per pair of operand shapes: the k-steps, and whether the product is small enough for
+        # the one BLAS thread; a recurrent layer asks the same shapes at every time step.
+        self._plans: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[list[slice], bool]] = {}
+
+    def __enter__(self) -> CubeProduct:
+        self._configured_threads = blas.set_threads(1)
+        self._one_thread = True
+        return self
+
+    def __exit__(self, *exception: object) -> None:
+        self._one_thread = False
+        if self._configured_threads is not None:
+            blas.set_threads(self._configured_threads)
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         rows, columns = a.astype(FLOAT32, copy=False), b.astype(FLOAT32, copy=False)
-        steps = [slice(start, start + width) for start, width in cube.k_steps(rows.shape[-1], k_step)]
-        return cube.accumulate(rows, columns, steps, FLOAT32)
+        if rows.ndim > 2 and columns.ndim == 2:  # a stack of matrices times one: one product
+            flat = rows.reshape(math.prod(rows.shape[:-1]), rows.shape[-1])
+            return self._product(flat, columns).reshape(*rows.shape[:-1], columns.shape[-1])
+        return self._product(rows, columns)
 
-    return product
+    def _product(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        plan = self._plans.get((rows.shape, columns.shape))
+        if plan is None:
+            widths = cube.k_steps(rows.shape[-1], self.k_step)
+            steps = [slice(start, start + width) for start, width in widths]
+            batch = rows.shape[:-2]
+            if columns.shape[:-2] != batch:
+                batch = np.broadcast_shapes(batch, columns.shape[:-2])
+            shape = (*batch, rows.shape[-2], columns.shape[-1])
+            plan = steps, shape, _multiply_adds(rows, columns) < cube.ONE_THREAD_PRODUCTS
+            self._plans[rows.shape, columns.shape] = plan
+        steps, shape, small = plan
+        if not (small and self._one_thread):
+            return self._on_configured_threads(rows, columns, steps)
+        total = np.empty(shape, FLOAT32)
+        for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
+            cube.step_product(rows[..., step], columns[..., step, :], total, number > 0)
+        return total
+
+    def _on_configured_threads(self, rows: np.ndarray, columns: np.ndarray, steps: list[slice]) -> np.ndarray:
+        if not self._one_thread or self._configured_threads is None:
+            return cube.accumulate(rows, columns, steps, FLOAT32)
+        blas.set_threads(self._configured_threads)
+        try:
+            return cube.accumulate(rows, columns, steps, FLOAT32)
+        finally:
+            blas.set_threads(1)
+
+
+def _multiply_adds(rows: np.ndarray, columns: np.ndarray) -> int:
+    """The multiply-adds of rows @ columns, batch dims broadcast."""
+    if columns.ndim == 2:
+        return rows.size * columns.shape[-1]
+    if rows.ndim == 2:
+        return columns.size * rows.shape[-2]
+    batch = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
+    return math.prod(batch) * rows.shape[-2] * rows.shape[-1] * columns.shape[-1]

@@ -1,9 +1,14 @@
 """RNN, GRU and LSTM: a loop over time steps, each step vectorized over the batch.
 
-The input projections of all steps are one matrix product up front; each step adds the
-recurrent product, applies the gates and keeps the previous state for the batch entries whose
-sequence has ended (their outputs are zero). `clip` bounds every gate's input before its
-activation.
+The input projections of all steps are one matrix product up front, with the recurrence biases
+that add straight to a gate's input folded in; each step adds the recurrent product, applies the
+gates and keeps the previous state for the batch entries whose sequence has ended (their outputs
+are zero). `clip` bounds every gate's input before its activation.
+
+What does not change over time is decided once per direction, not per step: the transposed
+recurrence weights, whether any sequence ends early (else no masks), whether the peepholes are
+all zero (else none), whether there is a clip. The same code is the reference interpreter, the
+constant folder and, with the cube's products, the emulator's kernel, so its loop is kept tight.
 """
 
 from __future__ import annotations
@@ -20,6 +25,12 @@ from .base import Implementation, Product, float_values, property_of
 
 Array = np.ndarray
 Function = Callable[[Array], Array]
+State = tuple[Array, ...]
+Step = Callable[[Array, State], tuple[State, Array]]
+"""One time step: (the step's projected inputs, the state) -> (the new state, the output)."""
+Prepare = Callable[[int, Array, Array, list[Function]], Step]
+"""The step of a direction from (direction, transposed recurrence weights, recurrence biases not
+folded into the projection, activation functions)."""
 
 
 def rnn(
@@ -33,12 +44,19 @@ def rnn(
     *,
     product: Product = np.matmul,
 ) -> tuple[Array, Array]:
-    def step(gates, state, r, rb, functions, d):
-        (h,) = state
-        h = functions[0](_clip(op, gates + product(h, r.T) + rb))
-        return (h,), h
+    clip = _clipper(op)
 
-    y, h = _run(op, x, w, r, b, lens, (h0,), step, product)
+    def prepare(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
+        (f,) = functions
+
+        def step(gates: Array, state: State) -> tuple[State, Array]:
+            total = gates + product(state[0], recurrence)
+            h = f(total if clip is None else clip(total))
+            return (h,), h
+
+        return step
+
+    y, h = _run(op, x, w, r, b, lens, (h0,), prepare, product, r.shape[1])
     return y, h
 
 
@@ -54,24 +72,31 @@ def gru(
     product: Product = np.matmul,
 ) -> tuple[Array, Array]:
     before_reset = get_flag(op, "linear_before_reset")
+    clip = _clipper(op) or _unchanged
+    hidden = r.shape[-1]
 
-    def step(gates, state, r, rb, functions, d):
-        (h,) = state
+    def prepare(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
         f, g = functions
-        hidden = h.shape[-1]
-        update_x, reset_x, candidate_x = np.split(gates, 3, axis=-1)
-        recurrent = product(h, r[: 2 * hidden].T) + rb[: 2 * hidden]
-        z = f(_clip(op, update_x + recurrent[:, :hidden]))
-        reset = f(_clip(op, reset_x + recurrent[:, hidden:]))
-        r_h, rb_h = r[2 * hidden :], rb[2 * hidden :]
-        if before_reset:
-            candidate = g(_clip(op, candidate_x + reset * (product(h, r_h.T) + rb_h)))
-        else:
-            candidate = g(_clip(op, candidate_x + product(reset * h, r_h.T) + rb_h))
-        h = (1 - z) * candidate + z * h
-        return (h,), h
+        r_update_reset, r_candidate = recurrence[:, : 2 * hidden], recurrence[:, 2 * hidden :]
 
-    y, h = _run(op, x, w, r, b, lens, (h0,), step, product)
+        def step(gates: Array, state: State) -> tuple[State, Array]:
+            (h,) = state
+            # The update and reset gates' activation over both at once: one block 2 x hidden wide.
+            update_reset = f(clip(gates[:, : 2 * hidden] + product(h, r_update_reset)))
+            z, reset = update_reset[:, :hidden], update_reset[:, hidden:]
+            if before_reset:  # the candidate's recurrence bias is inside the reset product
+                candidate = reset * (product(h, r_candidate) + bias)
+            else:
+                candidate = product(reset * h, r_candidate)
+            candidate = g(clip(gates[:, 2 * hidden :] + candidate))
+            h = (1 - z) * candidate + z * h
+            return (h,), h
+
+        return step
+
+    # Without linear_before_reset every recurrence bias adds to its gate's input, so all fold.
+    folded = 2 * hidden if before_reset else 3 * hidden
+    y, h = _run(op, x, w, r, b, lens, (h0,), prepare, product, folded)
     return y, h
 
 
@@ -89,21 +114,60 @@ def lstm(
     product: Product = np.matmul,
 ) -> tuple[Array, Array, Array]:
     coupled = get_flag(op, "input_forget")
+    clip = _clipper(op)
+    hidden = r.shape[-1]
 
-    def step(gates, state, r, rb, functions, d):
-        h, c = state
+    def prepare(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
         f, g, activate = functions
+        if not coupled and not np.any(p[d]):  # zero peepholes add nothing
+            return _lstm_step(product, recurrence, f, g, activate, clip, hidden)
+        bounded = clip or _unchanged
         peep_input, peep_output, peep_forget = np.split(p[d], 3)
-        i_x, o_x, f_x, c_x = np.split(gates + product(h, r.T) + rb, 4, axis=-1)
-        i = f(_clip(op, i_x + peep_input * c))
-        forget = 1 - i if coupled else f(_clip(op, f_x + peep_forget * c))
-        c = forget * c + i * g(_clip(op, c_x))
-        o = f(_clip(op, o_x + peep_output * c))
-        h = o * activate(c)
+
+        def step(gates: Array, state: State) -> tuple[State, Array]:
+            h, c = state
+            total = gates + product(h, recurrence)  # gates (i, o, f, c), each `hidden` wide
+            i_x, o_x = total[:, :hidden], total[:, hidden : 2 * hidden]
+            f_x, c_x = total[:, 2 * hidden : 3 * hidden], total[:, 3 * hidden :]
+            i = f(bounded(i_x + peep_input * c))
+            forget = 1 - i if coupled else f(bounded(f_x + peep_forget * c))
+            c = forget * c + i * g(bounded(c_x))
+            o = f(bounded(o_x + peep_output * c))
+            h = o * activate(c)
+            return (h, c), h
+
+        return step
+
+    y, h, c = _run(op, x, w, r, b, lens, (h0, c0), prepare, product, r.shape[1])
+    return y, h, c
+
+
+def _lstm_step(
+    product: Product,
+    recurrence: Array,
+    f: Function,
+    g: Function,
+    activate: Function,
+    clip: Function | None,
+    hidden: int,
+) -> Step:
+    """An LSTM step without peepholes: the input, output and forget gates share the function f,
+    so one call activates their contiguous block."""
+    two, three = 2 * hidden, 3 * hidden
+
+    def step(gates: Array, state: State) -> tuple[State, Array]:
+        h, c = state
+        total = gates + product(h, recurrence)  # gates (i, o, f, c), each `hidden` wide
+        block, candidate = total[:, :three], total[:, three:]
+        if clip is not None:
+            block, candidate = clip(block), clip(candidate)
+        block = f(block)
+        c = block[:, two:] * c  # forget * c
+        c += block[:, :hidden] * g(candidate)  # + i * g(candidate)
+        h = block[:, hidden:two] * activate(c)
         return (h, c), h
 
-    y, h, c = _run(op, x, w, r, b, lens, (h0, c0), step, product)
-    return y, h, c
+    return step
 
 
 def _run(
@@ -113,29 +177,47 @@ def _run(
     r: Array,
     b: Array,
     lens: Array,
-    initial: tuple[Array, ...],
-    step: Callable,
+    initial: State,
+    prepare: Prepare,
     product: Product,
+    folded: int,
 ) -> tuple[Array, ...]:
-    """Runs `step` over time in each direction; returns Y and the final states."""
+    """Runs each direction's step over time; returns Y and the final states.
+
+    The first `folded` recurrence biases add straight to their gates' inputs, so they join the
+    input biases in the projection made once up front."""
     given = property_of(op, "direction", StringAttr)
     direction = "forward" if given is None else given.data
     orders = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
     seq, batch = x.shape[:2]
-    hidden = r.shape[-1]
+    hidden, width = r.shape[-1], r.shape[1]
     functions = _functions(op, len(orders))
+    ragged = bool(np.any(lens < seq))  # else no sequence ends early: no masks
     outputs, finals = [], []
     for d, backwards in enumerate(orders):
-        width = r.shape[1]
-        projected = product(x, w[d].T) + b[d, :width]  # every step's input projection at once
+        bias = b[d, :width].astype(np.promote_types(b.dtype, np.float32))  # a copy, at least fp32
+        bias[:folded] += b[d, width : width + folded]
+        projected = product(x, w[d].T) + bias  # every step's input projection at once
+        recurrence = np.ascontiguousarray(r[d].T)
+        step = prepare(d, recurrence, b[d, width + folded :], functions[d])
         state = tuple(s[d] for s in initial)
-        y = np.zeros((seq, batch, hidden), dtype=projected.dtype)
-        for t in reversed(range(seq)) if backwards else range(seq):
-            running = (t < lens)[:, None]
-            new, h = step(projected[t], state, r[d], b[d, width:], functions[d], d)
-            state = tuple(np.where(running, n, s) for n, s in zip(new, state, strict=True))
-            y[t] = np.where(running, h, 0)
-        outputs.append(y)
+        steps: list[Array] = []  # each step's output, stacked once at the end
+        times = range(seq - 1, -1, -1) if backwards else range(seq)
+        if ragged:
+            for t in times:
+                new, h = step(projected[t], state)
+                running = (t < lens)[:, None]
+                state = tuple(np.where(running, n, s) for n, s in zip(new, state, strict=True))
+                steps.append(np.where(running, h, 0))
+        else:
+            for t in times:
+                state, h = step(projected[t], state)
+                steps.append(h)
+        if backwards:
+            steps.reverse()
+        # np.concatenate is several times quicker than np.stack on many small arrays.
+        y = np.concatenate(steps).reshape(seq, batch, hidden) if seq else np.zeros((seq, batch, hidden))
+        outputs.append(y.astype(projected.dtype, copy=False))
         finals.append(state)
     result = np.stack(outputs, axis=1)
     states = [np.stack([f[k] for f in finals]).astype(result.dtype) for k in range(len(initial))]
@@ -158,7 +240,7 @@ def _function(name: str, alpha: float, beta: float) -> Function:
     if name == "Tanh":
         return np.tanh
     if name == "Sigmoid":
-        return lambda v: 1 / (1 + np.exp(-v))
+        return _sigmoid
     if name == "Affine":
         return lambda v: alpha * v + beta
     if name == "LeakyRelu":
@@ -177,11 +259,24 @@ def _function(name: str, alpha: float, beta: float) -> Function:
     return lambda v: np.logaddexp(v, 0)
 
 
-def _clip(op: RecurrentOp, v: np.ndarray) -> np.ndarray:
+def _clipper(op: RecurrentOp) -> Function | None:
+    """The function bounding a gate's input by the op's `clip`; None when the op has none."""
     if "clip" not in op.properties:
-        return v
+        return None
     bound = get_float(op, "clip", 0.0)
-    return np.clip(v, -bound, bound)
+    return lambda v: np.clip(v, -bound, bound)
+
+
+def _unchanged(v: Array) -> Array:
+    return v
+
+
+def _sigmoid(v: Array) -> Array:
+    """1 / (1 + exp(-v)), in one buffer."""
+    out = np.negative(v)
+    np.exp(out, out=out)
+    out += 1
+    return np.reciprocal(out, out=out)
 
 
 def _floats(op: RecurrentOp, name: str, count: int) -> list[float]:

@@ -3,8 +3,8 @@
 Each model is compiled through ge (the op's kernel is a cube kernel with a tiling) and run on the
 Emulator. Expected values are worked out here in int64 (integer-valued fp16 inputs: exact) or in
 float64 (by direct loops, or by the reference semantics on float64 arrays, whose products are
-numpy's float64 `matmul`), never by the cube; the number of cube products (`cube.accumulate`
-calls) and of k-steps (BLAS calls) is counted from the kernel's tiling.
+numpy's float64 `matmul`), never by the cube; the number of cube products (`CubeProduct` calls)
+and of k-steps (BLAS calls: numpy's `matmul` and `dot`) is counted from the kernel's tiling.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ge.dialects.stream import KernelFuncOp
 from ge.dialects.tiling import CubeTilingAttr
 from ge.emulator import Emulator, cube
 from ge.emulator.convolution import DEPTHWISE, Convolution
+from ge.emulator.products import CubeProduct
 from ge.semantics.attention import attention
 from ge.semantics.recurrent import gru, lstm
 
@@ -58,8 +59,12 @@ def _run_counted(
     compiled: ge.CompiledModel, inputs: list[np.ndarray], monkeypatch: pytest.MonkeyPatch
 ) -> tuple[list[np.ndarray], int, int]:
     """The outputs, the cube products run and the BLAS products (k-steps) they took."""
-    products, blas = _Counting(cube.accumulate), _Counting(cube.step_product)
-    monkeypatch.setattr(cube, "accumulate", products)
+    products, blas = _Counting(CubeProduct.__call__), _Counting(cube.step_product)
+
+    def product(self: CubeProduct, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return products(self, a, b)
+
+    monkeypatch.setattr(CubeProduct, "__call__", product)
     monkeypatch.setattr(cube, "step_product", blas)
     outputs = Emulator(compiled.module, compiled.weight_blob).run(inputs)
     monkeypatch.undo()

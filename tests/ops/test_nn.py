@@ -620,6 +620,31 @@ def test_lstm_input_forget(rng) -> None:
     check("LSTM", inputs, opset=14, outputs=3, rtol=1e-4, hidden_size=HIDDEN, input_forget=1)
 
 
+@pytest.mark.parametrize("peepholes", ["absent", "zero", "given"])
+@pytest.mark.parametrize("input_forget", [0, 1])
+def test_lstm_clip_and_peepholes(peepholes, input_forget, rng) -> None:
+    # Without peepholes the input, output and forget gates take one activation over their block;
+    # with them each gate reads the cell. Clipped, bidirectional, sequences ending early.
+    inputs = recurrent_inputs(rng, "LSTM", 2, True)
+    if peepholes == "absent":
+        inputs[7] = None
+    elif peepholes == "zero":
+        inputs[7] = np.zeros_like(inputs[7])
+    attrs = {"hidden_size": HIDDEN, "direction": "bidirectional", "clip": 0.7, "input_forget": input_forget}
+    check("LSTM", inputs, opset=14, outputs=3, rtol=1e-4, **attrs)
+
+
+@pytest.mark.parametrize("op_type", ["RNN", "GRU", "LSTM"])
+def test_recurrent_full_sequences(op_type, rng) -> None:
+    # Every sequence as long as the input: the layer runs without masking ended sequences.
+    inputs = recurrent_inputs(rng, op_type, 2, True)
+    inputs[4] = np.full(BATCH, SEQ, np.int32)
+    outputs = 3 if op_type == "LSTM" else 2
+    check(
+        op_type, inputs, opset=14, outputs=outputs, rtol=1e-4, hidden_size=HIDDEN, direction="bidirectional"
+    )
+
+
 def test_recurrent_only_the_sequence(rng) -> None:
     inputs = recurrent_inputs(rng, "LSTM", 1, False)
     check("LSTM", inputs, opset=14, outputs=1, rtol=1e-4, hidden_size=HIDDEN)
