@@ -32,10 +32,12 @@ EXACT_FP32_INTEGER = 2**24
 DIRECT_PRODUCTS = 2**16
 """Multiply-adds from which a k-step's product is added into L0C by one sgemm call; below, the
 call's own cost (about 5 us) exceeds numpy's product and add."""
-ONE_THREAD_PRODUCTS = 2**20
-"""Multiply-adds below which a k-step's product runs on one BLAS thread: below about 20 us of work a
-second thread's start-up eats its gain (measured: 0.5 M multiply-adds take 13.7 us on one thread and
-12.7 us on two; 4 M take 153 us and 77 us)."""
+ONE_THREAD_PRODUCTS = 2**24
+"""Multiply-adds below which a k-step's product runs on one BLAS thread. Every call on two threads
+wakes the second one, and on a busy machine that thread may wait for a core: measured on the
+shared 2-core machine, ResNet-18-like and MobileNetV2-like nets at 64 x 64 ran 1.7x to 3x slower
+with this limit at 2**20 than at 2**24 (their products hold 1 M to 10 M multiply-adds), while light
+resnet50's larger ones gain from the second thread either way."""
 
 
 def matmul(
