@@ -71,6 +71,8 @@ class Convolution:
                 f"conv2d: planned for x {self.x_shape} and w {self.w_shape}, got {x.shape} and {w.shape}"
             )
         n, ho, wo = self.x_shape[0], *self.out_size
+        if self.route == DEPTHWISE and self.out_channels == self.groups and self.strides[1] == 1:
+            return self._depthwise_blocks(x, w, bias)  # measured faster for unit width strides only
         if self.route == DEPTHWISE:
             out = self._depthwise(x, w).reshape(n * ho * wo, self.out_channels)
         elif self.route == NARROW:
@@ -90,6 +92,51 @@ class Convolution:
             return out[0]
         cout_group = self.out_channels // groups
         return out[:, :, :cout_group].transpose(1, 0, 2).reshape(-1, self.out_channels)
+
+    def _depthwise_blocks(self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+        """A depthwise convolution with one output channel per group, on the NC1HWC0 blocks
+        themselves: output lane c of block c1 reads input lane c of block c1, so each window tap
+        multiplies the shifted input blocks by its weights laid out as (C1, C0) lanes (zero in the
+        padded lanes, whose inputs are zeroed too), whole rows of Wo x C0 values at a time (the
+        width stride is 1). Returns the NC1HWC0 accumulator, bias added."""
+        n, c1, h, width, c0 = x.shape
+        kw, channels = self.kernel[1], self.out_channels
+        sh, (dh, dw), (top, left, bottom, right) = self.strides[0], self.dilations, self.pads
+        ho, wo = self.out_size
+        compute, accumulator = self.compute, self.accumulator
+        padded = np.zeros((n, c1, h + top + bottom, width + left + right, c0), compute)
+        padded[:, :, top : top + h, left : left + width] = x
+        if channels < c1 * c0:
+            padded[:, -1, ..., channels - (c1 - 1) * c0 :] = 0  # whatever x holds in padded lanes
+        taps = loaded(  # (kh * kw, 1, C1, 1, Wo * C0)
+            w,
+            ("block taps", channels, self.kernel, compute, wo),
+            lambda: _block_taps(w, channels, self.kernel, c1, c0, wo).astype(compute),
+        )
+        shape = (n, c1, ho, wo * c0)
+        total: np.ndarray | None = None
+        partial = np.empty(shape, compute)
+        term = np.empty_like(partial)
+        for step_taps in self.steps:
+            for number, tap in enumerate(step_taps):
+                i, j = divmod(tap, kw)
+                rows = slice(i * dh, i * dh + (ho - 1) * sh + 1, sh)
+                window = padded[:, :, rows, j * dw : j * dw + wo].reshape(shape)
+                if number == 0:
+                    np.multiply(window, taps[tap], out=partial)
+                else:
+                    np.add(partial, np.multiply(window, taps[tap], out=term), out=partial)
+            if total is None:
+                total = partial.astype(accumulator)  # the first step writes L0C, the next ones add into it
+            else:
+                np.add(total, partial.astype(accumulator, copy=False), out=total)
+        assert total is not None, "a window has at least one tap"
+        total = total.reshape(n, c1, ho, wo, c0)
+        if bias is not None:
+            lanes = np.zeros(c1 * c0, accumulator)
+            lanes[:channels] = np.asarray(bias).astype(accumulator).reshape(channels)
+            total += lanes.reshape(1, c1, 1, 1, c0)
+        return total
 
     def _depthwise(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         """The products (N, Ho, Wo, out_channels) of a convolution whose groups hold one input
@@ -336,6 +383,20 @@ def _im2col_blocks(x: np.ndarray, conv: Convolution) -> np.ndarray:
     rows = np.empty((n, ho, wo, c1, kh, kw, c0), x.dtype)  # the windows (N, Ho, Wo, C1, kh, kw) of blocks
     rows.view(block)[..., 0] = windows
     return rows.reshape(1, n * ho * wo, c1 * kh * kw * c0)
+
+
+def _block_taps(
+    w: np.ndarray, channels: int, kernel: tuple[int, int], c1: int, c0: int, rows_of: int
+) -> np.ndarray:
+    """A depthwise convolution's weights (one channel per group) as (kh * kw, 1, C1, 1,
+    rows_of * C0): each tap's weights in NC1HWC0 lanes, zero past `channels`, repeated for
+    `rows_of` pixels of a row."""
+    kh, kw = kernel
+    logical = from_device(w, "FRACTAL_Z", (channels, 1, kh, kw), channels).reshape(channels, kh * kw)
+    lanes = np.zeros((c1 * c0, kh * kw), w.dtype)
+    lanes[:channels] = logical
+    blocks = lanes.T.reshape(kh * kw, 1, c1, 1, c0)
+    return np.tile(blocks, (1, 1, 1, 1, rows_of))
 
 
 def _columns(w: np.ndarray, groups: int, compute: np.dtype) -> np.ndarray:
