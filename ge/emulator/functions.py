@@ -88,7 +88,7 @@ def _erf(op: Operation, x: np.ndarray) -> np.ndarray:
     return erf_fp32(x)
 
 
-def _gelu(op: Operation, x: np.ndarray) -> np.ndarray:
+def _gelu(op: Operation, x: np.ndarray) -> np.ndarray | tuple[np.ndarray, ...]:
     gelu = cast(graph.GeluOp, op)
     if gelu.approximate is not None and gelu.approximate.data != "none":
         return IMPLEMENTATIONS[graph.GeluOp](op, x)

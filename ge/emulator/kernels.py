@@ -164,7 +164,7 @@ class PreparedKernel:
         k_step = self._schedule.k_step
         inline = accumulates(op)
         epilogue = op.epilogue.block if isinstance(op, graph.FusedOp) and inline else None
-        if epilogue is not None and not inlinable(op, epilogue):
+        if isinstance(op, graph.FusedOp) and epilogue is not None and not inlinable(op, epilogue):
             inline, epilogue = False, None
         if not inline:
             step: Step = CubeStep(op, operands, k_step, tuple(self._new_slot(r) for r in op.results))

@@ -72,9 +72,9 @@ class CubeProduct:
         self.k_step = k_step
         self._configured_threads: int | None = None
         self._one_thread = False
-        # Per pair of operand shapes: the k-steps, and whether the product is small enough for
-        # the one BLAS thread; a recurrent layer asks the same shapes at every time step.
-        self._plans: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[list[slice], bool]] = {}
+        # Per pair of operand shapes: the k-steps, the result's shape, and whether the product is
+        # small enough for the one BLAS thread; a recurrent layer asks the same shapes every step.
+        self._plans: dict[tuple[tuple[int, ...], tuple[int, ...]], _Plan] = {}
 
     def __enter__(self) -> CubeProduct:
         self._configured_threads = blas.set_threads(1)
@@ -120,6 +120,10 @@ class CubeProduct:
             return cube.accumulate(rows, columns, steps, FLOAT32)
         finally:
             blas.set_threads(1)
+
+
+_Plan = tuple[list[slice], tuple[int, ...], bool]
+"""A product's k-steps, result shape, and whether it runs on the one BLAS thread."""
 
 
 def _multiply_adds(rows: np.ndarray, columns: np.ndarray) -> int:
