@@ -30,8 +30,8 @@ _INTEGER_INPUTS = (np.dtype(np.int8), np.dtype(np.uint8))
 EXACT_FP32_INTEGER = 2**24
 """Integers up to this magnitude are exact in fp32, so are the sums of a k-step that stay below it."""
 DIRECT_PRODUCTS = 2**16
-"""Multiply-adds from which a k-step's product is added into L0C by one sgemm call; below, the
-call's own cost (about 5 us) exceeds numpy's product and add."""
+"""Multiply-adds from which a later k-step's product is added into L0C by one sgemm call; below,
+the call's own cost (about 5 us) exceeds numpy's product and add."""
 ONE_THREAD_PRODUCTS = 2**24
 """Multiply-adds below which a k-step's product runs on one BLAS thread. Every call on two threads
 wakes the second one, and on a busy machine that thread may wait for a core: measured on the
@@ -128,25 +128,20 @@ def accumulate(
 
 
 def step_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, add: bool) -> None:
-    """One k-step's product on the cube, `out` = a @ b, or `out` += a @ b when `add`: one BLAS call,
-    OpenBLAS's sgemm adding into an fp32 `out` in place where it can (`ge.emulator.blas`), else
-    numpy's matmul (over every matrix of a batch at once) and an add."""
-    if (
-        out.dtype == np.float32
-        and out.size * a.shape[-1] >= DIRECT_PRODUCTS
-        and blas.add_product(a, b, out, add)
-    ):
-        return
+    """One k-step's product on the cube, `out` = a @ b, or `out` += a @ b when `add`: one BLAS call.
+    The first step is numpy's matmul writing `out`; a later one is OpenBLAS's sgemm adding into an
+    fp32 `out` in place (`ge.emulator.blas`) from `DIRECT_PRODUCTS` multiply-adds, else numpy's
+    matmul and an add (and for int32 accumulators, batches and layouts sgemm does not take)."""
     if out.dtype == np.int32:  # exact: the step's sums are integers below 2**24
         product = np.matmul(a, b).astype(np.int32)
         if add:
             np.add(out, product, out=out)
         else:
             out[...] = product
-    elif add:
-        np.add(out, np.matmul(a, b), out=out)
-    else:
+    elif not add:
         np.matmul(a, b, out=out)
+    elif out.size * a.shape[-1] < DIRECT_PRODUCTS or not blas.add_product(a, b, out, accumulate=True):
+        np.add(out, np.matmul(a, b), out=out)
 
 
 def loaded(array: np.ndarray, key: tuple, build: Callable[[], np.ndarray]) -> np.ndarray:
