@@ -33,11 +33,11 @@ DIRECT_PRODUCTS = 2**16
 """Multiply-adds from which a later k-step's product is added into L0C by one sgemm call; below,
 the call's own cost (about 5 us) exceeds numpy's product and add."""
 ONE_THREAD_PRODUCTS = 2**24
-"""Multiply-adds below which a k-step's product runs on one BLAS thread. Every call on two threads
-wakes the second one, and on a busy machine that thread may wait for a core: measured on the
-shared 2-core machine, ResNet-18-like and MobileNetV2-like nets at 64 x 64 ran 1.7x to 3x slower
-with this limit at 2**20 than at 2**24 (their products hold 1 M to 10 M multiply-adds), while light
-resnet50's larger ones gain from the second thread either way."""
+"""Multiply-adds (all k-steps of a product together) below which a product runs on one BLAS
+thread. Every call on two threads wakes the second one, and on a busy machine that thread may
+wait for a core: measured on the shared 2-core machine, ResNet-18-like and MobileNetV2-like nets at
+64 x 64 (whose products hold 1 M to 10 M multiply-adds) ran 1.7x to 3x slower on two threads,
+while light resnet50's products (50 M to 120 M) gain from the second one."""
 
 
 def matmul(
@@ -116,8 +116,8 @@ def accumulate(
     if count == 1:  # one matrix: the 2-D product BLAS adds into L0C in place
         rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])
         out = out.reshape(m, n)
-    width = max(_width(step) for step in steps)
-    restore = blas.set_threads(1) if count * m * width * n < ONE_THREAD_PRODUCTS else None
+    depth = sum(_width(step) for step in steps)
+    restore = blas.set_threads(1) if count * m * depth * n < ONE_THREAD_PRODUCTS else None
     try:
         for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
             step_product(rows[..., step], columns[..., step, :], out, number > 0)
