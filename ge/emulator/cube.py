@@ -91,6 +91,7 @@ def accumulate(
     steps: Sequence[slice | np.ndarray],
     accumulator: np.dtype,
     largest_product: int = 1,
+    choose_threads: bool = True,
 ) -> np.ndarray:
     """sum over `steps` of rows[..., step] @ columns[..., step, :]: one BLAS product per k-step over
     the whole (..., M, N) (`step_product`), each added into the `accumulator` (float32 or int32) in
@@ -101,6 +102,8 @@ def accumulate(
     `largest_product` (2**14 for int8, 255**2 for uint8) stays below 2**24, which every tiling
     the compiler chooses (k <= 256) satisfies; a wider step (an untiled kernel) is contracted in
     exact pieces, which gives the same integers. The int32 accumulator wraps as the hardware's does.
+    With `choose_threads`, a product below `ONE_THREAD_PRODUCTS` runs on one BLAS thread; without,
+    on whatever the caller set.
     """
     if accumulator == np.int32:
         exact = max(1, (EXACT_FP32_INTEGER - 1) // largest_product)
@@ -116,8 +119,8 @@ def accumulate(
     if count == 1:  # one matrix: the 2-D product BLAS adds into L0C in place
         rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])
         out = out.reshape(m, n)
-    depth = sum(_width(step) for step in steps)
-    restore = blas.set_threads(1) if count * m * depth * n < ONE_THREAD_PRODUCTS else None
+    small = choose_threads and count * m * sum(_width(step) for step in steps) * n < ONE_THREAD_PRODUCTS
+    restore = blas.set_threads(1) if small else None
     try:
         for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
             step_product(rows[..., step], columns[..., step, :], out, number > 0)

@@ -55,7 +55,7 @@ class Stored:
 
     def stored(self, fmt: str, groups: int = 1) -> np.ndarray:
         """The data in `fmt` (converted while loading when it is kept otherwise)."""
-        if self.format == fmt or (self.format in FRAMEWORK and fmt in FRAMEWORK):
+        if (self.format == fmt and self.groups == groups) or (self.format in FRAMEWORK and fmt in FRAMEWORK):
             return self.array
         c0 = c0_of(bitwidth_of(self.type.element_type))
         return to_device(self.logical(), fmt, c0, groups)
@@ -321,7 +321,7 @@ def _stored(slots: list[Any], operand: Operand, fmt: str, groups: int) -> np.nda
     """An operand's array in `fmt` (laid out on the way in, as the cube's load would, when the
     kernel holds it in another format)."""
     slot, stored_format, t, stored_groups = operand
-    if stored_format == fmt:
+    if stored_format == fmt and stored_groups == groups:
         return slots[slot]
     return Stored(slots[slot], stored_format, t, stored_groups).stored(fmt, groups)
 

@@ -1,10 +1,9 @@
-"""The vector unit's own forms of the functions it computes differently from the reference semantics.
+"""The vector unit's own forms of the functions the reference semantics compute in float64.
 
-The AI Core's vector unit computes in fp32 at most, so a transcendental function is a short fp32
-polynomial there, not the float64 evaluation `ge.semantics` uses for its correctly rounded answers.
-The emulator computes such a function the vector unit's way when the op's operands are floats of
-at most 32 bits (fp16 and bf16 widened to fp32 first, as every vector op is), and with the reference
-semantics otherwise:
+The AI Core's vector unit computes in fp32 at most, so such a function is a short fp32 polynomial
+there, not the float64 evaluation `ge.semantics` uses for its correctly rounded answers. The
+emulator models it in fp32 when the op's operands are floats of at most 32 bits (fp16 and bf16
+widened to fp32 first, as every vector op is), and uses the reference semantics otherwise:
 
 - Erf, and GELU in its erf form: erf(x) = x P(x^2) / Q(x^2) on x clamped to [-4, 4] (P of degree
   6 and Q of degree 4, the rational approximation Eigen, XLA and TVM use for fp32), 7 fp32 ulp at
@@ -66,8 +65,8 @@ def vector_implementation(op: Operation) -> Implementation | None:
 
 
 def erf_fp32(x: np.ndarray) -> np.ndarray:
-    """erf of fp32 `x` in fp32, as the vector unit evaluates it (the module docstring's formula);
-    NaN stays NaN."""
+    """erf of fp32 `x` in fp32, modelling the vector unit's evaluation with the module docstring's
+    rational approximation (not CANN's own polynomial); NaN stays NaN."""
     clamped = np.clip(np.asarray(x, np.float32), np.float32(-4), np.float32(4))
     square = clamped * clamped
     numerator = _horner(square, _ERF_NUMERATOR)

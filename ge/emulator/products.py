@@ -72,9 +72,9 @@ class CubeProduct:
         self.k_step = k_step
         self._configured_threads: int | None = None
         self._one_thread = False
-        # Per pair of operand shapes: the k-steps, the result's shape, and whether the product is
-        # small enough for the one BLAS thread; a recurrent layer asks the same shapes every step.
-        self._plans: dict[tuple[tuple[int, ...], tuple[int, ...]], _Plan] = {}
+        # Per pair of operand shapes: the k-steps, and whether the product is small enough for the
+        # one BLAS thread; a recurrent layer asks the same shapes at every time step.
+        self._plans: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[list[slice], bool]] = {}
 
     def __enter__(self) -> CubeProduct:
         self._configured_threads = blas.set_threads(1)
@@ -98,19 +98,12 @@ class CubeProduct:
         if plan is None:
             widths = cube.k_steps(rows.shape[-1], self.k_step)
             steps = [slice(start, start + width) for start, width in widths]
-            batch = rows.shape[:-2]
-            if columns.shape[:-2] != batch:
-                batch = np.broadcast_shapes(batch, columns.shape[:-2])
-            shape = (*batch, rows.shape[-2], columns.shape[-1])
-            plan = steps, shape, _multiply_adds(rows, columns) < cube.ONE_THREAD_PRODUCTS
+            plan = steps, _multiply_adds(rows, columns) < cube.ONE_THREAD_PRODUCTS
             self._plans[rows.shape, columns.shape] = plan
-        steps, shape, small = plan
+        steps, small = plan
         if not (small and self._one_thread):
             return self._on_configured_threads(rows, columns, steps)
-        total = np.empty(shape, FLOAT32)
-        for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
-            cube.step_product(rows[..., step], columns[..., step, :], total, number > 0)
-        return total
+        return cube.accumulate(rows, columns, steps, FLOAT32, choose_threads=False)  # on the one thread
 
     def _on_configured_threads(self, rows: np.ndarray, columns: np.ndarray, steps: list[slice]) -> np.ndarray:
         if not self._one_thread or self._configured_threads is None:
@@ -120,10 +113,6 @@ class CubeProduct:
             return cube.accumulate(rows, columns, steps, FLOAT32)
         finally:
             blas.set_threads(1)
-
-
-_Plan = tuple[list[slice], tuple[int, ...], bool]
-"""A product's k-steps, result shape, and whether it runs on the one BLAS thread."""
 
 
 def _multiply_adds(rows: np.ndarray, columns: np.ndarray) -> int:

@@ -54,6 +54,8 @@ CONV_CASES = {
     "three_channels_7x7": (1, 3, 20, (15, 15), (7, 7), (2, 2), (3, 3, 3, 3), (1, 1), 1),
     "groups2": (2, 20, 6, (6, 6), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
     "groups4_wide": (1, 64, 40, (5, 5), (1, 3), (1, 2), (0, 1, 0, 0), (1, 1), 4),
+    # Narrow groups of more channels than a block (20 > 16): their taps are reordered to device K.
+    "groups2_narrow_20_channels": (2, 40, 4, (6, 5), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 2),
     "depthwise32": (1, 32, 32, (8, 8), (3, 3), (2, 2), (1, 1, 1, 1), (1, 1), 32),
     # Unit width stride: the depthwise route on NC1HWC0 rows; 20 channels leave padded lanes.
     "depthwise20_rows": (2, 20, 20, (7, 9), (3, 3), (1, 1), (1, 2, 1, 0), (2, 1), 20),

@@ -22,7 +22,7 @@ from ge.dialects.common import ints_attr
 from ge.dialects.stream import KernelFuncOp
 from ge.dialects.tiling import CubeTilingAttr
 from ge.emulator import Emulator, cube
-from ge.emulator.convolution import DEPTHWISE, Convolution
+from ge.emulator.convolution import DEPTHWISE_ROWS, Convolution
 from ge.emulator.products import CubeProduct
 from ge.semantics.attention import attention
 from ge.semantics.recurrent import gru, lstm
@@ -319,7 +319,7 @@ def test_depthwise_convolution_runs_on_the_cube(
     monkeypatch.setattr(Convolution, "__call__", recorded)
     (y,) = Emulator(compiled.module, compiled.weight_blob).run([x])
     monkeypatch.undo()
-    assert routes == [DEPTHWISE]  # one convolution on the cube, per-tap k-steps in fp32
+    assert routes == [DEPTHWISE_ROWS]  # one convolution on the cube, per-tap k-steps in fp32
     padded = np.pad(x.astype(np.int64), ((0, 0), (0, 0), (1, 1), (1, 1)))
     expected = sum(
         padded[:, :, i : i + 6, j : j + 6] * w[None, :, 0, i, j, None, None].astype(np.int64)

@@ -1,0 +1,151 @@
+"""What the cube's loads and stores make of device-format data for a convolution.
+
+- `im2col`: the L0A rows of an NC1HWC0 input, one per output pixel, columns in FRACTAL_Z's
+  device K order (c1, i, j, k0); padded lanes read as zero whatever the input holds there.
+- `l0b_columns`: FRACTAL_Z weights as the (K, N) matrix L0B holds.
+- `padded_channels` and `sum_taps`: the input as (N, H, W, C) with its pads, and a depthwise
+  product's k-steps summed tap by tap into the accumulator.
+- `stored_nc1hwc0`: the accumulator rows stored back as NC1HWC0, bias added, padded lanes zero.
+
+Whole C0 blocks move as single elements of c0 x itemsize bytes where a layout change keeps them
+whole: the same bytes in half the time of an element-by-element copy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ge.dialects.formats import FRACTAL
+from ge.layout import from_device
+
+Pads = tuple[int, int, int, int]
+"""(top, left, bottom, right)."""
+
+
+def im2col(
+    x: np.ndarray,
+    in_channels: int,
+    groups: int,
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: Pads,
+    dilations: tuple[int, int],
+    out_size: tuple[int, int],
+    compute: np.dtype,
+) -> np.ndarray:
+    """The L0A matrix (groups, N * Ho * Wo, K) of NC1HWC0 `x`: one row per output pixel (n, ho,
+    wo), columns ordered (c1, i, j, k0) as the rows of FRACTAL_Z, each group's channels starting a
+    new c0 block, padded lanes zero whatever `x` holds there."""
+    n, c1, h, width, c0 = x.shape
+    (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right) = kernel, strides, dilations, pads
+    ho, wo = out_size
+    if (kh, kw) == (1, 1) and groups == 1 and not any(pads):
+        # A pointwise convolution reads its input's pixels in place: the rows are the strided pixels.
+        rows = np.empty((1, n, ho, wo, c1, c0), compute)
+        rows[0] = x[:, :, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw].transpose(0, 2, 3, 1, 4)
+        if in_channels < c1 * c0:
+            rows[..., -1, in_channels - (c1 - 1) * c0 :] = 0
+        return rows.reshape(1, n * ho * wo, c1 * c0)
+    span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    if groups == 1:  # the columns are whole C0 blocks of the padded input: gathered block by block
+        x = x.astype(compute, copy=False)
+        block = np.dtype((np.void, c0 * x.itemsize))
+        padded = np.zeros((n, h + top + bottom, width + left + right, c1, c0), compute)
+        pixels = x.view(block)[..., 0].transpose(0, 2, 3, 1)  # (N, H, W, C1) blocks
+        padded.view(block)[:, top : top + h, left : left + width, :, 0] = pixels
+        if in_channels < c1 * c0:
+            padded[..., -1, in_channels - (c1 - 1) * c0 :] = 0  # padded lanes, whatever x holds there
+        windows = np.lib.stride_tricks.sliding_window_view(padded.view(block)[..., 0], span, axis=(1, 2))
+        windows = windows[:, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw, :, ::dh, ::dw]
+        blocks = np.empty((n, ho, wo, c1, kh, kw, c0), compute)  # the windows (N, Ho, Wo, C1, kh, kw)
+        blocks.view(block)[..., 0] = windows
+        return blocks.reshape(1, n * ho * wo, c1 * kh * kw * c0)
+    cin_group = in_channels // groups
+    k1_channels = -(-cin_group // c0)
+    padded = np.zeros((n, h + top + bottom, width + left + right, groups, k1_channels * c0), compute)
+    channels = x.transpose(0, 2, 3, 1, 4).reshape(n, h, width, c1 * c0)[..., :in_channels]
+    padded[:, top : top + h, left : left + width, :, :cin_group] = channels.reshape(n, h, width, groups, -1)
+    windows = np.lib.stride_tricks.sliding_window_view(padded, span, (1, 2))
+    windows = windows[:, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw, :, :, ::dh, ::dw]
+    rows = np.empty((groups, n, ho, wo, k1_channels, kh, kw, c0), compute)
+    rows[...] = windows.reshape(n, ho, wo, groups, k1_channels, c0, kh, kw).transpose(3, 0, 1, 2, 4, 6, 7, 5)
+    return rows.reshape(groups, n * ho * wo, k1_channels * kh * kw * c0)
+
+
+def l0b_columns(w: np.ndarray, groups: int, compute: np.dtype) -> np.ndarray:
+    """The L0B matrix (groups, K, N1 * 16) of FRACTAL_Z weights (groups * K1, N1, 16, c0)."""
+    k1, n1, _, c0 = w.shape
+    tiles = w.reshape(groups, k1 // groups, n1, FRACTAL, c0).transpose(0, 1, 4, 2, 3)
+    return np.ascontiguousarray(tiles, compute).reshape(groups, k1 // groups * c0, n1 * FRACTAL)
+
+
+def padded_channels(x: np.ndarray, channels: int, pads: Pads, compute: np.dtype) -> np.ndarray:
+    """The first `channels` channels of NC1HWC0 `x` as (N, H, W, channels) in `compute`, with
+    `pads` of zeros around H and W."""
+    n, _, h, width, _ = x.shape
+    top, left, bottom, right = pads
+    padded = np.zeros((n, h + top + bottom, width + left + right, channels), compute)
+    padded[:, top : top + h, left : left + width] = x.transpose(0, 2, 3, 1, 4).reshape(n, h, width, -1)[
+        ..., :channels
+    ]
+    return padded
+
+
+def depthwise_taps(w: np.ndarray, channels: int, groups: int, kernel: tuple[int, int]) -> np.ndarray:
+    """A depthwise convolution's FRACTAL_Z weights as (kh * kw, channels): each tap's weights."""
+    kh, kw = kernel
+    return from_device(w, "FRACTAL_Z", (channels, 1, kh, kw), groups).reshape(channels, kh * kw).T
+
+
+def sum_taps(
+    window: Callable[[int], np.ndarray],
+    taps: np.ndarray,
+    steps: Sequence[Sequence[int]],
+    shape: tuple[int, ...],
+    compute: np.dtype,
+    accumulator: np.dtype,
+) -> np.ndarray:
+    """A depthwise product of `shape`: per k-step, the fp32 sum over its taps of `window(tap)`
+    (the input the tap reads) times `taps[tap]` (its weights), added into the accumulator in step
+    order (the first step writes it)."""
+    total: np.ndarray | None = None
+    partial = np.empty(shape, compute)
+    term = np.empty_like(partial)
+    for step_taps in steps:
+        for number, tap in enumerate(step_taps):
+            if number == 0:
+                np.multiply(window(tap), taps[tap], out=partial)
+            else:
+                np.add(partial, np.multiply(window(tap), taps[tap], out=term), out=partial)
+        if total is None:
+            total = partial.astype(accumulator)
+        else:
+            np.add(total, partial.astype(accumulator, copy=False), out=total)
+    assert total is not None, "a window has at least one tap"
+    return total
+
+
+def stored_nc1hwc0(
+    out: np.ndarray, pixels: tuple[int, int, int], channels: int, c0: int, bias: np.ndarray | None
+) -> np.ndarray:
+    """The NC1HWC0 result (N, C1, Ho, Wo, c0) of the accumulator rows `out` (N * Ho * Wo, at least
+    `channels` columns), `bias` added to the real channels and the padded lanes zero."""
+    width = math.ceil(channels / c0) * c0
+    if out.shape[1] < width:
+        wider = np.zeros((out.shape[0], width), out.dtype)
+        wider[:, : out.shape[1]] = out
+        out = wider
+    out = out[:, :width]
+    if channels < width:
+        out[:, channels:] = 0
+    if bias is not None:
+        out[:, :channels] += np.asarray(bias).astype(out.dtype).reshape(channels)
+    n, ho, wo = pixels
+    if not out.flags.c_contiguous:
+        return np.ascontiguousarray(out.reshape(n, ho, wo, width // c0, c0).transpose(0, 3, 1, 2, 4))
+    blocks = out.view(np.dtype((np.void, c0 * out.itemsize))).reshape(n, ho * wo, width // c0)
+    moved = np.ascontiguousarray(blocks.transpose(0, 2, 1))
+    return moved.view(out.dtype).reshape(n, width // c0, ho, wo, c0)
