@@ -4,9 +4,9 @@ emulated cube, its result written to a slot.
 A convolution over a 4-D input, a matmul and a gemm give their accumulator (a convolution's in
 NC1HWC0, `ConvolutionStep`; a matrix product's logical, `MatrixStep`); everything about them is
 decided when the kernel is prepared (`ge.emulator.convolution.plan_conv2d`, the matrix sizes and
-formats), so a launch only multiplies. The kernel runs a fused op's epilogue after such a step as
-its own vector ops. Other products (attention, recurrent layers, transposed and 3-D convolutions)
-run through `ge.emulator.products` in `CubeStep`, a fused one's epilogue prepared with it.
+formats), so a launch only multiplies. Other products (attention, recurrent layers, transposed and
+3-D convolutions) run through `ge.emulator.products` in `CubeStep`. The kernel runs a fused op's
+epilogue after its product's step as its own ops.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from ge.dialects import graph
 from ge.dialects.common import describe, get_flag, get_int, get_ints
@@ -24,12 +24,11 @@ from ge.dialects.formats import bitwidth_of, c0_of, device_shape
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError
 from ge.layout import from_device, to_device
-from ge.semantics import evaluate, widen
+from ge.semantics import IMPLEMENTATIONS, evaluate, widen
 from ge.semantics.nn import gemm_scale
 
 from . import cube, products
 from .convolution import conv2d, plan_conv2d
-from .epilogue import PreparedEpilogue
 
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
 FRAMEWORK = ("ND", "NCHW")
@@ -86,16 +85,6 @@ def accumulates(op: Operation) -> bool:
     """Whether the cube gives `op`'s product as an accumulator (`ACCUMULATORS`), plain or fused."""
     applies = ACCUMULATORS.get(base(op))
     return applies is not None and applies(op)
-
-
-def inlinable(op: graph.FusedOp, epilogue: Block) -> bool:
-    """Whether `op`'s epilogue runs as the kernel's own ops: its extra arguments have their
-    operands' types and its yielded value the op's result type."""
-    extras = zip(epilogue.args[1:], op.extra_operands, strict=True)
-    if any(arg.type != extra.type for arg, extra in extras):
-        return False
-    (returned,) = list(epilogue.ops)[-1].operands
-    return returned.type == op.results[0].type
 
 
 def accumulator_step(
@@ -196,8 +185,9 @@ class MatrixStep:
 
 
 class CubeStep:
-    """A product `ON_CUBE` computes with its results (a fused op's through its prepared epilogue):
-    a call reads the operands' slots and writes every result's."""
+    """A product `ON_CUBE` computes with its results: a call reads the operands' slots and writes
+    every result's. For a fused op it writes its base op's result alone, rounded to `dtype` (the
+    epilogue argument's type); the kernel runs the epilogue as its own ops after it."""
 
     def __init__(
         self,
@@ -205,33 +195,32 @@ class CubeStep:
         operands: Mapping[SSAValue, Operand],
         k_step: int | None,
         targets: tuple[int, ...],
+        dtype: np.dtype | None = None,
     ):
         self.op, self.operands, self.k_step, self.targets = op, dict(operands), k_step, targets
-        if isinstance(op, graph.FusedOp):
-            self.inputs, self.extras = list(op.base_operands), list(op.extra_operands)
-            self.epilogue: PreparedEpilogue | None = PreparedEpilogue(op)
-        else:
-            self.inputs, self.extras, self.epilogue = list(op.operands), [], None
+        fused = isinstance(op, graph.FusedOp)
+        self.inputs = list(op.base_operands if isinstance(op, graph.FusedOp) else op.operands)
         self.result_type = tensor_type(op.results[0])
-        self.dtype = numpy_dtype(self.result_type.element_type)
+        self.dtype = dtype if dtype is not None else numpy_dtype(self.result_type.element_type)
+        self.fused = fused
         self.product = ON_CUBE[base(op)]
 
     def __call__(self, slots: list[Any]) -> None:
         env = {v: Stored(slots[i], fmt, t, groups) for v, (i, fmt, t, groups) in self.operands.items()}
-        accumulator = self.product(self.op, self.inputs, env, self.k_step)
-        if base(self.op) is graph.Conv2DOp and isinstance(accumulator, np.ndarray):
-            accumulator = from_device(accumulator, "NC1HWC0", self.result_type.get_shape())
-        if accumulator is None:
-            results = evaluate(self.op, [env[v].logical() for v in self.op.operands])
-        elif isinstance(accumulator, tuple):
-            results = accumulator  # a layer's several results, already in their types
-        elif self.epilogue is not None:
-            extras = [env[v].logical() for v in self.extras]
-            results = (self.epilogue(accumulator, extras).astype(self.dtype),)
-        else:
-            results = (accumulator.astype(self.dtype),)
-        for target, value in zip(self.targets, results, strict=True):
-            slots[target] = value
+        result = self.product(self.op, self.inputs, env, self.k_step)
+        if base(self.op) is graph.Conv2DOp and isinstance(result, np.ndarray):
+            result = from_device(result, "NC1HWC0", self.result_type.get_shape())
+        if result is None and self.fused:  # the cube does not take it: the base op's semantics
+            assert isinstance(self.op, graph.FusedOp)
+            result = IMPLEMENTATIONS[self.op.BASE](self.op, *(widen(env[v].logical()) for v in self.inputs))
+        elif result is None:
+            result = tuple(evaluate(self.op, [env[v].logical() for v in self.inputs]))
+        if isinstance(result, tuple):  # a layer's several results, already in their types
+            for target, value in zip(self.targets, result, strict=True):
+                slots[target] = value
+            return
+        with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
+            slots[self.targets[0]] = np.asarray(result).astype(self.dtype, copy=False)
 
 
 def conv_parameters(op: Operation, x: TensorType, w: TensorType) -> dict[str, Any]:

@@ -7,9 +7,9 @@ the reference semantics. Attention, recurrent layers, transposed and 3-D convolu
 products the same way (`ge.emulator.products`) and the work between them on the vector unit. An
 operand that arrives in a framework format is laid out as fractal tiles on the way in, as the
 kernel's MTE2 load would. Vector ops over NC1HWC0 or FRACTAL_NZ operands run on the stored arrays
-(`ge.emulator.vector`); every other op (the epilogue of a fused op included) computes with the
-shared semantics on the logical values; a result is stored in the kernel's output format with
-zero padding.
+(`ge.emulator.vector`); every other op computes with the shared semantics on the logical values. A
+fused op's epilogue ops are the kernel's own ops, run after its product. A result is stored in the
+kernel's output format with zero padding.
 
 `PreparedKernel` turns a kernel body into a list of steps once, when a model is loaded, so a
 launch runs those steps instead of interpreting the body's IR.
@@ -37,7 +37,7 @@ from ge.semantics import evaluate
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 
 from . import vector
-from .cube_steps import FRAMEWORK, CubeStep, accumulates, accumulator_step, base, cube_ready, inlinable
+from .cube_steps import FRAMEWORK, CubeStep, accumulates, accumulator_step, base, cube_ready
 from .functions import vector_implementation
 from .tiles import prepare_cube
 
@@ -154,49 +154,64 @@ class PreparedKernel:
 
     def _prepare_cube(self, op: Operation, checked: list[Step], fast: list[Step]) -> None:
         """A product on the cube. A convolution, matmul or gemm leaves its accumulator (a
-        convolution's in NC1HWC0) in a slot, and a fused op's epilogue ops are prepared after it as
-        the kernel's own vector ops, on the accumulator's format; other products give their
-        results (a fused op's through its prepared epilogue)."""
+        convolution's in NC1HWC0) in a slot, other products their results; a fused op's base
+        result is rounded to its epilogue argument's type, and the epilogue's ops are prepared
+        after it as the kernel's own ops, on the format the product left."""
         operands = {
             v: (self._slots[v], *(self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1)))
             for v in op.operands
         }
         k_step = self._schedule.k_step
-        inline = accumulates(op)
-        epilogue = op.epilogue.block if isinstance(op, graph.FusedOp) and inline else None
-        if isinstance(op, graph.FusedOp) and epilogue is not None and not inlinable(op, epilogue):
-            inline, epilogue = False, None
-        if not inline:
-            step: Step = CubeStep(op, operands, k_step, tuple(self._new_slot(r) for r in op.results))
-            checked.append(step)
-            fast.append(step)
-            return
-        accumulator = op.results[0] if epilogue is None else epilogue.args[0]
-        dtype = numpy_dtype(tensor_type(accumulator).element_type)
-        step = accumulator_step(op, operands, k_step, self._new_slot(accumulator), dtype)
+        epilogue = op.epilogue.block if isinstance(op, graph.FusedOp) else None
+        product = op.results[0] if epilogue is None else epilogue.args[0]
+        dtype = numpy_dtype(tensor_type(product).element_type)
+        step: Step
+        if accumulates(op):
+            step = accumulator_step(op, operands, k_step, self._new_slot(product), dtype)
+            if base(op) is graph.Conv2DOp:
+                self._stored[product] = ("NC1HWC0", tensor_type(product), 1)
+        elif epilogue is not None:
+            step = CubeStep(op, operands, k_step, (self._new_slot(product),), dtype)
+        else:
+            step = CubeStep(op, operands, k_step, tuple(self._new_slot(r) for r in op.results))
         checked.append(step)
         fast.append(step)
-        if base(op) is graph.Conv2DOp:
-            self._stored[accumulator] = ("NC1HWC0", tensor_type(accumulator), 1)
         if epilogue is None:
             return
         assert isinstance(op, graph.FusedOp)
         for arg, extra in zip(epilogue.args[1:], op.extra_operands, strict=True):
-            self._slots[arg] = self._slots[extra]
-            if extra in self._stored:
-                self._stored[arg] = self._stored[extra]
+            self._bind(arg, extra, checked, fast)
         inner = list(epilogue.ops)
         for inner_op in inner[:-1]:
             self._prepare_op(inner_op, checked, fast)
         (returned,) = inner[-1].operands
-        result = op.results[0]
-        self._slots[result] = self._slots[returned]
-        if returned in self._stored:
-            self._stored[result] = (self._stored[returned][0], tensor_type(result), 1)
+        self._bind(op.results[0], returned, checked, fast)
+
+    def _bind(self, value: SSAValue, source: SSAValue, checked: list[Step], fast: list[Step]) -> None:
+        """`value` reads `source`'s slot (and stored format); when their types differ, a step casts
+        `source`'s logical value to `value`'s element type."""
+        if value.type == source.type:
+            self._slots[value] = self._slots[source]
+            if source in self._stored:
+                self._stored[value] = (self._stored[source][0], tensor_type(value), self._stored[source][2])
+            return
+        step = partial(
+            _cast,
+            self._logical_slot(source, checked, fast),
+            self._new_slot(value),
+            numpy_dtype(tensor_type(value).element_type),
+        )
+        checked.append(step)
+        fast.append(step)
 
 
 Step = Callable[[list[Any]], None]
 """One prepared op of a kernel body: reads its operands' slots, writes its results' slots."""
+
+
+def _cast(source: int, target: int, dtype: np.dtype, slots: list) -> None:
+    with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
+        slots[target] = slots[source].astype(dtype)
 
 
 def _decode(source: int, target: int, fmt: str, shape: tuple[int, ...], groups: int, slots: list) -> None:
