@@ -20,6 +20,7 @@ from torch.export import Dim
 
 import ge
 import ge.backend
+from bench.gears import ResidualCnn  # the model bench/gears.py measures
 from ge.frontends.pytorch import dynamo
 from ge.gears import BatchPadding
 
@@ -67,29 +68,6 @@ class Encoder(nn.Module):
         for layer in self.layers:
             h = layer(h)
         return h
-
-
-class ResidualCnn(nn.Module):
-    """conv-bn-relu-pool, a ResNet basic block with its residual add, global pool, linear."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stem = nn.Sequential(
-            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2)
-        )
-        self.block = nn.Sequential(
-            nn.Conv2d(8, 8, 3, padding=1, bias=False),
-            nn.BatchNorm2d(8),
-            nn.ReLU(),
-            nn.Conv2d(8, 8, 3, padding=1, bias=False),
-            nn.BatchNorm2d(8),
-        )
-        self.head = nn.Linear(8, 10)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.stem(x)
-        h = torch.relu(h + self.block(h))
-        return self.head(torch.flatten(nn.functional.adaptive_avg_pool2d(h, 1), 1))
 
 
 def tokens(batch: int, seq: int) -> list[np.ndarray]:
