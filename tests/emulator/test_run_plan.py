@@ -178,7 +178,7 @@ def test_fused_epilogues_walk_no_ir_after_the_first_run(
     executor = ge.GraphExecutor()
     executor.load_graph(compiled)
     x = rng.standard_normal(twin.input_shape).astype(np.float32)
-    (first,) = executor.run(x)  # the first run checks each epilogue op through `run_block`
+    (first,) = executor.run(x)  # the first run checks each epilogue op's answer (`evaluate`)
     monkeypatch.setattr(semantics_core, "run_block", _refuse)
     monkeypatch.setattr(Block, "ops", property(_refuse))
     (again,) = executor.run(x)
