@@ -57,7 +57,9 @@ format: $(VENV)/.installed-dev
 # share; build dependencies (setuptools) and pip itself are pinned too. Every pin
 # carries its files' hashes, so pip installs in hash-checking mode: a package the lock does not
 # pin, or a file that is not the one locked, is refused. pylock.toml states the dev lock in the
-# standard format (PEP 751) for tools that read it.
+# standard format (PEP 751) for tools that read it, each wheel at its PyPI address (not this
+# machine's package cache); only the CPU build of torch comes from /opt/wheels, where every
+# machine of this kind has it.
 COMPILE := $(BIN)/pip-compile --quiet --upgrade --allow-unsafe --strip-extras --all-build-deps \
 	--generate-hashes --no-emit-index-url --no-emit-find-links
 lock: $(VENV)/.installed-dev
@@ -65,7 +67,8 @@ lock: $(VENV)/.installed-dev
 	$(COMPILE) -c requirements-dev.txt -o requirements.txt pyproject.toml
 	$(COMPILE) -c requirements-dev.txt --extra torch -o requirements-torch.txt pyproject.toml
 	$(COMPILE) -c requirements-dev.txt --extra tensorflow -o requirements-tensorflow.txt pyproject.toml
-	$(PIP) lock --quiet -r requirements-dev.txt -o pylock.toml
+	PIP_CONFIG_FILE=/dev/null $(PIP) lock --quiet --index-url https://pypi.org/simple --find-links /opt/wheels \
+		-r requirements-dev.txt -o pylock.toml
 
 # Not part of CI: finds a breaking release before a lock refresh does.
 test-latest:

@@ -39,3 +39,18 @@ def test_pylock_pins_the_dev_locks_versions() -> None:
     locked = {re.sub(r"[-_.]+", "-", p["name"]).lower(): p["version"] for p in pylock["packages"]}
     assert locked == _pins(ROOT / "requirements-dev.txt")
     assert all(p.get("wheels") or p.get("sdist") for p in pylock["packages"])
+
+
+def test_pylock_points_at_pypi_not_at_this_machines_cache() -> None:
+    # A fresh machine has PyPI, and the CPU build of torch in /opt/wheels; a package cache's
+    # file:// address would hold nothing there.
+    pylock = tomllib.loads((ROOT / "pylock.toml").read_text())
+    urls = [wheel["url"] for p in pylock["packages"] for wheel in p.get("wheels", [])]
+    elsewhere = [
+        url
+        for url in urls
+        if not url.startswith("https://files.pythonhosted.org/")
+        and not re.match(r"file:///opt/wheels/torch-[^/]+\+cpu-", url.replace("%2B", "+"))
+    ]
+    assert urls and not elsewhere, elsewhere
+    assert all(wheel["hashes"]["sha256"] for p in pylock["packages"] for wheel in p.get("wheels", []))
