@@ -63,7 +63,7 @@ class PreparedKernel:
         self._template: list[Any] = [None] * len(block.args)  # arrays once a call fills them
         self._arity = len(block.args)
         self._stored: dict[SSAValue, tuple[str, TensorType, int]] = {
-            arg: (fmt, tensor_type(arg), weight_groups(arg))
+            arg: (fmt, tensor_type(arg), weight_groups(arg) if fmt == "FRACTAL_Z" else 1)
             for arg, fmt in zip(block.args, kernel.in_formats, strict=True)
         }
         checked: list[Step] = []

@@ -186,3 +186,40 @@ def test_fused_epilogues_walk_no_ir_after_the_first_run(
     other = rng.standard_normal(twin.input_shape).astype(np.float32)
     (got,) = executor.run(other)
     np.testing.assert_allclose(got, session.run(None, {twin.input_name: other})[0], rtol=RTOL, atol=ATOL)
+
+
+def test_a_depthwise_convolution_reads_its_operands_as_stored(monkeypatch: pytest.MonkeyPatch, rng) -> None:
+    """Only a FRACTAL_Z weight's layout depends on the convolution's groups: the NC1HWC0 input and
+    the bias of a grouped convolution are read as stored, not decoded and laid out again per run."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from ge.emulator import cube_steps
+
+    weights = {
+        "pointwise": (rng.standard_normal((16, 3, 1, 1)) * 0.3).astype(np.float32),
+        "depthwise": (rng.standard_normal((16, 1, 3, 3)) * 0.3).astype(np.float32),
+        "bias": (rng.standard_normal(16) * 0.1).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "pointwise"], ["p"]),
+        helper.make_node("Relu", ["p"], ["r"]),
+        helper.make_node("Conv", ["r", "depthwise", "bias"], ["y"], group=16, pads=[1, 1, 1, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "depthwise",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 3, 8, 8))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, 16, 8, 8))],
+        initializer=[numpy_helper.from_array(v, k) for k, v in weights.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    compiled = ge.GraphCompiler().compile(ge.GraphParser().parse_onnx(model), optimization_level=3)
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    session = onnxruntime.InferenceSession(model.SerializeToString())
+    x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    executor.run(x)
+    monkeypatch.setattr(cube_steps, "from_device", _refuse)
+    monkeypatch.setattr(cube_steps, "to_device", _refuse)
+    (got,) = executor.run(x)
+    np.testing.assert_allclose(got, session.run(None, {"x": x})[0], rtol=RTOL, atol=ATOL)
