@@ -187,7 +187,8 @@ class MatrixStep:
 class CubeStep:
     """A product `ON_CUBE` computes with its results: a call reads the operands' slots and writes
     every result's. For a fused op it writes its base op's result alone, rounded to `dtype` (the
-    epilogue argument's type); the kernel runs the epilogue as its own ops after it."""
+    epilogue argument's type); the kernel runs the epilogue as its own ops after it. The operands'
+    slots and formats and the product's plan are resolved here, so a call reads a list."""
 
     def __init__(
         self,
@@ -197,24 +198,24 @@ class CubeStep:
         targets: tuple[int, ...],
         dtype: np.dtype | None = None,
     ):
-        self.op, self.operands, self.k_step, self.targets = op, dict(operands), k_step, targets
-        fused = isinstance(op, graph.FusedOp)
-        self.inputs = list(op.base_operands if isinstance(op, graph.FusedOp) else op.operands)
+        self.op, self.k_step, self.targets = op, k_step, targets
+        self.fused = isinstance(op, graph.FusedOp)
+        inputs = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
+        self.reads = [operands[v] for v in inputs]
         self.result_type = tensor_type(op.results[0])
         self.dtype = dtype if dtype is not None else numpy_dtype(self.result_type.element_type)
-        self.fused = fused
-        self.product = ON_CUBE[base(op)]
+        self.product = ON_CUBE[base(op)](op, k_step)
 
     def __call__(self, slots: list[Any]) -> None:
-        env = {v: Stored(slots[i], fmt, t, groups) for v, (i, fmt, t, groups) in self.operands.items()}
-        result = self.product(self.op, self.inputs, env, self.k_step)
+        stored = [Stored(slots[slot], fmt, t, groups) for slot, fmt, t, groups in self.reads]
+        result = self.product(stored)
         if base(self.op) is graph.Conv2DOp and isinstance(result, np.ndarray):
             result = from_device(result, "NC1HWC0", self.result_type.get_shape())
         if result is None and self.fused:  # the cube does not take it: the base op's semantics
             assert isinstance(self.op, graph.FusedOp)
-            result = IMPLEMENTATIONS[self.op.BASE](self.op, *(widen(env[v].logical()) for v in self.inputs))
+            result = IMPLEMENTATIONS[self.op.BASE](self.op, *(widen(s.logical()) for s in stored))
         elif result is None:
-            result = tuple(evaluate(self.op, [env[v].logical() for v in self.inputs]))
+            result = tuple(evaluate(self.op, [s.logical() for s in stored]))
         if isinstance(result, tuple):  # a layer's several results, already in their types
             for target, value in zip(self.targets, result, strict=True):
                 slots[target] = value
@@ -241,45 +242,48 @@ def conv_parameters(op: Operation, x: TensorType, w: TensorType) -> dict[str, An
 # The table
 # --------------------------------------------------------------------------------------------
 
-Product = Callable[
-    [Operation, list[SSAValue], dict[SSAValue, Stored], int | None],
-    np.ndarray | tuple[np.ndarray, ...] | None,
-]
-"""A product on the cube: (op, its product's operands, the kernel values, k_step) -> its
-accumulator, its results, or None when the cube does not take it (the semantics run instead)."""
+Product = Callable[[list[Stored]], np.ndarray | tuple[np.ndarray, ...] | None]
+"""A product prepared for one op: its product's operands as stored -> its accumulator, its
+results, or None when the cube does not take them (the semantics run instead)."""
 
 
-def _conv2d_on_cube(
-    op: Operation, operands: list[SSAValue], env: dict[SSAValue, Stored], k_step: int | None
-) -> np.ndarray | None:
-    x, w = env[operands[0]], env[operands[1]]
-    if len(x.type.get_shape()) != 4:
-        return None
-    parameters = conv_parameters(op, x.type, w.type)
-    bias = widen(env[operands[2]].logical()) if len(operands) > 2 else None
-    return conv2d(
-        x.stored("NC1HWC0"),
-        w.stored("FRACTAL_Z", parameters["groups"]),
-        bias=bias,
-        k_step=k_step,
-        **parameters,
-    )
+def _conv2d_on_cube(op: Operation, k_step: int | None) -> Product:
+    def run(operands: list[Stored]) -> np.ndarray | None:
+        x, w = operands[0], operands[1]
+        if len(x.type.get_shape()) != 4:
+            return None
+        parameters = conv_parameters(op, x.type, w.type)
+        bias = widen(operands[2].logical()) if len(operands) > 2 else None
+        return conv2d(
+            x.stored("NC1HWC0"),
+            w.stored("FRACTAL_Z", parameters["groups"]),
+            bias=bias,
+            k_step=k_step,
+            **parameters,
+        )
+
+    return run
 
 
-def _matmul_on_cube(
-    op: Operation, operands: list[SSAValue], env: dict[SSAValue, Stored], k_step: int | None
-) -> np.ndarray:
-    read = {v: (i, env[v].format, env[v].type, 1) for i, v in enumerate(operands)}
-    return MatrixStep(op, read, k_step, 0, FLOAT32).product([env[v].array for v in operands])
+def _matmul_on_cube(op: Operation, k_step: int | None) -> Product:
+    def run(operands: list[Stored]) -> np.ndarray:
+        values = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
+        read = {v: (i, s.format, s.type, 1) for i, (v, s) in enumerate(zip(values, operands, strict=True))}
+        return MatrixStep(op, read, k_step, 0, FLOAT32).product([s.array for s in operands])
+
+    return run
 
 
-def _products_on_cube(
-    op: Operation, operands: list[SSAValue], env: dict[SSAValue, Stored], k_step: int | None
-) -> np.ndarray | tuple[np.ndarray, ...] | None:
-    return products.on_cube(op, [env[v].logical() for v in operands], k_step)
+def _products_on_cube(op: Operation, k_step: int | None) -> Product:
+    product = products.CubeProduct(k_step)  # its plans kept from launch to launch
+
+    def run(operands: list[Stored]) -> np.ndarray | tuple[np.ndarray, ...] | None:
+        return products.on_cube(op, [s.logical() for s in operands], product)
+
+    return run
 
 
-ON_CUBE: dict[type[Operation], Product] = {
+ON_CUBE: dict[type[Operation], Callable[[Operation, int | None], Product]] = {
     graph.Conv2DOp: _conv2d_on_cube,
     graph.MatMulOp: _matmul_on_cube,
     graph.GemmOp: _matmul_on_cube,
@@ -291,7 +295,8 @@ ON_CUBE: dict[type[Operation], Product] = {
     graph.ConvTranspose3DOp: _products_on_cube,
     graph.Conv3DOp: _products_on_cube,
 }
-"""The matrix products the emulated cube computes, `k_step` elements of K at a time: conv2d,
+"""The matrix products the emulated cube computes, `k_step` elements of K at a time, each entry
+preparing one op's `Product` when its kernel is prepared: conv2d,
 matmul and gemm as fractal tile products (accumulators; a fused op's epilogue follows), the
 others' products through `ge.emulator.products` (every result, in its type). Other ops run on the
 shared semantics."""

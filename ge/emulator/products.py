@@ -33,10 +33,10 @@ FLOAT32 = np.dtype(np.float32)
 
 
 def on_cube(
-    op: Operation, operands: Sequence[np.ndarray], k_step: int | None
+    op: Operation, operands: Sequence[np.ndarray], product: CubeProduct
 ) -> np.ndarray | tuple[np.ndarray, ...] | None:
     """`op`'s results, each in its result type's dtype, with the op's matrix products run on the
-    cube `k_step` elements of K at a time (None: all of K in one step).
+    cube by `product` (its k-step: K elements contracted per step; None: all of K in one step).
 
     `operands` are the op's logical operand values. None when the products' operands are not
     floats (the cube's integer path takes convolutions and matrix products only): the caller runs
@@ -45,7 +45,7 @@ def on_cube(
     arrays = [widen(a) for a in operands]  # fp16 and bf16 as fp32, exactly
     if any(a.dtype.kind != "f" for a in arrays[:2]):
         return None
-    with CubeProduct(k_step) as product:
+    with product:
         if isinstance(op, graph.FusedOp):  # the base op's result in fp32: the caller applies the epilogue
             return IMPLEMENTATIONS[op.BASE](op, *arrays, product=product)
         values = IMPLEMENTATIONS[type(op)](op, *arrays, product=product)
@@ -73,7 +73,8 @@ class CubeProduct:
         self._configured_threads: int | None = None
         self._one_thread = False
         # Per pair of operand shapes: the k-steps, and whether the product is small enough for the
-        # one BLAS thread; a recurrent layer asks the same shapes at every time step.
+        # one BLAS thread; a recurrent layer asks the same shapes at every time step, and a
+        # kernel's step keeps its `CubeProduct` from launch to launch.
         self._plans: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[list[slice], bool]] = {}
 
     def __enter__(self) -> CubeProduct:

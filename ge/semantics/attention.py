@@ -7,6 +7,7 @@ with the values. Query rows whose bias forbids every key give zeros.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -37,11 +38,10 @@ def attention(
     raw = product(q * root, np.swapaxes(k * root, -1, -2))
     softcap = get_float(op, "softcap", 0.0)
     capped = dtype(softcap) * np.tanh(raw / dtype(softcap)) if softcap > 0 else raw
-    bias = _bias(op, mask, raw.shape[-2:], dtype)
+    bias, masked_rows = _bias(op, mask, raw.shape[-2:], np.dtype(dtype))
     biased = capped if bias is None else capped + bias
     probs = _softmax(biased, op)
-    if bias is not None:
-        masked_rows = np.isneginf(np.max(bias, axis=-1, keepdims=True))
+    if masked_rows is not None:
         probs = np.where(masked_rows, dtype(0), probs)
     y = product(probs, v)
     output = property_of(op, "scores_output", StringAttr)
@@ -54,17 +54,33 @@ def attention(
 IMPLEMENTATIONS: dict[type, Implementation] = {AttentionOp: attention}
 
 
-def _bias(op: AttentionOp, mask: np.ndarray | None, shape: tuple[int, int], dtype: type) -> np.ndarray | None:
-    """The additive bias of the mask and the causal rule (0 where allowed, -inf where not)."""
-    bias = None
-    if mask is not None:
-        bias = np.where(mask, dtype(0), dtype(-np.inf)) if mask.dtype == np.bool_ else mask
+def _bias(
+    op: AttentionOp, mask: np.ndarray | None, shape: tuple[int, int], dtype: np.dtype
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The additive bias of the mask and the causal rule (0 where allowed, -inf where not), and the
+    query rows it forbids every key (None when it forbids none)."""
+    causal = None
     if get_flag(op, "is_causal"):
-        rows, cols = np.arange(shape[0])[:, None], np.arange(shape[1])[None, :]
-        allowed = cols <= rows + get_int(op, "causal_offset", 0)
-        causal = np.where(allowed, dtype(0), dtype(-np.inf))
-        bias = causal if bias is None else bias + causal
-    return bias
+        causal = _causal_bias(shape, get_int(op, "causal_offset", 0), dtype)
+    if mask is None:
+        return (None, None) if causal is None else causal
+    bias = np.where(mask, dtype.type(0), dtype.type(-np.inf)) if mask.dtype == np.bool_ else mask
+    if causal is not None:
+        bias = bias + causal[0]
+    return bias, np.isneginf(np.max(bias, axis=-1, keepdims=True))
+
+
+@functools.lru_cache(maxsize=64)
+def _causal_bias(
+    shape: tuple[int, int], offset: int, dtype: np.dtype
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The causal rule's bias for `shape` (query rows, keys), read-only: it depends on nothing a
+    run gives, so it is built once per shape. With the rows it forbids every key (None if none)."""
+    rows, cols = np.arange(shape[0])[:, None], np.arange(shape[1])[None, :]
+    bias = np.where(cols <= rows + offset, dtype.type(0), dtype.type(-np.inf))
+    masked = np.isneginf(np.max(bias, axis=-1, keepdims=True))
+    bias.flags.writeable = masked.flags.writeable = False
+    return bias, masked if masked.any() else None
 
 
 def _softmax(x: np.ndarray, op: AttentionOp) -> np.ndarray:
