@@ -76,8 +76,9 @@ def erf_fp32(x: np.ndarray) -> np.ndarray:
 
 
 def _horner(x: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
-    result = np.full_like(x, coefficients[0])
-    for c in coefficients[1:]:
+    result = x * coefficients[0]
+    result += coefficients[1]
+    for c in coefficients[2:]:
         result *= x
         result += c
     return result
@@ -93,7 +94,10 @@ def _gelu(op: Operation, x: np.ndarray) -> np.ndarray | tuple[np.ndarray, ...]:
         return IMPLEMENTATIONS[graph.GeluOp](op, x)
     with np.errstate(over="ignore", invalid="ignore"):
         half = np.float32(0.5) * x.astype(np.float32, copy=False)
-        return half + half * erf_fp32(x * np.float32(1 / math.sqrt(2)))
+        gelu = erf_fp32(x * np.float32(1 / math.sqrt(2)))
+        gelu *= half
+        gelu += half
+        return gelu
 
 
 _OWN: dict[type[Operation], Implementation] = {graph.ErfOp: _erf, graph.GeluOp: _gelu}
