@@ -197,7 +197,7 @@ def max_pool(op: MaxPoolOp | MaxPool3DOp, x: np.ndarray) -> np.ndarray:
     # The maximum of each window, one window position at a time: a pass over the output per
     # position is many times faster than numpy's reduction over small strided axes, and exact.
     positions = itertools.product(*(range(k) for k in kernel))
-    result = windows[(Ellipsis, *next(positions))].copy()
+    result = windows[(Ellipsis, *next(positions))].copy(order="K")  # in the input's memory order
     for position in positions:
         np.maximum(result, windows[(Ellipsis, *position)], out=result)
     return result
@@ -335,7 +335,13 @@ def _pad(
         widths.append((before, after))
     if not any(before or after for before, after in widths):
         return x
-    return np.pad(x, widths, constant_values=value)
+    # Filled and copied rather than `np.pad`, which lays its result out in C order: this keeps
+    # the memory order of `x` (a channels-last view stays channels-last), so the windows read it
+    # with unit strides.
+    shape = tuple(size + before + after for size, (before, after) in zip(x.shape, widths, strict=True))
+    padded = np.full_like(x, value, shape=shape)
+    padded[tuple(slice(before, before + size) for size, (before, _) in zip(x.shape, widths, strict=True))] = x
+    return padded
 
 
 def _windows(padded: np.ndarray, kernel: Sizes, strides: Sizes, dilations: Sizes, out: Sizes) -> np.ndarray:
