@@ -63,13 +63,20 @@ class Convolution:
     order: np.ndarray | None = field(default=None, repr=False)
     """Narrow route: the (c, i, j) taps in device K order."""
 
-    def __call__(self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None) -> np.ndarray:
+    def __call__(
+        self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None, into: np.ndarray | None = None
+    ) -> np.ndarray:
+        """The NC1HWC0 accumulator, stored in `into` if given (C-contiguous, of its shape and dtype)."""
         if x.shape != self.x_shape or w.shape != self.w_shape:
             raise ValueError(
                 f"conv2d: planned for x {self.x_shape} and w {self.w_shape}, got {x.shape} and {w.shape}"
             )
         if self.route == DEPTHWISE_ROWS:
-            return self._depthwise_rows(x, w, bias)
+            total = self._depthwise_rows(x, w, bias)
+            if into is None:
+                return total
+            into[...] = total
+            return into
         n, ho, wo = self.x_shape[0], *self.out_size
         if self.route == DEPTHWISE:
             out = self._depthwise(x, w).reshape(n * ho * wo, self.out_channels)
@@ -77,7 +84,7 @@ class Convolution:
             out = self._narrow(x, w).reshape(n * ho * wo, self.out_channels)
         else:
             out = self._general(x, w)
-        return stored_nc1hwc0(out, (n, ho, wo), self.out_channels, self.x_shape[-1], bias)
+        return stored_nc1hwc0(out, (n, ho, wo), self.out_channels, self.x_shape[-1], bias, into)
 
     # ----------------------------------------------------------------------------------------
 

@@ -52,8 +52,10 @@ def matmul(
     trans_a: bool = False,
     trans_b: bool = False,
     k_step: int | None = None,
+    into: np.ndarray | None = None,
 ) -> np.ndarray:
-    """The accumulator of the product (..., M, K) x (..., K, N) run on the cube.
+    """The accumulator of the product (..., M, K) x (..., K, N) run on the cube (summed in `into`
+    if given, a C-contiguous array of the accumulator's shape and dtype).
 
     `a` is logical (..., M, K), or (..., K, M) when `trans_a`, if `a_format` is "ND", else the
     FRACTAL_NZ form of that matrix; `b` likewise with (..., K, N) / (..., N, K) when `trans_b`. Batch
@@ -72,7 +74,7 @@ def matmul(
     # accumulator's real (M, N) is computed from the real rows and columns alone.
     steps = [slice(start, start + width) for start, width in k_steps(k, k_step)]
     rows, columns = left.astype(compute, copy=False), right.astype(compute, copy=False)
-    return accumulate(rows, columns, steps, accumulator, largest)
+    return accumulate(rows, columns, steps, accumulator, largest, into=into)
 
 
 def k_steps(k_total: int, k_step: int | None) -> list[tuple[int, int]]:
@@ -92,6 +94,7 @@ def accumulate(
     accumulator: np.dtype,
     largest_product: int = 1,
     choose_threads: bool = True,
+    into: np.ndarray | None = None,
 ) -> np.ndarray:
     """sum over `steps` of rows[..., step] @ columns[..., step, :]: one BLAS product per k-step over
     the whole (..., M, N) (`step_product`), each added into the `accumulator` (float32 or int32) in
@@ -103,7 +106,8 @@ def accumulate(
     the compiler chooses (k <= 256) satisfies; a wider step (an untiled kernel) is contracted in
     exact pieces, which gives the same integers. The int32 accumulator wraps as the hardware's does.
     With `choose_threads`, a product below `ONE_THREAD_PRODUCTS` runs on one BLAS thread; without,
-    on whatever the caller set.
+    on whatever the caller set. `into`, if given, is the accumulator: a C-contiguous array of the
+    product's shape and the accumulator dtype.
     """
     if accumulator == np.int32:
         exact = max(1, (EXACT_FP32_INTEGER - 1) // largest_product)
@@ -112,9 +116,16 @@ def accumulate(
     if columns.shape[:-2] != batch:
         batch = np.broadcast_shapes(batch, columns.shape[:-2])
     m, n, count = rows.shape[-2], columns.shape[-1], math.prod(batch)
+    if into is not None and (
+        into.shape != (*batch, m, n) or into.dtype != accumulator or not into.flags.c_contiguous
+    ):
+        raise ValueError(
+            f"accumulate: a {accumulator} accumulator of {(*batch, m, n)}, not {into.dtype} {into.shape}"
+        )
+    total = np.empty((*batch, m, n), accumulator) if into is None else into
     if not steps:
-        return np.zeros((*batch, m, n), accumulator)
-    total = np.empty((*batch, m, n), accumulator)
+        total[...] = 0
+        return total
     out = total
     if count == 1:  # one matrix: the 2-D product BLAS adds into L0C in place
         rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])

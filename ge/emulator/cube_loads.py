@@ -129,10 +129,16 @@ def sum_taps(
 
 
 def stored_nc1hwc0(
-    out: np.ndarray, pixels: tuple[int, int, int], channels: int, c0: int, bias: np.ndarray | None
+    out: np.ndarray,
+    pixels: tuple[int, int, int],
+    channels: int,
+    c0: int,
+    bias: np.ndarray | None,
+    into: np.ndarray | None = None,
 ) -> np.ndarray:
     """The NC1HWC0 result (N, C1, Ho, Wo, c0) of the accumulator rows `out` (N * Ho * Wo, at least
-    `channels` columns), `bias` added to the real channels and the padded lanes zero."""
+    `channels` columns), `bias` added to the real channels and the padded lanes zero; stored in
+    `into` if given (a C-contiguous array of that shape and the accumulator's dtype)."""
     width = math.ceil(channels / c0) * c0
     if out.shape[1] < width:
         wider = np.zeros((out.shape[0], width), out.dtype)
@@ -144,8 +150,12 @@ def stored_nc1hwc0(
     if bias is not None:
         out[:, :channels] += np.asarray(bias).astype(out.dtype).reshape(channels)
     n, ho, wo = pixels
+    if into is None:
+        into = np.empty((n, width // c0, ho, wo, c0), out.dtype)
     if not out.flags.c_contiguous:
-        return np.ascontiguousarray(out.reshape(n, ho, wo, width // c0, c0).transpose(0, 3, 1, 2, 4))
-    blocks = out.view(np.dtype((np.void, c0 * out.itemsize))).reshape(n, ho * wo, width // c0)
-    moved = np.ascontiguousarray(blocks.transpose(0, 2, 1))
-    return moved.view(out.dtype).reshape(n, width // c0, ho, wo, c0)
+        into[...] = out.reshape(n, ho, wo, width // c0, c0).transpose(0, 3, 1, 2, 4)
+        return into
+    block = np.dtype((np.void, c0 * out.itemsize))
+    blocks = out.view(block).reshape(n, ho * wo, width // c0)
+    into.view(block).reshape(n, width // c0, ho * wo)[...] = blocks.transpose(0, 2, 1)
+    return into

@@ -89,7 +89,7 @@ def accumulates(op: Operation) -> bool:
 
 def accumulator_step(
     op: Operation, operands: Mapping[SSAValue, Operand], k_step: int | None, target: int, dtype: np.dtype
-) -> Callable[[list[Any]], None]:
+) -> ConvolutionStep | MatrixStep:
     """The step writing `op`'s accumulator, rounded to `dtype`, into slot `target` (`op` is one
     `accumulates` holds for)."""
     if base(op) is graph.Conv2DOp:
@@ -111,6 +111,8 @@ class ConvolutionStep:
         x, w, *bias = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
         self.x, self.w, self.bias = operands[x], operands[w], operands[bias[0]] if bias else None
         self.target, self.dtype = target, dtype
+        self.destination: int | None = None
+        """The slot of the array to store the accumulator into (the kernel's output), if any."""
         parameters = conv_parameters(op, tensor_type(x), tensor_type(w))
         self.groups = parameters["groups"]
         c0 = c0_of(bitwidth_of(tensor_type(x).element_type))
@@ -126,12 +128,18 @@ class ConvolutionStep:
         except ValueError as error:
             raise GeError(f"{describe(op)}: {error}") from None
 
+    @property
+    def writes_into(self) -> bool:
+        """Whether the accumulator is stored as it is, so it may go straight into an output."""
+        return self.dtype == self.convolution.accumulator
+
     def __call__(self, slots: list[Any]) -> None:
         x = _stored(slots, self.x, "NC1HWC0", 1)
         w = _stored(slots, self.w, "FRACTAL_Z", self.groups)
         bias = None if self.bias is None else widen(_logical(slots, self.bias))
+        into = None if self.destination is None else slots[self.destination]
         with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
-            slots[self.target] = self.convolution(x, w, bias).astype(self.dtype, copy=False)
+            slots[self.target] = self.convolution(x, w, bias, into=into).astype(self.dtype, copy=False)
 
 
 class MatrixStep:
@@ -159,13 +167,19 @@ class MatrixStep:
         self.n = b_shape[-2] if self.trans_b else b_shape[-1]
         self.a_format = "FRACTAL_NZ" if self.a[1] == "FRACTAL_NZ" else "ND"
         self.b_format = "FRACTAL_NZ" if self.b[1] == "FRACTAL_NZ" else "ND"
+        accumulator = cube.accumulation_dtypes(*(numpy_dtype(v[2].element_type) for v in (self.a, self.b)))[1]
+        self.writes_into = not self.gemm and dtype == accumulator
+        """Whether the accumulator is the result as it is, so it may go straight into an output."""
+        self.destination: int | None = None
+        """The slot of the array to accumulate into (the kernel's output), if any."""
 
     def __call__(self, slots: list[Any]) -> None:
+        into = None if self.destination is None else slots[self.destination]
         with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
-            slots[self.target] = self.product(slots).astype(self.dtype, copy=False)
+            slots[self.target] = self.product(slots, into).astype(self.dtype, copy=False)
 
-    def product(self, slots: list[Any]) -> np.ndarray:
-        """The accumulator (float32, int32 for 8-bit inputs)."""
+    def product(self, slots: list[Any], into: np.ndarray | None = None) -> np.ndarray:
+        """The accumulator (float32, int32 for 8-bit inputs), summed in `into` if given."""
         product = cube.matmul(
             slots[self.a[0]],
             slots[self.b[0]],
@@ -177,6 +191,7 @@ class MatrixStep:
             trans_a=self.trans_a,
             trans_b=self.trans_b,
             k_step=self.k_step,
+            into=into,
         )
         if self.gemm:
             c = None if self.c is None else widen(_logical(slots, self.c))

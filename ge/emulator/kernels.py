@@ -34,11 +34,12 @@ from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError
 from ge.layout import from_device, to_device
 from ge.semantics import evaluate
+from ge.semantics.base import Ufunc
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 
 from . import vector
 from .cube_steps import FRAMEWORK, CubeStep, accumulates, accumulator_step, base, cube_ready
-from .functions import vector_implementation
+from .functions import vector_implementation, writes_into
 from .tiles import prepare_cube
 
 NARROW = (np.dtype(np.float16), bfloat16)
@@ -69,6 +70,12 @@ class PreparedKernel:
         checked: list[Step] = []
         fast: list[Step] = []
         ops = list(block.ops)
+        # A value the kernel returns (first return only), with its output's index and format; a
+        # step computing it as stored may write it straight into the output (`_claim`).
+        self._returned: dict[SSAValue, tuple[int, str]] = {}
+        for index, (value, fmt) in enumerate(zip(ops[-1].operands, kernel.out_formats, strict=True)):
+            self._returned.setdefault(value, (index, fmt))
+        self._destinations: list[tuple[int, int]] = []  # (output index, slot its writer reads)
         for op in ops[:-1]:
             self._prepare_op(op, checked, fast)
         self._encodes = [
@@ -83,18 +90,27 @@ class PreparedKernel:
         ]
         self._steps, self._fast_steps = checked, fast
 
-    def __call__(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> None:
+    def __call__(
+        self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray], apart: Sequence[bool] = ()
+    ) -> None:
+        """Runs the kernel on `inputs`, storing its results in `outputs`. An output whose
+        `apart` entry is True shares no byte with any input: the step computing it writes it
+        there directly. Every other result is computed before any is stored, as an output may
+        share an input's bytes."""
         slots = self._template.copy()
         slots[: self._arity] = inputs
+        for index, slot in self._destinations:
+            if index < len(apart) and apart[index]:
+                slots[slot] = outputs[index]
         for step in self._steps:
             step(slots)
-        # Every result is computed before any is stored, as an output may share an input's bytes.
         results = [
             slots[i] if fmt in FRAMEWORK or not c0 else to_device(slots[i], fmt, c0)
             for i, fmt, c0 in self._encodes
         ]
         for output, result in zip(outputs, results, strict=True):
-            np.copyto(output, result)
+            if result is not output:  # not written in place by its step
+                np.copyto(output, result)
         self._steps = self._fast_steps
 
     # ----------------------------------------------------------------------------------------
@@ -103,6 +119,22 @@ class PreparedKernel:
         self._slots[value] = len(self._template)
         self._template.append(None)
         return self._slots[value]
+
+    def _claim(self, value: SSAValue, stored_format: str) -> int | None:
+        """The slot that holds, at a call, the output array `value` is returned in (None when the
+        output shares bytes with an input), for a step that computes `value` in `stored_format`
+        to write into; None when `value` is not returned in that format."""
+        returned = self._returned.get(value)
+        if returned is None:
+            return None
+        index, fmt = returned
+        if fmt != stored_format and not (fmt in FRAMEWORK and stored_format in FRAMEWORK):
+            return None
+        del self._returned[value]  # one writer per output
+        slot = len(self._template)
+        self._template.append(None)
+        self._destinations.append((index, slot))
+        return slot
 
     def _logical_slot(self, value: SSAValue, checked: list[Step], fast: list[Step]) -> int:
         """The slot of `value`'s logical array: a kernel input in a device format is decoded once
@@ -127,7 +159,9 @@ class PreparedKernel:
         if cube_ready(op, self._stored):
             self._prepare_cube(op, checked, fast)
             return
-        on_device = vector.on_device(op, self._stored, self._slots, self._template)
+        on_device = vector.on_device(
+            op, self._stored, self._slots, self._template, partial(self._claim, op.results[0])
+        )
         if on_device is not None:  # computed on the stored arrays; read by later ops as stored
             result_format, step, checked_step = on_device
             target = self._new_slot(op.results[0])
@@ -148,7 +182,11 @@ class PreparedKernel:
         )
         dtypes = tuple(numpy_dtype(tensor_type(r).element_type) for r in op.results)
         if len(results) == 1 and not any(narrow):
-            fast.append(partial(_single_step, implementation, op, operands, results[0], dtypes[0]))
+            destination = None
+            if writes_into(implementation, op):
+                destination = self._claim(op.results[0], "ND")
+            step = partial(_single_step, implementation, op, operands, results[0], dtypes[0], destination)
+            fast.append(step)
         else:
             fast.append(partial(_vector_step, implementation, op, operands, narrow, results, dtypes))
 
@@ -170,6 +208,8 @@ class PreparedKernel:
             step = accumulator_step(op, operands, k_step, self._new_slot(product), dtype)
             if base(op) is graph.Conv2DOp:
                 self._stored[product] = ("NC1HWC0", tensor_type(product), 1)
+            if epilogue is None and step.writes_into:
+                step.destination = self._claim(product, "NC1HWC0" if base(op) is graph.Conv2DOp else "ND")
         elif epilogue is not None:
             step = CubeStep(op, operands, k_step, (self._new_slot(product),), dtype)
         else:
@@ -182,9 +222,11 @@ class PreparedKernel:
         for arg, extra in zip(epilogue.args[1:], op.extra_operands, strict=True):
             self._bind(arg, extra, checked, fast)
         inner = list(epilogue.ops)
+        (returned,) = inner[-1].operands
+        if op.results[0] in self._returned and returned.type == op.results[0].type:
+            self._returned[returned] = self._returned.pop(op.results[0])  # computed by the epilogue
         for inner_op in inner[:-1]:
             self._prepare_op(inner_op, checked, fast)
-        (returned,) = inner[-1].operands
         self._bind(op.results[0], returned, checked, fast)
 
     def _bind(self, value: SSAValue, source: SSAValue, checked: list[Step], fast: list[Step]) -> None:
@@ -232,8 +274,14 @@ def _single_step(
     operands: tuple[int, ...],
     result: int,
     dtype: np.dtype,
+    destination: int | None,
     slots: list,
 ) -> None:
+    if destination is not None and slots[destination] is not None:
+        assert isinstance(implementation, Ufunc)
+        implementation.into(slots[destination], *[slots[i] for i in operands])
+        slots[result] = slots[destination]
+        return
     value = implementation(op, *[slots[i] for i in operands])
     if isinstance(value, tuple | list):
         (value,) = value

@@ -157,7 +157,21 @@ class RunPlan:
             for index, value in enumerate(values):
                 if value in self._derived:
                     self._patches.append((arrays[-1], index, *self._derived[value]))
-        self._launches.append(partial(kernel, arrays[0], arrays[1]))
+        self._launches.append(partial(kernel, arrays[0], arrays[1], self._apart(op)))
+
+    def _apart(self, op: LaunchOp) -> tuple[bool, ...]:
+        """For each output of launch `op`, whether it shares no byte with any of its inputs, so a
+        kernel may write it while still reading them. A buffer bound to a model input or output
+        is the caller's array or a fresh one per run, apart from every other buffer."""
+
+        def separate(value: SSAValue, output: SSAValue) -> bool:
+            if root_buffer(value) is root_buffer(output):
+                return False
+            if _bound(value) or _bound(output):
+                return True
+            return not np.may_share_memory(self.views[value], self.views[output])
+
+        return tuple(all(separate(value, output) for value in op.inputs) for output in op.outputs)
 
     def _prepare_outputs(self, op: OutputsOp) -> None:
         # Outputs bound to the caller's memory are handed over as they are; the others (an input,
@@ -217,6 +231,12 @@ def accesses(model: ModelOp, views: dict[SSAValue, np.ndarray], arena: np.ndarra
 
 def _same(array: np.ndarray) -> np.ndarray:
     return array
+
+
+def _bound(value: SSAValue) -> bool:
+    """Whether `value` is (a view of) a buffer bound to a model input or output."""
+    owner = root_buffer(value).owner
+    return isinstance(owner, BufferOp) and owner.bound
 
 
 def _derive(op: ViewOp | SubviewOp, parent: Derive) -> Derive:

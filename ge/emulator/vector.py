@@ -31,9 +31,10 @@ from ge.dialects.formats import FRACTAL, bitwidth_of, c0_of, device_shape
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError
 from ge.layout import to_device
+from ge.semantics.base import Ufunc
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 
-from .functions import vector_implementation
+from .functions import vector_implementation, writes_into
 
 DEVICE_FORMATS = ("NC1HWC0", "FRACTAL_NZ")
 NARROW = (np.dtype(np.float16), bfloat16)
@@ -46,12 +47,18 @@ Stored = Mapping[SSAValue, tuple[str, TensorType, int]]
 
 
 def on_device(
-    op: Operation, stored: Stored, slots: Mapping[SSAValue, int], template: Sequence[Any]
+    op: Operation,
+    stored: Stored,
+    slots: Mapping[SSAValue, int],
+    template: Sequence[Any],
+    claim: Callable[[str], int | None] = lambda fmt: None,
 ) -> tuple[str | None, Compute, Compute] | None:
     """How the vector unit computes `op` on its operands' device formats: (the result's format,
     None for a logical result; the step; the same step checking the result's shape and dtype), or
     None when `op` is not computed this way. `stored` holds the values in a device format, `slots`
-    every value's slot, `template` the constants' arrays by slot."""
+    every value's slot, `template` the constants' arrays by slot. An elementwise op that is one
+    ufunc asks `claim` (with its result's format) for the slot of an array to write its result
+    into (the kernel's output), if there is one."""
     if len(op.results) != 1 or not op.operands:
         return None
     on_device = [v for v in op.operands if v in stored and stored[v][0] in DEVICE_FORMATS]
@@ -63,7 +70,7 @@ def on_device(
     c0 = c0_of(bitwidth_of(result.element_type))
     if any(c0_of(bitwidth_of(tensor_type(v).element_type)) != c0 for v in on_device):
         return None  # a cast between 8-bit and wider types changes the channel block
-    prepared = _prepare(op, fmt, result, c0, stored, slots, template)
+    prepared = _prepare(op, fmt, result, c0, stored, slots, template, claim)
     if prepared is None:
         return None
     result_format, compute = prepared
@@ -86,6 +93,7 @@ def _prepare(
     stored: Stored,
     slots: Mapping[SSAValue, int],
     template: Sequence[Any],
+    claim: Callable[[str], int | None],
 ) -> tuple[str | None, Compute] | None:
     implementation = vector_implementation(op)
     if implementation is None:
@@ -103,7 +111,9 @@ def _prepare(
             if source is None:
                 return None
             sources.append(source)
-        return fmt, partial(_elementwise, implementation, op, tuple(sources), narrow, dtype, zero)
+        destination = claim(fmt) if writes_into(implementation, op) else None
+        compute = partial(_elementwise, implementation, op, tuple(sources), narrow, dtype, zero, destination)
+        return fmt, compute
     if fmt != "NC1HWC0" or len(shape) != 4:
         return None
     if isinstance(op, graph.ConcatOp):
@@ -205,10 +215,18 @@ def _elementwise(
     narrow: bool,
     dtype: np.dtype,
     zero: Callable[[np.ndarray], None],
+    destination: int | None,
     target: int,
     slots: list[Any],
 ) -> None:
     arrays = [_read(source, slots) for source in sources]
+    if destination is not None and slots[destination] is not None:  # the kernel's output, apart
+        assert isinstance(implementation, Ufunc)
+        value = slots[destination]
+        implementation.into(value, *arrays)
+        zero(value)
+        slots[target] = value
+        return
     if narrow:
         arrays = [a.astype(np.float32) if a.dtype in NARROW else a for a in arrays]
     with np.errstate(all="ignore"):  # padded lanes may divide zero by zero; they are zeroed below

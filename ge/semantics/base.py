@@ -18,6 +18,28 @@ Implementation = Callable[..., np.ndarray | tuple[np.ndarray, ...]]
 """`f(op, *operands) -> array` (a tuple of arrays for an op of several results), computed in the
 compute dtype (float32 for 16-bit floats)."""
 
+
+class Ufunc:
+    """The implementation of an op that is one numpy ufunc over its operands (ReLU's with a zero
+    of its operand's type after it: maximum(x, 0)). Called, it computes a fresh result, as every
+    implementation does; `into` writes the same values into a given array of the result's dtype
+    (numpy's `out`), which lets the emulator write a kernel's result where it is stored."""
+
+    def __init__(self, ufunc: np.ufunc, with_zero: bool = False):
+        self.ufunc, self.with_zero = ufunc, with_zero
+
+    def __call__(self, op: Operation, *operands: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return self.ufunc(*operands, *self._constants(operands))
+
+    def into(self, out: np.ndarray, *operands: np.ndarray) -> None:
+        with np.errstate(all="ignore"):
+            self.ufunc(*operands, *self._constants(operands), out=out)
+
+    def _constants(self, operands: tuple[np.ndarray, ...]) -> tuple[np.generic, ...]:
+        return (operands[0].dtype.type(0),) if self.with_zero else ()
+
+
 Product = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """How an op's matrix products are computed, `(..., M, K) x (..., K, N) -> (..., M, N)` with numpy's
 batch broadcasting: numpy's `matmul` by default; the emulator passes the cube's (k-steps in fp32)."""

@@ -7,8 +7,6 @@ with ONNX (including the sign rules of `mod`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from ge.dialects import graph as ops
@@ -16,15 +14,7 @@ from ge.dialects.common import describe, get_flag
 from ge.errors import GeError
 
 from . import casts
-from .base import Implementation
-
-
-def _binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Implementation:
-    def implementation(op: ops.GraphOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return function(lhs, rhs)
-
-    return implementation
+from .base import Implementation, Ufunc
 
 
 def _div(op: ops.DivOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -85,28 +75,28 @@ def _where(op: ops.WhereOp, condition: np.ndarray, x: np.ndarray, y: np.ndarray)
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {
-    ops.AddOp: _binary(np.add),
-    ops.SubOp: _binary(np.subtract),
-    ops.MulOp: _binary(np.multiply),
+    ops.AddOp: Ufunc(np.add),
+    ops.SubOp: Ufunc(np.subtract),
+    ops.MulOp: Ufunc(np.multiply),
     ops.DivOp: _div,
     ops.ModOp: _mod,
-    ops.MaxOp: _binary(np.maximum),
-    ops.MinOp: _binary(np.minimum),
+    ops.MaxOp: Ufunc(np.maximum),
+    ops.MinOp: Ufunc(np.minimum),
     ops.PowOp: _pow,
     ops.PReluOp: _prelu,
-    ops.BitwiseAndOp: _binary(np.bitwise_and),
-    ops.BitwiseOrOp: _binary(np.bitwise_or),
-    ops.BitwiseXorOp: _binary(np.bitwise_xor),
+    ops.BitwiseAndOp: Ufunc(np.bitwise_and),
+    ops.BitwiseOrOp: Ufunc(np.bitwise_or),
+    ops.BitwiseXorOp: Ufunc(np.bitwise_xor),
     ops.ShiftLeftOp: _shift(left=True),
     ops.ShiftRightOp: _shift(left=False),
-    ops.AndOp: _binary(np.logical_and),
-    ops.OrOp: _binary(np.logical_or),
-    ops.XorOp: _binary(np.logical_xor),
-    ops.EqualOp: _binary(np.equal),
-    ops.LessOp: _binary(np.less),
-    ops.LessEqualOp: _binary(np.less_equal),
-    ops.GreaterOp: _binary(np.greater),
-    ops.GreaterEqualOp: _binary(np.greater_equal),
+    ops.AndOp: Ufunc(np.logical_and),
+    ops.OrOp: Ufunc(np.logical_or),
+    ops.XorOp: Ufunc(np.logical_xor),
+    ops.EqualOp: Ufunc(np.equal),
+    ops.LessOp: Ufunc(np.less),
+    ops.LessEqualOp: Ufunc(np.less_equal),
+    ops.GreaterOp: Ufunc(np.greater),
+    ops.GreaterEqualOp: Ufunc(np.greater_equal),
     ops.WhereOp: _where,
     ops.CastOp: casts.cast,
 }

@@ -15,10 +15,13 @@ import numpy as np
 from ge.dialects import graph as ops
 from ge.dialects.common import get_flag
 
-from .base import Implementation
+from .base import Implementation, Ufunc
 
 
 def _math(function: Callable[[np.ndarray], np.ndarray]) -> Implementation:
+    if isinstance(function, np.ufunc):
+        return Ufunc(function)
+
     def implementation(op: ops.GraphOp, x: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
             return function(x)
@@ -35,10 +38,6 @@ def _activation(function: Callable[..., np.ndarray]) -> Implementation:
             return function(x, **params)
 
     return implementation
-
-
-def _relu(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, x.dtype.type(0))
 
 
 def _is_inf(op: ops.IsInfOp, x: np.ndarray) -> np.ndarray:
@@ -196,7 +195,7 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.AbsOp: _math(np.abs),
     ops.NegOp: _math(np.negative),
     ops.SignOp: _math(np.sign),
-    ops.ReluOp: _math(_relu),
+    ops.ReluOp: Ufunc(np.maximum, with_zero=True),
     ops.NotOp: _math(np.logical_not),
     ops.BitwiseNotOp: _math(np.invert),
     ops.IsNaNOp: _math(np.isnan),

@@ -312,9 +312,9 @@ def test_depthwise_convolution_runs_on_the_cube(
     routes: list[str] = []
     run = Convolution.__call__
 
-    def recorded(self: Convolution, *args: np.ndarray) -> np.ndarray:
+    def recorded(self: Convolution, *args: np.ndarray, **kwargs: np.ndarray | None) -> np.ndarray:
         routes.append(self.route)
-        return run(self, *args)
+        return run(self, *args, **kwargs)
 
     monkeypatch.setattr(Convolution, "__call__", recorded)
     (y,) = Emulator(compiled.module, compiled.weight_blob).run([x])

@@ -9,10 +9,12 @@ from xdsl.ir import Block, Operation
 
 import ge
 import ge.backend
+from ge.context import make_context
 from ge.dialects import graph as ops
-from ge.dialects.stream import EventRecordOp, EventWaitOp
+from ge.dialects.stream import EventRecordOp, EventWaitOp, KernelFuncOp
 from ge.emulator import Emulator, kernels, plan, runtime
 from ge.errors import GeError
+from ge.passes.stream.plan_memory import PlanMemoryPass
 from ge.semantics import core as semantics_core
 from tests.models import cnn, relu_add
 from tests.test_gears import compile_gears, small_cnn
@@ -223,3 +225,76 @@ def test_a_depthwise_convolution_reads_its_operands_as_stored(monkeypatch: pytes
     monkeypatch.setattr(cube_steps, "to_device", _refuse)
     (got,) = executor.run(x)
     np.testing.assert_allclose(got, session.run(None, {"x": x})[0], rtol=RTOL, atol=ATOL)
+
+
+def _kernel_copies(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the kernels whose launches copy a result into its output, recorded from here on."""
+    copies: list[str] = []
+    launching: list[str] = []
+    call = kernels.PreparedKernel.__call__
+
+    def launch(self: kernels.PreparedKernel, *args: object) -> None:
+        launching.append(self.name)
+        call(self, *args)  # pyright: ignore[reportArgumentType]
+
+    class Recording:
+        def __getattr__(self, name: str) -> object:
+            return getattr(np, name)
+
+        @staticmethod
+        def copyto(output: np.ndarray, result: np.ndarray) -> None:
+            copies.append(launching[-1])
+            np.copyto(output, result)
+
+    monkeypatch.setattr(kernels.PreparedKernel, "__call__", launch)
+    monkeypatch.setattr(kernels, "np", Recording())
+    return copies
+
+
+def test_results_are_written_where_they_are_stored(twin_cnn, monkeypatch: pytest.MonkeyPatch, rng) -> None:
+    """A convolution's accumulator, and its fused ReLU (one ufunc), go straight into the kernel's
+    output, with no copy after the kernel's steps."""
+    twin, compiled, session = twin_cnn
+    cube = [
+        op.sym_name.data
+        for op in compiled.module.walk()
+        if isinstance(op, KernelFuncOp) and op.unit.data.value == "cube" and "conv" in op.sym_name.data
+    ]
+    assert len(cube) == 2, "the two convolutions with their ReLUs"
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    executor.run(rng.standard_normal(twin.input_shape).astype(np.float32))
+    copies = _kernel_copies(monkeypatch)
+    x = rng.standard_normal(twin.input_shape).astype(np.float32)
+    (got,) = executor.run(x)
+    np.testing.assert_allclose(got, session.run(None, {twin.input_name: x})[0], rtol=RTOL, atol=ATOL)
+    assert copies, "the pooling kernels still copy their results: the recording works"
+    assert not set(cube) & set(copies)
+
+
+def test_a_kernel_writing_over_its_input_computes_before_it_stores(
+    monkeypatch: pytest.MonkeyPatch, rng
+) -> None:
+    """A ReLU the memory planner puts over its input (in place) is not written while it is read:
+    its result is computed first, then stored; a matmul writing apart from its inputs stores in
+    place."""
+    w1, w2 = (rng.standard_normal(shape).astype(np.float32) for shape in ((32, 256), (256, 8)))
+    g = ge.Graph()
+    x = g.add_input("x", shape=[4, 32])
+    h = g.add_relu(g.add_relu(g.add_matmul(x, g.add_constant(w1, name="w1"))))
+    g.add_output(g.add_matmul(h, g.add_constant(w2, name="w2")), "y")
+    compiled = ge.GraphCompiler().compile(g, optimization_level=0)
+    module = compiled.module.clone()
+    PlanMemoryPass().apply(make_context(), module)  # each ReLU over its input
+    emulator = Emulator(module, compiled.weight_blob)
+    launches = list(emulator.plan._launches)  # pyright: ignore[reportPrivateUsage]
+    apart = {launch.func.name: launch.args[2] for launch in launches}  # pyright: ignore[reportAttributeAccessIssue]
+    relus = [name for name in apart if "relu" in name.lower()]
+    assert len(relus) == 2 and all(apart[name] == (False,) for name in relus)
+    assert [apart[name] for name in apart if name not in relus] == [(True,), (True,)]
+    data = rng.standard_normal((4, 32)).astype(np.float32)
+    emulator.run([data])
+    copies = _kernel_copies(monkeypatch)
+    (y,) = emulator.run([data])
+    np.testing.assert_allclose(y, np.maximum(data @ w1, 0) @ w2, rtol=1e-4, atol=1e-4)
+    assert sorted(copies) == sorted(relus)
