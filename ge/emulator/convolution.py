@@ -17,7 +17,7 @@ Three shapes of work take three routes to the same sums:
 
 `plan_conv2d` checks the shapes and decides everything a launch needs (route, output size, k-step
 ranges); the returned `Convolution` is called with the operands. Weights in read-only memory are
-laid out once (`ge.emulator.cube.loaded`); the loads themselves are `ge.emulator.cube_loads`. The
+laid out once (`ge.emulator.cube.LoadedForm`); the loads themselves are `ge.emulator.cube_loads`. The
 result is NC1HWC0 with its padded lanes zero.
 """
 
@@ -30,7 +30,7 @@ import numpy as np
 from ge.dialects.formats import FRACTAL, device_shape
 from ge.layout import from_device
 
-from .cube import EXACT_FP32_INTEGER, accumulate, accumulation_dtypes, k_steps, largest_product, loaded
+from .cube import EXACT_FP32_INTEGER, LoadedForm, accumulate, accumulation_dtypes, k_steps, largest_product
 from .cube_loads import depthwise_taps, im2col, l0b_columns, padded_channels, stored_nc1hwc0, sum_taps
 
 GENERAL, DEPTHWISE, DEPTHWISE_ROWS, NARROW = "general", "depthwise", "depthwise rows", "narrow"
@@ -62,6 +62,8 @@ class Convolution:
     """The k-steps as the window taps each one sums (depthwise routes)."""
     order: np.ndarray | None = field(default=None, repr=False)
     """Narrow route: the (c, i, j) taps in device K order."""
+    weights: LoadedForm = field(default_factory=LoadedForm, repr=False, compare=False)
+    """The weights in the form the route reads them (L0B columns, taps), kept for read-only ones."""
 
     def __call__(
         self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None, into: np.ndarray | None = None
@@ -92,7 +94,7 @@ class Convolution:
         groups, compute = self.groups, self.compute
         window = (self.kernel, self.strides, self.pads, self.dilations, self.out_size)
         rows = im2col(x, self.in_channels, groups, *window, compute)
-        columns = loaded(w, ("columns", groups, compute), lambda: l0b_columns(w, groups, compute))
+        columns = self.weights(w, lambda: l0b_columns(w, groups, compute))
         out = accumulate(rows, columns, self.ranges, self.accumulator, self.largest)  # (g, N Ho Wo, N1 16)
         if groups == 1:
             return out[0]
@@ -119,7 +121,7 @@ class Convolution:
             weights[:channels] = depthwise_taps(w, channels, channels, self.kernel).T
             return np.tile(weights.T.reshape(kh * kw, 1, c1, 1, c0), (1, 1, 1, 1, wo))
 
-        taps = loaded(w, ("block taps", channels, self.kernel, compute, wo), lanes)
+        taps = self.weights(w, lanes)
         shape = (n, c1, ho, wo * c0)
 
         def window(tap: int) -> np.ndarray:
@@ -149,10 +151,8 @@ class Convolution:
         # With unit width strides a window's row of Wo pixels is Wo x out_channels contiguous
         # values, so each tap multiplies whole rows by its weights tiled Wo times.
         rows_of = wo if sw == 1 else 1
-        taps = loaded(
-            w,
-            ("taps", channels, groups, self.kernel, compute, rows_of),
-            lambda: np.tile(depthwise_taps(w, channels, groups, self.kernel), (1, rows_of)).astype(compute),
+        taps = self.weights(
+            w, lambda: np.tile(depthwise_taps(w, channels, groups, self.kernel), (1, rows_of)).astype(compute)
         )
         shape = (n, ho, wo * channels) if sw == 1 else (n, ho, wo, channels)
 
@@ -173,9 +173,8 @@ class Convolution:
         (sh, sw), (dh, dw), (ho, wo) = self.strides, self.dilations, self.out_size
         compute, order = self.compute, self.order
         assert order is not None
-        columns = loaded(
+        columns = self.weights(
             w,
-            ("device order", channels, cin_group, groups, self.kernel, compute),
             lambda: (
                 from_device(w, "FRACTAL_Z", (channels, cin_group, kh, kw), groups)
                 .astype(compute)

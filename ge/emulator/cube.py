@@ -15,7 +15,6 @@ OpenBLAS); larger ones on as many as BLAS is configured for.
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -53,9 +52,11 @@ def matmul(
     trans_b: bool = False,
     k_step: int | None = None,
     into: np.ndarray | None = None,
+    forms: tuple[LoadedForm, LoadedForm] | None = None,
 ) -> np.ndarray:
     """The accumulator of the product (..., M, K) x (..., K, N) run on the cube (summed in `into`
-    if given, a C-contiguous array of the accumulator's shape and dtype).
+    if given, a C-contiguous array of the accumulator's shape and dtype). `forms` keep a
+    FRACTAL_NZ operand's matrix from call to call (`LoadedForm`).
 
     `a` is logical (..., M, K), or (..., K, M) when `trans_a`, if `a_format` is "ND", else the
     FRACTAL_NZ form of that matrix; `b` likewise with (..., K, N) / (..., N, K) when `trans_b`. Batch
@@ -64,8 +65,9 @@ def matmul(
     """
     compute, accumulator = accumulation_dtypes(a.dtype, b.dtype)
     largest = largest_product(a.dtype, b.dtype) if accumulator == np.int32 else 1
-    left = _logical_operand(a, a_format, (k, m) if trans_a else (m, k), "a")
-    right = _logical_operand(b, b_format, (n, k) if trans_b else (k, n), "b")
+    form_a, form_b = forms if forms is not None else (LoadedForm(), LoadedForm())
+    left = _logical_operand(a, a_format, (k, m) if trans_a else (m, k), "a", form_a)
+    right = _logical_operand(b, b_format, (n, k) if trans_b else (k, n), "b", form_b)
     if trans_a:
         left = left.swapaxes(-1, -2)
     if trans_b:
@@ -158,24 +160,23 @@ def step_product(a: np.ndarray, b: np.ndarray, out: np.ndarray, add: bool) -> No
         np.add(out, np.matmul(a, b), out=out)
 
 
-def loaded(array: np.ndarray, key: tuple, build: Callable[[], np.ndarray]) -> np.ndarray:
-    """`build()`, the form the cube reads `array` in, computed once for an array in read-only memory
-    (a model's weights, which the run plan binds read-only and no kernel writes) and kept while the
-    array lives; computed at every call for writable memory, whose bytes a run may change."""
-    if array.flags.writeable:
-        return build()
-    identity = id(array)
-    entry = LOADED_FORMS.get(identity)
-    if entry is None or entry[0]() is not array:
-        entry = LOADED_FORMS[identity] = (weakref.ref(array, lambda _: LOADED_FORMS.pop(identity, None)), {})
-    forms = entry[1]
-    if key not in forms:
-        forms[key] = build()
-    return forms[key]
+class LoadedForm:
+    """The form the cube reads one operand in (an L0B matrix, a FRACTAL_NZ operand's matrix),
+    laid out at the first call and kept while the same array in read-only memory comes back: a
+    model's weights, which the run plan binds read-only, once, and no kernel writes. A writable
+    array's bytes may change between runs, so its form is laid out at every call. One is kept per
+    operand of a planned product, so a launch checks the array's identity, nothing more."""
 
+    def __init__(self) -> None:
+        self._array: np.ndarray | None = None
+        self._form: np.ndarray | None = None
 
-LOADED_FORMS: dict[int, tuple[weakref.ref, dict[tuple, np.ndarray]]] = {}
-"""The loaded forms of read-only arrays, by the array's id (checked against a weak reference)."""
+    def __call__(self, array: np.ndarray, build: Callable[[], np.ndarray]) -> np.ndarray:
+        if array.flags.writeable:
+            return build()
+        if array is not self._array or self._form is None:
+            self._array, self._form = array, build()
+        return self._form
 
 
 def accumulation_dtypes(a: np.dtype, b: np.dtype) -> tuple[np.dtype, np.dtype]:
@@ -208,7 +209,9 @@ def _pieces(step: slice | np.ndarray, width: int) -> list[slice | np.ndarray]:
     return [step[start : start + width] for start in range(0, len(step), width)]
 
 
-def _logical_operand(array: np.ndarray, fmt: str, matrix: tuple[int, int], name: str) -> np.ndarray:
+def _logical_operand(
+    array: np.ndarray, fmt: str, matrix: tuple[int, int], name: str, form: LoadedForm
+) -> np.ndarray:
     """The stored matrix (..., rows, cols) of a matmul operand given in ND or FRACTAL_NZ."""
     if fmt == "ND":
         if array.ndim < 2 or array.shape[-2:] != matrix:
@@ -219,7 +222,7 @@ def _logical_operand(array: np.ndarray, fmt: str, matrix: tuple[int, int], name:
             raise ValueError(
                 f"matmul: FRACTAL_NZ operand {name} must have rank >= 4, got shape {array.shape}"
             )
-        return loaded(array, ("nz", matrix), lambda: _fractal_nz_load(array, matrix, name))
+        return form(array, lambda: _fractal_nz_load(array, matrix, name))
     raise ValueError(f"matmul: operand {name} must be ND or FRACTAL_NZ, got {fmt!r}")
 
 

@@ -172,6 +172,7 @@ class MatrixStep:
         """Whether the accumulator is the result as it is, so it may go straight into an output."""
         self.destination: int | None = None
         """The slot of the array to accumulate into (the kernel's output), if any."""
+        self.forms = (cube.LoadedForm(), cube.LoadedForm())  # FRACTAL_NZ weights' matrices
 
     def __call__(self, slots: list[Any]) -> None:
         into = None if self.destination is None else slots[self.destination]
@@ -192,6 +193,7 @@ class MatrixStep:
             trans_b=self.trans_b,
             k_step=self.k_step,
             into=into,
+            forms=self.forms,
         )
         if self.gemm:
             c = None if self.c is None else widen(_logical(slots, self.c))

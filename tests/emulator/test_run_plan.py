@@ -298,3 +298,20 @@ def test_a_kernel_writing_over_its_input_computes_before_it_stores(
     (y,) = emulator.run([data])
     np.testing.assert_allclose(y, np.maximum(data @ w1, 0) @ w2, rtol=1e-4, atol=1e-4)
     assert sorted(copies) == sorted(relus)
+
+
+def test_weights_are_laid_out_for_the_cube_at_the_first_run_only(
+    twin_cnn, monkeypatch: pytest.MonkeyPatch, rng
+) -> None:
+    """The convolutions' FRACTAL_Z weights become their L0B matrices once: later runs reuse them."""
+    from ge.emulator import convolution
+
+    twin, compiled, session = twin_cnn
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    executor.run(rng.standard_normal(twin.input_shape).astype(np.float32))
+    monkeypatch.setattr(convolution, "l0b_columns", _refuse)  # the general route's L0B load
+    monkeypatch.setattr(convolution, "from_device", _refuse)  # the narrow route's (3 channels)
+    x = rng.standard_normal(twin.input_shape).astype(np.float32)
+    (got,) = executor.run(x)
+    np.testing.assert_allclose(got, session.run(None, {twin.input_name: x})[0], rtol=RTOL, atol=ATOL)
