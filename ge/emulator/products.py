@@ -104,6 +104,10 @@ class CubeProduct:
         steps, small = plan
         if not (small and self._one_thread):
             return self._on_configured_threads(rows, columns, steps)
+        if len(steps) == 1 and rows.ndim == columns.ndim == 2:  # one k-step writes L0C: one product
+            out = np.empty((rows.shape[0], columns.shape[1]), FLOAT32)
+            cube.step_product(rows, columns, out, False)
+            return out
         return cube.accumulate(rows, columns, steps, FLOAT32, choose_threads=False)  # on the one thread
 
     def _on_configured_threads(self, rows: np.ndarray, columns: np.ndarray, steps: list[slice]) -> np.ndarray:
