@@ -51,32 +51,57 @@ def matmul(
     trans_a: bool = False,
     trans_b: bool = False,
     k_step: int | None = None,
-    into: np.ndarray | None = None,
-    forms: tuple[LoadedForm, LoadedForm] | None = None,
 ) -> np.ndarray:
-    """The accumulator of the product (..., M, K) x (..., K, N) run on the cube (summed in `into`
-    if given, a C-contiguous array of the accumulator's shape and dtype). `forms` keep a
-    FRACTAL_NZ operand's matrix from call to call (`LoadedForm`).
+    """The accumulator of the product (..., M, K) x (..., K, N) run on the cube: `MatrixProduct`
+    planned for these operands and run once."""
+    formats = {"a_format": a_format, "b_format": b_format, "trans_a": trans_a, "trans_b": trans_b}
+    return MatrixProduct(a.dtype, b.dtype, m=m, k=k, n=n, k_step=k_step, **formats)(a, b)
+
+
+class MatrixProduct:
+    """A matrix product (..., M, K) x (..., K, N) on the cube, planned once for its operands'
+    dtypes, formats and sizes: the compute and accumulator dtypes, the operands' matrices, each
+    read-only operand's loaded form (`LoadedForm`) and the k-steps (`k_step` elements of K each, the
+    kernel's `tiling` k; None: all of K at once). Calling it runs them.
 
     `a` is logical (..., M, K), or (..., K, M) when `trans_a`, if `a_format` is "ND", else the
     FRACTAL_NZ form of that matrix; `b` likewise with (..., K, N) / (..., N, K) when `trans_b`. Batch
-    dims broadcast as in numpy. `k_step` is the K elements contracted per step (the kernel's `tiling`
-    k; None: all of K at once). Returns the logical (..., M, N) in float32 (int32 for 8-bit integers).
-    """
-    compute, accumulator = accumulation_dtypes(a.dtype, b.dtype)
-    largest = largest_product(a.dtype, b.dtype) if accumulator == np.int32 else 1
-    form_a, form_b = forms if forms is not None else (LoadedForm(), LoadedForm())
-    left = _logical_operand(a, a_format, (k, m) if trans_a else (m, k), "a", form_a)
-    right = _logical_operand(b, b_format, (n, k) if trans_b else (k, n), "b", form_b)
-    if trans_a:
-        left = left.swapaxes(-1, -2)
-    if trans_b:
-        right = right.swapaxes(-1, -2)
-    # The fractals' padded rows and columns hold zeros whose products the store drops, so the
-    # accumulator's real (M, N) is computed from the real rows and columns alone.
-    steps = [slice(start, start + width) for start, width in k_steps(k, k_step)]
-    rows, columns = left.astype(compute, copy=False), right.astype(compute, copy=False)
-    return accumulate(rows, columns, steps, accumulator, largest, into=into)
+    dims broadcast as in numpy."""
+
+    def __init__(
+        self,
+        a_dtype: np.dtype,
+        b_dtype: np.dtype,
+        *,
+        a_format: str,
+        b_format: str,
+        m: int,
+        k: int,
+        n: int,
+        trans_a: bool = False,
+        trans_b: bool = False,
+        k_step: int | None = None,
+    ):
+        self.compute, self.accumulator = accumulation_dtypes(np.dtype(a_dtype), np.dtype(b_dtype))
+        self.largest = largest_product(a_dtype, b_dtype) if self.accumulator == np.int32 else 1
+        self.trans_a, self.trans_b = trans_a, trans_b
+        self.a = (a_format, (k, m) if trans_a else (m, k), LoadedForm())
+        self.b = (b_format, (n, k) if trans_b else (k, n), LoadedForm())
+        self.steps = [slice(start, start + width) for start, width in k_steps(k, k_step)]
+
+    def __call__(self, a: np.ndarray, b: np.ndarray, into: np.ndarray | None = None) -> np.ndarray:
+        """The logical accumulator (..., M, N) in float32 (int32 for 8-bit integers), summed in
+        `into` if given (a C-contiguous array of that shape and dtype)."""
+        left = _logical_operand(a, *self.a, "a")
+        right = _logical_operand(b, *self.b, "b")
+        if self.trans_a:
+            left = left.swapaxes(-1, -2)
+        if self.trans_b:
+            right = right.swapaxes(-1, -2)
+        # The fractals' padded rows and columns hold zeros whose products the store drops, so the
+        # accumulator's real (M, N) is computed from the real rows and columns alone.
+        rows, columns = left.astype(self.compute, copy=False), right.astype(self.compute, copy=False)
+        return accumulate(rows, columns, self.steps, self.accumulator, self.largest, into=into)
 
 
 def k_steps(k_total: int, k_step: int | None) -> list[tuple[int, int]]:
@@ -210,7 +235,7 @@ def _pieces(step: slice | np.ndarray, width: int) -> list[slice | np.ndarray]:
 
 
 def _logical_operand(
-    array: np.ndarray, fmt: str, matrix: tuple[int, int], name: str, form: LoadedForm
+    array: np.ndarray, fmt: str, matrix: tuple[int, int], form: LoadedForm, name: str
 ) -> np.ndarray:
     """The stored matrix (..., rows, cols) of a matmul operand given in ND or FRACTAL_NZ."""
     if fmt == "ND":

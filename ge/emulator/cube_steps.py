@@ -165,14 +165,23 @@ class MatrixStep:
         self.m = a_shape[-1] if self.trans_a else a_shape[-2]
         self.k = a_shape[-2] if self.trans_a else a_shape[-1]
         self.n = b_shape[-2] if self.trans_b else b_shape[-1]
-        self.a_format = "FRACTAL_NZ" if self.a[1] == "FRACTAL_NZ" else "ND"
-        self.b_format = "FRACTAL_NZ" if self.b[1] == "FRACTAL_NZ" else "ND"
-        accumulator = cube.accumulation_dtypes(*(numpy_dtype(v[2].element_type) for v in (self.a, self.b)))[1]
+        self.cube = cube.MatrixProduct(
+            numpy_dtype(self.a[2].element_type),
+            numpy_dtype(self.b[2].element_type),
+            a_format="FRACTAL_NZ" if self.a[1] == "FRACTAL_NZ" else "ND",
+            b_format="FRACTAL_NZ" if self.b[1] == "FRACTAL_NZ" else "ND",
+            m=self.m,
+            k=self.k,
+            n=self.n,
+            trans_a=self.trans_a,
+            trans_b=self.trans_b,
+            k_step=k_step,
+        )
+        accumulator = self.cube.accumulator
         self.writes_into = not self.gemm and dtype == accumulator
         """Whether the accumulator is the result as it is, so it may go straight into an output."""
         self.destination: int | None = None
         """The slot of the array to accumulate into (the kernel's output), if any."""
-        self.forms = (cube.LoadedForm(), cube.LoadedForm())  # FRACTAL_NZ weights' matrices
 
     def __call__(self, slots: list[Any]) -> None:
         into = None if self.destination is None else slots[self.destination]
@@ -181,20 +190,7 @@ class MatrixStep:
 
     def product(self, slots: list[Any], into: np.ndarray | None = None) -> np.ndarray:
         """The accumulator (float32, int32 for 8-bit inputs), summed in `into` if given."""
-        product = cube.matmul(
-            slots[self.a[0]],
-            slots[self.b[0]],
-            a_format=self.a_format,
-            b_format=self.b_format,
-            m=self.m,
-            k=self.k,
-            n=self.n,
-            trans_a=self.trans_a,
-            trans_b=self.trans_b,
-            k_step=self.k_step,
-            into=into,
-            forms=self.forms,
-        )
+        product = self.cube(slots[self.a[0]], slots[self.b[0]], into)
         if self.gemm:
             c = None if self.c is None else widen(_logical(slots, self.c))
             product = gemm_scale(self.op, product, c)
