@@ -315,3 +315,24 @@ def test_weights_are_laid_out_for_the_cube_at_the_first_run_only(
     x = rng.standard_normal(twin.input_shape).astype(np.float32)
     (got,) = executor.run(x)
     np.testing.assert_allclose(got, session.run(None, {twin.input_name: x})[0], rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("optimization_level", [0, 3])
+def test_matmuls_writing_their_slices_of_a_concat(optimization_level: int, rng) -> None:
+    """Two matmuls concatenated on their last axis each write a strided slice of the concat's
+    buffer (a concat view): the accumulator cannot be summed there, so it is summed apart and
+    copied, on every run."""
+    w1, w2 = (rng.standard_normal(shape).astype(np.float32) for shape in ((32, 16), (32, 24)))
+    g = ge.Graph()
+    x = g.add_input("x", shape=[2, 8, 32])
+    a = g.add_matmul(x, g.add_constant(w1, name="w1"))
+    b = g.add_matmul(x, g.add_constant(w2, name="w2"))
+    g.add_output(g.add_relu(g.add_concat([a, b], axis=-1)), "y")
+    compiled = ge.GraphCompiler().compile(g, optimization_level=optimization_level)
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    for _ in range(3):  # the first run's checked steps, then the fast ones
+        data = rng.standard_normal((2, 8, 32)).astype(np.float32)
+        (y,) = executor.run(data)
+        want = np.maximum(np.concatenate([data @ w1, data @ w2], axis=-1), 0)
+        np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
