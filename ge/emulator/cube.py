@@ -146,8 +146,10 @@ def accumulate(
     if into is not None and (
         into.shape != (*batch, m, n) or into.dtype != accumulator or not into.flags.c_contiguous
     ):
+        layout = "C-contiguous" if into.flags.c_contiguous else "strided"
         raise ValueError(
-            f"accumulate: a {accumulator} accumulator of {(*batch, m, n)}, not {into.dtype} {into.shape}"
+            f"accumulate: a C-contiguous {accumulator} accumulator of {(*batch, m, n)}, "
+            f"not a {layout} {into.dtype} {into.shape}"
         )
     total = np.empty((*batch, m, n), accumulator) if into is None else into
     if not steps:

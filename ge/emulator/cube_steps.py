@@ -185,6 +185,8 @@ class MatrixStep:
 
     def __call__(self, slots: list[Any]) -> None:
         into = None if self.destination is None else slots[self.destination]
+        if into is not None and not into.flags.c_contiguous:  # a slice of a concat's buffer
+            into = None  # summed apart, then copied: the cube's products write whole rows
         with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
             slots[self.target] = self.product(slots, into).astype(self.dtype, copy=False)
 
