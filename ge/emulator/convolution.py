@@ -68,7 +68,7 @@ class Convolution:
     def __call__(
         self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None, into: np.ndarray | None = None
     ) -> np.ndarray:
-        """The NC1HWC0 accumulator, stored in `into` if given (C-contiguous, of its shape and dtype)."""
+        """The NC1HWC0 accumulator, stored in `into` if given (of its shape and dtype)."""
         if x.shape != self.x_shape or w.shape != self.w_shape:
             raise ValueError(
                 f"conv2d: planned for x {self.x_shape} and w {self.w_shape}, got {x.shape} and {w.shape}"

@@ -138,7 +138,8 @@ def stored_nc1hwc0(
 ) -> np.ndarray:
     """The NC1HWC0 result (N, C1, Ho, Wo, c0) of the accumulator rows `out` (N * Ho * Wo, at least
     `channels` columns), `bias` added to the real channels and the padded lanes zero; stored in
-    `into` if given (a C-contiguous array of that shape and the accumulator's dtype)."""
+    `into` if given (an array of that shape and the accumulator's dtype whose C0 lanes are
+    contiguous, such as a C1 slice of a concat's buffer)."""
     width = math.ceil(channels / c0) * c0
     if out.shape[1] < width:
         wider = np.zeros((out.shape[0], width), out.dtype)
@@ -152,10 +153,10 @@ def stored_nc1hwc0(
     n, ho, wo = pixels
     if into is None:
         into = np.empty((n, width // c0, ho, wo, c0), out.dtype)
-    if not out.flags.c_contiguous:
+    if not out.flags.c_contiguous or into.strides[-1] != into.itemsize:
         into[...] = out.reshape(n, ho, wo, width // c0, c0).transpose(0, 3, 1, 2, 4)
         return into
     block = np.dtype((np.void, c0 * out.itemsize))
-    blocks = out.view(block).reshape(n, ho * wo, width // c0)
-    into.view(block).reshape(n, width // c0, ho * wo)[...] = blocks.transpose(0, 2, 1)
+    blocks = out.view(block).reshape(n, ho, wo, width // c0)
+    into.view(block)[..., 0] = blocks.transpose(0, 3, 1, 2)  # a view of `into` whatever its strides
     return into

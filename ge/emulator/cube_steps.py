@@ -28,7 +28,7 @@ from ge.semantics import IMPLEMENTATIONS, evaluate, widen
 from ge.semantics.nn import gemm_scale
 
 from . import cube, products
-from .convolution import conv2d, plan_conv2d
+from .convolution import plan_conv2d
 
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
 FRAMEWORK = ("ND", "NCHW")
@@ -213,7 +213,7 @@ class CubeStep:
         targets: tuple[int, ...],
         dtype: np.dtype | None = None,
     ):
-        self.op, self.k_step, self.targets = op, k_step, targets
+        self.op, self.targets = op, targets
         self.fused = isinstance(op, graph.FusedOp)
         inputs = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
         self.reads = [operands[v] for v in inputs]
@@ -224,8 +224,6 @@ class CubeStep:
     def __call__(self, slots: list[Any]) -> None:
         stored = [Stored(slots[slot], fmt, t, groups) for slot, fmt, t, groups in self.reads]
         result = self.product(stored)
-        if base(self.op) is graph.Conv2DOp and isinstance(result, np.ndarray):
-            result = from_device(result, "NC1HWC0", self.result_type.get_shape())
         if result is None and self.fused:  # the cube does not take it: the base op's semantics
             assert isinstance(self.op, graph.FusedOp)
             result = IMPLEMENTATIONS[self.op.BASE](self.op, *(widen(s.logical()) for s in stored))
@@ -257,39 +255,23 @@ def conv_parameters(op: Operation, x: TensorType, w: TensorType) -> dict[str, An
 # The table
 # --------------------------------------------------------------------------------------------
 
-Product = Callable[[list[Stored]], np.ndarray | tuple[np.ndarray, ...] | None]
-"""A product prepared for one op: its product's operands as stored -> its accumulator, its
-results, or None when the cube does not take them (the semantics run instead)."""
+PreparedProduct = Callable[[list[Stored]], np.ndarray | tuple[np.ndarray, ...] | None]
+"""A product prepared for one op: its product's operands as stored -> its results, or None when
+the cube does not take them (the semantics run instead)."""
 
 
-def _conv2d_on_cube(op: Operation, k_step: int | None) -> Product:
-    def run(operands: list[Stored]) -> np.ndarray | None:
-        x, w = operands[0], operands[1]
-        if len(x.type.get_shape()) != 4:
-            return None
-        parameters = conv_parameters(op, x.type, w.type)
-        bias = widen(operands[2].logical()) if len(operands) > 2 else None
-        return conv2d(
-            x.stored("NC1HWC0"),
-            w.stored("FRACTAL_Z", parameters["groups"]),
-            bias=bias,
-            k_step=k_step,
-            **parameters,
-        )
-
-    return run
+def _accumulated(op: Operation, k_step: int | None) -> PreparedProduct:
+    """A 2-D convolution, matmul or gemm: `accumulator_step` computes it whenever `ACCUMULATORS`
+    holds, so a `CubeStep` meets only a convolution over an input of another rank (a 1-D one),
+    which the cube's NC1HWC0 path does not take: its semantics run."""
+    return _not_on_cube
 
 
-def _matmul_on_cube(op: Operation, k_step: int | None) -> Product:
-    def run(operands: list[Stored]) -> np.ndarray:
-        values = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
-        read = {v: (i, s.format, s.type, 1) for i, (v, s) in enumerate(zip(values, operands, strict=True))}
-        return MatrixStep(op, read, k_step, 0, FLOAT32).product([s.array for s in operands])
-
-    return run
+def _not_on_cube(operands: list[Stored]) -> None:
+    return None
 
 
-def _products_on_cube(op: Operation, k_step: int | None) -> Product:
+def _products_on_cube(op: Operation, k_step: int | None) -> PreparedProduct:
     product = products.CubeProduct(k_step)  # its plans kept from launch to launch
 
     def run(operands: list[Stored]) -> np.ndarray | tuple[np.ndarray, ...] | None:
@@ -298,10 +280,10 @@ def _products_on_cube(op: Operation, k_step: int | None) -> Product:
     return run
 
 
-ON_CUBE: dict[type[Operation], Callable[[Operation, int | None], Product]] = {
-    graph.Conv2DOp: _conv2d_on_cube,
-    graph.MatMulOp: _matmul_on_cube,
-    graph.GemmOp: _matmul_on_cube,
+ON_CUBE: dict[type[Operation], Callable[[Operation, int | None], PreparedProduct]] = {
+    graph.Conv2DOp: _accumulated,
+    graph.MatMulOp: _accumulated,
+    graph.GemmOp: _accumulated,
     graph.AttentionOp: _products_on_cube,
     graph.RNNOp: _products_on_cube,
     graph.GRUOp: _products_on_cube,
@@ -311,10 +293,10 @@ ON_CUBE: dict[type[Operation], Callable[[Operation, int | None], Product]] = {
     graph.Conv3DOp: _products_on_cube,
 }
 """The matrix products the emulated cube computes, `k_step` elements of K at a time, each entry
-preparing one op's `Product` when its kernel is prepared: conv2d,
-matmul and gemm as fractal tile products (accumulators; a fused op's epilogue follows), the
-others' products through `ge.emulator.products` (every result, in its type). Other ops run on the
-shared semantics."""
+preparing one op's `PreparedProduct` when its kernel is prepared: conv2d, matmul and gemm as
+fractal tile products (`accumulator_step`; a fused op's epilogue follows), the others' products
+through `ge.emulator.products` (every result, in its type). Other ops run on the shared
+semantics."""
 
 ACCUMULATORS: dict[type[Operation], Callable[[Operation], bool]] = {
     graph.Conv2DOp: lambda op: len(tensor_type(op.operands[0]).get_shape()) == 4,  # NC1HWC0 in and out

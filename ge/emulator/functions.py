@@ -23,7 +23,7 @@ from xdsl.ir import Operation
 from ge.dialects import graph
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.semantics import IMPLEMENTATIONS
-from ge.semantics.base import Implementation, Ufunc
+from ge.semantics.base import Implementation
 
 FP32_OPERANDS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
 
@@ -62,18 +62,6 @@ def vector_implementation(op: Operation) -> Implementation | None:
     if own is not None and all(dtype in FP32_OPERANDS for dtype in dtypes):
         return own
     return IMPLEMENTATIONS.get(type(op))
-
-
-def writes_into(implementation: Implementation, op: Operation) -> bool:
-    """Whether `implementation` computes `op` as one numpy ufunc (`ge.semantics.base.Ufunc`)
-    over operands of the result's dtype, that dtype not a 16-bit float (which computes in fp32):
-    its result may then be written into a given array of that dtype with the same values."""
-    if not isinstance(implementation, Ufunc) or len(op.results) != 1:
-        return False
-    dtype = numpy_dtype(tensor_type(op.results[0]).element_type)
-    if dtype in FP32_OPERANDS[1:]:
-        return False
-    return all(numpy_dtype(tensor_type(v).element_type) == dtype for v in op.operands)
 
 
 def erf_fp32(x: np.ndarray) -> np.ndarray:

@@ -39,7 +39,7 @@ from ge.semantics.core import _computes_in_stored_type as computes_in_stored_typ
 
 from . import vector
 from .cube_steps import FRAMEWORK, CubeStep, accumulates, accumulator_step, base, cube_ready
-from .functions import vector_implementation, writes_into
+from .functions import vector_implementation
 from .tiles import prepare_cube
 
 NARROW = (np.dtype(np.float16), bfloat16)
@@ -183,7 +183,7 @@ class PreparedKernel:
         dtypes = tuple(numpy_dtype(tensor_type(r).element_type) for r in op.results)
         if len(results) == 1 and not any(narrow):
             destination = None
-            if writes_into(implementation, op):
+            if vector.writes_into(implementation, op):
                 destination = self._claim(op.results[0], "ND")
             step = partial(_single_step, implementation, op, operands, results[0], dtypes[0], destination)
             fast.append(step)

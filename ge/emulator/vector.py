@@ -34,7 +34,7 @@ from ge.layout import to_device
 from ge.semantics.base import Ufunc
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 
-from .functions import vector_implementation, writes_into
+from .functions import vector_implementation
 
 DEVICE_FORMATS = ("NC1HWC0", "FRACTAL_NZ")
 NARROW = (np.dtype(np.float16), bfloat16)
@@ -80,6 +80,16 @@ def on_device(
         expected = device_shape(tuple(result.get_shape()), result_format, c0)
     dtype = numpy_dtype(result.element_type)
     return result_format, compute, partial(_checked, op, compute, expected, dtype)
+
+
+def writes_into(implementation: Callable, op: Operation) -> bool:
+    """Whether `implementation` computes `op` as one numpy ufunc (`ge.semantics.base.Ufunc`)
+    over operands of the result's dtype, not a 16-bit float (which computes in fp32): its result
+    may then be written into a given array of that dtype, with the same values."""
+    if not isinstance(implementation, Ufunc) or len(op.results) != 1:
+        return False
+    dtype = numpy_dtype(tensor_type(op.results[0]).element_type)
+    return dtype not in NARROW and all(numpy_dtype(tensor_type(v).element_type) == dtype for v in op.operands)
 
 
 # --------------------------------------------------------------------------------------------

@@ -61,7 +61,10 @@ def _bias(
     query rows it forbids every key (None when it forbids none)."""
     causal = None
     if get_flag(op, "is_causal"):
-        causal = _causal_bias(shape, get_int(op, "causal_offset", 0), dtype)
+        offset = get_int(op, "causal_offset", 0)
+        # Kept for shapes up to 2**20 scores (4 MiB in fp32): at most 16 of them stay cached.
+        build = _causal_bias if shape[0] * shape[1] <= 2**20 else _causal_bias.__wrapped__
+        causal = build(shape, offset, dtype)
     if mask is None:
         return (None, None) if causal is None else causal
     bias = np.where(mask, dtype.type(0), dtype.type(-np.inf)) if mask.dtype == np.bool_ else mask
@@ -70,7 +73,7 @@ def _bias(
     return bias, np.isneginf(np.max(bias, axis=-1, keepdims=True))
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=16)
 def _causal_bias(
     shape: tuple[int, int], offset: int, dtype: np.dtype
 ) -> tuple[np.ndarray, np.ndarray | None]:

@@ -30,14 +30,18 @@ class Ufunc:
 
     def __call__(self, op: Operation, *operands: np.ndarray) -> np.ndarray:
         with np.errstate(all="ignore"):
-            return self.ufunc(*operands, *self._constants(operands))
+            return self.ufunc(*self._inputs(operands))
 
     def into(self, out: np.ndarray, *operands: np.ndarray) -> None:
         with np.errstate(all="ignore"):
-            self.ufunc(*operands, *self._constants(operands), out=out)
+            self.ufunc(*self._inputs(operands), out=out)
 
-    def _constants(self, operands: tuple[np.ndarray, ...]) -> tuple[np.generic, ...]:
-        return (operands[0].dtype.type(0),) if self.with_zero else ()
+    def _inputs(self, operands: tuple[np.ndarray, ...]) -> tuple[np.ndarray | np.generic, ...]:
+        """The ufunc's inputs, exactly as many as it takes (one more would be taken as its output)."""
+        inputs = (*operands, operands[0].dtype.type(0)) if self.with_zero else operands
+        if len(inputs) != self.ufunc.nin:
+            raise ValueError(f"{self.ufunc.__name__} takes {self.ufunc.nin} inputs, got {len(inputs)}")
+        return inputs
 
 
 Product = Callable[[np.ndarray, np.ndarray], np.ndarray]

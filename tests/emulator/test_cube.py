@@ -10,6 +10,7 @@ import pytest
 from ge.emulator import blas, cube
 from ge.emulator.convolution import conv2d
 from ge.emulator.cube import matmul
+from ge.emulator.cube_loads import stored_nc1hwc0
 from ge.layout import from_device, to_device
 
 
@@ -276,3 +277,30 @@ def test_small_products_run_on_one_blas_thread_and_restore_the_count(
     monkeypatch.setattr(cube, "ONE_THREAD_PRODUCTS", 64 * 16 * 32)  # now as large as the limit
     cube.accumulate(rows, columns, steps, np.dtype(np.float32))
     assert calls == []
+
+
+@pytest.mark.parametrize(
+    "buffer, index",
+    [
+        ((2, 3, 3, 5, 16), (slice(None), slice(1, 3))),  # a C1 slice of a concat's buffer
+        ((2, 2, 4, 5, 16), (slice(None), slice(None), slice(1, 4))),  # rows
+        ((2, 2, 3, 7, 16), (slice(None), slice(None), slice(None), slice(2, 7))),  # columns
+    ],
+)
+def test_a_convolution_stores_its_accumulator_into_a_slice(
+    rng: np.random.Generator, buffer: tuple[int, ...], index: tuple[slice, ...]
+) -> None:
+    """The NC1HWC0 store writes a given output in place, whatever its strides: 20 channels of
+    (2, 3, 5) pixels as two blocks of 16 lanes, the last 12 lanes zero."""
+    rows = rng.standard_normal((2 * 3 * 5, 20)).astype(np.float32)
+    channels = np.zeros((2, 3, 5, 32), np.float32)
+    channels[..., :20] = rows.reshape(2, 3, 5, 20)
+    expected = channels.reshape(2, 3, 5, 2, 16).transpose(0, 3, 1, 2, 4)
+    memory = np.full(buffer, 7.0, np.float32)
+    into = memory[index]
+    stored = stored_nc1hwc0(rows, (2, 3, 5), 20, 16, None, into=into)
+    assert stored is into
+    np.testing.assert_array_equal(memory[index], expected)
+    outside = np.ones(buffer, bool)
+    outside[index] = False
+    assert (memory[outside] == 7.0).all()  # nothing written beside the slice
