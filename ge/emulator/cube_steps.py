@@ -220,13 +220,13 @@ class CubeStep:
         self.result_type = tensor_type(op.results[0])
         self.dtype = dtype if dtype is not None else numpy_dtype(self.result_type.element_type)
         self.product = ON_CUBE[base(op)](op, k_step)
+        self.base_implementation = IMPLEMENTATIONS[op.BASE] if isinstance(op, graph.FusedOp) else None
 
     def __call__(self, slots: list[Any]) -> None:
         stored = [Stored(slots[slot], fmt, t, groups) for slot, fmt, t, groups in self.reads]
         result = self.product(stored)
-        if result is None and self.fused:  # the cube does not take it: the base op's semantics
-            assert isinstance(self.op, graph.FusedOp)
-            result = IMPLEMENTATIONS[self.op.BASE](self.op, *(widen(s.logical()) for s in stored))
+        if result is None and self.base_implementation is not None:  # not on the cube: the semantics
+            result = self.base_implementation(self.op, *(widen(s.logical()) for s in stored))
         elif result is None:
             result = tuple(evaluate(self.op, [s.logical() for s in stored]))
         if isinstance(result, tuple):  # a layer's several results, already in their types
@@ -272,10 +272,10 @@ def _not_on_cube(operands: list[Stored]) -> None:
 
 
 def _products_on_cube(op: Operation, k_step: int | None) -> PreparedProduct:
-    product = products.CubeProduct(k_step)  # its plans kept from launch to launch
+    on_cube = products.OnCube(op, k_step)  # its plans kept from launch to launch
 
     def run(operands: list[Stored]) -> np.ndarray | tuple[np.ndarray, ...] | None:
-        return products.on_cube(op, [s.logical() for s in operands], product)
+        return on_cube([s.logical() for s in operands])
 
     return run
 

@@ -32,28 +32,33 @@ from . import blas, cube
 FLOAT32 = np.dtype(np.float32)
 
 
-def on_cube(
-    op: Operation, operands: Sequence[np.ndarray], product: CubeProduct
-) -> np.ndarray | tuple[np.ndarray, ...] | None:
-    """`op`'s results, each in its result type's dtype, with the op's matrix products run on the
-    cube by `product` (its k-step: K elements contracted per step; None: all of K in one step).
+class OnCube:
+    """One op with its matrix products on the cube, prepared once: its semantics' implementation
+    (a fused op's base op's), its results' dtypes and its `CubeProduct` (`k_step` elements of K
+    per step; None: all of K in one step).
 
-    `operands` are the op's logical operand values. None when the products' operands are not
-    floats (the cube's integer path takes convolutions and matrix products only): the caller runs
-    the reference semantics instead. A fused op gives its base op's result in fp32, before its
-    epilogue."""
-    arrays = [widen(a) for a in operands]  # fp16 and bf16 as fp32, exactly
-    if any(a.dtype.kind != "f" for a in arrays[:2]):
-        return None
-    with product:
-        if isinstance(op, graph.FusedOp):  # the base op's result in fp32: the caller applies the epilogue
-            return IMPLEMENTATIONS[op.BASE](op, *arrays, product=product)
-        values = IMPLEMENTATIONS[type(op)](op, *arrays, product=product)
-    values = values if isinstance(values, tuple | list) else (values,)
-    return tuple(
-        np.asarray(value).astype(numpy_dtype(tensor_type(result).element_type), copy=False)
-        for value, result in zip(values, op.results, strict=True)
-    )
+    Called with the op's logical operand values, it gives the op's results, each in its result
+    type's dtype; a fused op's base result in fp32, before its epilogue. None when the products'
+    operands are not floats (the cube's integer path takes convolutions and matrix products
+    only): the caller runs the reference semantics instead."""
+
+    def __init__(self, op: Operation, k_step: int | None):
+        self.op, self.fused = op, isinstance(op, graph.FusedOp)
+        self.implementation = IMPLEMENTATIONS[op.BASE if isinstance(op, graph.FusedOp) else type(op)]
+        self.dtypes = tuple(numpy_dtype(tensor_type(result).element_type) for result in op.results)
+        self.product = CubeProduct(k_step)
+
+    def __call__(self, operands: Sequence[np.ndarray]) -> np.ndarray | tuple[np.ndarray, ...] | None:
+        arrays = [widen(a) for a in operands]  # fp16 and bf16 as fp32, exactly
+        if any(a.dtype.kind != "f" for a in arrays[:2]):
+            return None
+        with self.product:
+            values = self.implementation(self.op, *arrays, product=self.product)
+        if self.fused:  # the base op's result in fp32: the kernel applies the epilogue
+            return values
+        values = values if isinstance(values, tuple | list) else (values,)
+        pairs = zip(values, self.dtypes, strict=True)
+        return tuple(np.asarray(value).astype(dtype, copy=False) for value, dtype in pairs)
 
 
 class CubeProduct:

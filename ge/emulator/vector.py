@@ -146,7 +146,8 @@ def _prepare(
         lanes = np.arange(-(-channels // c0) * c0).reshape(-1, c0) < channels
         mask = lanes.reshape(1, -1, 1, 1, c0)
         axes5 = (1, 4, *sorted(axes - {1}))
-        return None, partial(_over_channels, type(op), source, mask, axes5, shape, narrow, dtype)
+        reduction = _OVER_CHANNELS[type(op)]
+        return None, partial(_over_channels, reduction, source, mask, axes5, shape, narrow, dtype)
     return None
 
 
@@ -280,7 +281,7 @@ def _per_plane(
 
 
 def _over_channels(
-    kind: type[Operation],
+    reduction: tuple[Callable, float, Callable, Finish],
     source: int,
     mask: np.ndarray,
     axes: tuple[int, ...],
@@ -291,11 +292,12 @@ def _over_channels(
     slots: list[Any],
 ) -> None:
     """A reduction over C (and maybe H, W) of the stored array over the real channels only: each
-    padded lane is replaced by the reduction's neutral value before it is read."""
+    padded lane is replaced by the reduction's neutral value before it is read (`reduction` is
+    the op's `_OVER_CHANNELS` entry)."""
     x = slots[source]
     if narrow:
         x = x.astype(np.float32)
-    pre, neutral, reduce, finish = _OVER_CHANNELS[kind]
+    pre, neutral, reduce, finish = reduction
     values = pre(np.where(mask, x, x.dtype.type(neutral)))
     total = reduce(values, axis=axes, keepdims=True)
     count = int(mask.sum()) * int(np.prod([x.shape[a] for a in axes if a in (2, 3)]))
