@@ -43,9 +43,12 @@ def im2col(
     (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right) = kernel, strides, dilations, pads
     ho, wo = out_size
     if (kh, kw) == (1, 1) and groups == 1 and not any(pads):
-        # A pointwise convolution reads its input's pixels in place: the rows are the strided pixels.
+        # A pointwise convolution reads its input's pixels in place: the rows are the strided pixels,
+        # moved block by block.
         rows = np.empty((1, n, ho, wo, c1, c0), compute)
-        rows[0] = x[:, :, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw].transpose(0, 2, 3, 1, 4)
+        pixels = x[:, :, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw].astype(compute, copy=False)
+        block = np.dtype((np.void, c0 * rows.itemsize))
+        rows.view(block)[0, ..., 0] = pixels.view(block)[..., 0].transpose(0, 2, 3, 1)
         if in_channels < c1 * c0:
             rows[..., -1, in_channels - (c1 - 1) * c0 :] = 0
         return rows.reshape(1, n * ho * wo, c1 * c0)
