@@ -109,9 +109,10 @@ class CubeProduct:
         steps, small = plan
         if not (small and self._one_thread):
             return self._on_configured_threads(rows, columns, steps)
-        if len(steps) == 1 and rows.ndim == columns.ndim == 2:  # one k-step writes L0C: one product
+        if rows.ndim == columns.ndim == 2:  # one matrix: its k-steps straight into L0C, as accumulate
             out = np.empty((rows.shape[0], columns.shape[1]), FLOAT32)
-            cube.step_product(rows, columns, out, False)
+            for number, step in enumerate(steps):
+                cube.step_product(rows[:, step], columns[step], out, number > 0)
             return out
         return cube.accumulate(rows, columns, steps, FLOAT32, choose_threads=False)  # on the one thread
 
