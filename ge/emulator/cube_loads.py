@@ -53,6 +53,8 @@ def im2col(
             rows[..., -1, in_channels - (c1 - 1) * c0 :] = 0
         return rows.reshape(1, n * ho * wo, c1 * c0)
     span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
+    if groups == 1 and dw == 1:
+        return _window_rows(x, in_channels, kernel, (sh, sw), pads, dh, out_size, compute)
     if groups == 1:  # the columns are whole C0 blocks of the padded input: gathered block by block
         x = x.astype(compute, copy=False)
         block = np.dtype((np.void, c0 * x.itemsize))
@@ -163,3 +165,37 @@ def stored_nc1hwc0(
     blocks = out.view(block).reshape(n, ho, wo, width // c0)
     into.view(block)[..., 0] = blocks.transpose(0, 3, 1, 2)  # a view of `into` whatever its strides
     return into
+
+
+def _window_rows(
+    x: np.ndarray,
+    in_channels: int,
+    kernel: tuple[int, int],
+    strides: tuple[int, int],
+    pads: Pads,
+    row_dilation: int,
+    out_size: tuple[int, int],
+    compute: np.dtype,
+) -> np.ndarray:
+    """`im2col` of one group with unit dilation along W. The input is padded in its own NC1HWC0
+    layout, where a window row's kw taps of one C0 block are kw consecutive blocks: each (pixel,
+    c1, window row) of the L0A matrix is then one copy of kw x C0 lanes, read through an
+    overlapping view of the padded input."""
+    n, c1, h, width, c0 = x.shape
+    (kh, kw), (sh, sw), (top, left, bottom, right) = kernel, strides, pads
+    ho, wo = out_size
+    padded = np.zeros((n, c1, h + top + bottom, width + left + right, c0), compute)
+    padded[:, :, top : top + h, left : left + width] = x
+    if in_channels < c1 * c0:
+        padded[:, -1, ..., in_channels - (c1 - 1) * c0 :] = 0  # padded lanes, whatever x holds there
+    run = np.dtype((np.void, kw * c0 * padded.itemsize))
+    along_n, along_c1, along_h, along_w, _ = padded.strides
+    windows = np.ndarray(  # (N, Ho, Wo, C1, kh) runs of kw blocks; numpy checks they stay in `padded`
+        (n, ho, wo, c1, kh),
+        run,
+        buffer=padded,
+        strides=(along_n, along_h * sh, along_w * sw, along_c1, along_h * row_dilation),
+    )
+    rows = np.empty((n, ho, wo, c1, kh, kw * c0), compute)
+    rows.view(run)[..., 0] = windows
+    return rows.reshape(1, n * ho * wo, c1 * kh * kw * c0)
