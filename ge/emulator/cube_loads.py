@@ -120,13 +120,15 @@ def sum_taps(
     partial = np.empty(shape, compute)
     term = np.empty_like(partial)
     for step_taps in steps:
+        # The first step's sums are the accumulator itself when it has the compute dtype.
+        sums = np.empty(shape, compute) if total is None and accumulator == compute else partial
         for number, tap in enumerate(step_taps):
             if number == 0:
-                np.multiply(window(tap), taps[tap], out=partial)
+                np.multiply(window(tap), taps[tap], out=sums)
             else:
-                np.add(partial, np.multiply(window(tap), taps[tap], out=term), out=partial)
+                np.add(sums, np.multiply(window(tap), taps[tap], out=term), out=sums)
         if total is None:
-            total = partial.astype(accumulator)
+            total = sums if sums is not partial else partial.astype(accumulator)
         else:
             np.add(total, partial.astype(accumulator, copy=False), out=total)
     assert total is not None, "a window has at least one tap"
