@@ -95,10 +95,11 @@ def _softmax(x: np.ndarray, op: AttentionOp) -> np.ndarray:
         x = x.astype(stored)
         if stored.itemsize < 4:
             x = x.astype(np.float32)
-    top = np.max(x, axis=-1, keepdims=True)
-    exponentials = np.exp(x - np.where(np.isneginf(top), x.dtype.type(0), top))
-    total = np.sum(exponentials, axis=-1, keepdims=True)
-    probs = exponentials / np.where(total == 0, x.dtype.type(1), total)
+    top = x.max(axis=-1, keepdims=True)
+    probs = x - np.where(np.isneginf(top), x.dtype.type(0), top)
+    np.exp(probs, out=probs)
+    total = probs.sum(axis=-1, keepdims=True)
+    probs /= np.where(total == 0, x.dtype.type(1), total)
     if softmax_type is not None:
         probs = probs.astype(numpy_dtype(softmax_type))
     return probs.astype(compute, copy=False)
