@@ -142,7 +142,7 @@ def accumulate(
     batch = rows.shape[:-2]
     if columns.shape[:-2] != batch:
         batch = np.broadcast_shapes(batch, columns.shape[:-2])
-    m, n, count = rows.shape[-2], columns.shape[-1], math.prod(batch)
+    m, n, count = rows.shape[-2], columns.shape[-1], math.prod(batch) if batch else 1
     if into is not None and (
         into.shape != (*batch, m, n) or into.dtype != accumulator or not into.flags.c_contiguous
     ):
@@ -156,7 +156,7 @@ def accumulate(
         total[...] = 0
         return total
     out = total
-    if count == 1:  # one matrix: the 2-D product BLAS adds into L0C in place
+    if count == 1 and batch:  # one matrix: the 2-D product BLAS adds into L0C in place
         rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])
         out = out.reshape(m, n)
     small = choose_threads and count * m * sum(_width(step) for step in steps) * n < ONE_THREAD_PRODUCTS

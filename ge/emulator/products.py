@@ -109,11 +109,6 @@ class CubeProduct:
         steps, small = plan
         if not (small and self._one_thread):
             return self._on_configured_threads(rows, columns, steps)
-        if rows.ndim == columns.ndim == 2:  # one matrix: its k-steps straight into L0C, as accumulate
-            out = np.empty((rows.shape[0], columns.shape[1]), FLOAT32)
-            for number, step in enumerate(steps):
-                cube.step_product(rows[:, step], columns[step], out, number > 0)
-            return out
         return cube.accumulate(rows, columns, steps, FLOAT32, choose_threads=False)  # on the one thread
 
     def _on_configured_threads(self, rows: np.ndarray, columns: np.ndarray, steps: list[slice]) -> np.ndarray:
