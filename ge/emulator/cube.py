@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -39,23 +40,10 @@ wait for a core: measured on the shared 2-core machine, ResNet-18-like and Mobil
 while light resnet50's products (50 M to 120 M) gain from the second one."""
 
 
-def matmul(
-    a: np.ndarray,
-    b: np.ndarray,
-    *,
-    a_format: str,
-    b_format: str,
-    m: int,
-    k: int,
-    n: int,
-    trans_a: bool = False,
-    trans_b: bool = False,
-    k_step: int | None = None,
-) -> np.ndarray:
-    """The accumulator of the product (..., M, K) x (..., K, N) run on the cube: `MatrixProduct`
-    planned for these operands and run once."""
-    formats = {"a_format": a_format, "b_format": b_format, "trans_a": trans_a, "trans_b": trans_b}
-    return MatrixProduct(a.dtype, b.dtype, m=m, k=k, n=n, k_step=k_step, **formats)(a, b)
+def matmul(a: np.ndarray, b: np.ndarray, **planning: Any) -> np.ndarray:
+    """The accumulator of the product (..., M, K) x (..., K, N) run on the cube: a
+    `MatrixProduct` planned for `a`'s and `b`'s dtypes and `planning` (its keywords), run once."""
+    return MatrixProduct(a.dtype, b.dtype, **planning)(a, b)
 
 
 class MatrixProduct:

@@ -155,30 +155,25 @@ class MatrixStep:
         dtype: np.dtype,
     ):
         values = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
-        self.op, self.target, self.dtype, self.k_step = op, target, dtype, k_step
+        self.op, self.target, self.dtype = op, target, dtype
         self.a, self.b = operands[values[0]], operands[values[1]]
         self.gemm = base(op) is graph.GemmOp
         self.c = operands[values[2]] if self.gemm and len(values) > 2 else None
-        self.trans_a = self.gemm and get_flag(op, "trans_a")
-        self.trans_b = self.gemm and get_flag(op, "trans_b")
+        trans_a, trans_b = self.gemm and get_flag(op, "trans_a"), self.gemm and get_flag(op, "trans_b")
         a_shape, b_shape = self.a[2].get_shape(), self.b[2].get_shape()
-        self.m = a_shape[-1] if self.trans_a else a_shape[-2]
-        self.k = a_shape[-2] if self.trans_a else a_shape[-1]
-        self.n = b_shape[-2] if self.trans_b else b_shape[-1]
         self.cube = cube.MatrixProduct(
             numpy_dtype(self.a[2].element_type),
             numpy_dtype(self.b[2].element_type),
             a_format="FRACTAL_NZ" if self.a[1] == "FRACTAL_NZ" else "ND",
             b_format="FRACTAL_NZ" if self.b[1] == "FRACTAL_NZ" else "ND",
-            m=self.m,
-            k=self.k,
-            n=self.n,
-            trans_a=self.trans_a,
-            trans_b=self.trans_b,
+            m=a_shape[-1] if trans_a else a_shape[-2],
+            k=a_shape[-2] if trans_a else a_shape[-1],
+            n=b_shape[-2] if trans_b else b_shape[-1],
+            trans_a=trans_a,
+            trans_b=trans_b,
             k_step=k_step,
         )
-        accumulator = self.cube.accumulator
-        self.writes_into = not self.gemm and dtype == accumulator
+        self.writes_into = not self.gemm and dtype == self.cube.accumulator
         """Whether the accumulator is the result as it is, so it may go straight into an output."""
         self.destination: int | None = None
         """The slot of the array to accumulate into (the kernel's output), if any."""
@@ -187,16 +182,12 @@ class MatrixStep:
         into = None if self.destination is None else slots[self.destination]
         if into is not None and not into.flags.c_contiguous:  # a slice of a concat's buffer
             into = None  # summed apart, then copied: the cube's products write whole rows
+        product = self.cube(slots[self.a[0]], slots[self.b[0]], into)  # float32, int32 for 8-bit
         with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
-            slots[self.target] = self.product(slots, into).astype(self.dtype, copy=False)
-
-    def product(self, slots: list[Any], into: np.ndarray | None = None) -> np.ndarray:
-        """The accumulator (float32, int32 for 8-bit inputs), summed in `into` if given."""
-        product = self.cube(slots[self.a[0]], slots[self.b[0]], into)
-        if self.gemm:
-            c = None if self.c is None else widen(_logical(slots, self.c))
-            product = gemm_scale(self.op, product, c)
-        return product
+            if self.gemm:
+                c = None if self.c is None else widen(_logical(slots, self.c))
+                product = gemm_scale(self.op, product, c)
+            slots[self.target] = product.astype(self.dtype, copy=False)
 
 
 class CubeStep:
