@@ -228,26 +228,22 @@ def test_a_depthwise_convolution_reads_its_operands_as_stored(monkeypatch: pytes
 
 
 def _kernel_copies(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the kernels whose launches copy a result into its output, recorded from here on."""
+    """The names of the kernels whose launches copy a result into its output (`np.copyto` after
+    their steps), recorded from here on."""
     copies: list[str] = []
     launching: list[str] = []
-    call = kernels.PreparedKernel.__call__
+    call, copy = kernels.PreparedKernel.__call__, np.copyto
 
     def launch(self: kernels.PreparedKernel, *args: object) -> None:
         launching.append(self.name)
         call(self, *args)  # pyright: ignore[reportArgumentType]
 
-    class Recording:
-        def __getattr__(self, name: str) -> object:
-            return getattr(np, name)
-
-        @staticmethod
-        def copyto(output: np.ndarray, result: np.ndarray) -> None:
-            copies.append(launching[-1])
-            np.copyto(output, result)
+    def recorded(output: np.ndarray, result: np.ndarray) -> None:
+        copies.append(launching[-1])
+        copy(output, result)
 
     monkeypatch.setattr(kernels.PreparedKernel, "__call__", launch)
-    monkeypatch.setattr(kernels, "np", Recording())
+    monkeypatch.setattr(np, "copyto", recorded)
     return copies
 
 
