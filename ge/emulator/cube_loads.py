@@ -42,32 +42,9 @@ def im2col(
     n, c1, h, width, c0 = x.shape
     (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right) = kernel, strides, dilations, pads
     ho, wo = out_size
-    if (kh, kw) == (1, 1) and groups == 1 and not any(pads):
-        # A pointwise convolution reads its input's pixels in place: the rows are the strided pixels,
-        # moved block by block.
-        rows = np.empty((1, n, ho, wo, c1, c0), compute)
-        pixels = x[:, :, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw].astype(compute, copy=False)
-        block = np.dtype((np.void, c0 * rows.itemsize))
-        rows.view(block)[0, ..., 0] = pixels.view(block)[..., 0].transpose(0, 2, 3, 1)
-        if in_channels < c1 * c0:
-            rows[..., -1, in_channels - (c1 - 1) * c0 :] = 0
-        return rows.reshape(1, n * ho * wo, c1 * c0)
     span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
-    if groups == 1 and dw == 1:
-        return _window_rows(x, in_channels, kernel, (sh, sw), pads, dh, out_size, compute)
-    if groups == 1:  # the columns are whole C0 blocks of the padded input: gathered block by block
-        x = x.astype(compute, copy=False)
-        block = np.dtype((np.void, c0 * x.itemsize))
-        padded = np.zeros((n, h + top + bottom, width + left + right, c1, c0), compute)
-        pixels = x.view(block)[..., 0].transpose(0, 2, 3, 1)  # (N, H, W, C1) blocks
-        padded.view(block)[:, top : top + h, left : left + width, :, 0] = pixels
-        if in_channels < c1 * c0:
-            padded[..., -1, in_channels - (c1 - 1) * c0 :] = 0  # padded lanes, whatever x holds there
-        windows = np.lib.stride_tricks.sliding_window_view(padded.view(block)[..., 0], span, axis=(1, 2))
-        windows = windows[:, : (ho - 1) * sh + 1 : sh, : (wo - 1) * sw + 1 : sw, :, ::dh, ::dw]
-        blocks = np.empty((n, ho, wo, c1, kh, kw, c0), compute)  # the windows (N, Ho, Wo, C1, kh, kw)
-        blocks.view(block)[..., 0] = windows
-        return blocks.reshape(1, n * ho * wo, c1 * kh * kw * c0)
+    if groups == 1:
+        return _window_rows(x, in_channels, kernel, strides, pads, dilations, out_size, compute)
     cin_group = in_channels // groups
     k1_channels = -(-cin_group // c0)
     padded = np.zeros((n, h + top + bottom, width + left + right, groups, k1_channels * c0), compute)
@@ -175,29 +152,33 @@ def _window_rows(
     kernel: tuple[int, int],
     strides: tuple[int, int],
     pads: Pads,
-    row_dilation: int,
+    dilations: tuple[int, int],
     out_size: tuple[int, int],
     compute: np.dtype,
 ) -> np.ndarray:
-    """`im2col` of one group with unit dilation along W. The input is padded in its own NC1HWC0
-    layout, where a window row's kw taps of one C0 block are kw consecutive blocks: each (pixel,
-    c1, window row) of the L0A matrix is then one copy of kw x C0 lanes, read through an
-    overlapping view of the padded input."""
+    """`im2col` of one group, read through an overlapping view of the input in its own NC1HWC0
+    layout (padded first when the convolution pads): a window row's taps of one C0 block are kw
+    consecutive blocks when the W dilation is 1, so each (pixel, c1, window row) of the L0A matrix
+    is one copy of kw x C0 lanes; with a wider dilation, one copy per tap's block."""
     n, c1, h, width, c0 = x.shape
-    (kh, kw), (sh, sw), (top, left, bottom, right) = kernel, strides, pads
+    (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right) = kernel, strides, dilations, pads
     ho, wo = out_size
-    padded = np.zeros((n, c1, h + top + bottom, width + left + right, c0), compute)
-    padded[:, :, top : top + h, left : left + width] = x
-    if in_channels < c1 * c0:
-        padded[:, -1, ..., in_channels - (c1 - 1) * c0 :] = 0  # padded lanes, whatever x holds there
-    run = np.dtype((np.void, kw * c0 * padded.itemsize))
-    along_n, along_c1, along_h, along_w, _ = padded.strides
-    windows = np.ndarray(  # (N, Ho, Wo, C1, kh) runs of kw blocks; numpy checks they stay in `padded`
-        (n, ho, wo, c1, kh),
-        run,
-        buffer=padded,
-        strides=(along_n, along_h * sh, along_w * sw, along_c1, along_h * row_dilation),
+    if any(pads):
+        source = np.zeros((n, c1, h + top + bottom, width + left + right, c0), compute)
+        source[:, :, top : top + h, left : left + width] = x
+    else:
+        source = np.ascontiguousarray(x, compute)
+    taps = kw if dw == 1 else 1  # the window taps one copy moves
+    element = np.dtype((np.void, taps * c0 * source.itemsize))
+    along_n, along_c1, along_h, along_w, _ = source.strides
+    windows = np.ndarray(  # (N, Ho, Wo, C1, kh, copies per window row); numpy checks the bounds
+        (n, ho, wo, c1, kh, kw // taps),
+        element,
+        buffer=source,
+        strides=(along_n, along_h * sh, along_w * sw, along_c1, along_h * dh, along_w * dw),
     )
-    rows = np.empty((n, ho, wo, c1, kh, kw * c0), compute)
-    rows.view(run)[..., 0] = windows
+    rows = np.empty((n, ho, wo, c1, kh, kw, c0), compute)
+    rows.reshape(n, ho, wo, c1, kh, kw * c0).view(element)[...] = windows
+    if in_channels < c1 * c0:
+        rows[:, :, :, -1, ..., in_channels - (c1 - 1) * c0 :] = 0  # padded lanes, whatever x holds
     return rows.reshape(1, n * ho * wo, c1 * kh * kw * c0)
