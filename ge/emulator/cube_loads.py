@@ -1,7 +1,9 @@
 """What the cube's loads and stores make of device-format data for a convolution.
 
 - `im2col`: the L0A rows of an NC1HWC0 input, one per output pixel, columns in FRACTAL_Z's
-  device K order (c1, i, j, k0); padded lanes read as zero whatever the input holds there.
+  device K order (c1, i, j, k0); padded lanes read as zero whatever the input holds there. For one
+  group they are copied from an overlapping view of the (padded) NC1HWC0 input, a window row's kw
+  consecutive blocks at a time.
 - `l0b_columns`: FRACTAL_Z weights as the (K, N) matrix L0B holds.
 - `padded_channels` and `sum_taps`: the input as (N, H, W, C) with its pads, and a depthwise
   product's k-steps summed tap by tap into the accumulator.
