@@ -34,6 +34,7 @@ import onnxruntime as ort  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
 import ge  # noqa: E402
+from ge.emulator import blas  # noqa: E402
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 THREADS = 2
@@ -51,6 +52,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")  # the exporter's notes on tracing would bury the table
     ort.set_default_logger_severity(3)  # errors only: not its notes on unused initializers
     print(f"{args.runs} timed runs after {args.warmups} warm-ups; medians; BLAS and ORT threads {THREADS}")
+    print(f"BLAS: numpy's OpenBLAS, {blas.kernel_set() or 'unknown'} kernels (OPENBLAS_CORETYPE sets them)")
     print("model | ge ms | ORT ms | ratio | launches | target ms | within | extra peak MB | note")
     for name, model, level, inputs, note in cases():
         row = measure(model, level, inputs, args.runs, args.warmups)

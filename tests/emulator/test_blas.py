@@ -5,6 +5,10 @@ inputs whose sums stay below 2**24, so fp32 holds every partial sum exactly)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -20,6 +24,16 @@ def test_the_bundled_openblas_is_found() -> None:
     a, b, c = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32), np.zeros((2, 4), np.float32)
     assert blas.add_product(a, b, c, accumulate=False)
     np.testing.assert_array_equal(c, np.full((2, 4), 3.0))
+
+
+def test_names_the_kernel_set_openblas_was_told_to_run() -> None:
+    """OpenBLAS reads OPENBLAS_CORETYPE when it loads, so a fresh interpreter is told each."""
+    script = "from ge.emulator import blas; print(blas.kernel_set())"
+    for kernels in ("Haswell", "Sandybridge"):
+        environment = {**os.environ, "OPENBLAS_CORETYPE": kernels}
+        done = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == kernels
 
 
 @pytest.mark.parametrize("a_layout", ["rows", "columns", "sliced"])
