@@ -9,10 +9,9 @@ OpenBLAS's `sgemm` with beta = 1 adds the product into C as L0C does, in the sam
 says False (doing nothing) when the library or the layout does not allow it, so the caller uses
 numpy instead; both give the fp32 sums of the same products.
 
-`set_threads` sets the calling thread's OpenBLAS thread count (its thread-local setting), for
-products too small to gain from a second thread. `kernel_set` names the kernels OpenBLAS chose
-when it loaded (from the CPU, or from `OPENBLAS_CORETYPE`): "Haswell" runs AVX2, "SkylakeX"
-AVX-512, at about twice the sgemm throughput on a CPU that has it.
+`kernel_set` names the kernels OpenBLAS chose when it loaded (from the CPU, or from
+`OPENBLAS_CORETYPE`): "Haswell" runs AVX2, "SkylakeX" AVX-512, at about twice the sgemm
+throughput on a CPU that has it.
 """
 
 from __future__ import annotations
@@ -62,24 +61,6 @@ def add_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, accumulate: bool) -
         n,
     )
     return True
-
-
-def set_threads(threads: int) -> int | None:
-    """Sets the calling thread's BLAS threads (OpenBLAS's thread-local setting) and returns the
-    previous count; None, doing nothing, when numpy's BLAS is not an OpenBLAS that has it."""
-    setter = thread_local_setter()
-    return None if setter is None else setter(threads)
-
-
-@cache
-def thread_local_setter() -> Callable[[int], int] | None:
-    """OpenBLAS's `openblas_set_num_threads_local` in the library numpy's wheel bundles."""
-    library = _library()
-    function = None if library is None else getattr(library, "openblas_set_num_threads_local", None)
-    if function is None:
-        return None
-    function.argtypes, function.restype = [ctypes.c_int], ctypes.c_int
-    return function
 
 
 def kernel_set() -> str | None:

@@ -8,8 +8,10 @@ and block at once, as the kernel's tiles and cores compute it in parallel, added
 accumulator (int32 for 8-bit integer inputs). fp16 and bf16 inputs are widened to fp32 first, which is
 exact; fp32 inputs stay fp32. 8-bit integers multiply in fp32 too: a step's partial sums are exact
 integers while k_step x max|a| x max|b| < 2**24, and are then added into the int32 accumulator.
-Products below `ONE_THREAD_PRODUCTS` multiply-adds run on one BLAS thread (numpy's bundled
-OpenBLAS); larger ones on as many as BLAS is configured for.
+How many threads a step's product runs on is BLAS's choice per call (numpy's bundled OpenBLAS
+runs a product of up to about 2**18 multiply-adds on one thread, a larger one on all it has).
+Like BLAS's blocking, the thread count may change the order a step's K terms are added in (within
+that step's fp32 rounding), never which terms are summed or the order of the steps.
 """
 
 from __future__ import annotations
@@ -32,12 +34,6 @@ EXACT_FP32_INTEGER = 2**24
 DIRECT_PRODUCTS = 2**16
 """Multiply-adds from which a later k-step's product is added into L0C by one sgemm call; below,
 the call's own cost (about 5 us) exceeds numpy's product and add."""
-ONE_THREAD_PRODUCTS = 2**24
-"""Multiply-adds (all k-steps of a product together) below which a product runs on one BLAS
-thread. Every call on two threads wakes the second one, and on a busy machine that thread may
-wait for a core: measured on the shared 2-core machine, ResNet-18-like and MobileNetV2-like nets at
-64 x 64 (whose products hold 1 M to 10 M multiply-adds) ran 1.7x to 3x slower on two threads,
-while light resnet50's products (50 M to 120 M) gain from the second one."""
 
 
 def matmul(a: np.ndarray, b: np.ndarray, **planning: Any) -> np.ndarray:
@@ -108,7 +104,6 @@ def accumulate(
     steps: Sequence[slice | np.ndarray],
     accumulator: np.dtype,
     largest_product: int = 1,
-    choose_threads: bool = True,
     into: np.ndarray | None = None,
 ) -> np.ndarray:
     """sum over `steps` of rows[..., step] @ columns[..., step, :]: one BLAS product per k-step over
@@ -120,8 +115,7 @@ def accumulate(
     `largest_product` (2**14 for int8, 255**2 for uint8) stays below 2**24, which every tiling
     the compiler chooses (k <= 256) satisfies; a wider step (an untiled kernel) is contracted in
     exact pieces, which gives the same integers. The int32 accumulator wraps as the hardware's does.
-    With `choose_threads`, a product below `ONE_THREAD_PRODUCTS` runs on one BLAS thread; without,
-    on whatever the caller set. `into`, if given, is the accumulator: a C-contiguous array of the
+    `into`, if given, is the accumulator: a C-contiguous array of the
     product's shape and the accumulator dtype.
     """
     if accumulator == np.int32:
@@ -147,14 +141,8 @@ def accumulate(
     if count == 1 and batch:  # one matrix: the 2-D product BLAS adds into L0C in place
         rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])
         out = out.reshape(m, n)
-    small = choose_threads and count * m * sum(_width(step) for step in steps) * n < ONE_THREAD_PRODUCTS
-    restore = blas.set_threads(1) if small else None
-    try:
-        for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
-            step_product(rows[..., step], columns[..., step, :], out, number > 0)
-    finally:
-        if restore is not None:
-            blas.set_threads(restore)
+    for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
+        step_product(rows[..., step], columns[..., step, :], out, number > 0)
     return total
 
 
@@ -210,11 +198,6 @@ def largest_product(a: np.dtype, b: np.dtype) -> int:
     return max(abs(int(np.iinfo(a).min)), int(np.iinfo(a).max)) * max(
         abs(int(np.iinfo(b).min)), int(np.iinfo(b).max)
     )
-
-
-def _width(step: slice | np.ndarray) -> int:
-    """The K elements a step contracts."""
-    return step.stop - step.start if isinstance(step, slice) else len(step)
 
 
 def _pieces(step: slice | np.ndarray, width: int) -> list[slice | np.ndarray]:

@@ -27,7 +27,7 @@ from ge.dialects import graph
 from ge.dtypes import numpy_dtype, tensor_type
 from ge.semantics import IMPLEMENTATIONS, widen
 
-from . import blas, cube
+from . import cube
 
 FLOAT32 = np.dtype(np.float32)
 
@@ -52,8 +52,7 @@ class OnCube:
         arrays = [widen(a) for a in operands]  # fp16 and bf16 as fp32, exactly
         if any(a.dtype.kind != "f" for a in arrays[:2]):
             return None
-        with self.product:
-            values = self.implementation(self.op, *arrays, product=self.product)
+        values = self.implementation(self.op, *arrays, product=self.product)
         if self.fused:  # the base op's result in fp32: the kernel applies the epilogue
             return values
         values = values if isinstance(values, tuple | list) else (values,)
@@ -64,33 +63,13 @@ class OnCube:
 class CubeProduct:
     """The cube's matrix product `(..., M, K) x (..., K, N)` with numpy's batch broadcasting:
     operands as fp32, `k_step` elements of K per step, summed into an fp32 accumulator, as
-    `cube.accumulate` sums them.
-
-    Used as a context manager around one op's run, which may make many small products (a
-    recurrent layer makes one a time step): BLAS is set to one thread once on entry rather than
-    around every product, following `cube.accumulate`'s rule that products below
-    `cube.ONE_THREAD_PRODUCTS` multiply-adds run on one thread; a larger product runs on the
-    configured threads (`cube.accumulate` switches them). Outside the context every product
-    goes through `cube.accumulate`."""
+    `cube.accumulate` sums them."""
 
     def __init__(self, k_step: int | None):
         self.k_step = k_step
-        self._configured_threads: int | None = None
-        self._one_thread = False
-        # Per pair of operand shapes: the k-steps, and whether the product is small enough for the
-        # one BLAS thread; a recurrent layer asks the same shapes at every time step, and a
+        # The k-steps per K: a recurrent layer asks the same shapes at every time step, and a
         # kernel's step keeps its `CubeProduct` from launch to launch.
-        self._plans: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[list[slice], bool]] = {}
-
-    def __enter__(self) -> CubeProduct:
-        self._configured_threads = blas.set_threads(1)
-        self._one_thread = True
-        return self
-
-    def __exit__(self, *exception: object) -> None:
-        self._one_thread = False
-        if self._configured_threads is not None:
-            blas.set_threads(self._configured_threads)
+        self._steps: dict[int, list[slice]] = {}
 
     def __call__(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         rows, columns = a.astype(FLOAT32, copy=False), b.astype(FLOAT32, copy=False)
@@ -100,32 +79,9 @@ class CubeProduct:
         return self._product(rows, columns)
 
     def _product(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-        plan = self._plans.get((rows.shape, columns.shape))
-        if plan is None:
-            widths = cube.k_steps(rows.shape[-1], self.k_step)
-            steps = [slice(start, start + width) for start, width in widths]
-            plan = steps, _multiply_adds(rows, columns) < cube.ONE_THREAD_PRODUCTS
-            self._plans[rows.shape, columns.shape] = plan
-        steps, small = plan
-        if not (small and self._one_thread):
-            return self._on_configured_threads(rows, columns, steps)
-        return cube.accumulate(rows, columns, steps, FLOAT32, choose_threads=False)  # on the one thread
-
-    def _on_configured_threads(self, rows: np.ndarray, columns: np.ndarray, steps: list[slice]) -> np.ndarray:
-        if not self._one_thread or self._configured_threads is None:
-            return cube.accumulate(rows, columns, steps, FLOAT32)
-        blas.set_threads(self._configured_threads)
-        try:
-            return cube.accumulate(rows, columns, steps, FLOAT32)
-        finally:
-            blas.set_threads(1)
-
-
-def _multiply_adds(rows: np.ndarray, columns: np.ndarray) -> int:
-    """The multiply-adds of rows @ columns, batch dims broadcast."""
-    if columns.ndim == 2:
-        return rows.size * columns.shape[-1]
-    if rows.ndim == 2:
-        return columns.size * rows.shape[-2]
-    batch = np.broadcast_shapes(rows.shape[:-2], columns.shape[:-2])
-    return math.prod(batch) * rows.shape[-2] * rows.shape[-1] * columns.shape[-1]
+        k = rows.shape[-1]
+        steps = self._steps.get(k)
+        if steps is None:
+            steps = [slice(start, start + width) for start, width in cube.k_steps(k, self.k_step)]
+            self._steps[k] = steps
+        return cube.accumulate(rows, columns, steps, FLOAT32)

@@ -20,7 +20,7 @@ def _integers(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def test_the_bundled_openblas_is_found() -> None:
-    assert blas.thread_local_setter() is not None
+    assert blas.kernel_set(), "numpy's wheel bundles an OpenBLAS that names its kernels"
     a, b, c = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32), np.zeros((2, 4), np.float32)
     assert blas.add_product(a, b, c, accumulate=False)
     np.testing.assert_array_equal(c, np.full((2, 4), 3.0))

@@ -7,7 +7,6 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ge.emulator import blas, cube
 from ge.emulator.convolution import conv2d
 from ge.emulator.cube import matmul
 from ge.emulator.cube_loads import stored_nc1hwc0
@@ -258,25 +257,6 @@ def test_matmul_rejects_bad_operands() -> None:
         matmul(a, b, a_format="NC1HWC0", b_format="ND", m=4, k=5, n=6)
     with pytest.raises(ValueError, match="int8"):
         matmul(a.astype(np.int8), b, a_format="ND", b_format="ND", m=4, k=5, n=6)
-
-
-def test_small_products_run_on_one_blas_thread_and_restore_the_count(
-    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls: list[int] = []
-    setter = blas.thread_local_setter()
-    assert setter is not None, "numpy's wheel bundles OpenBLAS, whose thread-local setting is used"
-    monkeypatch.setattr(blas, "set_threads", lambda threads: calls.append(threads) or 3)
-    rows = rng.integers(-4, 4, (64, 48)).astype(np.float32)
-    columns = rng.integers(-4, 4, (48, 32)).astype(np.float32)
-    steps = [slice(0, 16), slice(16, 32), slice(32, 48)]
-    got = cube.accumulate(rows, columns, steps, np.dtype(np.float32))
-    np.testing.assert_array_equal(got, rows.astype(np.int64) @ columns.astype(np.int64))
-    assert calls == [1, 3]  # one thread for the product, then the count found before it
-    calls.clear()
-    monkeypatch.setattr(cube, "ONE_THREAD_PRODUCTS", 64 * 16 * 32)  # now as large as the limit
-    cube.accumulate(rows, columns, steps, np.dtype(np.float32))
-    assert calls == []
 
 
 @pytest.mark.parametrize(
