@@ -5,9 +5,10 @@ The cube adds each k-step's product into L0C. numpy's `matmul` can only write a 
 fresh or given array, so accumulating takes a second pass over the accumulator per step, which
 costs as much as the product itself for the compiler's k-steps (64 to 256 elements of K).
 OpenBLAS's `sgemm` with beta = 1 adds the product into C as L0C does, in the same pass.
-`add_product` calls it through ctypes for fp32 matrices whose rows or columns are contiguous, and
-says False (doing nothing) when the library or the layout does not allow it, so the caller uses
-numpy instead; both give the fp32 sums of the same products.
+`KSteps` calls it through ctypes, one call per k-step, for fp32 matrices whose rows or columns
+are contiguous, with the operands' layouts and addresses read once per product; it is not
+planned when the library or the layout does not allow it, so the caller uses numpy instead. Both
+give the fp32 sums of the same products.
 
 `kernel_set` names the kernels OpenBLAS chose when it loaded (from the CPU, or from
 `OPENBLAS_CORETYPE`): "Haswell" runs AVX2, "SkylakeX" AVX-512, at about twice the sgemm
@@ -28,39 +29,49 @@ _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _FLOAT32 = np.dtype(np.float32)
 
 
-def add_product(a: np.ndarray, b: np.ndarray, c: np.ndarray, accumulate: bool) -> bool:
-    """c = a @ b, or c += a @ b when `accumulate`, for fp32 2-D `a` (M, K), `b` (K, N) and a
-    C-contiguous `c` (M, N), in one BLAS call; False, leaving `c` as it was, when this cannot be
-    done here (no bundled OpenBLAS, another dtype, or an operand with neither unit row nor unit
-    column stride)."""
-    sgemm = _sgemm()
-    if sgemm is None or not a.ndim == b.ndim == c.ndim == 2 or not c.flags.c_contiguous:
-        return False
-    if a.dtype != _FLOAT32 or b.dtype != _FLOAT32 or c.dtype != _FLOAT32:
-        return False
-    (m, k), n = a.shape, b.shape[1]
-    if m == 0 or n == 0 or k == 0:
-        return False
-    layout_a, layout_b = _layout(a), _layout(b)
-    if layout_a is None or layout_b is None:
-        return False
-    sgemm(
-        _ROW_MAJOR,
-        layout_a[0],
-        layout_b[0],
-        m,
-        n,
-        k,
-        1.0,
-        a.ctypes.data,
-        layout_a[1],
-        b.ctypes.data,
-        layout_b[1],
-        1.0 if accumulate else 0.0,
-        c.ctypes.data,
-        n,
-    )
-    return True
+class KSteps:
+    """The k-steps of one product `a` (M, K) @ `b` (K, N) into `c` (M, N), each one sgemm call on
+    a K range of both operands: the operands' layouts and addresses are read once (`plan`), so a
+    step costs the call alone. A step writes `c` (beta = 0) or adds into it (beta = 1)."""
+
+    def __init__(self, sgemm: Callable[..., None], a: np.ndarray, b: np.ndarray, c: np.ndarray):
+        (m, _), n = a.shape, b.shape[1]
+        layout_a, layout_b = _layout(a), _layout(b)
+        assert layout_a is not None and layout_b is not None
+        self._call, self._arrays = sgemm, (a, b, c)  # the arrays outlive the addresses kept
+        self._fixed = (_ROW_MAJOR, layout_a[0], layout_b[0], m, n)
+        self._a, self._lda, self._a_stride = a.ctypes.data, layout_a[1], a.strides[1]
+        self._b, self._ldb, self._b_stride = b.ctypes.data, layout_b[1], b.strides[0]
+        self._c, self._ldc = c.ctypes.data, n
+
+    @classmethod
+    def plan(cls, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> KSteps | None:
+        """The k-steps of a @ b into `c` for fp32 2-D `a` (M, K) and `b` (K, N), each with a unit
+        row or column stride, and a C-contiguous `c` (M, N); None for other operands (another
+        dtype, a batch, no unit stride, nothing to contract) or without a bundled OpenBLAS."""
+        sgemm = _sgemm()
+        if sgemm is None or not a.ndim == b.ndim == c.ndim == 2 or not c.flags.c_contiguous:
+            return None
+        if a.dtype != _FLOAT32 or b.dtype != _FLOAT32 or c.dtype != _FLOAT32 or 0 in (*a.shape, *b.shape):
+            return None
+        if _layout(a) is None or _layout(b) is None:
+            return None
+        return cls(sgemm, a, b, c)
+
+    def __call__(self, start: int, width: int, add: bool) -> None:
+        """c = a[:, start : start + width] @ b[start : start + width], or c += it when `add`."""
+        self._call(
+            *self._fixed,
+            width,
+            1.0,
+            self._a + start * self._a_stride,
+            self._lda,
+            self._b + start * self._b_stride,
+            self._ldb,
+            1.0 if add else 0.0,
+            self._c,
+            self._ldc,
+        )
 
 
 def kernel_set() -> str | None:

@@ -1,4 +1,5 @@
-"""The cube's direct BLAS call: sgemm writing or adding a product into an fp32 accumulator in place.
+"""The cube's direct BLAS calls: sgemm writing or adding each k-step's product into an fp32
+accumulator in place (`blas.KSteps`).
 
 Expected values are exact integer products computed in int64 by numpy (integer-valued fp32
 inputs whose sums stay below 2**24, so fp32 holds every partial sum exactly)."""
@@ -22,7 +23,9 @@ def _integers(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 def test_the_bundled_openblas_is_found() -> None:
     assert blas.kernel_set(), "numpy's wheel bundles an OpenBLAS that names its kernels"
     a, b, c = np.ones((2, 3), np.float32), np.ones((3, 4), np.float32), np.zeros((2, 4), np.float32)
-    assert blas.add_product(a, b, c, accumulate=False)
+    steps = blas.KSteps.plan(a, b, c)
+    assert steps is not None
+    steps(0, 3, add=False)
     np.testing.assert_array_equal(c, np.full((2, 4), 3.0))
 
 
@@ -50,16 +53,20 @@ def test_writes_then_adds_products_for_every_contiguous_layout(
     }
     a, b = views[a_layout](a64), views[b_layout](b64)
     c = np.full((37, 23), np.nan, np.float32)
-    assert blas.add_product(a[:, :20], b[:20], c, accumulate=False)  # the first k-step writes
-    assert blas.add_product(a[:, 20:], b[20:], c, accumulate=True)  # the next one adds
+    steps = blas.KSteps.plan(a, b, c)
+    assert steps is not None
+    steps(0, 20, add=False)  # the first k-step writes
+    np.testing.assert_array_equal(c, (a64[:, :20] @ b64[:20]).astype(np.float32))
+    steps(20, 16, add=True)  # the next ones add
+    steps(36, 14, add=True)
     np.testing.assert_array_equal(c, (a64 @ b64).astype(np.float32))
 
 
-def test_refuses_what_it_cannot_multiply_and_leaves_the_accumulator(rng: np.random.Generator) -> None:
+def test_refuses_what_it_cannot_multiply(rng: np.random.Generator) -> None:
     a, b = _integers(rng, (6, 5)), _integers(rng, (5, 4))
     c = np.full((6, 4), 7.0, np.float32)
-    assert not blas.add_product(a.astype(np.float64), b, c, accumulate=True)  # not fp32
-    assert not blas.add_product(a[None], b[None], c[None], accumulate=True)  # a batch
-    assert not blas.add_product(a, b, np.asfortranarray(c), accumulate=True)  # C not row-major
-    assert not blas.add_product(a[:, ::2], b[::2], c, accumulate=True)  # no unit stride
-    np.testing.assert_array_equal(c, np.full((6, 4), 7.0))
+    assert blas.KSteps.plan(a.astype(np.float64), b, c) is None  # not fp32
+    assert blas.KSteps.plan(a[None], b[None], c[None]) is None  # a batch
+    assert blas.KSteps.plan(a, b, np.asfortranarray(c)) is None  # C not row-major
+    assert blas.KSteps.plan(a[:, ::2], b[::2], c) is None  # no unit stride
+    assert blas.KSteps.plan(a[:, :0], b[:0], c) is None  # nothing to contract
