@@ -34,10 +34,16 @@ class KSteps:
     a K range of both operands: the operands' layouts and addresses are read once (`plan`), so a
     step costs the call alone. A step writes `c` (beta = 0) or adds into it (beta = 1)."""
 
-    def __init__(self, sgemm: Callable[..., None], a: np.ndarray, b: np.ndarray, c: np.ndarray):
+    def __init__(
+        self,
+        sgemm: Callable[..., None],
+        a: np.ndarray,
+        b: np.ndarray,
+        c: np.ndarray,
+        layout_a: tuple[int, int],
+        layout_b: tuple[int, int],
+    ):
         (m, _), n = a.shape, b.shape[1]
-        layout_a, layout_b = _layout(a), _layout(b)
-        assert layout_a is not None and layout_b is not None
         self._call, self._arrays = sgemm, (a, b, c)  # the arrays outlive the addresses kept
         self._fixed = (_ROW_MAJOR, layout_a[0], layout_b[0], m, n)
         self._a, self._lda, self._a_stride = a.ctypes.data, layout_a[1], a.strides[1]
@@ -54,9 +60,10 @@ class KSteps:
             return None
         if a.dtype != _FLOAT32 or b.dtype != _FLOAT32 or c.dtype != _FLOAT32 or 0 in (*a.shape, *b.shape):
             return None
-        if _layout(a) is None or _layout(b) is None:
+        layout_a, layout_b = _layout(a), _layout(b)
+        if layout_a is None or layout_b is None:
             return None
-        return cls(sgemm, a, b, c)
+        return cls(sgemm, a, b, c, layout_a, layout_b)
 
     def __call__(self, start: int, width: int, add: bool) -> None:
         """c = a[:, start : start + width] @ b[start : start + width], or c += it when `add`."""

@@ -123,7 +123,7 @@ def accumulate(
         exact = max(1, (EXACT_FP32_INTEGER - 1) // largest_product)
         steps = [piece for step in steps for piece in _pieces(step, exact)]
     batch = rows.shape[:-2]
-    if columns.shape[:-2] != batch:
+    if columns.ndim > 2 and columns.shape[:-2] != batch:
         batch = np.broadcast_shapes(batch, columns.shape[:-2])
     m, n, count = rows.shape[-2], columns.shape[-1], math.prod(batch) if batch else 1
     if into is not None and (
@@ -142,8 +142,8 @@ def accumulate(
     if count == 1 and batch:  # one matrix: the 2-D product BLAS adds into L0C in place
         rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])
         out = out.reshape(m, n)
-    direct = None
-    if out.ndim == 2 and all(isinstance(step, slice) for step in steps):
+    direct = None  # one step: numpy's matmul writes it for less than planning the sgemm calls
+    if len(steps) > 1 and out.ndim == 2 and all(isinstance(step, slice) for step in steps):
         first = steps[0]
         if out.size * (first.stop - first.start) >= DIRECT_PRODUCTS:
             direct = blas.KSteps.plan(rows, columns, out)
