@@ -12,7 +12,8 @@ give the fp32 sums of the same products.
 
 `kernel_set` names the kernels OpenBLAS chose when it loaded (from the CPU, or from
 `OPENBLAS_CORETYPE`): "Haswell" runs AVX2, "SkylakeX" AVX-512, at about twice the sgemm
-throughput on a CPU that has it.
+throughput on a CPU that has it. `columns_alike` says whether those kernels round equal columns
+of a product alike.
 """
 
 from __future__ import annotations
@@ -79,6 +80,17 @@ class KSteps:
             self._c,
             self._ldc,
         )
+
+
+@cache
+def columns_alike() -> bool:
+    """Whether numpy's BLAS rounds equal columns of a product alike, as the cube computes every
+    n-tile alike: a 64 x 64 product whose right operand's columns are all equal must give equal
+    columns. OpenBLAS's AVX2 ("Haswell") sgemm kernels sum the first and last 8 columns of a block
+    in another order than the rest, so its columns can differ by an ulp."""
+    rows = np.sin(np.arange(64 * 64, dtype=np.float32)).reshape(64, 64) * np.float32(100)
+    product = rows @ np.full((64, 64), 0.02, np.float32)
+    return bool((product == product[:, :1]).all())
 
 
 def kernel_set() -> str | None:

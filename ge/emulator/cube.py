@@ -143,9 +143,10 @@ def accumulate(
         rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])
         out = out.reshape(m, n)
     direct = None  # one step: numpy's matmul writes it for less than planning the sgemm calls
-    if len(steps) > 1 and out.ndim == 2 and all(isinstance(step, slice) for step in steps):
-        first = steps[0]
-        if out.size * (first.stop - first.start) >= DIRECT_PRODUCTS:
+    first = steps[0]
+    if len(steps) > 1 and out.ndim == 2 and isinstance(first, slice):
+        ranges = all(isinstance(step, slice) for step in steps)
+        if ranges and out.size * (first.stop - first.start) >= DIRECT_PRODUCTS:
             direct = blas.KSteps.plan(rows, columns, out)
     for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
         step_product(rows, columns, step, out, number > 0, direct)

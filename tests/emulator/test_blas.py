@@ -39,6 +39,23 @@ def test_names_the_kernel_set_openblas_was_told_to_run() -> None:
         assert done.stdout.strip() == kernels
 
 
+def test_says_whether_equal_columns_are_rounded_alike() -> None:
+    """OpenBLAS's AVX2 kernels round the first and last 8 columns of a block in another order,
+    so a product whose right operand's columns are all equal has unequal columns."""
+    script = (
+        "import numpy as np; from ge.emulator import blas\n"
+        "a = np.random.default_rng(0).standard_normal((169, 512)).astype(np.float32)\n"
+        "c = a @ np.full((512, 1000), 0.02, np.float32)\n"
+        "print(blas.kernel_set(), blas.columns_alike(), bool((c == c[:, :1]).all()))"
+    )
+    environment = {**os.environ, "OPENBLAS_CORETYPE": "Haswell"}
+    done = subprocess.run([sys.executable, "-c", script], env=environment, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    kernels, alike, equal = done.stdout.split()
+    assert kernels == "Haswell"
+    assert alike == equal == "False"  # the probe answers for a squeezenet-sized product too
+
+
 @pytest.mark.parametrize("a_layout", ["rows", "columns", "sliced"])
 @pytest.mark.parametrize("b_layout", ["rows", "columns", "sliced"])
 def test_writes_then_adds_products_for_every_contiguous_layout(

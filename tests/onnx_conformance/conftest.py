@@ -1,5 +1,6 @@
 """Turns each case's end into its outcome (see suite.py) and holds it to the predicted one: a
-listed refusal must fail as listed, an override must still be needed, and anything else is wrong."""
+listed refusal must fail as listed, an override must still be needed, and anything else is wrong
+(a listed rounding tie's wrong values only fail where the BLAS rounds equal columns alike)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,13 @@ from suite import (  # noqa: E402
     EXPECTED_FAILURES,
     OVERRIDES_FILE,
     RUN,
+    TIES,
     expected_failures,
     predicted_outcomes,
     suite_of,
 )
 
+from ge.emulator import blas  # noqa: E402
 from ge.errors import UnsupportedOperatorError  # noqa: E402
 
 _EXPECTED = expected_failures()
@@ -59,10 +62,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             report.outcome = "skipped"
             report.wasxfail = f"refused ({category}): {str(error).splitlines()[0]}"
     elif error is not None:
+        report.conformance = f"{suite}|{level}|wrong"
+        if isinstance(error, AssertionError) and RUN.name in TIES and not blas.columns_alike():
+            report.outcome = "skipped"
+            report.wasxfail = f"wrong where {blas.kernel_set()} BLAS kernels round columns differently"
+            return
         if report.skipped:  # the runner's SkipTest: every case must run
             report.longrepr = f"{item.name} was skipped: {error}"
         report.outcome = "failed"
-        report.conformance = f"{suite}|{level}|wrong"
         return
     elif RUN.compared == 0:
         problem = f"{item.name} compared no output"
