@@ -116,8 +116,8 @@ def accumulate(
     `largest_product` (2**14 for int8, 255**2 for uint8) stays below 2**24, which every tiling
     the compiler chooses (k <= 256) satisfies; a wider step (an untiled kernel) is contracted in
     exact pieces, which gives the same integers. The int32 accumulator wraps as the hardware's does.
-    `into`, if given, is the accumulator: a C-contiguous array of the
-    product's shape and the accumulator dtype.
+    `into`, if given, is the accumulator: a C-contiguous array of the product's shape and the
+    accumulator dtype.
     """
     if accumulator == np.int32:
         exact = max(1, (EXACT_FP32_INTEGER - 1) // largest_product)
