@@ -52,11 +52,11 @@ def main() -> None:
     warnings.filterwarnings("ignore")  # the exporter's notes on tracing would bury the table
     ort.set_default_logger_severity(3)  # errors only: not its notes on unused initializers
     print(f"{args.runs} timed runs after {args.warmups} warm-ups; medians; BLAS and ORT threads {THREADS}")
+    chosen = os.environ.get("OPENBLAS_CORETYPE")
+    source = f"OPENBLAS_CORETYPE={chosen}" if chosen else "detected"
     alike = "alike" if blas.columns_alike() else "not alike"
-    print(
-        f"BLAS: numpy's OpenBLAS, {blas.kernel_set() or 'unknown'} kernels (OPENBLAS_CORETYPE sets "
-        f"them), equal columns rounded {alike}"
-    )
+    kernels = blas.kernel_set() or "unknown"
+    print(f"BLAS: numpy's OpenBLAS, {kernels} kernels ({source}), equal columns rounded {alike}")
     print("model | ge ms | ORT ms | ratio | launches | target ms | within | extra peak MB | note")
     for name, model, level, inputs, note in cases():
         row = measure(model, level, inputs, args.runs, args.warmups)

@@ -32,8 +32,9 @@ _FLOAT32 = np.dtype(np.float32)
 
 class KSteps:
     """The k-steps of one product `a` (M, K) @ `b` (K, N) into `c` (M, N), each one sgemm call on
-    a K range of both operands: the operands' layouts and addresses are read once (`plan`), so a
-    step costs the call alone. A step writes `c` (beta = 0) or adds into it (beta = 1)."""
+    a K range of both operands: the operands' layouts and addresses are read once (`plan`, which
+    builds it after checking them), so a step costs the call alone. A step writes `c` (beta = 0)
+    or adds into it (beta = 1)."""
 
     def __init__(
         self,
@@ -55,12 +56,15 @@ class KSteps:
     def plan(cls, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> KSteps | None:
         """The k-steps of a @ b into `c` for fp32 2-D `a` (M, K) and `b` (K, N), each with a unit
         row or column stride, and a C-contiguous `c` (M, N); None for other operands (another
-        dtype, a batch, no unit stride, nothing to contract) or without a bundled OpenBLAS."""
+        dtype, a batch, no unit stride, nothing to contract) or without a bundled OpenBLAS;
+        ValueError for shapes that do not agree. A step's K range must lie within K."""
         sgemm = _sgemm()
         if sgemm is None or not a.ndim == b.ndim == c.ndim == 2 or not c.flags.c_contiguous:
             return None
         if a.dtype != _FLOAT32 or b.dtype != _FLOAT32 or c.dtype != _FLOAT32 or 0 in (*a.shape, *b.shape):
             return None
+        if a.shape[1] != b.shape[0] or c.shape != (a.shape[0], b.shape[1]):
+            raise ValueError(f"KSteps: {a.shape} @ {b.shape} cannot be written into {c.shape}")
         layout_a, layout_b = _layout(a), _layout(b)
         if layout_a is None or layout_b is None:
             return None
@@ -85,9 +89,10 @@ class KSteps:
 @cache
 def columns_alike() -> bool:
     """Whether numpy's BLAS rounds equal columns of a product alike, as the cube computes every
-    n-tile alike: a 64 x 64 product whose right operand's columns are all equal must give equal
-    columns. OpenBLAS's AVX2 ("Haswell") sgemm kernels sum the first and last 8 columns of a block
-    in another order than the rest, so its columns can differ by an ulp."""
+    n-tile alike, for the probe's 64 x 64 x 64 product whose right operand's columns are all
+    equal. OpenBLAS's AVX2 ("Haswell") sgemm kernels sum the first and last 8 columns of a block
+    in another order than the rest, so this is False there; other kernel sets may still round a
+    column tail past a multiple of their vector width differently, which the probe does not see."""
     rows = np.sin(np.arange(64 * 64, dtype=np.float32)).reshape(64, 64) * np.float32(100)
     product = rows @ np.full((64, 64), 0.02, np.float32)
     return bool((product == product[:, :1]).all())
@@ -101,7 +106,8 @@ def kernel_set() -> str | None:
         function = None if library is None else getattr(library, name, None)
         if function is not None:
             function.argtypes, function.restype = [], ctypes.c_char_p
-            return function().decode("ascii", "replace").strip()
+            name = function()
+            return None if name is None else name.decode("ascii", "replace").strip()
     return None
 
 

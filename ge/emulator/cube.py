@@ -9,7 +9,7 @@ accumulator (int32 for 8-bit integer inputs). fp16 and bf16 inputs are widened t
 exact; fp32 inputs stay fp32. 8-bit integers multiply in fp32 too: a step's partial sums are exact
 integers while k_step x max|a| x max|b| < 2**24, and are then added into the int32 accumulator.
 How many threads a step's product runs on is BLAS's choice per call (numpy's bundled OpenBLAS
-runs a product of up to about 2**18 multiply-adds on one thread, a larger one on all it has).
+runs a small product, up to about 2**18 multiply-adds, on one thread, a larger one on more).
 Like BLAS's blocking, the thread count may change the order a step's K terms are added in (within
 that step's fp32 rounding), never which terms are summed or the order of the steps.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -32,9 +32,10 @@ _INTEGER_INPUTS = (np.dtype(np.int8), np.dtype(np.uint8))
 EXACT_FP32_INTEGER = 2**24
 """Integers up to this magnitude are exact in fp32, so are the sums of a k-step that stay below it."""
 DIRECT_PRODUCTS = 2**16
-"""Multiply-adds per k-step from which a product's steps are sgemm calls writing and adding into
-L0C (`ge.emulator.blas.KSteps`); below, OpenBLAS's fixed cost per call (2 to 3 us) exceeds numpy's
-product and add (a 1 x 64 x 256 LSTM step takes 3.5 us in numpy, 6.7 us in sgemm)."""
+"""Multiply-adds in a product's first k-step from which its steps (two or more, fp32, 2-D, K
+ranges) are sgemm calls writing and adding into L0C (`ge.emulator.blas.KSteps`); below, OpenBLAS's
+fixed cost per call (2 to 3 us) exceeds numpy's product and add (a 1 x 64 x 256 LSTM step takes
+3.5 us in numpy, 6.7 us in sgemm)."""
 
 
 def matmul(a: np.ndarray, b: np.ndarray, **planning: Any) -> np.ndarray:
@@ -143,10 +144,9 @@ def accumulate(
         rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])
         out = out.reshape(m, n)
     direct = None  # one step: numpy's matmul writes it for less than planning the sgemm calls
-    first = steps[0]
-    if len(steps) > 1 and out.ndim == 2 and isinstance(first, slice):
-        ranges = all(isinstance(step, slice) for step in steps)
-        if ranges and out.size * (first.stop - first.start) >= DIRECT_PRODUCTS:
+    if len(steps) > 1 and out.ndim == 2 and accumulator == np.float32 and _k_ranges(steps, rows.shape[-1]):
+        first = cast(slice, steps[0])
+        if out.size * (first.stop - first.start) >= DIRECT_PRODUCTS:
             direct = blas.KSteps.plan(rows, columns, out)
     for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
         step_product(rows, columns, step, out, number > 0, direct)
@@ -217,6 +217,14 @@ def largest_product(a: np.dtype, b: np.dtype) -> int:
     """The largest |x * y| of integers x of dtype `a` and y of dtype `b` (2**14 for int8)."""
     return max(abs(int(np.iinfo(a).min)), int(np.iinfo(a).max)) * max(
         abs(int(np.iinfo(b).min)), int(np.iinfo(b).max)
+    )
+
+
+def _k_ranges(steps: Sequence[slice | np.ndarray], k: int) -> bool:
+    """Whether every step is a contiguous range of K's `k` elements (not an index array)."""
+    return all(
+        isinstance(step, slice) and step.step in (None, 1) and 0 <= step.start <= step.stop <= k
+        for step in steps
     )
 
 

@@ -7,6 +7,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from ge.emulator import blas, cube
 from ge.emulator.convolution import conv2d
 from ge.emulator.cube import matmul
 from ge.emulator.cube_loads import stored_nc1hwc0
@@ -284,3 +285,35 @@ def test_a_convolution_stores_its_accumulator_into_a_slice(
     outside = np.ones(buffer, bool)
     outside[index] = False
     assert (memory[outside] == 7.0).all()  # nothing written beside the slice
+
+
+@pytest.mark.parametrize(
+    "m, k, n, steps, accumulator, planned",
+    [
+        (64, 96, 32, [slice(0, 48), slice(48, 96)], np.float32, True),  # 2^16 per step: sgemm
+        (64, 96, 32, [slice(0, 96)], np.float32, False),  # one step: numpy's matmul
+        (16, 96, 32, [slice(0, 48), slice(48, 96)], np.float32, False),  # 2^14 per step: numpy
+        (64, 96, 32, [slice(0, 48), slice(48, 96)], np.int32, False),  # int32 accumulator
+        (64, 96, 32, [slice(0, 48), np.arange(48, 96)], np.float32, False),  # an index array
+        (64, 96, 32, [slice(0, 64), slice(64, 128)], np.float32, False),  # a range past K
+    ],
+)
+def test_accumulate_runs_a_products_k_steps_as_sgemm_calls_where_they_pay(
+    rng: np.random.Generator,
+    monkeypatch: pytest.MonkeyPatch,
+    m: int,
+    k: int,
+    n: int,
+    steps: list,
+    accumulator: type,
+    planned: bool,
+) -> None:
+    plans: list[object] = []
+    plan = blas.KSteps.plan
+    monkeypatch.setattr(blas.KSteps, "plan", lambda *operands: plans.append(plan(*operands)) or plans[-1])
+    rows = rng.integers(-8, 9, (m, k)).astype(np.float32)
+    columns = rng.integers(-8, 9, (k, n)).astype(np.float32)
+    got = cube.accumulate(rows, columns, steps, np.dtype(accumulator))
+    np.testing.assert_array_equal(got, rows.astype(np.int64) @ columns.astype(np.int64))
+    assert got.dtype == accumulator
+    assert [p is not None for p in plans] == ([True] if planned else [])
