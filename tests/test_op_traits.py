@@ -25,6 +25,7 @@ HAS = [
     ),
     (graph.ValueShaped, [graph.NonZeroOp, graph.UniqueOp]),
     (graph.Broadcasts, [graph.AddOp, graph.WhereOp, graph.ReluOp, graph.CastOp]),
+    (graph.ChannelOperands, [graph.BatchNormOp]),
     (graph.WithinPlane, [graph.MaxPoolOp, graph.AvgPoolOp, graph.GlobalAvgPoolOp, graph.GlobalLpPoolOp]),
     (graph.MovesData, [graph.TransposeOp, graph.ReshapeOp, graph.GatherOp, graph.CastOp]),
     (graph.CopiedByDataMovers, [graph.ReshapeOp, graph.SliceOp, graph.ConcatOp, graph.ShapeOp]),
@@ -59,6 +60,8 @@ HAS_NOT = [
     (graph.Transcendental, [graph.AddOp, graph.ReluOp, graph.MaxOp, graph.AvgPoolOp, graph.MaxPoolOp]),
     (graph.ValueShaped, [graph.GatherOp, graph.NonMaxSuppressionOp, graph.DetOp]),
     (graph.Broadcasts, [graph.BatchNormOp, graph.LayerNormOp, graph.MatMulOp]),
+    # their parameters span the normalized axes, or are tensors broadcast with numpy's rules
+    (graph.ChannelOperands, [graph.GroupNormOp, graph.LayerNormOp, graph.AddOp, graph.PReluOp]),
     (graph.WithinPlane, [graph.MaxPool3DOp, graph.LRNOp, graph.ReduceSumOp]),
     (graph.MovesData, [graph.AddOp, graph.ShapeOp, graph.SoftmaxOp]),
     (graph.CopiedByDataMovers, [graph.TransposeOp, graph.AddOp]),

@@ -53,7 +53,7 @@ from .products import (
     parse_einsum,
 )
 from .samples import Samplewise, gemm_rows, leading, matrix_rows
-from .traits import Elementwise, PerChannel, ProductOperands, VectorSweeps
+from .traits import ChannelOperands, Elementwise, PerChannel, ProductOperands, VectorSweeps
 
 # --------------------------------------------------------------------------------------------
 # Matrix products (cube ops)
@@ -439,7 +439,7 @@ class BatchNormOp(GraphOp):
 
     name = "ascend.graph.batch_norm"
 
-    traits = traits_def(Elementwise(), PerChannel(), VectorSweeps(2), Samplewise(leading))
+    traits = traits_def(Elementwise(), PerChannel(), ChannelOperands(), VectorSweeps(2), Samplewise(leading))
 
     input = operand_def(TensorType)
     scale = operand_def(TensorType)

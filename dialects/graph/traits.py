@@ -35,6 +35,13 @@ class Broadcasts(OpTrait):
     device format once."""
 
 
+class ChannelOperands(OpTrait):
+    """The op's operands after the first are per-channel vectors [C] of its NCHW first operand
+    (batch_norm's scale, bias, mean and var), and its implementation also takes them laid out to
+    broadcast against the first operand at its rank: on NC1HWC0 a vector kernel lays them out as
+    (1, C1, 1, 1, C0), zero in the padded lanes, and computes lane by lane."""
+
+
 class WithinPlane(OpTrait):
     """The op reads and writes within each (n, c) plane of NCHW data (2-D and global pools): on
     NC1HWC0 it runs on each C0 lane's plane as it is."""
@@ -311,6 +318,7 @@ def _multiply(*dims: int) -> int:
 
 __all__ = [
     "Broadcasts",
+    "ChannelOperands",
     "ComputesNothing",
     "CopiedByDataMovers",
     "Elementwise",

@@ -1,13 +1,14 @@
 """The vector unit: a kernel's vector ops computed on the device formats their operands are stored in.
 
-A vector kernel the compiler gave NC1HWC0 operands (elementwise work, pooling, reductions over H
-and W, concat of whole C0 blocks after a convolution) runs here on the stored 5-D arrays
-(N, C1, H, W, C0): elementwise ops lane by lane, a per-channel operand (a [C, 1, 1] bias, a
-[1, C, 1, 1] scale) laid out once as (1, C1, 1, 1, C0); pooling and reductions over H and W over
-axes 2 and 3; a reduction over C over the real channels only (the padded lanes are masked, so
-whatever bytes they hold add nothing); a concat along C by C0 blocks. Elementwise ops on FRACTAL_NZ
-operands (a matrix product's epilogue) run on the stored fractals, an [N] bias laid out once as
-one row of fractals. Every result keeps its padded lanes, rows and columns zero.
+A vector kernel the compiler gave NC1HWC0 operands (elementwise work, batch norm, pooling,
+reductions over H and W, concat of whole C0 blocks after a convolution) runs here on the stored
+5-D arrays (N, C1, H, W, C0): elementwise ops lane by lane, a per-channel operand (a [C, 1, 1]
+bias, a [1, C, 1, 1] scale, batch norm's [C] parameters) laid out once as (1, C1, 1, 1, C0);
+pooling and reductions over H and W over axes 2 and 3; a reduction over C over the real channels
+only (the padded lanes are masked, so whatever bytes they hold add nothing); a concat along C by
+C0 blocks. Elementwise ops on FRACTAL_NZ operands (a matrix product's epilogue) run on the stored
+fractals, an [N] bias laid out once as one row of fractals. Every result keeps its padded lanes,
+rows and columns zero.
 
 So a wrong format for a vector kernel, or garbage in a padded lane read as a channel, shows up as
 a wrong number. `on_device` says how to compute one op this way, or None when it cannot (another
@@ -126,6 +127,11 @@ def _prepare(
         return fmt, compute
     if fmt != "NC1HWC0" or len(shape) != 4:
         return None
+    if op.has_trait(graph.ChannelOperands):
+        sources = _channel_sources(op, fmt, shape, c0, stored, slots, template)
+        if sources is None:
+            return None
+        return fmt, partial(_elementwise, implementation, op, sources, narrow, dtype, zero, None)
     if isinstance(op, graph.ConcatOp):
         concat = _prepare_concat(op, c0, stored, slots)
         return None if concat is None else (fmt, concat)
@@ -184,6 +190,35 @@ def _elementwise_source(
     if constant is not None:
         return None, lay_out(constant), None
     return slots[value], None, lay_out
+
+
+def _channel_sources(
+    op: Operation,
+    fmt: str,
+    shape: tuple[int, ...],
+    c0: int,
+    stored: Stored,
+    slots: Mapping[SSAValue, int],
+    template: Sequence[Any],
+) -> tuple[tuple[int | None, np.ndarray | None, Callable | None], ...] | None:
+    """The operands of a `ChannelOperands` op on NC1HWC0, as `_elementwise_source` gives them: the
+    first stored in the result's shape, the others [C] vectors laid out as (1, C1, 1, 1, C0) (a
+    constant once, another value per call); None when an operand is neither."""
+    first, *vectors = op.operands
+    if first not in stored or stored[first][0] != fmt or tuple(tensor_type(first).get_shape()) != shape:
+        return None
+    sources: list[tuple[int | None, np.ndarray | None, Callable | None]] = [(slots[first], None, None)]
+    for value in vectors:
+        in_device_format = value in stored and stored[value][0] in DEVICE_FORMATS
+        if in_device_format or tuple(tensor_type(value).get_shape()) != (shape[1],):
+            return None
+        lay_out = partial(_broadcast_layout, fmt, (1, shape[1], 1, 1), c0)
+        constant = template[slots[value]]
+        if constant is not None:
+            sources.append((None, lay_out(constant), None))
+        else:
+            sources.append((slots[value], None, lay_out))
+    return tuple(sources)
 
 
 def _broadcast_layout(fmt: str, full: tuple[int, ...], c0: int, array: np.ndarray) -> np.ndarray:

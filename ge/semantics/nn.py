@@ -183,10 +183,11 @@ def batch_norm(
     mean: np.ndarray,
     var: np.ndarray,
 ) -> np.ndarray:
-    """Inference-mode batch normalization over axis 1."""
+    """Inference-mode batch normalization over axis 1. The parameters are [C] vectors, or already
+    of `x`'s rank and broadcasting against it (as the vector unit lays them out on NC1HWC0)."""
     epsilon = get_float(op, "epsilon", 1e-5)
     shape = (1, -1) + (1,) * (x.ndim - 2)
-    scale, bias, mean, var = (p.reshape(shape) for p in (scale, bias, mean, var))
+    scale, bias, mean, var = (p if p.ndim == x.ndim else p.reshape(shape) for p in (scale, bias, mean, var))
     return scale * (x - mean) / np.sqrt(var + x.dtype.type(epsilon)) + bias
 
 

@@ -327,3 +327,68 @@ def test_matmul_bias_relu_at_o3_matches_numpy(rng) -> None:
     (got,) = Emulator(compiled.module, compiled.weight_blob).run([a])
     expected = np.maximum(a.astype(np.float64) @ weights["w"] + weights["b"], 0)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def _batch_norm(x: tuple[int, ...]) -> str:
+    vector = f"tensor<{_type((x[1],))}>"
+    return (
+        "%r = ascend.graph.batch_norm %0, %1, %1, %1, %1 {epsilon = 1.000000e-05 : f32} "
+        f": (tensor<{_type(x)}>, {vector}, {vector}, {vector}, {vector}) -> tensor<{_type(x)}>"
+    )
+
+
+@pytest.mark.parametrize("c", [3, 16, 20])
+def test_batch_norm_on_nc1hwc0_lays_its_parameters_out_by_channel(
+    c: int, rng, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batch norm's [C] parameters (here one input given as scale, bias, mean and var) are laid
+    out as (1, C1, 1, 1, C0) and the op runs lane by lane on the stored input, with nothing decoded;
+    garbage in the input's padded lanes leaves the real channels as they were and the result's
+    padded lanes zero."""
+    x = (2, c, 6, 6)
+    emulator = _emulator(_module(x, x, _batch_norm(x), bias=(c,)))
+    data = rng.standard_normal(x).astype(np.float32)
+    p = rng.uniform(0.5, 2.0, c).astype(np.float32)
+    q = p.reshape(1, c, 1, 1)
+    expected = q * (data - q) / np.sqrt(q + np.float32(1e-5)) + q
+    (got,) = emulator.run([data, p])
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+    launch = _launch(emulator, "vec")
+    views = emulator.plan.views
+    stored_x, output = views[launch.inputs[0]], views[launch.outputs[0]]
+    stored_x[:, -1, :, :, c % 16 or 16 :] = GARBAGE
+    output[...] = -GARBAGE
+    monkeypatch.setattr(kernels, "from_device", _refuse)
+    monkeypatch.setattr(kernels, "to_device", _refuse)
+    emulator.plan.kernels["vec"]([stored_x, p], [output])
+    np.testing.assert_allclose(_real_lanes(output, c), expected, rtol=RTOL, atol=ATOL)
+    if c % 16:
+        np.testing.assert_array_equal(output[:, -1, :, :, c % 16 :], 0)
+
+
+@pytest.mark.parametrize("c", [3, 20])
+def test_batch_norm_after_a_relu_at_o3_matches_onnxruntime(c: int, rng) -> None:
+    """A batch norm that cannot fold into the convolution before it (a ReLU comes between) is a
+    vector kernel reading NC1HWC0, its constant parameters laid out once."""
+    weights = {
+        "w": rng.standard_normal((c, 3, 3, 3)).astype(np.float32),
+        "scale": rng.uniform(0.5, 1.5, c).astype(np.float32),
+        "bias": rng.standard_normal(c).astype(np.float32),
+        "mean": rng.standard_normal(c).astype(np.float32),
+        "var": rng.uniform(0.5, 1.5, c).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("BatchNormalization", ["r", "scale", "bias", "mean", "var"], ["n"]),
+        helper.make_node("MaxPool", ["n"], ["y"], kernel_shape=[2, 2], strides=[2, 2]),
+    ]
+    model = _onnx(nodes, (2, 3, 8, 8), weights)
+    compiled = ge.GraphCompiler().compile(import_onnx(model), optimization_level=3)
+    emulator = Emulator(compiled.module, compiled.weight_blob)
+    norms = [k for k in emulator.kernels.values() if "batch_norm" in str(k)]
+    assert norms and all("NC1HWC0" in list(k.in_formats) for k in norms)
+    data = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    (got,) = emulator.run([data])
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": data})
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
