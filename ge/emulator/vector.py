@@ -127,9 +127,15 @@ def _prepare(
         return fmt, compute
     if fmt != "NC1HWC0" or len(shape) != 4:
         return None
-    if op.has_trait(graph.ChannelOperands):
-        sources = _channel_sources(op, fmt, shape, c0, stored, slots, template)
-        if sources is None:
+    if op.has_trait(graph.ChannelOperands):  # the first operand stored, then [C] vectors
+        first, *vectors = op.operands
+        if any(tuple(tensor_type(v).get_shape()) != shape[1:2] for v in vectors):
+            return None
+        read = partial(_elementwise_source, fmt=fmt, shape=shape, c0=c0, stored=stored, slots=slots)
+        found = [read(first, template=template)]
+        found += [read(v, template=template, full=(1, shape[1], 1, 1)) for v in vectors]
+        sources = tuple(source for source in found if source is not None)
+        if len(sources) != len(found):
             return None
         return fmt, partial(_elementwise, implementation, op, sources, narrow, dtype, zero, None)
     if isinstance(op, graph.ConcatOp):
@@ -173,16 +179,20 @@ def _elementwise_source(
     stored: Stored,
     slots: Mapping[SSAValue, int],
     template: Sequence[Any],
+    full: tuple[int, ...] | None = None,
 ) -> tuple[int | None, np.ndarray | None, Callable | None] | None:
     """Where an elementwise operand comes from: (a slot holding it stored, None, None); (None,
     a constant laid out once, None); (a slot, None, its layout per call); None when it cannot be
-    read on the device format (a full-size logical operand or one that does not broadcast)."""
+    read on the device format (a full-size logical operand or one that does not broadcast).
+    `full` is the shape the operand broadcasts as, if not numpy's (batch norm's [C] vectors
+    broadcast as (1, C, 1, 1))."""
     operand_shape = tuple(tensor_type(value).get_shape())
     if value in stored and stored[value][0] in DEVICE_FORMATS:
         return (slots[value], None, None) if operand_shape == shape else None
-    if len(operand_shape) > len(shape) or np.broadcast_shapes(operand_shape, shape) != shape:
-        return None
-    full = (1,) * (len(shape) - len(operand_shape)) + operand_shape
+    if full is None:
+        if len(operand_shape) > len(shape) or np.broadcast_shapes(operand_shape, shape) != shape:
+            return None
+        full = (1,) * (len(shape) - len(operand_shape)) + operand_shape
     if full == shape and int(np.prod(shape)) > 1:
         return None  # a full-size operand in a framework format: the fallback encodes it
     lay_out = partial(_broadcast_layout, fmt, full, c0)
@@ -190,35 +200,6 @@ def _elementwise_source(
     if constant is not None:
         return None, lay_out(constant), None
     return slots[value], None, lay_out
-
-
-def _channel_sources(
-    op: Operation,
-    fmt: str,
-    shape: tuple[int, ...],
-    c0: int,
-    stored: Stored,
-    slots: Mapping[SSAValue, int],
-    template: Sequence[Any],
-) -> tuple[tuple[int | None, np.ndarray | None, Callable | None], ...] | None:
-    """The operands of a `ChannelOperands` op on NC1HWC0, as `_elementwise_source` gives them: the
-    first stored in the result's shape, the others [C] vectors laid out as (1, C1, 1, 1, C0) (a
-    constant once, another value per call); None when an operand is neither."""
-    first, *vectors = op.operands
-    if first not in stored or stored[first][0] != fmt or tuple(tensor_type(first).get_shape()) != shape:
-        return None
-    sources: list[tuple[int | None, np.ndarray | None, Callable | None]] = [(slots[first], None, None)]
-    for value in vectors:
-        in_device_format = value in stored and stored[value][0] in DEVICE_FORMATS
-        if in_device_format or tuple(tensor_type(value).get_shape()) != (shape[1],):
-            return None
-        lay_out = partial(_broadcast_layout, fmt, (1, shape[1], 1, 1), c0)
-        constant = template[slots[value]]
-        if constant is not None:
-            sources.append((None, lay_out(constant), None))
-        else:
-            sources.append((slots[value], None, lay_out))
-    return tuple(sources)
 
 
 def _broadcast_layout(fmt: str, full: tuple[int, ...], c0: int, array: np.ndarray) -> np.ndarray:
