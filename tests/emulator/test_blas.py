@@ -59,8 +59,8 @@ def test_says_whether_equal_columns_are_rounded_alike(kernels: str, alike: str) 
     assert done.stdout.split() == [kernels, alike, alike]
 
 
-@pytest.mark.parametrize("a_layout", ["rows", "columns", "sliced"])
-@pytest.mark.parametrize("b_layout", ["rows", "columns", "sliced"])
+@pytest.mark.parametrize("a_layout", ["rows", "columns", "sliced", "sliced columns"])
+@pytest.mark.parametrize("b_layout", ["rows", "columns", "sliced", "sliced columns"])
 def test_writes_then_adds_products_for_every_contiguous_layout(
     rng: np.random.Generator, a_layout: str, b_layout: str
 ) -> None:
@@ -70,6 +70,9 @@ def test_writes_then_adds_products_for_every_contiguous_layout(
         "rows": lambda m: m.astype(np.float32),
         "columns": lambda m: np.asfortranarray(m.astype(np.float32)),
         "sliced": lambda m: np.pad(m.astype(np.float32), ((0, 3), (2, 5)))[: m.shape[0], 2 : 2 + m.shape[1]],
+        "sliced columns": lambda m: np.asfortranarray(np.pad(m.astype(np.float32), ((1, 4), (0, 2))))[
+            1 : 1 + m.shape[0], : m.shape[1]
+        ],  # column-major, its leading dimension longer than its columns
     }
     a, b = views[a_layout](a64), views[b_layout](b64)
     c = np.full((37, 23), np.nan, np.float32)
