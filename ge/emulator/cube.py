@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -144,9 +144,10 @@ def accumulate(
         rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])
         out = out.reshape(m, n)
     direct = None  # one step: numpy's matmul writes it for less than planning the sgemm calls
-    if len(steps) > 1 and out.ndim == 2 and accumulator == np.float32 and _k_ranges(steps, rows.shape[-1]):
-        first = cast(slice, steps[0])
-        if out.size * (first.stop - first.start) >= DIRECT_PRODUCTS:
+    first = steps[0]
+    if len(steps) > 1 and out.ndim == 2 and isinstance(first, slice) and accumulator == np.float32:
+        large = out.size * (first.stop - first.start) >= DIRECT_PRODUCTS
+        if large and _k_ranges(steps, rows.shape[-1]):
             direct = blas.KSteps.plan(rows, columns, out)
     for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
         step_product(rows, columns, step, out, number > 0, direct)
