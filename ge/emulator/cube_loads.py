@@ -25,6 +25,8 @@ from ge.layout import from_device
 
 Pads = tuple[int, int, int, int]
 """(top, left, bottom, right)."""
+Window = tuple[tuple[int, int], tuple[int, int], Pads, tuple[int, int], tuple[int, int]]
+"""A convolution's (kernel, strides, pads, dilations, output size)."""
 
 
 def im2col(
@@ -46,7 +48,7 @@ def im2col(
     ho, wo = out_size
     span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
     if groups == 1:
-        return _window_rows(x, in_channels, kernel, strides, pads, dilations, out_size, compute)
+        return _window_rows(x, in_channels, (kernel, strides, pads, dilations, out_size), compute)
     cin_group = in_channels // groups
     k1_channels = -(-cin_group // c0)
     padded = np.zeros((n, h + top + bottom, width + left + right, groups, k1_channels * c0), compute)
@@ -148,23 +150,14 @@ def stored_nc1hwc0(
     return into
 
 
-def _window_rows(
-    x: np.ndarray,
-    in_channels: int,
-    kernel: tuple[int, int],
-    strides: tuple[int, int],
-    pads: Pads,
-    dilations: tuple[int, int],
-    out_size: tuple[int, int],
-    compute: np.dtype,
-) -> np.ndarray:
+def _window_rows(x: np.ndarray, in_channels: int, window: Window, compute: np.dtype) -> np.ndarray:
     """`im2col` of one group, read through an overlapping view of the input in its own NC1HWC0
     layout (padded first when the convolution pads): a window row's taps of one C0 block are kw
     consecutive blocks when the W dilation is 1, so each (pixel, c1, window row) of the L0A matrix
     is one copy of kw x C0 lanes; with a wider dilation, one copy per tap's block."""
     n, c1, h, width, c0 = x.shape
-    (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right) = kernel, strides, dilations, pads
-    ho, wo = out_size
+    (kh, kw), (sh, sw), (top, left, bottom, right), (dh, dw), (ho, wo) = window
+    pads = (top, left, bottom, right)
     if any(pads):
         source = np.zeros((n, c1, h + top + bottom, width + left + right, c0), compute)
         source[:, :, top : top + h, left : left + width] = x
