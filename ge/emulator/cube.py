@@ -29,6 +29,7 @@ from . import blas
 
 _FLOAT_INPUTS = (np.dtype(np.float16), bfloat16, np.dtype(np.float32))
 _INTEGER_INPUTS = (np.dtype(np.int8), np.dtype(np.uint8))
+FLOAT32 = np.dtype(np.float32)
 EXACT_FP32_INTEGER = 2**24
 """Integers up to this magnitude are exact in fp32, so are the sums of a k-step that stay below it."""
 DIRECT_PRODUCTS = 2**16
@@ -120,6 +121,20 @@ def accumulate(
     `into`, if given, is the accumulator: a C-contiguous array of the product's shape and the
     accumulator dtype.
     """
+    if (
+        into is None
+        and rows.ndim == 2 == columns.ndim
+        and accumulator == FLOAT32 == rows.dtype == columns.dtype
+        and steps
+    ):
+        first = steps[0]
+        if len(steps) == 1 or not isinstance(first, slice) or _macs(rows, columns, first) < DIRECT_PRODUCTS:
+            # numpy's matmul, step by step, with none of the checks and plans below, which cost
+            # more than such a product (an LSTM's time step): the first step's is the accumulator.
+            total = step_product(rows, columns, first, None, False)
+            for step in steps[1:]:
+                step_product(rows, columns, step, total, True)
+            return total
     if accumulator == np.int32:
         exact = max(1, (EXACT_FP32_INTEGER - 1) // largest_product)
         steps = [piece for step in steps for piece in _pieces(step, exact)]
@@ -154,23 +169,31 @@ def accumulate(
     return total
 
 
+def _macs(rows: np.ndarray, columns: np.ndarray, step: slice) -> int:
+    """The multiply-adds of a 2-D product's k-step `step`."""
+    return rows.shape[0] * columns.shape[1] * (step.stop - step.start)
+
+
 def step_product(
     rows: np.ndarray,
     columns: np.ndarray,
     step: slice | np.ndarray,
-    out: np.ndarray,
+    out: np.ndarray | None,
     add: bool,
     direct: blas.KSteps | None = None,
-) -> None:
+) -> np.ndarray:
     """One k-step's product on the cube, `out` = a @ b, or `out` += a @ b when `add`, where a and
-    b are the step's K range of `rows` and `columns`: one BLAS call. With `direct` (fp32 2-D
+    b are the step's K range of `rows` and `columns`: one BLAS call. Returns the accumulator:
+    `out`, or without one (a first fp32 step), the product itself. With `direct` (fp32 2-D
     operands, a K range that is a slice), OpenBLAS's sgemm writes or adds into `out` in place
     (`ge.emulator.blas.KSteps`). Otherwise the first step is numpy's matmul writing `out`, a later
     one numpy's matmul and an add (and for int32 accumulators, the product converted, then
     added)."""
+    if out is None:
+        return np.matmul(rows[..., step], columns[..., step, :])
     if direct is not None and isinstance(step, slice):
         direct(step.start, step.stop - step.start, add)
-        return
+        return out
     a, b = rows[..., step], columns[..., step, :]
     if out.dtype == np.int32:  # exact: the step's sums are integers below 2**24
         product = np.matmul(a, b).astype(np.int32)
@@ -182,6 +205,7 @@ def step_product(
         np.matmul(a, b, out=out)
     else:
         np.add(out, np.matmul(a, b), out=out)
+    return out
 
 
 class LoadedForm:

@@ -317,3 +317,35 @@ def test_accumulate_runs_a_products_k_steps_as_sgemm_calls_where_they_pay(
     np.testing.assert_array_equal(got, rows.astype(np.int64) @ columns.astype(np.int64))
     assert got.dtype == accumulator
     assert [p is not None for p in plans] == ([True] if planned else [])
+
+
+@pytest.mark.parametrize(
+    "m, k, n, steps",
+    [
+        (1, 64, 256, [slice(0, 32), slice(32, 64)]),  # an LSTM time step at k 32
+        (3, 40, 5, [slice(0, 16), slice(16, 32), slice(32, 40)]),  # a short last step
+        (4, 24, 8, [slice(0, 24)]),  # one step
+        (4, 24, 8, [np.arange(0, 12), np.arange(12, 24)]),  # index arrays (a narrow route's)
+    ],
+)
+def test_a_small_product_sums_its_steps_as_a_given_accumulator_does(
+    rng: np.random.Generator, m: int, k: int, n: int, steps: list
+) -> None:
+    """Without an accumulator to sum into, a small 2-D product takes numpy's matmul step by step
+    with none of the planning; its fp32 sums are the same, bit for bit, as those summed into a
+    given accumulator."""
+    rows = rng.standard_normal((m, k)).astype(np.float32)
+    columns = rng.standard_normal((k, n)).astype(np.float32)
+    f32 = np.dtype(np.float32)
+    into = np.full((m, n), np.nan, np.float32)
+    given = cube.accumulate(rows, columns, steps, f32, into=into)
+    fresh = cube.accumulate(rows, columns, steps, f32)
+    assert given is into and fresh is not into
+    np.testing.assert_array_equal(fresh, given)
+    assert fresh.dtype == np.float32 and fresh.shape == (m, n)
+    by_step = sum(
+        (rows[:, s].astype(np.float64) @ columns[s].astype(np.float64) for s in steps), np.zeros((m, n))
+    )
+    np.testing.assert_allclose(
+        fresh, by_step, rtol=0, atol=k * np.finfo(np.float32).eps * np.abs(by_step).max()
+    )

@@ -138,9 +138,9 @@ class _CountingProducts:
         self.calls = 0
         self._product = cube.step_product
 
-    def __call__(self, *args: object, **kwargs: object) -> None:
+    def __call__(self, *args: object, **kwargs: object) -> np.ndarray:
         self.calls += 1
-        self._product(*args, **kwargs)
+        return self._product(*args, **kwargs)
 
 
 @pytest.mark.parametrize("level", [0, 3])
