@@ -39,7 +39,7 @@ HAS = [
         graph.NoOpWhenTypeKept,
         [graph.ReshapeOp, graph.FlattenOp, graph.TransposeOp, graph.ExpandOp, graph.CastOp],
     ),
-    (graph.PerChannelWhen, [graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ConcatOp]),
+    (graph.PerChannelWhen, [graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ConcatOp, graph.GroupNormOp]),
     (graph.NeedsAiCpu, [graph.NonZeroOp, graph.NonMaxSuppressionOp]),
     (graph.Epilogue, [graph.ReluOp, graph.AddOp, graph.MaxOp, graph.GeluOp]),
     (graph.KeepsPrecision, [graph.SoftmaxOp, graph.ReduceSumOp, graph.ExpOp, graph.LayerNormOp]),
@@ -273,6 +273,21 @@ def test_a_concat_of_whole_channel_blocks_works_per_channel():
     assert not holds(concat([16, 32]), 32)  # 16 channels are half an int8 block
     assert not holds(concat([3, 16]), 16)
     assert not holds(concat([16, 16], axis=2), 16)
+
+
+def test_a_group_norm_of_single_channel_groups_works_per_channel():
+    holds = graph.GroupNormOp.get_trait(graph.PerChannelWhen).holds
+
+    def group_norm(shape, groups):
+        g = ge.Graph()
+        vector = _value(g, (shape[1],))
+        props = {"num_groups": graph.int_attr(groups)}
+        return graph.GroupNormOp.build_inferred([_value(g, shape), vector, vector], props)
+
+    assert holds(group_norm((2, 20, 5, 5), 20), 16)  # instance normalization
+    assert not holds(group_norm((2, 20, 5, 5), 10), 16)  # groups of two channels
+    assert not holds(group_norm((2, 20, 5, 5), 1), 16)
+    assert not holds(group_norm((2, 20, 5), 20), 16)  # not 4-D
 
 
 # --------------------------------------------------------------------------------------------

@@ -87,6 +87,18 @@ class JoinsChannelBlocks(PerChannelWhen):
         return axis.value.data % 4 == 1 and all(shape[1] % c0 == 0 for shape in shapes)
 
 
+class SingleChannelGroups(PerChannelWhen):
+    """A group norm whose groups are single channels (ONNX InstanceNormalization) normalizes each
+    (n, c) plane of 4-D data alone and scales and shifts it by [C] vectors: on NC1HWC0, each C0
+    lane's plane over axes 2 and 3, the vectors laid out by lane."""
+
+    def holds(self, op: Operation, c0: int) -> bool:
+        groups = op.properties.get("num_groups")
+        if _rank(op.operands[0]) != 4 or _rank(op.results[0]) != 4 or not isinstance(groups, IntegerAttr):
+            return False
+        return groups.value.data == op.operands[0].type.get_shape()[1]  # pyright: ignore[reportAttributeAccessIssue]  # a tensor: rank 4
+
+
 class Reduction(OpTrait):
     """The op reduces along axes (reduce_*, softmax, layer and RMS norm, global pooling): a vector
     kernel holds one, with elementwise work around it."""
@@ -345,6 +357,7 @@ __all__ = [
     "Reorders",
     "Scales",
     "Shifts",
+    "SingleChannelGroups",
     "Transcendental",
     "ValueShaped",
     "WithinPlane",

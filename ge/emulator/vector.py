@@ -1,14 +1,14 @@
 """The vector unit: a kernel's vector ops computed on the device formats their operands are stored in.
 
-A vector kernel the compiler gave NC1HWC0 operands (elementwise work, batch norm, pooling,
-reductions over H and W, concat of whole C0 blocks after a convolution) runs here on the stored
-5-D arrays (N, C1, H, W, C0): elementwise ops lane by lane, a per-channel operand (a [C, 1, 1]
-bias, a [1, C, 1, 1] scale, batch norm's [C] parameters) laid out once as (1, C1, 1, 1, C0);
-pooling and reductions over H and W over axes 2 and 3; a reduction over C over the real channels
-only (the padded lanes are masked, so whatever bytes they hold add nothing); a concat along C by
-C0 blocks. Elementwise ops on FRACTAL_NZ operands (a matrix product's epilogue) run on the stored
-fractals, an [N] bias laid out once as one row of fractals. Every result keeps its padded lanes,
-rows and columns zero.
+A vector kernel the compiler gave NC1HWC0 operands (elementwise work, batch norm, instance norm,
+pooling, reductions over H and W, concat of whole C0 blocks after a convolution) runs here on the
+stored 5-D arrays (N, C1, H, W, C0): elementwise ops lane by lane, a per-channel operand (a
+[C, 1, 1] bias, a [1, C, 1, 1] scale, batch norm's and instance norm's [C] parameters) laid out once as
+(1, C1, 1, 1, C0); instance norm, pooling and reductions over H and W over axes 2 and 3; a
+reduction over C over the real channels only (the padded lanes are masked, so whatever bytes they
+hold add nothing); a concat along C by C0 blocks. Elementwise ops on FRACTAL_NZ operands (a matrix
+product's epilogue) run on the stored fractals, an [N] bias laid out once as one row of fractals.
+Every result keeps its padded lanes, rows and columns zero.
 
 So a wrong format for a vector kernel, or garbage in a padded lane read as a channel, shows up as
 a wrong number. `on_device` says how to compute one op this way, or None when it cannot (another
@@ -34,6 +34,7 @@ from ge.errors import GeError
 from ge.layout import to_device
 from ge.semantics.base import Ufunc
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
+from ge.semantics.normalization import planes_normalized
 
 from .functions import vector_implementation
 
@@ -127,16 +128,14 @@ def _prepare(
         return fmt, compute
     if fmt != "NC1HWC0" or len(shape) != 4:
         return None
-    if op.has_trait(graph.ChannelOperands):  # the first operand stored, then [C] vectors
-        first, *vectors = op.operands
-        if any(tuple(tensor_type(v).get_shape()) != shape[1:2] for v in vectors):
+    planes = op.get_trait(graph.SingleChannelGroups)
+    per_plane = planes is not None and planes.holds(op, c0)
+    if op.has_trait(graph.ChannelOperands) or per_plane:  # the first operand stored, then [C] vectors
+        sources = _channel_sources(op, shape, c0, stored, slots, template)
+        if sources is None:
             return None
-        read = partial(_elementwise_source, fmt=fmt, shape=shape, c0=c0, stored=stored, slots=slots)
-        found = [read(first, template=template)]
-        found += [read(v, template=template, full=(1, shape[1], 1, 1)) for v in vectors]
-        sources = tuple(source for source in found if source is not None)
-        if len(sources) != len(found):
-            return None
+        if per_plane:  # instance norm: each lane's plane over axes 2 and 3
+            implementation = partial(_without_op, planes_normalized(cast(graph.GroupNormOp, op)))
         return fmt, partial(_elementwise, implementation, op, sources, narrow, dtype, zero, None)
     if isinstance(op, graph.ConcatOp):
         concat = _prepare_concat(op, c0, stored, slots)
@@ -161,6 +160,31 @@ def _prepare(
         reduction = _OVER_CHANNELS[type(op)]
         return None, partial(_over_channels, reduction, source, mask, axes5, shape, narrow, dtype)
     return None
+
+
+def _channel_sources(
+    op: Operation,
+    shape: tuple[int, ...],
+    c0: int,
+    stored: Stored,
+    slots: Mapping[SSAValue, int],
+    template: Sequence[Any],
+) -> tuple[tuple[int | None, np.ndarray | None, Callable | None], ...] | None:
+    """The sources (`_elementwise_source`) of an op whose first operand is stored in NC1HWC0 and
+    whose other operands are [C] vectors, laid out as (1, C1, 1, 1, C0); None when they are not."""
+    first, *vectors = op.operands
+    if any(tuple(tensor_type(v).get_shape()) != shape[1:2] for v in vectors):
+        return None
+    read = partial(_elementwise_source, fmt="NC1HWC0", shape=shape, c0=c0, stored=stored, slots=slots)
+    found = [read(first, template=template)]
+    found += [read(v, template=template, full=(1, shape[1], 1, 1)) for v in vectors]
+    sources = tuple(source for source in found if source is not None)
+    return sources if len(sources) == len(found) else None
+
+
+def _without_op(function: Callable[..., np.ndarray], op: Operation, *operands: np.ndarray) -> np.ndarray:
+    """`function` of the operands alone, called as an implementation (with the op first)."""
+    return function(*operands)
 
 
 def _prepare_concat(op: Operation, c0: int, stored: Stored, slots: Mapping[SSAValue, int]) -> Compute | None:

@@ -7,6 +7,8 @@ can.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -36,12 +38,43 @@ def rms_norm(op: ops.RMSNormOp, x: np.ndarray, scale: np.ndarray) -> np.ndarray:
 
 def group_norm(op: ops.GroupNormOp, x: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> np.ndarray:
     n, c = x.shape[:2]
-    groups = get_int(op, "num_groups")
-    grouped = x.reshape(n, groups, -1)
-    _, centered, inv_std_dev = _standardize(grouped, (2,), get_float(op, "epsilon", 1e-5))
+    grouped = x.reshape(n, get_int(op, "num_groups"), -1)
     per_channel = (1, c) + (1,) * (x.ndim - 2)
-    y = (centered * inv_std_dev).reshape(x.shape) * scale.reshape(per_channel) + bias.reshape(per_channel)
+    y = _normalized(
+        grouped, (2,), _epsilon(op), scale.reshape(per_channel), bias.reshape(per_channel), x.shape
+    )
     return y.astype(x.dtype, copy=False)
+
+
+def planes_normalized(op: ops.GroupNormOp) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """Instance normalization as `op` (a group norm of single-channel groups) computes it, for
+    data holding each channel's plane on axes 2 and 3 with other channels on further axes (the
+    NC1HWC0 blocks (N, C1, H, W, C0), the parameters laid out to broadcast against them): `f(x,
+    scale, bias)`, the op's epsilon read once. The formula is `group_norm`'s."""
+    epsilon = _epsilon(op)
+
+    def normalize(x: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> np.ndarray:
+        return _normalized(x, (2, 3), epsilon, scale, bias, x.shape).astype(x.dtype, copy=False)
+
+    return normalize
+
+
+def _epsilon(op: ops.GroupNormOp) -> float:
+    return get_float(op, "epsilon", 1e-5)
+
+
+def _normalized(
+    x: np.ndarray,
+    axes: tuple[int, ...],
+    epsilon: float,
+    scale: np.ndarray,
+    bias: np.ndarray,
+    shape: tuple[int, ...],
+) -> np.ndarray:
+    """`scale * (x - mean) / sqrt(variance + epsilon) + bias` with mean and variance over `axes` of
+    `x`, the normalized values seen as `shape` before the scale and shift."""
+    _, centered, inv_std_dev = _standardize(x, axes, epsilon)
+    return (centered * inv_std_dev).reshape(shape) * scale + bias
 
 
 def mean_variance_norm(op: ops.MeanVarianceNormOp, x: np.ndarray) -> np.ndarray:

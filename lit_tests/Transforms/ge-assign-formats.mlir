@@ -152,3 +152,42 @@ func.func @spatial_mean(%x: tensor<1x32x4x4xf32>) -> tensor<1x32xf32> {
   %f = ascend.kernel.view %m : (tensor<1x32x1x1xf32>) -> tensor<1x32xf32>
   func.return %f : tensor<1x32xf32>
 }
+
+// -----
+
+// An instance norm (a group norm of single-channel groups) normalizes each channel's plane alone:
+// it reads and writes NC1HWC0 between two convs. Groups of several channels span C0 lanes: that
+// group norm reads NCHW, after a conversion.
+
+// CHECK-LABEL: func.func @instance_norm
+// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}})
+// CHECK-NOT:     ascend.kernel.trans_data %[[C]]
+// CHECK:         %[[N:.*]] = ascend.kernel.vector(%[[C]], %{{.*}}, %{{.*}}) : (tensor<1x32x4x4xf32, #ascend.format<NC1HWC0>>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32, #ascend.format<NC1HWC0>>
+// CHECK:         %[[C2:.*]] = ascend.kernel.cube(%[[N]], %{{.*}})
+// CHECK:         %[[T:.*]] = ascend.kernel.trans_data %[[C2]] {{.*}}: (tensor<1x32x4x4xf32, #ascend.format<NC1HWC0>>) -> tensor<1x32x4x4xf32>
+// CHECK:         ascend.kernel.vector(%[[T]], %{{.*}}, %{{.*}}) : (tensor<1x32x4x4xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32>
+func.func @instance_norm(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
+  %w = ascend.graph.const splat<0.5 : f32> : tensor<32x32x1x1xf32>
+  %s = ascend.graph.const splat<1.5 : f32> : tensor<32xf32>
+  %c = ascend.kernel.cube(%x, %w) : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
+  ^bb0(%a: tensor<1x32x4x4xf32>, %b: tensor<32x32x1x1xf32>):
+    %0 = ascend.graph.conv2d %a, %b : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32>
+    ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
+  }
+  %n = ascend.kernel.vector(%c, %s, %s) : (tensor<1x32x4x4xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32> {
+  ^bb0(%a: tensor<1x32x4x4xf32>, %p: tensor<32xf32>, %q: tensor<32xf32>):
+    %0 = ascend.graph.group_norm %a, %p, %q {num_groups = 32 : i64} : (tensor<1x32x4x4xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32>
+    ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
+  }
+  %c2 = ascend.kernel.cube(%n, %w) : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
+  ^bb0(%a: tensor<1x32x4x4xf32>, %b: tensor<32x32x1x1xf32>):
+    %0 = ascend.graph.conv2d %a, %b : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32>
+    ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
+  }
+  %g = ascend.kernel.vector(%c2, %s, %s) : (tensor<1x32x4x4xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32> {
+  ^bb0(%a: tensor<1x32x4x4xf32>, %p: tensor<32xf32>, %q: tensor<32xf32>):
+    %0 = ascend.graph.group_norm %a, %p, %q {num_groups = 8 : i64} : (tensor<1x32x4x4xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32>
+    ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
+  }
+  func.return %g : tensor<1x32x4x4xf32>
+}

@@ -392,3 +392,101 @@ def test_batch_norm_after_a_relu_at_o3_matches_onnxruntime(c: int, rng) -> None:
     (got,) = emulator.run([data])
     (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": data})
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
+
+
+def _instance_norm(x: tuple[int, ...]) -> str:
+    vector = f"tensor<{_type((x[1],))}>"
+    return (
+        f"%r = ascend.graph.group_norm %0, %1, %1 {{num_groups = {x[1]} : i64, "
+        f"epsilon = 1.000000e-05 : f32}} : (tensor<{_type(x)}>, {vector}, {vector}) -> tensor<{_type(x)}>"
+    )
+
+
+@pytest.mark.parametrize("c", [3, 16, 20])
+def test_instance_norm_on_nc1hwc0_normalizes_each_lanes_plane(
+    c: int, rng, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group norm of single-channel groups (instance norm) runs on the stored blocks: each C0
+    lane's plane normalized over H and W, its [C] scale and bias (here one input given as both)
+    laid out by lane, nothing decoded; garbage in the input's padded lanes leaves the real channels
+    as they were and the result's padded lanes zero."""
+    x = (2, c, 6, 6)
+    emulator = _emulator(_module(x, x, _instance_norm(x), bias=(c,)))
+    data = rng.standard_normal(x).astype(np.float32) * 3 + 1
+    p = rng.uniform(0.5, 2.0, c).astype(np.float32)
+    q = p.reshape(1, c, 1, 1).astype(np.float64)
+    wide = data.astype(np.float64)
+    mean = wide.mean(axis=(2, 3), keepdims=True)
+    variance = ((wide - mean) ** 2).mean(axis=(2, 3), keepdims=True)
+    expected = q * (wide - mean) / np.sqrt(variance + 1e-5) + q
+    (got,) = emulator.run([data, p])
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+    launch = _launch(emulator, "vec")
+    views = emulator.plan.views
+    stored_x, output = views[launch.inputs[0]], views[launch.outputs[0]]
+    stored_x[:, -1, :, :, c % 16 or 16 :] = GARBAGE
+    output[...] = -GARBAGE
+    monkeypatch.setattr(kernels, "from_device", _refuse)
+    monkeypatch.setattr(kernels, "to_device", _refuse)
+    emulator.plan.kernels["vec"]([stored_x, p], [output])
+    np.testing.assert_allclose(_real_lanes(output, c), expected, rtol=RTOL, atol=ATOL)
+    if c % 16:
+        np.testing.assert_array_equal(output[:, -1, :, :, c % 16 :], 0)
+
+
+def test_group_norm_of_wider_groups_decodes(rng, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Groups of several channels span C0 lanes: the kernel decodes the input and runs the
+    reference semantics, which still gives the right answer."""
+    c, groups = 20, 5
+    x = (2, c, 6, 6)
+    vector = f"tensor<{_type((c,))}>"
+    body = (
+        f"%r = ascend.graph.group_norm %0, %1, %1 {{num_groups = {groups} : i64}} "
+        f": (tensor<{_type(x)}>, {vector}, {vector}) -> tensor<{_type(x)}>"
+    )
+    decoded: list[str] = []
+    from_device = kernels.from_device
+
+    def counting(array: np.ndarray, fmt: str, *rest: object) -> np.ndarray:
+        decoded.append(fmt)
+        return from_device(array, fmt, *rest)
+
+    monkeypatch.setattr(kernels, "from_device", counting)
+    data = rng.standard_normal(x).astype(np.float32)
+    p = rng.uniform(0.5, 2.0, c).astype(np.float32)
+    (got,) = _emulator(_module(x, x, body, bias=(c,))).run([data, p])
+    wide = data.astype(np.float64).reshape(2, groups, -1)
+    mean = wide.mean(axis=2, keepdims=True)
+    normalized = (wide - mean) / np.sqrt(((wide - mean) ** 2).mean(axis=2, keepdims=True) + 1e-5)
+    q = p.reshape(1, c, 1, 1)
+    np.testing.assert_allclose(got, normalized.reshape(x) * q + q, rtol=RTOL, atol=ATOL)
+    assert "NC1HWC0" in decoded
+
+
+@pytest.mark.parametrize("c", [3, 20])
+def test_instance_norm_between_convolutions_at_o3_stays_nc1hwc0(c: int, rng) -> None:
+    """Conv, ReLU, InstanceNormalization, Conv: the instance norm reads and writes NC1HWC0, so no
+    layout change comes between the convolutions; the answer is onnxruntime's."""
+    weights = {
+        "w": rng.standard_normal((c, 3, 3, 3)).astype(np.float32),
+        "scale": rng.uniform(0.5, 1.5, c).astype(np.float32),
+        "bias": rng.standard_normal(c).astype(np.float32),
+        "w2": rng.standard_normal((4, c, 1, 1)).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("InstanceNormalization", ["r", "scale", "bias"], ["n"], epsilon=1e-5),
+        helper.make_node("Conv", ["n", "w2"], ["y"]),
+    ]
+    model = _onnx(nodes, (2, 3, 8, 8), weights)
+    compiled = ge.GraphCompiler().compile(import_onnx(model), optimization_level=3)
+    emulator = Emulator(compiled.module, compiled.weight_blob)
+    norms = [k for k in emulator.kernels.values() if "group_norm" in str(k)]
+    assert norms and all(list(k.in_formats)[0] == "NC1HWC0" == list(k.out_formats)[0] for k in norms)
+    layout_changes = [k for k in emulator.kernels.values() if "trans_data" in k.sym_name.data]
+    assert len(layout_changes) == 2  # the input's and the output's, none between the convolutions
+    data = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    (got,) = emulator.run([data])
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": data})
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)

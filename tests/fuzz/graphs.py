@@ -756,6 +756,19 @@ def layer_norm(b: _Builder, x: Value) -> None:
     b.node("LayerNormalization", inputs, x.shape, x.dtype, bound, axis=axis, epsilon=b.choice([1e-5, 1e-3]))
 
 
+def instance_norm(b: _Builder, x: Value) -> None:
+    """Each (n, c) plane normalized alone: on NC1HWC0 data after a convolution, lane by lane. A
+    random tensor added first keeps every plane's variance near 1: over a nearly constant plane
+    the normalization would magnify its operand's rounding without bound (float16's above all)."""
+    x = b.small(x)
+    noise = b.weights(x.shape, x.dtype)
+    spread = b.node("Add", [x.name, noise.name], x.shape, x.dtype, x.bound + noise.bound)
+    scale, bias = b.weights(x.shape[1:2], x.dtype), b.weights(x.shape[1:2], x.dtype)
+    bound = scale.bound * math.sqrt(size(x.shape[2:])) + bias.bound + 1
+    inputs = [spread.name, scale.name, bias.name]
+    b.node("InstanceNormalization", inputs, x.shape, x.dtype, bound, epsilon=b.choice([1e-5, 1e-3]))
+
+
 # Written-out patterns that the fusion passes look for --------------------------------------
 
 
@@ -874,6 +887,7 @@ STEPS: tuple[Step, ...] = (
     Step(cast, is_number),
     Step(where, lambda v: v.exact and is_number(v) and fits(v.shape)),
     Step(layer_norm, lambda v: is_float(v) and v.rank >= 1, min_opset=17),
+    Step(instance_norm, image),
     Step(gelu_written_out, is_float),
     Step(layer_norm_written_out, lambda v: v.dtype == F32 and v.rank >= 1),
     Step(attention_written_out, lambda v: is_float(v) and v.rank in (2, 3)),
