@@ -3,6 +3,7 @@ contiguous splat, and gives numpy's broadcast answer bit for bit."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -109,3 +110,19 @@ def test_a_splat_is_a_read_only_view_of_one_kept_buffer(monkeypatch: pytest.Monk
     for v in range(base._SPLATS_KEPT + 5):
         splat(np.float32(v), (3,))
     assert len(base._SPLATS) == base._SPLATS_KEPT
+
+
+def test_splats_of_dtypes_with_one_descriptor_are_kept_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ml_dtypes' 8- and 4-bit types all describe themselves as '<V1': the same byte in two of
+    them is two values."""
+    monkeypatch.setattr(base, "_SPLATS", {})
+    e4m3fn, e4m3fnuz = np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e4m3fnuz)
+    assert e4m3fn.str == e4m3fnuz.str
+    first = splat(np.array(1.0, e4m3fn), (4,))
+    second = splat(np.array(1.0, e4m3fn).view(e4m3fnuz), (4,))  # the same byte
+    assert first.tobytes() == second.tobytes()
+    assert first.dtype == e4m3fn and second.dtype == e4m3fnuz
+    signed = splat(np.array(-1, ml_dtypes.int4), (4,))
+    unsigned = splat(np.array(-1, ml_dtypes.int4).view(ml_dtypes.uint4), (4,))
+    assert signed.dtype == ml_dtypes.int4 and unsigned.dtype == ml_dtypes.uint4
+    assert np.all(unsigned.astype(np.int64) == 15) and np.all(signed.astype(np.int64) == -1)

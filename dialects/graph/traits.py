@@ -90,7 +90,8 @@ class JoinsChannelBlocks(PerChannelWhen):
 class SingleChannelGroups(PerChannelWhen):
     """A group norm whose groups are single channels (ONNX InstanceNormalization) normalizes each
     (n, c) plane of 4-D data alone and scales and shifts it by [C] vectors: on NC1HWC0, each C0
-    lane's plane over axes 2 and 3, the vectors laid out by lane."""
+    lane's plane over axes 2 and 3, the vectors laid out by lane. `group_norm` carries it, and
+    reads its `num_groups` property."""
 
     def holds(self, op: Operation, c0: int) -> bool:
         groups = op.properties.get("num_groups")

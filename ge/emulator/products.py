@@ -28,8 +28,7 @@ from ge.dtypes import numpy_dtype, tensor_type
 from ge.semantics import IMPLEMENTATIONS, widen
 
 from . import cube
-
-FLOAT32 = np.dtype(np.float32)
+from .cube import FLOAT32
 
 
 class OnCube:

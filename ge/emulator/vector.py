@@ -47,6 +47,9 @@ Compute = Callable[[int, list[Any]], None]
 Stored = Mapping[SSAValue, tuple[str, TensorType, int]]
 """The values held in a device format: (format, logical type, groups)."""
 
+Source = tuple[int | None, np.ndarray | None, Callable | None]
+"""Where an elementwise operand comes from (`_elementwise_source`)."""
+
 
 def on_device(
     op: Operation,
@@ -116,10 +119,13 @@ def _prepare(
         numpy_dtype(tensor_type(v).element_type) in NARROW for v in op.operands
     )
     zero = partial(_zero_padding, fmt, shape)
+    read = partial(
+        _elementwise_source, fmt=fmt, shape=shape, c0=c0, stored=stored, slots=slots, template=template
+    )
     if op.has_trait(graph.Broadcasts):
         sources = []
         for value in op.operands:
-            source = _elementwise_source(value, fmt, shape, c0, stored, slots, template)
+            source = read(value)
             if source is None:
                 return None
             sources.append(source)
@@ -131,7 +137,7 @@ def _prepare(
     planes = op.get_trait(graph.SingleChannelGroups)
     per_plane = planes is not None and planes.holds(op, c0)
     if op.has_trait(graph.ChannelOperands) or per_plane:  # the first operand stored, then [C] vectors
-        sources = _channel_sources(op, shape, c0, stored, slots, template)
+        sources = _channel_sources(op, shape, read)
         if sources is None:
             return None
         if per_plane:  # instance norm: each lane's plane over axes 2 and 3
@@ -163,21 +169,15 @@ def _prepare(
 
 
 def _channel_sources(
-    op: Operation,
-    shape: tuple[int, ...],
-    c0: int,
-    stored: Stored,
-    slots: Mapping[SSAValue, int],
-    template: Sequence[Any],
-) -> tuple[tuple[int | None, np.ndarray | None, Callable | None], ...] | None:
-    """The sources (`_elementwise_source`) of an op whose first operand is stored in NC1HWC0 and
-    whose other operands are [C] vectors, laid out as (1, C1, 1, 1, C0); None when they are not."""
+    op: Operation, shape: tuple[int, ...], read: Callable[..., Source | None]
+) -> tuple[Source, ...] | None:
+    """The sources of an op (of result `shape`) whose first operand is stored in NC1HWC0 and
+    whose other operands are [C] vectors, laid out as (1, C1, 1, 1, C0), as `read` (the op's
+    `_elementwise_source`) finds them; None when they are not."""
     first, *vectors = op.operands
     if any(tuple(tensor_type(v).get_shape()) != shape[1:2] for v in vectors):
         return None
-    read = partial(_elementwise_source, fmt="NC1HWC0", shape=shape, c0=c0, stored=stored, slots=slots)
-    found = [read(first, template=template)]
-    found += [read(v, template=template, full=(1, shape[1], 1, 1)) for v in vectors]
+    found = [read(first), *(read(v, full=(1, shape[1], 1, 1)) for v in vectors)]
     sources = tuple(source for source in found if source is not None)
     return sources if len(sources) == len(found) else None
 
@@ -204,7 +204,7 @@ def _elementwise_source(
     slots: Mapping[SSAValue, int],
     template: Sequence[Any],
     full: tuple[int, ...] | None = None,
-) -> tuple[int | None, np.ndarray | None, Callable | None] | None:
+) -> Source | None:
     """Where an elementwise operand comes from: (a slot holding it stored, None, None); (None,
     a constant laid out once, None); (a slot, None, its layout per call); None when it cannot be
     read on the device format (a full-size logical operand or one that does not broadcast).
@@ -262,7 +262,7 @@ def _zero_padding(fmt: str, shape: tuple[int, ...], array: np.ndarray) -> None:
 def _elementwise(
     implementation: Callable,
     op: Operation,
-    sources: tuple[tuple[int | None, np.ndarray | None, Callable | None], ...],
+    sources: tuple[Source, ...],
     narrow: bool,
     dtype: np.dtype,
     zero: Callable[[np.ndarray], None],
@@ -289,7 +289,7 @@ def _elementwise(
     slots[target] = value
 
 
-def _read(source: tuple[int | None, np.ndarray | None, Callable | None], slots: list[Any]) -> np.ndarray:
+def _read(source: Source, slots: list[Any]) -> np.ndarray:
     """An elementwise operand in the layout of the result's format (`_elementwise_source`)."""
     slot, constant, lay_out = source
     if slot is None:

@@ -31,7 +31,7 @@ of a broadcast value; below, finding the splat costs more than it saves."""
 SPLAT_AT_MOST = 2**18
 """The most elements of a splat: a longer run of trailing dimensions keeps numpy's own loop rather
 than a buffer of megabytes per value."""
-_SPLATS: dict[tuple[str, bytes], np.ndarray] = {}
+_SPLATS: dict[tuple[np.dtype, bytes], np.ndarray] = {}
 _SPLATS_KEPT = 16
 
 
@@ -40,7 +40,7 @@ def splat(value: np.ndarray | np.generic, shape: tuple[int, ...]) -> np.ndarray:
     a view of a buffer kept per (dtype, value) and grown to the largest size asked, so repeated
     calls allocate nothing (at most `_SPLATS_KEPT` values are kept)."""
     value = np.asarray(value)
-    key = (value.dtype.str, value.tobytes())
+    key = (value.dtype, value.tobytes())  # the dtype itself: ml_dtypes' 8- and 4-bit types share '<V1'
     size = math.prod(shape)
     buffer = _SPLATS.get(key)
     if buffer is None or buffer.size < size:

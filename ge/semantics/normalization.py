@@ -50,11 +50,15 @@ def planes_normalized(op: ops.GroupNormOp) -> Callable[[np.ndarray, np.ndarray, 
     """Instance normalization as `op` (a group norm of single-channel groups) computes it, for
     data holding each channel's plane on axes 2 and 3 with other channels on further axes (the
     NC1HWC0 blocks (N, C1, H, W, C0), the parameters laid out to broadcast against them): `f(x,
-    scale, bias)`, the op's epsilon read once. The formula is `group_norm`'s."""
+    scale, bias)`, the op's epsilon read once. The formula is `group_norm`'s; its means are taken
+    along W, then along H: a plane's elements are then not contiguous, so numpy would add them
+    one after another, with an error growing with H x W, where per row and column it grows with
+    H + W (as pairwise sums of a contiguous plane do, slowly)."""
     epsilon = _epsilon(op)
 
     def normalize(x: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> np.ndarray:
-        return _normalized(x, (2, 3), epsilon, scale, bias, x.shape).astype(x.dtype, copy=False)
+        y = _normalized(x, (3, 2), epsilon, scale, bias, x.shape, stepwise=True)
+        return y.astype(x.dtype, copy=False)
 
     return normalize
 
@@ -70,10 +74,12 @@ def _normalized(
     scale: np.ndarray,
     bias: np.ndarray,
     shape: tuple[int, ...],
+    stepwise: bool = False,
 ) -> np.ndarray:
     """`scale * (x - mean) / sqrt(variance + epsilon) + bias` with mean and variance over `axes` of
-    `x`, the normalized values seen as `shape` before the scale and shift."""
-    _, centered, inv_std_dev = _standardize(x, axes, epsilon)
+    `x` (one axis after another, in their order, when `stepwise`), the normalized values seen as
+    `shape` before the scale and shift."""
+    _, centered, inv_std_dev = _standardize(x, axes, epsilon, stepwise)
     return (centered * inv_std_dev).reshape(shape) * scale + bias
 
 
@@ -126,10 +132,19 @@ def _trailing_axes(op: ops.LayerNormOp | ops.RMSNormOp, x: np.ndarray) -> tuple[
 
 
 def _standardize(
-    x: np.ndarray, axes: tuple[int, ...], epsilon: float
+    x: np.ndarray, axes: tuple[int, ...], epsilon: float, stepwise: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, `x - mean` and `1 / sqrt(variance + epsilon)` over `axes` (kept as size 1)."""
-    mean = np.mean(x, axis=axes, keepdims=True)
+    """Mean, `x - mean` and `1 / sqrt(variance + epsilon)` over `axes` (kept as size 1), the
+    means taken over one axis after another, in the order of `axes`, when `stepwise`."""
+    mean = _mean(x, axes, stepwise)
     centered = x - mean
-    variance = np.mean(centered * centered, axis=axes, keepdims=True)
+    variance = _mean(centered * centered, axes, stepwise)
     return mean, centered, 1 / np.sqrt(variance + x.dtype.type(epsilon))
+
+
+def _mean(x: np.ndarray, axes: tuple[int, ...], stepwise: bool) -> np.ndarray:
+    if not stepwise:
+        return np.mean(x, axis=axes, keepdims=True)
+    for axis in axes:
+        x = np.mean(x, axis=axis, keepdims=True)
+    return x

@@ -329,17 +329,27 @@ def test_accumulate_runs_a_products_k_steps_as_sgemm_calls_where_they_pay(
     ],
 )
 def test_a_small_product_sums_its_steps_as_a_given_accumulator_does(
-    rng: np.random.Generator, m: int, k: int, n: int, steps: list
+    rng: np.random.Generator, monkeypatch: pytest.MonkeyPatch, m: int, k: int, n: int, steps: list
 ) -> None:
     """Without an accumulator to sum into, a small 2-D product takes numpy's matmul step by step
-    with none of the planning; its fp32 sums are the same, bit for bit, as those summed into a
-    given accumulator."""
+    with none of the planning, its first step's product the accumulator; its fp32 sums are the
+    same, bit for bit, as those summed into a given accumulator."""
     rows = rng.standard_normal((m, k)).astype(np.float32)
     columns = rng.standard_normal((k, n)).astype(np.float32)
     f32 = np.dtype(np.float32)
     into = np.full((m, n), np.nan, np.float32)
     given = cube.accumulate(rows, columns, steps, f32, into=into)
+    accumulators: list[np.ndarray | None] = []
+    step_product = cube.step_product
+
+    def recording(rows: np.ndarray, columns: np.ndarray, step, out, add, direct=None) -> np.ndarray:
+        accumulators.append(out)
+        return step_product(rows, columns, step, out, add, direct)
+
+    monkeypatch.setattr(cube, "step_product", recording)
     fresh = cube.accumulate(rows, columns, steps, f32)
+    assert accumulators[0] is None and all(a is fresh for a in accumulators[1:])
+    assert len(accumulators) == len(steps)
     assert given is into and fresh is not into
     np.testing.assert_array_equal(fresh, given)
     assert fresh.dtype == np.float32 and fresh.shape == (m, n)

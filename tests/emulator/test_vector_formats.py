@@ -329,6 +329,29 @@ def test_matmul_bias_relu_at_o3_matches_numpy(rng) -> None:
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
 
 
+def _check_channel_kernel(
+    emulator: Emulator, data: np.ndarray, p: np.ndarray, expected: np.ndarray, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs the model of `_module` (x, then a [C] vector `p`) and checks its answer; then runs its
+    kernel @vec again on the stored input with garbage in its padded lanes and the decoding and
+    encoding functions made to fail: the real channels give the same answer, the result's padded
+    lanes are zero."""
+    c = data.shape[1]
+    (got,) = emulator.run([data, p])
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+    launch = _launch(emulator, "vec")
+    views = emulator.plan.views
+    stored_x, output = views[launch.inputs[0]], views[launch.outputs[0]]
+    stored_x[:, -1, :, :, c % 16 or 16 :] = GARBAGE
+    output[...] = -GARBAGE
+    monkeypatch.setattr(kernels, "from_device", _refuse)
+    monkeypatch.setattr(kernels, "to_device", _refuse)
+    emulator.plan.kernels["vec"]([stored_x, p], [output])
+    np.testing.assert_allclose(_real_lanes(output, c), expected, rtol=RTOL, atol=ATOL)
+    if c % 16:
+        np.testing.assert_array_equal(output[:, -1, :, :, c % 16 :], 0)
+
+
 def _batch_norm(x: tuple[int, ...]) -> str:
     vector = f"tensor<{_type((x[1],))}>"
     return (
@@ -351,19 +374,7 @@ def test_batch_norm_on_nc1hwc0_lays_its_parameters_out_by_channel(
     p = rng.uniform(0.5, 2.0, c).astype(np.float32)
     q = p.reshape(1, c, 1, 1)
     expected = q * (data - q) / np.sqrt(q + np.float32(1e-5)) + q
-    (got,) = emulator.run([data, p])
-    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
-    launch = _launch(emulator, "vec")
-    views = emulator.plan.views
-    stored_x, output = views[launch.inputs[0]], views[launch.outputs[0]]
-    stored_x[:, -1, :, :, c % 16 or 16 :] = GARBAGE
-    output[...] = -GARBAGE
-    monkeypatch.setattr(kernels, "from_device", _refuse)
-    monkeypatch.setattr(kernels, "to_device", _refuse)
-    emulator.plan.kernels["vec"]([stored_x, p], [output])
-    np.testing.assert_allclose(_real_lanes(output, c), expected, rtol=RTOL, atol=ATOL)
-    if c % 16:
-        np.testing.assert_array_equal(output[:, -1, :, :, c % 16 :], 0)
+    _check_channel_kernel(emulator, data, p, expected, monkeypatch)
 
 
 @pytest.mark.parametrize("c", [3, 20])
@@ -419,19 +430,7 @@ def test_instance_norm_on_nc1hwc0_normalizes_each_lanes_plane(
     mean = wide.mean(axis=(2, 3), keepdims=True)
     variance = ((wide - mean) ** 2).mean(axis=(2, 3), keepdims=True)
     expected = q * (wide - mean) / np.sqrt(variance + 1e-5) + q
-    (got,) = emulator.run([data, p])
-    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
-    launch = _launch(emulator, "vec")
-    views = emulator.plan.views
-    stored_x, output = views[launch.inputs[0]], views[launch.outputs[0]]
-    stored_x[:, -1, :, :, c % 16 or 16 :] = GARBAGE
-    output[...] = -GARBAGE
-    monkeypatch.setattr(kernels, "from_device", _refuse)
-    monkeypatch.setattr(kernels, "to_device", _refuse)
-    emulator.plan.kernels["vec"]([stored_x, p], [output])
-    np.testing.assert_allclose(_real_lanes(output, c), expected, rtol=RTOL, atol=ATOL)
-    if c % 16:
-        np.testing.assert_array_equal(output[:, -1, :, :, c % 16 :], 0)
+    _check_channel_kernel(emulator, data, p, expected, monkeypatch)
 
 
 def test_group_norm_of_wider_groups_decodes(rng, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -490,3 +489,56 @@ def test_instance_norm_between_convolutions_at_o3_stays_nc1hwc0(c: int, rng) -> 
     (got,) = emulator.run([data])
     (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": data})
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_instance_norm_on_nc1hwc0_keeps_its_precision_over_a_large_plane(rng) -> None:
+    """A 160 x 160 plane of mean 300: on the stored blocks a plane's elements are not contiguous,
+    and its means, summed along W and then H, stay as close to the float64 answer as the
+    reference's pairwise sums of a contiguous plane (one sum over all 25,600 elements, one after
+    another, is off by about 1e-3)."""
+    c = 20
+    x = (1, c, 160, 160)
+    emulator = _emulator(_module(x, x, _instance_norm(x), bias=(c,)))
+    data = (rng.standard_normal(x) + 300).astype(np.float32)
+    ones = np.ones(c, np.float32)
+    wide = data.astype(np.float64)
+    mean = wide.mean(axis=(2, 3), keepdims=True)
+    expected = (wide - mean) / np.sqrt(((wide - mean) ** 2).mean(axis=(2, 3), keepdims=True) + 1e-5) + 1
+    (got,) = emulator.run([data, ones])
+    assert np.abs(got - expected).max() < 2e-4
+
+
+def test_float16_instance_norm_at_o3_runs_on_nc1hwc0(rng) -> None:
+    """A float16 convolution (an identity: 1 x 1 weights of the identity matrix) into an instance
+    norm: the norm's kernel reads NC1HWC0, computes in float32 and stores float16, within float16's
+    rounding of the float64 answer."""
+    c = 20
+    weights = {
+        "w": np.eye(c, dtype=np.float16).reshape(c, c, 1, 1),
+        "scale": rng.uniform(0.5, 1.5, c).astype(np.float16),
+        "bias": rng.standard_normal(c).astype(np.float16),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"]),
+        helper.make_node("InstanceNormalization", ["c", "scale", "bias"], ["y"], epsilon=1e-5),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, (2, c, 8, 8))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, None)],
+        initializer=[numpy_helper.from_array(v, k) for k, v in weights.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    compiled = ge.GraphCompiler().compile(import_onnx(model), optimization_level=3)
+    emulator = Emulator(compiled.module, compiled.weight_blob)
+    norms = [k for k in emulator.kernels.values() if "group_norm" in str(k)]
+    assert norms and all(list(k.in_formats)[0] == "NC1HWC0" for k in norms)
+    data = rng.standard_normal((2, c, 8, 8)).astype(np.float16)
+    (got,) = emulator.run([data])
+    assert got.dtype == np.float16
+    wide = data.astype(np.float64)
+    mean = wide.mean(axis=(2, 3), keepdims=True)
+    normalized = (wide - mean) / np.sqrt(((wide - mean) ** 2).mean(axis=(2, 3), keepdims=True) + 1e-5)
+    expected = normalized * weights["scale"].reshape(1, c, 1, 1) + weights["bias"].reshape(1, c, 1, 1)
+    np.testing.assert_allclose(got, expected, rtol=2e-3, atol=4e-3)
