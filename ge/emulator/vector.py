@@ -140,8 +140,8 @@ def _prepare(
         sources = _channel_sources(op, shape, read)
         if sources is None:
             return None
-        if per_plane:  # instance norm: each lane's plane over axes 2 and 3
-            implementation = partial(_without_op, planes_normalized(cast(graph.GroupNormOp, op)))
+        if per_plane:  # instance norm: each lane's plane, a channel's
+            implementation = partial(_channel_planes, planes_normalized(cast(graph.GroupNormOp, op)))
         return fmt, partial(_elementwise, implementation, op, sources, narrow, dtype, zero, None)
     if isinstance(op, graph.ConcatOp):
         concat = _prepare_concat(op, c0, stored, slots)
@@ -182,9 +182,22 @@ def _channel_sources(
     return sources if len(sources) == len(found) else None
 
 
-def _without_op(function: Callable[..., np.ndarray], op: Operation, *operands: np.ndarray) -> np.ndarray:
-    """`function` of the operands alone, called as an implementation (with the op first)."""
-    return function(*operands)
+def _channel_planes(
+    normalize: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    op: Operation,
+    x: np.ndarray,
+    scale: np.ndarray,
+    bias: np.ndarray,
+) -> np.ndarray:
+    """`normalize` (of (N, C', H, W) planes and [C'] parameters) on NC1HWC0 blocks `x` with its
+    scale and bias laid out as (1, C1, 1, 1, C0): the blocks read as C1 x C0 contiguous channel
+    planes (one copy, always: over a strided plane numpy would sum element after element, where
+    over a contiguous one it sums pairwise, as the reference does), the result as blocks again (a
+    strided view)."""
+    n, c1, h, w, c0 = x.shape
+    planes = np.ascontiguousarray(x.transpose(0, 1, 4, 2, 3)).reshape(n, c1 * c0, h, w)
+    y = normalize(planes, scale.reshape(-1), bias.reshape(-1))
+    return y.reshape(n, c1, c0, h, w).transpose(0, 1, 3, 4, 2)
 
 
 def _prepare_concat(op: Operation, c0: int, stored: Stored, slots: Mapping[SSAValue, int]) -> Compute | None:

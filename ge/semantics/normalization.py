@@ -37,50 +37,36 @@ def rms_norm(op: ops.RMSNormOp, x: np.ndarray, scale: np.ndarray) -> np.ndarray:
 
 
 def group_norm(op: ops.GroupNormOp, x: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    n, c = x.shape[:2]
-    grouped = x.reshape(n, get_int(op, "num_groups"), -1)
-    per_channel = (1, c) + (1,) * (x.ndim - 2)
-    y = _normalized(
-        grouped, (2,), _epsilon(op), scale.reshape(per_channel), bias.reshape(per_channel), x.shape
-    )
-    return y.astype(x.dtype, copy=False)
+    return _group_norm(x, scale, bias, get_int(op, "num_groups"), _epsilon(op))
 
 
 def planes_normalized(op: ops.GroupNormOp) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    """Instance normalization as `op` (a group norm of single-channel groups) computes it, for
-    data holding each channel's plane on axes 2 and 3 with other channels on further axes (the
-    NC1HWC0 blocks (N, C1, H, W, C0), the parameters laid out to broadcast against them): `f(x,
-    scale, bias)`, the op's epsilon read once. The formula is `group_norm`'s; its means are taken
-    along W, then along H: a plane's elements are then not contiguous, so numpy would add them
-    one after another, with an error growing with H x W, where per row and column it grows with
-    H + W (as pairwise sums of a contiguous plane do, slowly)."""
+    """Instance normalization as `op` (a group norm of single-channel groups) computes it, for an
+    (N, C', H, W) input of C' >= C channels (NC1HWC0 blocks seen as C1 x C0 channel planes, the
+    padded ones among them) and [C'] scale and bias: `f(x, scale, bias)`, `group_norm` with
+    one group per channel, the op's epsilon read once. A padded plane is normalized like any
+    other; a real channel's result is `group_norm`'s, bit for bit."""
     epsilon = _epsilon(op)
 
     def normalize(x: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> np.ndarray:
-        y = _normalized(x, (3, 2), epsilon, scale, bias, x.shape, stepwise=True)
-        return y.astype(x.dtype, copy=False)
+        return _group_norm(x, scale, bias, x.shape[1], epsilon)
 
     return normalize
 
 
+def _group_norm(
+    x: np.ndarray, scale: np.ndarray, bias: np.ndarray, groups: int, epsilon: float
+) -> np.ndarray:
+    n, c = x.shape[:2]
+    grouped = x.reshape(n, groups, -1)
+    _, centered, inv_std_dev = _standardize(grouped, (2,), epsilon)
+    per_channel = (1, c) + (1,) * (x.ndim - 2)
+    y = (centered * inv_std_dev).reshape(x.shape) * scale.reshape(per_channel) + bias.reshape(per_channel)
+    return y.astype(x.dtype, copy=False)
+
+
 def _epsilon(op: ops.GroupNormOp) -> float:
     return get_float(op, "epsilon", 1e-5)
-
-
-def _normalized(
-    x: np.ndarray,
-    axes: tuple[int, ...],
-    epsilon: float,
-    scale: np.ndarray,
-    bias: np.ndarray,
-    shape: tuple[int, ...],
-    stepwise: bool = False,
-) -> np.ndarray:
-    """`scale * (x - mean) / sqrt(variance + epsilon) + bias` with mean and variance over `axes` of
-    `x` (one axis after another, in their order, when `stepwise`), the normalized values seen as
-    `shape` before the scale and shift."""
-    _, centered, inv_std_dev = _standardize(x, axes, epsilon, stepwise)
-    return (centered * inv_std_dev).reshape(shape) * scale + bias
 
 
 def mean_variance_norm(op: ops.MeanVarianceNormOp, x: np.ndarray) -> np.ndarray:
@@ -132,19 +118,10 @@ def _trailing_axes(op: ops.LayerNormOp | ops.RMSNormOp, x: np.ndarray) -> tuple[
 
 
 def _standardize(
-    x: np.ndarray, axes: tuple[int, ...], epsilon: float, stepwise: bool = False
+    x: np.ndarray, axes: tuple[int, ...], epsilon: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean, `x - mean` and `1 / sqrt(variance + epsilon)` over `axes` (kept as size 1), the
-    means taken over one axis after another, in the order of `axes`, when `stepwise`."""
-    mean = _mean(x, axes, stepwise)
+    """Mean, `x - mean` and `1 / sqrt(variance + epsilon)` over `axes` (kept as size 1)."""
+    mean = np.mean(x, axis=axes, keepdims=True)
     centered = x - mean
-    variance = _mean(centered * centered, axes, stepwise)
+    variance = np.mean(centered * centered, axis=axes, keepdims=True)
     return mean, centered, 1 / np.sqrt(variance + x.dtype.type(epsilon))
-
-
-def _mean(x: np.ndarray, axes: tuple[int, ...], stepwise: bool) -> np.ndarray:
-    if not stepwise:
-        return np.mean(x, axis=axes, keepdims=True)
-    for axis in axes:
-        x = np.mean(x, axis=axis, keepdims=True)
-    return x

@@ -405,6 +405,32 @@ def test_batch_norm_after_a_relu_at_o3_matches_onnxruntime(c: int, rng) -> None:
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
 
 
+def _instance_normalized(data: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """Instance normalization (epsilon 1e-5) in float64."""
+    wide = data.astype(np.float64)
+    mean = wide.mean(axis=(2, 3), keepdims=True)
+    normalized = (wide - mean) / np.sqrt(((wide - mean) ** 2).mean(axis=(2, 3), keepdims=True) + 1e-5)
+    per_channel = (1, -1, 1, 1)
+    return normalized * scale.astype(np.float64).reshape(per_channel) + bias.astype(np.float64).reshape(
+        per_channel
+    )
+
+
+def _identity_then_instance_norm(c: int, dtype: type, rng) -> tuple[list, dict[str, np.ndarray]]:
+    """The nodes and weights of a 1 x 1 convolution by the identity matrix (exact) into an
+    InstanceNormalization of `c` channels."""
+    weights = {
+        "w": np.eye(c, dtype=dtype).reshape(c, c, 1, 1),
+        "scale": rng.uniform(0.5, 1.5, c).astype(dtype),
+        "bias": rng.standard_normal(c).astype(dtype),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"]),
+        helper.make_node("InstanceNormalization", ["c", "scale", "bias"], ["y"], epsilon=1e-5),
+    ]
+    return nodes, weights
+
+
 def _instance_norm(x: tuple[int, ...]) -> str:
     vector = f"tensor<{_type((x[1],))}>"
     return (
@@ -425,11 +451,7 @@ def test_instance_norm_on_nc1hwc0_normalizes_each_lanes_plane(
     emulator = _emulator(_module(x, x, _instance_norm(x), bias=(c,)))
     data = rng.standard_normal(x).astype(np.float32) * 3 + 1
     p = rng.uniform(0.5, 2.0, c).astype(np.float32)
-    q = p.reshape(1, c, 1, 1).astype(np.float64)
-    wide = data.astype(np.float64)
-    mean = wide.mean(axis=(2, 3), keepdims=True)
-    variance = ((wide - mean) ** 2).mean(axis=(2, 3), keepdims=True)
-    expected = q * (wide - mean) / np.sqrt(variance + 1e-5) + q
+    expected = _instance_normalized(data, p, p)
     _check_channel_kernel(emulator, data, p, expected, monkeypatch)
 
 
@@ -491,21 +513,19 @@ def test_instance_norm_between_convolutions_at_o3_stays_nc1hwc0(c: int, rng) -> 
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
 
 
-def test_instance_norm_on_nc1hwc0_keeps_its_precision_over_a_large_plane(rng) -> None:
+@pytest.mark.parametrize("c", [16, 20])
+def test_instance_norm_on_nc1hwc0_keeps_its_precision_over_a_large_plane(c: int, rng) -> None:
     """A 160 x 160 plane of mean 300: on the stored blocks a plane's elements are not contiguous,
-    and its means, summed along W and then H, stay as close to the float64 answer as the
-    reference's pairwise sums of a contiguous plane (one sum over all 25,600 elements, one after
-    another, is off by about 1e-3)."""
-    c = 20
+    and a sum over them, one element after another, is off by about 1e-3; read as contiguous
+    planes (even with one C0 block, where numpy's reshape would give a strided view) they are
+    summed pairwise, as the reference sums them."""
     x = (1, c, 160, 160)
     emulator = _emulator(_module(x, x, _instance_norm(x), bias=(c,)))
     data = (rng.standard_normal(x) + 300).astype(np.float32)
     ones = np.ones(c, np.float32)
-    wide = data.astype(np.float64)
-    mean = wide.mean(axis=(2, 3), keepdims=True)
-    expected = (wide - mean) / np.sqrt(((wide - mean) ** 2).mean(axis=(2, 3), keepdims=True) + 1e-5) + 1
+    expected = _instance_normalized(data, ones, ones)
     (got,) = emulator.run([data, ones])
-    assert np.abs(got - expected).max() < 2e-4
+    assert np.abs(got - expected).max() < 1e-4
 
 
 def test_float16_instance_norm_at_o3_runs_on_nc1hwc0(rng) -> None:
@@ -513,15 +533,7 @@ def test_float16_instance_norm_at_o3_runs_on_nc1hwc0(rng) -> None:
     norm: the norm's kernel reads NC1HWC0, computes in float32 and stores float16, within float16's
     rounding of the float64 answer."""
     c = 20
-    weights = {
-        "w": np.eye(c, dtype=np.float16).reshape(c, c, 1, 1),
-        "scale": rng.uniform(0.5, 1.5, c).astype(np.float16),
-        "bias": rng.standard_normal(c).astype(np.float16),
-    }
-    nodes = [
-        helper.make_node("Conv", ["x", "w"], ["c"]),
-        helper.make_node("InstanceNormalization", ["c", "scale", "bias"], ["y"], epsilon=1e-5),
-    ]
+    nodes, weights = _identity_then_instance_norm(c, np.float16, rng)
     graph = helper.make_graph(
         nodes,
         "g",
@@ -537,8 +549,22 @@ def test_float16_instance_norm_at_o3_runs_on_nc1hwc0(rng) -> None:
     data = rng.standard_normal((2, c, 8, 8)).astype(np.float16)
     (got,) = emulator.run([data])
     assert got.dtype == np.float16
-    wide = data.astype(np.float64)
-    mean = wide.mean(axis=(2, 3), keepdims=True)
-    normalized = (wide - mean) / np.sqrt(((wide - mean) ** 2).mean(axis=(2, 3), keepdims=True) + 1e-5)
-    expected = normalized * weights["scale"].reshape(1, c, 1, 1) + weights["bias"].reshape(1, c, 1, 1)
+    expected = _instance_normalized(data, weights["scale"], weights["bias"])
     np.testing.assert_allclose(got, expected, rtol=2e-3, atol=4e-3)
+
+
+@pytest.mark.parametrize("c", [16, 20])
+def test_instance_norm_on_nc1hwc0_is_the_references_bit_for_bit(c: int, rng) -> None:
+    """An identity convolution (exact) into an instance norm: at O3 the norm runs on NC1HWC0
+    blocks read as channel planes, at O0 the reference semantics run on NCHW; every bit agrees."""
+    nodes, weights = _identity_then_instance_norm(c, np.float32, rng)
+    model = _onnx(nodes, (2, c, 48, 48), weights)
+    data = (rng.standard_normal((2, c, 48, 48)) + 300).astype(np.float32)
+    outputs = []
+    for level in (0, 3):
+        compiled = ge.GraphCompiler().compile(import_onnx(model), optimization_level=level)
+        emulator = Emulator(compiled.module, compiled.weight_blob)
+        norms = [k for k in emulator.kernels.values() if "group_norm" in str(k)]
+        assert [list(k.in_formats)[0] for k in norms] == ["NC1HWC0" if level else "NCHW"]
+        outputs.append(emulator.run([data])[0])
+    assert outputs[0].tobytes() == outputs[1].tobytes()
