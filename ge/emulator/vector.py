@@ -3,12 +3,13 @@
 A vector kernel the compiler gave NC1HWC0 operands (elementwise work, batch norm, instance norm,
 pooling, reductions over H and W, concat of whole C0 blocks after a convolution) runs here on the
 stored 5-D arrays (N, C1, H, W, C0): elementwise ops lane by lane, a per-channel operand (a
-[C, 1, 1] bias, a [1, C, 1, 1] scale, batch norm's and instance norm's [C] parameters) laid out once as
-(1, C1, 1, 1, C0); instance norm, pooling and reductions over H and W over axes 2 and 3; a
-reduction over C over the real channels only (the padded lanes are masked, so whatever bytes they
-hold add nothing); a concat along C by C0 blocks. Elementwise ops on FRACTAL_NZ operands (a matrix
-product's epilogue) run on the stored fractals, an [N] bias laid out once as one row of fractals.
-Every result keeps its padded lanes, rows and columns zero.
+[C, 1, 1] bias, a [1, C, 1, 1] scale, batch norm's and instance norm's [C] parameters) laid out
+once as (1, C1, 1, 1, C0); instance norm on the blocks read as contiguous channel planes; pooling
+and reductions over H and W over axes 2 and 3; a reduction over C over the real channels only
+(the padded lanes are masked, so whatever bytes they hold add nothing); a concat along C by C0
+blocks. Elementwise ops on FRACTAL_NZ operands (a matrix product's epilogue) run on the stored
+fractals, an [N] bias laid out once as one row of fractals. Every result keeps its padded lanes,
+rows and columns zero.
 
 So a wrong format for a vector kernel, or garbage in a padded lane read as a channel, shows up as
 a wrong number. `on_device` says how to compute one op this way, or None when it cannot (another
@@ -190,13 +191,14 @@ def _channel_planes(
     bias: np.ndarray,
 ) -> np.ndarray:
     """`normalize` (of (N, C', H, W) planes and [C'] parameters) on NC1HWC0 blocks `x` with its
-    scale and bias laid out as (1, C1, 1, 1, C0): the blocks read as C1 x C0 contiguous channel
-    planes (one copy, always: over a strided plane numpy would sum element after element, where
-    over a contiguous one it sums pairwise, as the reference does), the result as blocks again (a
-    strided view)."""
+    scale and bias laid out as (1, C1, 1, 1, C0) (or as one value, for one channel): the blocks
+    read as C1 x C0 contiguous channel planes (a copy unless they already are: over a strided
+    plane numpy would sum element after element, where over a contiguous one it sums pairwise, as
+    the reference does), the result as blocks again (a view)."""
     n, c1, h, w, c0 = x.shape
     planes = np.ascontiguousarray(x.transpose(0, 1, 4, 2, 3)).reshape(n, c1 * c0, h, w)
-    y = normalize(planes, scale.reshape(-1), bias.reshape(-1))
+    lanes = (1, c1, 1, 1, c0)  # one channel's parameters are laid out as one value for every lane
+    y = normalize(planes, np.broadcast_to(scale, lanes).reshape(-1), np.broadcast_to(bias, lanes).reshape(-1))
     return y.reshape(n, c1, c0, h, w).transpose(0, 1, 3, 4, 2)
 
 

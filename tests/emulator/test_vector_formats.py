@@ -439,7 +439,7 @@ def _instance_norm(x: tuple[int, ...]) -> str:
     )
 
 
-@pytest.mark.parametrize("c", [3, 16, 20])
+@pytest.mark.parametrize("c", [1, 3, 16, 20])
 def test_instance_norm_on_nc1hwc0_normalizes_each_lanes_plane(
     c: int, rng, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -553,7 +553,7 @@ def test_float16_instance_norm_at_o3_runs_on_nc1hwc0(rng) -> None:
     np.testing.assert_allclose(got, expected, rtol=2e-3, atol=4e-3)
 
 
-@pytest.mark.parametrize("c", [16, 20])
+@pytest.mark.parametrize("c", [1, 16, 20])
 def test_instance_norm_on_nc1hwc0_is_the_references_bit_for_bit(c: int, rng) -> None:
     """An identity convolution (exact) into an instance norm: at O3 the norm runs on NC1HWC0
     blocks read as channel planes, at O0 the reference semantics run on NCHW; every bit agrees."""
