@@ -26,6 +26,7 @@ HAS = [
     (graph.ValueShaped, [graph.NonZeroOp, graph.UniqueOp]),
     (graph.Broadcasts, [graph.AddOp, graph.WhereOp, graph.ReluOp, graph.CastOp]),
     (graph.ChannelOperands, [graph.BatchNormOp]),
+    (graph.ChannelWindow, [graph.LRNOp]),
     (graph.WithinPlane, [graph.MaxPoolOp, graph.AvgPoolOp, graph.GlobalAvgPoolOp, graph.GlobalLpPoolOp]),
     (graph.MovesData, [graph.TransposeOp, graph.ReshapeOp, graph.GatherOp, graph.CastOp]),
     (graph.CopiedByDataMovers, [graph.ReshapeOp, graph.SliceOp, graph.ConcatOp, graph.ShapeOp]),
@@ -63,6 +64,7 @@ HAS_NOT = [
     # their parameters span the normalized axes, or are tensors broadcast with numpy's rules
     (graph.ChannelOperands, [graph.GroupNormOp, graph.LayerNormOp, graph.AddOp, graph.PReluOp]),
     (graph.WithinPlane, [graph.MaxPool3DOp, graph.LRNOp, graph.ReduceSumOp]),
+    (graph.ChannelWindow, [graph.BatchNormOp, graph.MaxPoolOp, graph.ReduceSumOp, graph.GroupNormOp]),
     (graph.MovesData, [graph.AddOp, graph.ShapeOp, graph.SoftmaxOp]),
     (graph.CopiedByDataMovers, [graph.TransposeOp, graph.AddOp]),
     # pad adds elements, gather repeats or drops them, slice drops them, concat joins several

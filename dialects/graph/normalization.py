@@ -24,7 +24,7 @@ from ..common import IntArray
 from .base import DYN, GraphOp, broadcast_shapes, normalize_axis, prop_int, same_dims, same_elements
 from .reduction import read_axes, require_float
 from .samples import Samplewise, from_axis, leading, outside
-from .traits import KeepsPrecision, PerChannel, Reduction, SingleChannelGroups, VectorSweeps
+from .traits import ChannelWindow, KeepsPrecision, PerChannel, Reduction, SingleChannelGroups, VectorSweeps
 
 
 class TrailingAxesNormOp(GraphOp, ABC):
@@ -219,7 +219,9 @@ class LRNOp(GraphOp):
 
     name = "ascend.graph.lrn"
 
-    traits = traits_def(PerChannel(), KeepsPrecision(), VectorSweeps(3, 1), Samplewise(leading))
+    traits = traits_def(
+        PerChannel(), ChannelWindow(), KeepsPrecision(), VectorSweeps(3, 1), Samplewise(leading)
+    )
 
     input = operand_def(TensorType)
     result = result_def(TensorType)

@@ -42,6 +42,12 @@ class ChannelOperands(OpTrait):
     (1, C1, 1, 1, C0), zero in the padded lanes, and computes lane by lane."""
 
 
+class ChannelWindow(OpTrait):
+    """The op reads a window of neighbouring channels of 4-D data (LRN), zero beyond the real
+    channels: on NC1HWC0 a vector kernel runs it on the blocks read as contiguous channel planes,
+    their padded channels set to zero first."""
+
+
 class WithinPlane(OpTrait):
     """The op reads and writes within each (n, c) plane of NCHW data (2-D and global pools): on
     NC1HWC0 it runs on each C0 lane's plane as it is."""
@@ -332,6 +338,7 @@ def _multiply(*dims: int) -> int:
 __all__ = [
     "Broadcasts",
     "ChannelOperands",
+    "ChannelWindow",
     "ComputesNothing",
     "CopiedByDataMovers",
     "Elementwise",

@@ -1,15 +1,15 @@
 """The vector unit: a kernel's vector ops computed on the device formats their operands are stored in.
 
 A vector kernel the compiler gave NC1HWC0 operands (elementwise work, batch norm, instance norm,
-pooling, reductions over H and W, concat of whole C0 blocks after a convolution) runs here on the
-stored 5-D arrays (N, C1, H, W, C0): elementwise ops lane by lane, a per-channel operand (a
+LRN, pooling, reductions over H and W, concat of whole C0 blocks after a convolution) runs here on
+the stored 5-D arrays (N, C1, H, W, C0): elementwise ops lane by lane, a per-channel operand (a
 [C, 1, 1] bias, a [1, C, 1, 1] scale, batch norm's and instance norm's [C] parameters) laid out
-once as (1, C1, 1, 1, C0); instance norm on the blocks read as contiguous channel planes; pooling
-and reductions over H and W over axes 2 and 3; a reduction over C over the real channels only
-(the padded lanes are masked, so whatever bytes they hold add nothing); a concat along C by C0
-blocks. Elementwise ops on FRACTAL_NZ operands (a matrix product's epilogue) run on the stored
-fractals, an [N] bias laid out once as one row of fractals. Every result keeps its padded lanes,
-rows and columns zero.
+once as (1, C1, 1, 1, C0); instance norm and LRN on the blocks read as contiguous channel planes
+(LRN's padded channels zero); pooling and reductions over H and W over axes 2 and 3; a reduction
+over C over the real channels only (the padded lanes are masked, so whatever bytes they hold add
+nothing); a concat along C by C0 blocks. Elementwise ops on FRACTAL_NZ operands (a matrix
+product's epilogue) run on the stored fractals, an [N] bias laid out once as one row of fractals.
+Every result keeps its padded lanes, rows and columns zero.
 
 So a wrong format for a vector kernel, or garbage in a padded lane read as a channel, shows up as
 a wrong number. `on_device` says how to compute one op this way, or None when it cannot (another
@@ -37,6 +37,7 @@ from ge.semantics.base import Ufunc
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 from ge.semantics.normalization import planes_normalized
 
+from . import channel_planes
 from .functions import vector_implementation
 
 DEVICE_FORMATS = ("NC1HWC0", "FRACTAL_NZ")
@@ -151,11 +152,13 @@ def _prepare(
         return None
     (value,) = op.operands
     source = slots[value]
+    channels = tensor_type(value).get_shape()[1]
+    if op.has_trait(graph.ChannelWindow):
+        return fmt, partial(_per_plane, implementation, op, source, narrow, dtype, zero, channels=channels)
     if op.has_trait(graph.WithinPlane) or (
         isinstance(op, graph.ReduceOp) and graph.ReducesPlane().holds(op, c0)
     ):
         return fmt, partial(_per_plane, implementation, op, source, narrow, dtype, zero)
-    channels = tensor_type(value).get_shape()[1]
     floating = dtype.kind == "f" or dtype == bfloat16
     if isinstance(op, graph.ReduceOp) and type(op) in _OVER_CHANNELS and floating:
         axes = {a % 4 for a in get_ints(op, "axes")}
@@ -191,15 +194,17 @@ def _channel_planes(
     bias: np.ndarray,
 ) -> np.ndarray:
     """`normalize` (of (N, C', H, W) planes and [C'] parameters) on NC1HWC0 blocks `x` with its
-    scale and bias laid out as (1, C1, 1, 1, C0) (or as one value, for one channel): the blocks
-    read as C1 x C0 contiguous channel planes (a copy unless they already are: over a strided
-    plane numpy would sum element after element, where over a contiguous one it sums pairwise, as
-    the reference does), the result as blocks again (a view)."""
-    n, c1, h, w, c0 = x.shape
-    planes = np.ascontiguousarray(x.transpose(0, 1, 4, 2, 3)).reshape(n, c1 * c0, h, w)
+    scale and bias laid out as (1, C1, 1, 1, C0) (or as one value, for one channel), over the
+    blocks read as contiguous channel planes (`channel_planes`: over a strided plane numpy would
+    sum element after element, over a contiguous one it sums pairwise, as the reference does)."""
+    _, c1, _, _, c0 = x.shape
     lanes = (1, c1, 1, 1, c0)  # one channel's parameters are laid out as one value for every lane
-    y = normalize(planes, np.broadcast_to(scale, lanes).reshape(-1), np.broadcast_to(bias, lanes).reshape(-1))
-    return y.reshape(n, c1, c0, h, w).transpose(0, 1, 3, 4, 2)
+    y = normalize(
+        channel_planes.planes(x),
+        np.broadcast_to(scale, lanes).reshape(-1),
+        np.broadcast_to(bias, lanes).reshape(-1),
+    )
+    return channel_planes.blocks(y, c0)
 
 
 def _prepare_concat(op: Operation, c0: int, stored: Stored, slots: Mapping[SSAValue, int]) -> Compute | None:
@@ -321,16 +326,23 @@ def _per_plane(
     zero: Callable[[np.ndarray], None],
     target: int,
     slots: list[Any],
+    channels: int | None = None,
 ) -> None:
     """A per-plane op on (N, C1, H, W, C0) seen as N x C1 images of C0 channels: the reference
-    op then works over axes 2 and 3 of the stored array, lane by lane, through a strided view."""
+    op then works over axes 2 and 3 of the stored array, lane by lane, through a strided view.
+    With `channels` (an op reading across channels, `ChannelWindow`), over the blocks read as
+    contiguous channel planes instead, the padded ones past `channels` zero (`channel_planes`)."""
     x = slots[source]
     n, c1, h, w, c0 = x.shape
-    planes = x.reshape(n * c1, h, w, c0).transpose(0, 3, 1, 2)
-    if narrow:
-        planes = planes.astype(np.float32)
-    y = np.asarray(implementation(op, planes))
-    out = np.ascontiguousarray(y.transpose(0, 2, 3, 1), dtype).reshape(n, c1, *y.shape[2:], c0)
+    compute = np.dtype(np.float32) if narrow else x.dtype
+    if channels is not None:
+        y = np.asarray(implementation(op, channel_planes.planes(x, compute, channels)))
+        out = np.ascontiguousarray(channel_planes.blocks(y, c0), dtype)
+    else:
+        y = np.asarray(
+            implementation(op, x.reshape(n * c1, h, w, c0).transpose(0, 3, 1, 2).astype(compute, copy=False))
+        )
+        out = np.ascontiguousarray(y.transpose(0, 2, 3, 1), dtype).reshape(n, c1, *y.shape[2:], c0)
     zero(out)
     slots[target] = out
 

@@ -146,6 +146,19 @@ def _cases(c: int) -> dict[str, tuple]:
             None,
             lambda a, b: a.max(axis=1, keepdims=True),
         ),
+        "lrn": (
+            x,
+            _unary(
+                "lrn",
+                x,
+                x,
+                "{size = 5 : i64, alpha = 5.000000e-01 : f32, beta = 7.500000e-01 : f32, "
+                "bias = 2.000000e+00 : f32} ",
+            ),
+            "NC1HWC0",
+            None,
+            lambda a, b: _lrn(a, size=5, alpha=0.5, beta=0.75, bias=2.0),
+        ),
         "reduce_mean_over_chw": (
             (2, 1, 1, 1),
             _unary("reduce_mean", x, (2, 1, 1, 1), "{axes = array<i64: 1, 2, 3>} "),
@@ -157,6 +170,15 @@ def _cases(c: int) -> dict[str, tuple]:
 
 
 CASES = list(_cases(3))
+
+
+def _lrn(a: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
+    """ONNX LRN in float64: each channel over the sum of squares of its window of channels."""
+    squares = a.astype(np.float64) ** 2
+    before = (size - 1) // 2
+    padded = np.pad(squares, ((0, 0), (before, size - 1 - before), (0, 0), (0, 0)))
+    window = sum(padded[:, i : i + a.shape[1]] for i in range(size))
+    return a / (bias + alpha / size * window) ** beta
 
 
 def _refuse(*args: object, **kwargs: object) -> None:
@@ -197,7 +219,7 @@ def _real_lanes(stored: np.ndarray, channels: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    "case", ["relu", "add_bias", "max_pool", "reduce_sum_over_c", "reduce_mean_over_chw"]
+    "case", ["relu", "add_bias", "max_pool", "lrn", "reduce_sum_over_c", "reduce_mean_over_chw"]
 )
 def test_garbage_in_padded_lanes_changes_nothing(case: str, rng) -> None:
     c = 20
@@ -560,11 +582,34 @@ def test_instance_norm_on_nc1hwc0_is_the_references_bit_for_bit(c: int, rng) -> 
     nodes, weights = _identity_then_instance_norm(c, np.float32, rng)
     model = _onnx(nodes, (2, c, 48, 48), weights)
     data = (rng.standard_normal((2, c, 48, 48)) + 300).astype(np.float32)
+    _o3_on_blocks_is_o0_bit_for_bit(model, data, "ascend.graph.group_norm")
+
+
+@pytest.mark.parametrize("c", [3, 16, 20])
+def test_lrn_on_nc1hwc0_is_the_references_bit_for_bit(c: int, rng) -> None:
+    """An identity convolution (exact) into an LRN: at O3 the LRN reads NC1HWC0 blocks as channel
+    planes, its window running across C0 blocks and over zeros past the real channels; at O0 the
+    reference semantics run on NCHW; every bit agrees."""
+    weights = {"w": np.eye(c, dtype=np.float32).reshape(c, c, 1, 1)}
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"]),
+        helper.make_node("LRN", ["c"], ["y"], size=5, alpha=0.5, beta=0.75, bias=2.0),
+    ]
+    model = _onnx(nodes, (2, c, 7, 9), weights)
+    data = rng.standard_normal((2, c, 7, 9)).astype(np.float32) * 3
+    got = _o3_on_blocks_is_o0_bit_for_bit(model, data, "ascend.graph.lrn")
+    np.testing.assert_allclose(got, _lrn(data, 5, 0.5, 0.75, 2.0), rtol=RTOL, atol=ATOL)
+
+
+def _o3_on_blocks_is_o0_bit_for_bit(model, data: np.ndarray, op_name: str) -> np.ndarray:
+    """Runs `model` at O0 and O3, checks that its `op_name` kernel reads NCHW at O0 and NC1HWC0
+    at O3 and that the two outputs agree bit for bit; returns the output."""
     outputs = []
     for level in (0, 3):
         compiled = ge.GraphCompiler().compile(import_onnx(model), optimization_level=level)
         emulator = Emulator(compiled.module, compiled.weight_blob)
-        norms = [k for k in emulator.kernels.values() if "group_norm" in str(k)]
-        assert [list(k.in_formats)[0] for k in norms] == ["NC1HWC0" if level else "NCHW"]
+        kernels_of_op = [k for k in emulator.kernels.values() if op_name in str(k)]
+        assert [list(k.in_formats)[0] for k in kernels_of_op] == ["NC1HWC0" if level else "NCHW"]
         outputs.append(emulator.run([data])[0])
     assert outputs[0].tobytes() == outputs[1].tobytes()
+    return outputs[1]
