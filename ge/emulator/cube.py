@@ -125,13 +125,11 @@ def accumulate(
         into is None
         and rows.ndim == 2 == columns.ndim
         and accumulator == FLOAT32 == rows.dtype == columns.dtype
-        and steps
     ):
-        first = steps[0]
-        if len(steps) == 1 or not isinstance(first, slice) or _macs(rows, columns, first) < DIRECT_PRODUCTS:
-            # numpy's matmul, step by step, with none of the checks and plans below, which cost
-            # more than such a product (an LSTM's time step): the first step's is the accumulator.
-            total = step_product(rows, columns, first, None, False)
+        if steps and not _sgemm_steps(rows, columns, steps):
+            # numpy's matmul, step by step, with none of the checks below, which cost more than
+            # such a product (an LSTM's time step): the first step's product is the accumulator.
+            total = step_product(rows, columns, steps[0], None, False)
             for step in steps[1:]:
                 step_product(rows, columns, step, total, True)
             return total
@@ -158,20 +156,23 @@ def accumulate(
     if count == 1 and batch:  # one matrix: the 2-D product BLAS adds into L0C in place
         rows, columns = rows.reshape(rows.shape[-2:]), columns.reshape(columns.shape[-2:])
         out = out.reshape(m, n)
-    direct = None  # one step: numpy's matmul writes it for less than planning the sgemm calls
-    first = steps[0]
-    if len(steps) > 1 and out.ndim == 2 and isinstance(first, slice) and accumulator == np.float32:
-        large = out.size * (first.stop - first.start) >= DIRECT_PRODUCTS
-        if large and _k_ranges(steps, rows.shape[-1]):
-            direct = blas.KSteps.plan(rows, columns, out)
+    direct = None
+    if out.ndim == 2 and accumulator == FLOAT32 and _sgemm_steps(rows, columns, steps):
+        direct = blas.KSteps.plan(rows, columns, out)
     for number, step in enumerate(steps):  # the first step writes L0C, the next ones add into it
         step_product(rows, columns, step, out, number > 0, direct)
     return total
 
 
-def _macs(rows: np.ndarray, columns: np.ndarray, step: slice) -> int:
-    """The multiply-adds of a 2-D product's k-step `step`."""
-    return rows.shape[0] * columns.shape[1] * (step.stop - step.start)
+def _sgemm_steps(rows: np.ndarray, columns: np.ndarray, steps: Sequence[slice | np.ndarray]) -> bool:
+    """Whether the steps of a 2-D fp32 product pay as sgemm calls into L0C (`blas.KSteps`): two
+    or more K ranges within K, the first of `DIRECT_PRODUCTS` multiply-adds or more. One step is
+    numpy's matmul for less than planning the calls; a smaller step, for less than sgemm's call."""
+    first = steps[0]
+    if len(steps) < 2 or not isinstance(first, slice):
+        return False
+    large = rows.shape[-2] * columns.shape[-1] * (first.stop - first.start) >= DIRECT_PRODUCTS
+    return large and _k_ranges(steps, rows.shape[-1])
 
 
 def step_product(
