@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from ge.cost import KernelCost, kernel_cost
@@ -20,7 +22,7 @@ from ge.dialects.stream import LaunchOp, ModelOp, model_of
 from ge.passes.pipelines import LEVELS, compile_defaults
 
 from . import artifact, gears
-from .dtypes import numpy_dtype, shaped_type
+from .dtypes import element_type, numpy_dtype, shaped_type
 from .errors import GeError
 
 
@@ -31,6 +33,11 @@ class TensorSpec:
     name: str
     shape: tuple[int, ...]
     dtype: str
+
+    @cached_property
+    def numpy_dtype(self) -> np.dtype:
+        """The numpy dtype of `dtype` (a fixed-width string dtype for strings), found once."""
+        return numpy_dtype(element_type(self.dtype))
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import gears
 from .compiler import CompiledModel, GraphCompiler, TensorSpec
-from .dtypes import as_strings, element_type, numpy_dtype
+from .dtypes import as_strings
 from .emulator import Emulator
 from .errors import GeError, RuntimeInputError
 from .graph import Graph
@@ -126,7 +126,7 @@ def bind_inputs(
             raise RuntimeInputError(
                 f"input '{spec.name}' has shape {list(array.shape)}, the model expects {list(spec.shape)}"
             )
-        declared = numpy_dtype(element_type(spec.dtype))
+        declared = spec.numpy_dtype
         if not np.can_cast(array.dtype, declared, "safe"):
             raise RuntimeInputError(
                 f"input '{spec.name}' has dtype {array.dtype}, which does not cast safely to the "

@@ -12,7 +12,7 @@ epilogue after its product's step as its own ops.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -24,7 +24,8 @@ from ge.dialects.formats import bitwidth_of, c0_of, device_shape
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError
 from ge.layout import from_device, to_device
-from ge.semantics import IMPLEMENTATIONS, evaluate, widen
+from ge.semantics import IMPLEMENTATIONS, evaluator, widen
+from ge.semantics.base import prepare
 from ge.semantics.nn import gemm_scale
 
 from . import cube, products
@@ -33,31 +34,46 @@ from .convolution import plan_conv2d
 CUBE_DTYPES = (np.dtype(np.float16), bfloat16, np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint8))
 FRAMEWORK = ("ND", "NCHW")
 
-Operand = tuple[int, str, TensorType, int]
-"""A kernel value as a step reads it: (slot, stored format, logical type, weight groups)."""
+
+class Operand(NamedTuple):
+    """A kernel value as a step reads it, its type read once: its slot, stored format, logical
+    type, weight groups, and the type's shape and channel block (C0)."""
+
+    slot: int
+    format: str
+    type: TensorType
+    groups: int
+    shape: tuple[int, ...]
+    c0: int
+
+    @staticmethod
+    def of(slot: int, fmt: str, t: TensorType, groups: int) -> Operand:
+        return Operand(slot, fmt, t, groups, tuple(t.get_shape()), c0_of(bitwidth_of(t.element_type)))
 
 
 class Stored:
-    """A kernel operand as stored (array and format), decoded to its logical value on demand."""
+    """A kernel operand as stored (its array, as `operand` says it is kept), decoded to its
+    logical value on demand."""
 
-    def __init__(self, array: np.ndarray, fmt: str, t: TensorType, groups: int = 1):
-        self.array, self.format, self.type, self.groups = array, fmt, t, groups
+    def __init__(self, array: np.ndarray, operand: Operand):
+        self.array, self.operand = array, operand
         self._logical: np.ndarray | None = None
 
     def logical(self) -> np.ndarray:
         if self._logical is None:
-            if self.format in FRAMEWORK:
+            operand = self.operand
+            if operand.format in FRAMEWORK:
                 self._logical = self.array
             else:
-                self._logical = from_device(self.array, self.format, self.type.get_shape(), self.groups)
+                self._logical = from_device(self.array, operand.format, operand.shape, operand.groups)
         return self._logical
 
     def stored(self, fmt: str, groups: int = 1) -> np.ndarray:
         """The data in `fmt` (converted while loading when it is kept otherwise)."""
-        if (self.format == fmt and self.groups == groups) or (self.format in FRAMEWORK and fmt in FRAMEWORK):
+        kept, kept_groups = self.operand.format, self.operand.groups
+        if (kept == fmt and kept_groups == groups) or (kept in FRAMEWORK and fmt in FRAMEWORK):
             return self.array
-        c0 = c0_of(bitwidth_of(self.type.element_type))
-        return to_device(self.logical(), fmt, c0, groups)
+        return to_device(self.logical(), fmt, self.operand.c0, groups)
 
 
 def base(op: Operation) -> type[Operation]:
@@ -159,13 +175,14 @@ class MatrixStep:
         self.a, self.b = operands[values[0]], operands[values[1]]
         self.gemm = base(op) is graph.GemmOp
         self.c = operands[values[2]] if self.gemm and len(values) > 2 else None
+        self.scale = gemm_scale(op) if self.gemm else None
         trans_a, trans_b = self.gemm and get_flag(op, "trans_a"), self.gemm and get_flag(op, "trans_b")
-        a_shape, b_shape = self.a[2].get_shape(), self.b[2].get_shape()
+        a_shape, b_shape = self.a.type.get_shape(), self.b.type.get_shape()
         self.cube = cube.MatrixProduct(
-            numpy_dtype(self.a[2].element_type),
-            numpy_dtype(self.b[2].element_type),
-            a_format="FRACTAL_NZ" if self.a[1] == "FRACTAL_NZ" else "ND",
-            b_format="FRACTAL_NZ" if self.b[1] == "FRACTAL_NZ" else "ND",
+            numpy_dtype(self.a.type.element_type),
+            numpy_dtype(self.b.type.element_type),
+            a_format="FRACTAL_NZ" if self.a.format == "FRACTAL_NZ" else "ND",
+            b_format="FRACTAL_NZ" if self.b.format == "FRACTAL_NZ" else "ND",
             m=a_shape[-1] if trans_a else a_shape[-2],
             k=a_shape[-2] if trans_a else a_shape[-1],
             n=b_shape[-2] if trans_b else b_shape[-1],
@@ -182,11 +199,11 @@ class MatrixStep:
         into = None if self.destination is None else slots[self.destination]
         if into is not None and not into.flags.c_contiguous:  # a slice of a concat's buffer
             into = None  # summed apart, then copied: the cube's products write whole rows
-        product = self.cube(slots[self.a[0]], slots[self.b[0]], into)  # float32, int32 for 8-bit
+        product = self.cube(slots[self.a.slot], slots[self.b.slot], into)  # float32, int32 for 8-bit
         with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
-            if self.gemm:
+            if self.scale is not None:
                 c = None if self.c is None else widen(_logical(slots, self.c))
-                product = gemm_scale(self.op, product, c)
+                product = self.scale(product, c)
             slots[self.target] = product.astype(self.dtype, copy=False)
 
 
@@ -211,15 +228,19 @@ class CubeStep:
         self.result_type = tensor_type(op.results[0])
         self.dtype = dtype if dtype is not None else numpy_dtype(self.result_type.element_type)
         self.product = ON_CUBE[base(op)](op, k_step)
-        self.base_implementation = IMPLEMENTATIONS[op.BASE] if isinstance(op, graph.FusedOp) else None
+        # Where the cube does not take the operands: the base op's semantics, or the op's.
+        fused = isinstance(op, graph.FusedOp)
+        self.base_implementation = prepare(IMPLEMENTATIONS[op.BASE], op) if fused else None
+        self.reference = None if fused else evaluator(op)
 
     def __call__(self, slots: list[Any]) -> None:
-        stored = [Stored(slots[slot], fmt, t, groups) for slot, fmt, t, groups in self.reads]
+        stored = [Stored(slots[operand.slot], operand) for operand in self.reads]
         result = self.product(stored)
         if result is None and self.base_implementation is not None:  # not on the cube: the semantics
-            result = self.base_implementation(self.op, *(widen(s.logical()) for s in stored))
+            result = self.base_implementation(*(widen(s.logical()) for s in stored))
         elif result is None:
-            result = tuple(evaluate(self.op, [s.logical() for s in stored]))
+            assert self.reference is not None
+            result = tuple(self.reference([s.logical() for s in stored]))
         if isinstance(result, tuple):  # a layer's several results, already in their types
             for target, value in zip(self.targets, result, strict=True):
                 slots[target] = value
@@ -302,12 +323,10 @@ FLOAT32 = np.dtype(np.float32)
 def _stored(slots: list[Any], operand: Operand, fmt: str, groups: int) -> np.ndarray:
     """An operand's array in `fmt` (laid out on the way in, as the cube's load would, when the
     kernel holds it in another format)."""
-    slot, stored_format, t, stored_groups = operand
-    if stored_format == fmt and stored_groups == groups:
-        return slots[slot]
-    return Stored(slots[slot], stored_format, t, stored_groups).stored(fmt, groups)
+    if operand.format == fmt and operand.groups == groups:
+        return slots[operand.slot]
+    return Stored(slots[operand.slot], operand).stored(fmt, groups)
 
 
 def _logical(slots: list[Any], operand: Operand) -> np.ndarray:
-    slot, fmt, t, groups = operand
-    return Stored(slots[slot], fmt, t, groups).logical()
+    return Stored(slots[operand.slot], operand).logical()

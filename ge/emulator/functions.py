@@ -23,7 +23,7 @@ from xdsl.ir import Operation
 from ge.dialects import graph
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.semantics import IMPLEMENTATIONS
-from ge.semantics.base import Implementation
+from ge.semantics.base import Compute, Implementation, Prepared, prepare
 
 FP32_OPERANDS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
 
@@ -88,10 +88,16 @@ def _erf(op: Operation, x: np.ndarray) -> np.ndarray:
     return erf_fp32(x)
 
 
-def _gelu(op: Operation, x: np.ndarray) -> np.ndarray | tuple[np.ndarray, ...]:
+@Prepared
+def _gelu(op: Operation) -> Compute:
+    """GELU with the vector unit's erf; its tanh approximation is the semantics'."""
     gelu = cast(graph.GeluOp, op)
     if gelu.approximate is not None and gelu.approximate.data != "none":
-        return IMPLEMENTATIONS[graph.GeluOp](op, x)
+        return prepare(IMPLEMENTATIONS[graph.GeluOp], op)
+    return _exact_gelu
+
+
+def _exact_gelu(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         half = np.float32(0.5) * x.astype(np.float32, copy=False)
         gelu = erf_fp32(x * np.float32(1 / math.sqrt(2)))

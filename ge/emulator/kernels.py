@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -33,12 +33,12 @@ from ge.dialects.stream import KernelFuncOp
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError
 from ge.layout import from_device, to_device
-from ge.semantics import evaluate
-from ge.semantics.base import Ufunc
+from ge.semantics import evaluate, evaluator
+from ge.semantics.base import Ufunc, prepare
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 
 from . import vector
-from .cube_steps import FRAMEWORK, CubeStep, accumulates, accumulator_step, base, cube_ready
+from .cube_steps import FRAMEWORK, CubeStep, Operand, accumulates, accumulator_step, base, cube_ready
 from .functions import vector_implementation
 from .tiles import prepare_cube
 
@@ -51,9 +51,10 @@ class PreparedKernel:
     stored inputs, their logical values where an op needs them, each op's results); calling it
     with stored input arrays writes the stored results into the output arrays given.
 
-    Each op's implementation, operand slots, widening and result dtypes are resolved here, and
-    constants computed once. The first call checks every vector op's answer against its result
-    type (`ge.semantics.evaluate`); later calls skip the checks."""
+    Each op's implementation (prepared: its properties read, `ge.semantics.base.Prepared`),
+    operand slots, widening and result dtypes are resolved here, and constants computed once, so
+    a call reads no IR. The first call checks every vector op's answer against its result type
+    (`ge.semantics.evaluator`); later calls skip the checks."""
 
     def __init__(self, kernel: KernelFuncOp):
         self.name = kernel.sym_name.data
@@ -175,30 +176,30 @@ class PreparedKernel:
             raise GeError(f"{describe(op)} has no semantics: it is not an ascend.graph op")
         operands = tuple(self._logical_slot(v, checked, fast) for v in op.operands)
         results = tuple(self._new_slot(r) for r in op.results)
-        checked.append(partial(_checked_step, op, implementation, operands, results))
+        checks = evaluator(op, implementation=implementation)
+        checked.append(partial(_checked_step, checks, operands, results))
+        compute = prepare(implementation, op)
         stored_only = computes_in_stored_type(op)
         narrow = tuple(
             not stored_only and numpy_dtype(tensor_type(v).element_type) in NARROW for v in op.operands
         )
         dtypes = tuple(numpy_dtype(tensor_type(r).element_type) for r in op.results)
         if len(results) == 1 and not any(narrow):
-            destination = None
+            into, destination = None, None
             if vector.writes_into(implementation, op):
-                destination = self._claim(op.results[0], "ND")
-            step = partial(_single_step, implementation, op, operands, results[0], dtypes[0], destination)
+                into, destination = cast(Ufunc, implementation).into, self._claim(op.results[0], "ND")
+            step = partial(_single_step, compute, into, operands, results[0], dtypes[0], destination)
             fast.append(step)
         else:
-            fast.append(partial(_vector_step, implementation, op, operands, narrow, results, dtypes))
+            fast.append(partial(_vector_step, compute, operands, narrow, results, dtypes))
 
     def _prepare_cube(self, op: Operation, checked: list[Step], fast: list[Step]) -> None:
         """A product on the cube. A convolution, matmul or gemm leaves its accumulator (a
         convolution's in NC1HWC0) in a slot, other products their results; a fused op's base
         result is rounded to its epilogue argument's type, and the epilogue's ops are prepared
         after it as the kernel's own ops, on the format the product left."""
-        operands = {
-            v: (self._slots[v], *(self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1)))
-            for v in op.operands
-        }
+        kept = {v: self._stored[v] if v in self._stored else ("ND", tensor_type(v), 1) for v in op.operands}
+        operands = {v: Operand.of(self._slots[v], *kept[v]) for v in op.operands}
         k_step = self._schedule.k_step
         epilogue = op.epilogue.block if isinstance(op, graph.FusedOp) else None
         product = op.results[0] if epilogue is None else epilogue.args[0]
@@ -261,36 +262,40 @@ def _decode(source: int, target: int, fmt: str, shape: tuple[int, ...], groups: 
 
 
 def _checked_step(
-    op: Operation, implementation: Callable, operands: tuple[int, ...], results: tuple[int, ...], slots: list
+    evaluate: Callable[[list], list[np.ndarray]],
+    operands: tuple[int, ...],
+    results: tuple[int, ...],
+    slots: list,
 ) -> None:
-    values = evaluate(op, [slots[i] for i in operands], implementation=implementation)
+    values = evaluate([slots[i] for i in operands])
     for index, value in zip(results, values, strict=True):
         slots[index] = value
 
 
 def _single_step(
-    implementation: Callable,
-    op: Operation,
+    compute: Callable,
+    into: Callable | None,
     operands: tuple[int, ...],
     result: int,
     dtype: np.dtype,
     destination: int | None,
     slots: list,
 ) -> None:
+    """`compute` (the op prepared) on its operands' slots; with a `destination` holding an array,
+    its ufunc's `into` writes the result there instead."""
     if destination is not None and slots[destination] is not None:
-        assert isinstance(implementation, Ufunc)
-        implementation.into(slots[destination], *[slots[i] for i in operands])
+        assert into is not None
+        into(slots[destination], *[slots[i] for i in operands])
         slots[result] = slots[destination]
         return
-    value = implementation(op, *[slots[i] for i in operands])
+    value = compute(*[slots[i] for i in operands])
     if isinstance(value, tuple | list):
         (value,) = value
     slots[result] = np.asarray(value.astype(dtype, copy=False))
 
 
 def _vector_step(
-    implementation: Callable,
-    op: Operation,
+    compute: Callable,
     operands: tuple[int, ...],
     narrow: tuple[bool, ...],
     results: tuple[int, ...],
@@ -298,7 +303,7 @@ def _vector_step(
     slots: list,
 ) -> None:
     arrays = [slots[i].astype(np.float32) if n else slots[i] for i, n in zip(operands, narrow, strict=True)]
-    values = implementation(op, *arrays)
+    values = compute(*arrays)
     values = values if isinstance(values, tuple | list) else (values,)
     for index, value, dtype in zip(results, values, dtypes, strict=True):
         slots[index] = np.asarray(value.astype(dtype, copy=False))

@@ -26,6 +26,7 @@ from xdsl.ir import Operation
 from ge.dialects import graph
 from ge.dtypes import numpy_dtype, tensor_type
 from ge.semantics import IMPLEMENTATIONS, widen
+from ge.semantics.base import prepare
 
 from . import cube
 from .cube import FLOAT32
@@ -43,7 +44,7 @@ class OnCube:
 
     def __init__(self, op: Operation, k_step: int | None):
         self.op, self.fused = op, isinstance(op, graph.FusedOp)
-        self.implementation = IMPLEMENTATIONS[op.BASE if isinstance(op, graph.FusedOp) else type(op)]
+        self.compute = prepare(IMPLEMENTATIONS[op.BASE if isinstance(op, graph.FusedOp) else type(op)], op)
         self.dtypes = tuple(numpy_dtype(tensor_type(result).element_type) for result in op.results)
         self.product = CubeProduct(k_step)
 
@@ -51,7 +52,7 @@ class OnCube:
         arrays = [widen(a) for a in operands]  # fp16 and bf16 as fp32, exactly
         if any(a.dtype.kind != "f" for a in arrays[:2]):
             return None
-        values = self.implementation(self.op, *arrays, product=self.product)
+        values = self.compute(*arrays, product=self.product)
         if self.fused:  # the base op's result in fp32: the kernel applies the epilogue
             return values
         values = values if isinstance(values, tuple | list) else (values,)

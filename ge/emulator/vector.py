@@ -33,7 +33,7 @@ from ge.dialects.formats import FRACTAL, bitwidth_of, c0_of, device_shape
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError
 from ge.layout import to_device
-from ge.semantics.base import Ufunc
+from ge.semantics.base import Ufunc, prepare
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 from ge.semantics.normalization import planes_normalized
 
@@ -131,9 +131,10 @@ def _prepare(
             if source is None:
                 return None
             sources.append(source)
-        destination = claim(fmt) if writes_into(implementation, op) else None
-        compute = partial(_elementwise, implementation, op, tuple(sources), narrow, dtype, zero, destination)
-        return fmt, compute
+        into = cast(Ufunc, implementation).into if writes_into(implementation, op) else None
+        destination = None if into is None else claim(fmt)
+        step = prepare(implementation, op)
+        return fmt, partial(_elementwise, step, into, tuple(sources), narrow, dtype, zero, destination)
     if fmt != "NC1HWC0" or len(shape) != 4:
         return None
     planes = op.get_trait(graph.SingleChannelGroups)
@@ -143,8 +144,10 @@ def _prepare(
         if sources is None:
             return None
         if per_plane:  # instance norm: each lane's plane, a channel's
-            implementation = partial(_channel_planes, planes_normalized(cast(graph.GroupNormOp, op)))
-        return fmt, partial(_elementwise, implementation, op, sources, narrow, dtype, zero, None)
+            step = partial(_channel_planes, planes_normalized(cast(graph.GroupNormOp, op)))
+        else:
+            step = prepare(implementation, op)
+        return fmt, partial(_elementwise, step, None, sources, narrow, dtype, zero, None)
     if isinstance(op, graph.ConcatOp):
         concat = _prepare_concat(op, c0, stored, slots)
         return None if concat is None else (fmt, concat)
@@ -154,11 +157,12 @@ def _prepare(
     source = slots[value]
     channels = tensor_type(value).get_shape()[1]
     if op.has_trait(graph.ChannelWindow):
-        return fmt, partial(_per_plane, implementation, op, source, narrow, dtype, zero, channels=channels)
+        step = prepare(implementation, op)
+        return fmt, partial(_per_plane, step, source, narrow, dtype, zero, channels=channels)
     if op.has_trait(graph.WithinPlane) or (
         isinstance(op, graph.ReduceOp) and graph.ReducesPlane().holds(op, c0)
     ):
-        return fmt, partial(_per_plane, implementation, op, source, narrow, dtype, zero)
+        return fmt, partial(_per_plane, prepare(implementation, op), source, narrow, dtype, zero)
     floating = dtype.kind == "f" or dtype == bfloat16
     if isinstance(op, graph.ReduceOp) and type(op) in _OVER_CHANNELS and floating:
         axes = {a % 4 for a in get_ints(op, "axes")}
@@ -188,7 +192,6 @@ def _channel_sources(
 
 def _channel_planes(
     normalize: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-    op: Operation,
     x: np.ndarray,
     scale: np.ndarray,
     bias: np.ndarray,
@@ -280,8 +283,8 @@ def _zero_padding(fmt: str, shape: tuple[int, ...], array: np.ndarray) -> None:
 
 
 def _elementwise(
-    implementation: Callable,
-    op: Operation,
+    compute: Callable,
+    into: Callable | None,
     sources: tuple[Source, ...],
     narrow: bool,
     dtype: np.dtype,
@@ -290,18 +293,20 @@ def _elementwise(
     target: int,
     slots: list[Any],
 ) -> None:
+    """`compute` (the op prepared) on its `sources`; with a `destination` holding an array, its
+    ufunc's `into` writes the result there instead."""
     arrays = [_read(source, slots) for source in sources]
     if destination is not None and slots[destination] is not None:  # the kernel's output, apart
-        assert isinstance(implementation, Ufunc)
+        assert into is not None
         value = slots[destination]
-        implementation.into(value, *arrays)
+        into(value, *arrays)
         zero(value)
         slots[target] = value
         return
     if narrow:
         arrays = [a.astype(np.float32) if a.dtype in NARROW else a for a in arrays]
     with np.errstate(all="ignore"):  # padded lanes may divide zero by zero; they are zeroed below
-        value = np.asarray(implementation(op, *arrays))
+        value = np.asarray(compute(*arrays))
     if any(np.may_share_memory(value, a) for a in arrays):
         value = value.copy()  # never zero an input's padding in place
     value = value.astype(dtype, copy=False)
@@ -318,8 +323,7 @@ def _read(source: Source, slots: list[Any]) -> np.ndarray:
 
 
 def _per_plane(
-    implementation: Callable,
-    op: Operation,
+    compute: Callable,
     source: int,
     narrow: bool,
     dtype: np.dtype,
@@ -328,19 +332,20 @@ def _per_plane(
     slots: list[Any],
     channels: int | None = None,
 ) -> None:
-    """A per-plane op on (N, C1, H, W, C0) seen as N x C1 images of C0 channels: the reference
-    op then works over axes 2 and 3 of the stored array, lane by lane, through a strided view.
-    With `channels` (an op reading across channels, `ChannelWindow`), over the blocks read as
-    contiguous channel planes instead, the padded ones past `channels` zero (`channel_planes`)."""
+    """A per-plane op (`compute`, prepared) on (N, C1, H, W, C0) seen as N x C1 images of C0
+    channels: the reference op then works over axes 2 and 3 of the stored array, lane by lane,
+    through a strided view. With `channels` (an op reading across channels, `ChannelWindow`),
+    over the blocks read as contiguous channel planes instead, the padded ones past `channels`
+    zero (`channel_planes`)."""
     x = slots[source]
     n, c1, h, w, c0 = x.shape
-    compute = np.dtype(np.float32) if narrow else x.dtype
+    dtype_in = np.dtype(np.float32) if narrow else x.dtype
     if channels is not None:
-        y = np.asarray(implementation(op, channel_planes.planes(x, compute, channels)))
+        y = np.asarray(compute(channel_planes.planes(x, dtype_in, channels)))
         out = np.ascontiguousarray(channel_planes.blocks(y, c0), dtype)
     else:
         y = np.asarray(
-            implementation(op, x.reshape(n * c1, h, w, c0).transpose(0, 3, 1, 2).astype(compute, copy=False))
+            compute(x.reshape(n * c1, h, w, c0).transpose(0, 3, 1, 2).astype(dtype_in, copy=False))
         )
         out = np.ascontiguousarray(y.transpose(0, 2, 3, 1), dtype).reshape(n, c1, *y.shape[2:], c0)
     zero(out)

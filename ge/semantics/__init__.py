@@ -6,6 +6,14 @@ the emulator's plain-layout kernels all call `evaluate` (one op) or `run_block` 
 normalization.
 """
 
-from .core import IMPLEMENTATIONS, Implementation, constant_array, evaluate, run_block, widen
+from .core import IMPLEMENTATIONS, Implementation, constant_array, evaluate, evaluator, run_block, widen
 
-__all__ = ["IMPLEMENTATIONS", "Implementation", "constant_array", "evaluate", "run_block", "widen"]
+__all__ = [
+    "IMPLEMENTATIONS",
+    "Implementation",
+    "constant_array",
+    "evaluate",
+    "evaluator",
+    "run_block",
+    "widen",
+]

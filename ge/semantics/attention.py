@@ -11,57 +11,64 @@ import functools
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import FloatAttr, StringAttr
 
 from ge.dialects.common import get_flag, get_float, get_int
 from ge.dialects.graph import AttentionOp
 from ge.dtypes import numpy_dtype
 
-from .base import Implementation, Product, property_of
+from .base import Compute, Implementation, Prepared, Product, property_of
 
 
-def attention(
-    op: AttentionOp,
-    q: np.ndarray,
-    k: np.ndarray,
-    v: np.ndarray,
-    mask: np.ndarray | None = None,
-    *,
-    product: Product = np.matmul,
-) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-    dtype = q.dtype.type
-    groups = q.shape[1] // k.shape[1]
-    if groups > 1:
-        k, v = np.repeat(k, groups, axis=1), np.repeat(v, groups, axis=1)
-    # sqrt(scale) on both sides keeps the products of 16-bit inputs in range.
-    root = dtype(math.sqrt(get_float(op, "scale", 1 / math.sqrt(q.shape[-1]))))
-    raw = product(q * root, np.swapaxes(k * root, -1, -2))
+@Prepared
+def attention(op: AttentionOp) -> Compute:
+    scale = property_of(op, "scale", FloatAttr)  # None: 1 / sqrt(head size), as a run's query gives it
     softcap = get_float(op, "softcap", 0.0)
-    capped = dtype(softcap) * np.tanh(raw / dtype(softcap)) if softcap > 0 else raw
-    bias, masked_rows = _bias(op, mask, raw.shape[-2:], np.dtype(dtype))
-    biased = capped if bias is None else capped + bias
-    probs = _softmax(biased, op)
-    if masked_rows is not None:
-        probs = np.where(masked_rows, dtype(0), probs)
-    y = product(probs, v)
+    causal = get_int(op, "causal_offset", 0) if get_flag(op, "is_causal") else None
+    softmax_type = op.properties.get("softmax_type")
+    stored = None if softmax_type is None else numpy_dtype(softmax_type)
     output = property_of(op, "scores_output", StringAttr)
-    if output is None:
-        return y
-    scores = {"raw": raw, "softcapped": capped, "biased": biased, "probs": probs}[output.data]
-    return y, np.broadcast_to(scores, raw.shape).astype(q.dtype)
+
+    def attend(
+        q: np.ndarray,
+        k: np.ndarray,
+        v: np.ndarray,
+        mask: np.ndarray | None = None,
+        *,
+        product: Product = np.matmul,
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        dtype = q.dtype.type
+        groups = q.shape[1] // k.shape[1]
+        if groups > 1:
+            k, v = np.repeat(k, groups, axis=1), np.repeat(v, groups, axis=1)
+        # sqrt(scale) on both sides keeps the products of 16-bit inputs in range.
+        root = dtype(math.sqrt(1 / math.sqrt(q.shape[-1]) if scale is None else scale.value.data))
+        raw = product(q * root, np.swapaxes(k * root, -1, -2))
+        capped = dtype(softcap) * np.tanh(raw / dtype(softcap)) if softcap > 0 else raw
+        bias, masked_rows = _bias(causal, mask, raw.shape[-2:], np.dtype(dtype))
+        biased = capped if bias is None else capped + bias
+        probs = _softmax(biased, stored)
+        if masked_rows is not None:
+            probs = np.where(masked_rows, dtype(0), probs)
+        y = product(probs, v)
+        if output is None:
+            return y
+        scores = {"raw": raw, "softcapped": capped, "biased": biased, "probs": probs}[output.data]
+        return y, np.broadcast_to(scores, raw.shape).astype(q.dtype)
+
+    return attend
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {AttentionOp: attention}
 
 
 def _bias(
-    op: AttentionOp, mask: np.ndarray | None, shape: tuple[int, int], dtype: np.dtype
+    offset: int | None, mask: np.ndarray | None, shape: tuple[int, int], dtype: np.dtype
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The additive bias of the mask and the causal rule (0 where allowed, -inf where not), and the
-    query rows it forbids every key (None when it forbids none)."""
+    """The additive bias of the mask and the causal rule of `offset` (None: not causal), 0 where
+    allowed, -inf where not, and the query rows it forbids every key (None when it forbids none)."""
     causal = None
-    if get_flag(op, "is_causal"):
-        offset = get_int(op, "causal_offset", 0)
+    if offset is not None:
         # Kept for shapes up to 2**20 scores (4 MiB in fp32): at most 16 of them stay cached.
         build = _causal_bias if shape[0] * shape[1] <= 2**20 else _causal_bias.__wrapped__
         causal = build(shape, offset, dtype)
@@ -86,12 +93,10 @@ def _causal_bias(
     return bias, masked if masked.any() else None
 
 
-def _softmax(x: np.ndarray, op: AttentionOp) -> np.ndarray:
-    """Softmax over the last axis, in `softmax_type` if given; a row of -inf gives zeros."""
+def _softmax(x: np.ndarray, stored: np.dtype | None) -> np.ndarray:
+    """Softmax over the last axis, in dtype `stored` if given; a row of -inf gives zeros."""
     compute = x.dtype
-    softmax_type = op.properties.get("softmax_type")
-    if softmax_type is not None:
-        stored = numpy_dtype(softmax_type)
+    if stored is not None:
         x = x.astype(stored)
         if stored.itemsize < 4:
             x = x.astype(np.float32)
@@ -100,6 +105,6 @@ def _softmax(x: np.ndarray, op: AttentionOp) -> np.ndarray:
     np.exp(probs, out=probs)
     total = probs.sum(axis=-1, keepdims=True)
     probs /= np.where(total == 0, x.dtype.type(1), total)
-    if softmax_type is not None:
-        probs = probs.astype(numpy_dtype(softmax_type))
+    if stored is not None:
+        probs = probs.astype(stored)
     return probs.astype(compute, copy=False)

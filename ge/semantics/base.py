@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TypeVar
+from functools import partial, update_wrapper
+from typing import Any, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import DenseArrayBase
@@ -18,6 +19,33 @@ AttributeT = TypeVar("AttributeT", bound=Attribute)
 Implementation = Callable[..., np.ndarray | tuple[np.ndarray, ...]]
 """`f(op, *operands) -> array` (a tuple of arrays for an op of several results), computed in the
 compute dtype (float32 for 16-bit floats)."""
+
+Compute = Callable[..., np.ndarray | tuple[np.ndarray, ...]]
+"""An implementation for one op: `compute(*operands) -> array`, the op's properties already read."""
+
+
+class Prepared:
+    """The implementation of an op whose properties (and result types) decide what it computes,
+    written in two parts, as an ONNX Runtime kernel reads its attributes when it is built:
+    `prepare(op)` reads the op once and returns the `Compute` over operands alone (decorated
+    `@Prepared`). Called like any
+    implementation, `f(op, *operands)`, it prepares and computes; a caller that runs one op many
+    times (the emulator's run plan) prepares it once (`prepare`) and reads no IR per run."""
+
+    def __init__(self, prepare: Callable[[Any], Compute]):
+        update_wrapper(self, prepare)  # its name and docstring; `__wrapped__` is `prepare`
+        self.__wrapped__ = prepare
+
+    def __call__(self, op: Operation, *operands: np.ndarray | None, **options: Any) -> Any:
+        return self.__wrapped__(op)(*operands, **options)
+
+
+def prepare(implementation: Implementation, op: Operation) -> Compute:
+    """`implementation` for `op` alone: a `Prepared` one reads `op` here, once; any other
+    (a `Ufunc`, or one that reads nothing of `op` but its class) gets `op` bound."""
+    if isinstance(implementation, Prepared):
+        return implementation.__wrapped__(op)
+    return partial(implementation, op)
 
 
 SPLATTED = (np.maximum, np.minimum, np.fmax, np.fmin)

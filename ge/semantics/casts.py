@@ -31,6 +31,7 @@ from ge.dialects.common import get_flag
 from ge.dtypes import NARROW, SATURABLE, numpy_dtype
 
 from . import strings
+from .base import Compute, Prepared
 
 _INTEGER_BITS: dict[str, tuple[int, bool]] = {
     **{f"int{w}": (w, True) for w in (2, 4, 8, 16, 32, 64)},
@@ -39,29 +40,36 @@ _INTEGER_BITS: dict[str, tuple[int, bool]] = {
 """Width and signedness of every integer element type, by numpy name."""
 
 
-def cast(op: ops.CastOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def cast(op: ops.CastOp) -> Compute:
     """`x` converted to the element type of the cast's result, by the rules above."""
     target = numpy_dtype(op.result.type.element_type)
-    if "U" in (x.dtype.kind, target.kind):
-        return strings.cast(op, x, target)
-    if target == _E8M0:
-        return _to_e8m0(x, get_flag(op, "saturate"), op.round_mode.data if op.round_mode else "up")
-    if target.name in _INTEGER_BITS:
-        if x.dtype.kind == "b":
+    saturate = get_flag(op, "saturate")
+    round_mode = op.round_mode.data if op.round_mode else "up"
+
+    def converted(x: np.ndarray) -> np.ndarray:
+        if "U" in (x.dtype.kind, target.kind):
+            return strings.cast(op, x, target)
+        if target == _E8M0:
+            return _to_e8m0(x, saturate, round_mode)
+        if target.name in _INTEGER_BITS:
+            if x.dtype.kind == "b":
+                return x.astype(target)
+            if x.dtype.name in _INTEGER_BITS:
+                return _wrap_integers(x.astype(np.int64) if x.dtype != np.uint64 else x, target)
+            return _float_to_integer(x, target)
+        if x.dtype.name in NARROW:
+            # Every narrow value is exact in float64: the only rounding is the conversion below.
+            x = x.astype(np.float64)
+        if target.name in SATURABLE:
+            return _to_float8(x, target, saturate)
+        if target == _E2M1:
+            return _to_float4(x)
+        # Between floats numpy and ml_dtypes round to nearest even; non-zero is true.
+        with np.errstate(all="ignore"):
             return x.astype(target)
-        if x.dtype.name in _INTEGER_BITS:
-            return _wrap_integers(x.astype(np.int64) if x.dtype != np.uint64 else x, target)
-        return _float_to_integer(x, target)
-    if x.dtype.name in NARROW:
-        # Every narrow value is exact in float64: the only rounding is the conversion below.
-        x = x.astype(np.float64)
-    if target.name in SATURABLE:
-        return _to_float8(x, target, get_flag(op, "saturate"))
-    if target == _E2M1:
-        return _to_float4(x)
-    # Between floats numpy and ml_dtypes round to nearest even; non-zero is true.
-    with np.errstate(all="ignore"):
-        return x.astype(target)
+
+    return converted
 
 
 def _float_to_integer(x: np.ndarray, target: np.dtype) -> np.ndarray:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -49,7 +51,7 @@ from . import (
     tensor,
     unary,
 )
-from .base import Implementation
+from .base import Compute, Implementation, Prepared, prepare
 
 _NARROW_FLOATS = (np.dtype(np.float16), bfloat16)
 
@@ -91,37 +93,59 @@ def evaluate(
     """The results of one graph op applied to `operands`; each has its result type's dtype.
     `implementation` computes them instead of the op's semantics (an emulated unit's own form),
     checked the same way."""
+    return evaluator(op, weights, implementation)(operands)
+
+
+def evaluator(
+    op: Operation, weights: WeightStore | None = None, implementation: Implementation | None = None
+) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
+    """`evaluate` for `op`, the op read once (its implementation prepared, its types decoded):
+    the returned function checks the operands, computes and checks the results as `evaluate`
+    does, and reads no IR."""
     implementation = implementation or IMPLEMENTATIONS.get(type(op))
     if implementation is None:
         raise GeError(f"{describe(op)} has no semantics: it is not an ascend.graph op")
-    if len(operands) != len(op.operands):
-        raise GeError(f"{describe(op)} takes {len(op.operands)} operands, got {len(operands)}")
-    for index, (array, operand) in enumerate(zip(operands, op.operands, strict=True)):
-        if isinstance(operand.type, TensorType) and not _fits(array, operand.type):
-            raise GeError(f"{describe(op)}: operand #{index} must be {operand.type}, got {_show(array)}")
+    name, count = describe(op), len(op.operands)
+    operand_types = [
+        (index, _Layout.of(operand.type), operand.type)
+        for index, operand in enumerate(op.operands)
+        if isinstance(operand.type, TensorType)
+    ]
     stored_only = _computes_in_stored_type(op)
+    result_types = []
+    for result in op.results:
+        layout = _Layout.of(tensor_type(result))
+        compute = np.dtype(np.float32) if layout.dtype in _NARROW_FLOATS and not stored_only else layout.dtype
+        result_types.append((layout, compute, result.type))
     if isinstance(op, ConstOp):
-        values = implementation(op, weights)
-    elif stored_only:
-        values = implementation(op, *operands)
+        run = partial(implementation, op, weights)
     else:
-        values = implementation(op, *(widen(a) for a in operands))
-    # An op with several results returns a tuple of arrays, one per result.
-    values = list(values) if isinstance(values, tuple | list) else [values]
-    if len(values) != len(op.results):
-        raise GeError(f"{describe(op)} computed {len(values)} values for {len(op.results)} results")
-    results = []
-    for result, value in zip(op.results, values, strict=True):
-        result_type = tensor_type(result)
-        stored = numpy_dtype(result_type.element_type)
-        compute = np.dtype(np.float32) if stored in _NARROW_FLOATS and not stored_only else stored
-        if value.dtype != compute or not _fits_shape(value.shape, result_type):
-            raise GeError(
-                f"{describe(op)} computed {_show(value)} for a result of type {result.type} "
-                f"(computing in {compute}): the op's semantics and its shape inference disagree"
-            )
-        results.append(np.asarray(value.astype(stored, copy=False)))  # numpy scalars become 0-d arrays
-    return results
+        run = prepare(implementation, op)
+
+    def evaluate(operands: Sequence[np.ndarray]) -> list[np.ndarray]:
+        if len(operands) != count:
+            raise GeError(f"{name} takes {count} operands, got {len(operands)}")
+        for index, layout, operand_type in operand_types:
+            if not layout.fits(operands[index]):
+                raise GeError(
+                    f"{name}: operand #{index} must be {operand_type}, got {_show(operands[index])}"
+                )
+        values = run(*operands) if stored_only else run(*(widen(a) for a in operands))
+        # An op with several results returns a tuple of arrays, one per result.
+        values = list(values) if isinstance(values, tuple | list) else [values]
+        if len(values) != len(result_types):
+            raise GeError(f"{name} computed {len(values)} values for {len(result_types)} results")
+        results = []
+        for value, (layout, compute, result_type) in zip(values, result_types, strict=True):
+            if value.dtype != compute or not layout.fits_shape(value.shape):
+                raise GeError(
+                    f"{name} computed {_show(value)} for a result of type {result_type} "
+                    f"(computing in {compute}): the op's semantics and its shape inference disagree"
+                )
+            results.append(np.asarray(value.astype(layout.dtype, copy=False)))  # numpy scalars: 0-d arrays
+        return results
+
+    return evaluate
 
 
 def run_block(
@@ -165,27 +189,58 @@ def _const(op: ConstOp, weights: WeightStore | None) -> np.ndarray:
     return constant_array(op.value, op.result.type, weights)
 
 
-def _fused(op: ops.FusedOp, *operands: np.ndarray) -> np.ndarray:
-    """A fused op: its base op's semantics, then its epilogue region run with `run_block`.
-    Nothing is computed here that the base op's and the epilogue ops' own semantics do not."""
-    split = len(operands) - op.num_extras
-    accumulator = IMPLEMENTATIONS[op.BASE](op, *operands[:split])
-    assert isinstance(accumulator, np.ndarray), "a fused op's base op has one result"
-    return epilogue(op, accumulator, operands[split:])
+@Prepared
+def _fused(op: ops.FusedOp) -> Compute:
+    """A fused op: its base op's semantics, then its epilogue region (`epilogue`). Nothing is
+    computed here that the base op's and the epilogue ops' own semantics do not."""
+    extras, base, finish = op.num_extras, prepare(IMPLEMENTATIONS[op.BASE], op), epilogue(op)
+
+    def fused(*operands: np.ndarray) -> np.ndarray:
+        split = len(operands) - extras
+        accumulator = base(*operands[:split])
+        assert isinstance(accumulator, np.ndarray), "a fused op's base op has one result"
+        return finish(accumulator, operands[split:])
+
+    return fused
 
 
-def epilogue(op: ops.FusedOp, accumulator: np.ndarray, extras: Sequence[np.ndarray]) -> np.ndarray:
-    """The fused op's result from its base op's `accumulator` and its `extras`; the accumulator is
-    rounded to its stored type first, as the unfused graph stores it."""
+def epilogue(op: ops.FusedOp) -> Callable[[np.ndarray, Sequence[np.ndarray]], np.ndarray]:
+    """`f(accumulator, extras)`: the fused op's result from its base op's `accumulator` and its
+    `extras`, its epilogue's ops prepared once (`evaluator`). The accumulator is rounded to its
+    stored type first, as the unfused graph stores it."""
     block = op.epilogue.block
-    args = [accumulator, *extras]
-    with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
-        stored = [
-            a.astype(numpy_dtype(tensor_type(arg).element_type), copy=False)
-            for a, arg in zip(args, block.args, strict=True)
-        ]
-    (result,) = run_block(block, stored)
-    return result.astype(np.float32) if result.dtype in _NARROW_FLOATS else result
+    stored = [numpy_dtype(tensor_type(arg).element_type) for arg in block.args]
+    run = _block_runner(block)
+
+    def finish(accumulator: np.ndarray, extras: Sequence[np.ndarray]) -> np.ndarray:
+        with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
+            args = [a.astype(d, copy=False) for a, d in zip((accumulator, *extras), stored, strict=True)]
+        (result,) = run(args)
+        return result.astype(np.float32) if result.dtype in _NARROW_FLOATS else result
+
+    return finish
+
+
+def _block_runner(block: Block) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
+    """`run_block` of a small block prepared once: its ops' `evaluator`s over positions in a list
+    of values (the block's arguments first), no value freed before the end."""
+    ops_ = list(block.ops)
+    position: dict[SSAValue, int] = {arg: index for index, arg in enumerate(block.args)}
+    steps = []
+    for op in ops_[:-1]:
+        operands = tuple(position[v] for v in op.operands)
+        for result in op.results:
+            position[result] = len(position)
+        steps.append((evaluator(op), operands))
+    returned = tuple(position[v] for v in ops_[-1].operands)
+
+    def run(args: Sequence[np.ndarray]) -> list[np.ndarray]:
+        values = list(args)
+        for evaluate, operands in steps:
+            values.extend(evaluate([values[i] for i in operands]))
+        return [values[i] for i in returned]
+
+    return run
 
 
 IMPLEMENTATIONS: dict[type[Operation], Implementation] = {
@@ -251,21 +306,31 @@ def widen(array: np.ndarray) -> np.ndarray:
     return array.astype(np.float32) if array.dtype in _NARROW_FLOATS else array
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """A tensor type's dtype and shape, decoded once; a dynamic dimension (`?`) is -1."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+    @staticmethod
+    def of(type: TensorType) -> _Layout:
+        return _Layout(numpy_dtype(type.element_type), tuple(type.get_shape()))
+
+    def fits(self, array: object) -> bool:
+        """Whether `array` has this dtype and shape."""
+        return isinstance(array, np.ndarray) and array.dtype == self.dtype and self.fits_shape(array.shape)
+
+    def fits_shape(self, shape: tuple[int, ...]) -> bool:
+        """Whether `shape` is this shape; a dynamic dimension matches any size."""
+        return len(shape) == len(self.shape) and all(
+            want < 0 or want == got for got, want in zip(shape, self.shape, strict=True)
+        )
+
+
 def _fits(array: np.ndarray, type: TensorType) -> bool:
     """Whether `array` has `type`'s element dtype and shape."""
-    return (
-        isinstance(array, np.ndarray)
-        and array.dtype == numpy_dtype(type.element_type)
-        and _fits_shape(array.shape, type)
-    )
-
-
-def _fits_shape(shape: tuple[int, ...], type: TensorType) -> bool:
-    """Whether `shape` is `type`'s shape; a dynamic dimension (`?`, stored as -1) matches any size."""
-    declared = type.get_shape()
-    return len(shape) == len(declared) and all(
-        want < 0 or want == got for got, want in zip(shape, declared, strict=True)
-    )
+    return _Layout.of(type).fits(array)
 
 
 def _show(array: object) -> str:

@@ -14,25 +14,29 @@ from ge.dialects import graph as ops
 from ge.dialects.common import describe, get_float, get_int
 from ge.errors import GeError
 
-from .base import Implementation
+from .base import Compute, Implementation, Prepared
 
 
-def non_max_suppression(op: ops.NonMaxSuppressionOp, boxes: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    threshold = op.properties.get("score_threshold")
-    selected = select_boxes(
-        boxes,
-        scores,
-        get_int(op, "max_output_boxes_per_class", 0),
-        get_float(op, "iou_threshold", 0.0),
-        None if threshold is None else get_float(op, "score_threshold", 0.0),
-        get_int(op, "center_point_box", 0),
-    )
-    if selected.shape[0] != get_int(op, "count"):
-        raise GeError(
-            f"{describe(op)}: {selected.shape[0]} boxes are selected, but the graph was specialized "
-            f"on {get_int(op, 'count')}: specialize it again on these boxes and scores"
+@Prepared
+def non_max_suppression(op: ops.NonMaxSuppressionOp) -> Compute:
+    max_per_class = get_int(op, "max_output_boxes_per_class", 0)
+    iou_threshold = get_float(op, "iou_threshold", 0.0)
+    score_threshold = None if op.score_threshold is None else get_float(op, "score_threshold", 0.0)
+    center_point_box = get_int(op, "center_point_box", 0)
+    count = get_int(op, "count")
+
+    def suppressed(boxes: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        selected = select_boxes(
+            boxes, scores, max_per_class, iou_threshold, score_threshold, center_point_box
         )
-    return selected
+        if selected.shape[0] != count:
+            raise GeError(
+                f"{describe(op)}: {selected.shape[0]} boxes are selected, but the graph was specialized "
+                f"on {count}: specialize it again on these boxes and scores"
+            )
+        return selected
+
+    return suppressed
 
 
 def select_boxes(

@@ -14,7 +14,7 @@ from ge.dialects.common import describe, get_flag
 from ge.errors import GeError
 
 from . import casts
-from .base import Implementation, Ufunc
+from .base import Compute, Implementation, Prepared, Ufunc
 
 
 def _div(op: ops.DivOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -28,11 +28,16 @@ def _div(op: ops.DivOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         return lhs / rhs
 
 
-def _mod(op: ops.ModOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+@Prepared
+def _mod(op: ops.ModOp) -> Compute:
     # np.mod takes the divisor's sign (floor division), np.fmod the dividend's (truncation).
     remainder = np.fmod if get_flag(op, "fmod") else np.mod
-    with np.errstate(all="ignore"):
-        return remainder(lhs, rhs)
+
+    def mod(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return remainder(lhs, rhs)
+
+    return mod
 
 
 def _pow(op: ops.PowOp, base: np.ndarray, exponent: np.ndarray) -> np.ndarray:

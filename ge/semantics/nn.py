@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -39,8 +40,9 @@ from ge.dialects.graph import (
     MaxPoolOp,
     MaxPoolWithArgmaxOp,
 )
+from ge.dtypes import tensor_type
 
-from .base import Implementation, Product
+from .base import Compute, Implementation, Prepared, Product
 
 Sizes = tuple[int, ...]
 
@@ -61,30 +63,41 @@ def _matmul_integer(
     return np.matmul(a.astype(wide) - a_zero.astype(wide), b.astype(wide) - b_zero.astype(wide))
 
 
-def _gemm(op: GemmOp, a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None) -> np.ndarray:
-    if get_flag(op, "trans_a"):
-        a = a.T
-    if get_flag(op, "trans_b"):
-        b = b.T
-    return gemm_scale(op, np.matmul(a, b), c)
+@Prepared
+def _gemm(op: GemmOp) -> Compute:
+    trans_a, trans_b, scale = get_flag(op, "trans_a"), get_flag(op, "trans_b"), gemm_scale(op)
+
+    def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None = None) -> np.ndarray:
+        return scale(np.matmul(a.T if trans_a else a, b.T if trans_b else b), c)
+
+    return gemm
 
 
-def gemm_scale(op: Operation, product: np.ndarray, c: np.ndarray | None) -> np.ndarray:
-    """`alpha * product + beta * c`: what Gemm (or a fused op built on one) adds to the matrix
-    product `op(A) @ op(B)`."""
+def gemm_scale(op: Operation) -> Callable[[np.ndarray, np.ndarray | None], np.ndarray]:
+    """`f(product, c) = alpha * product + beta * c`: what Gemm `op` (or a fused op built on one)
+    adds to the matrix product `op(A) @ op(B)`, its alpha and beta read once."""
     alpha, beta = get_float(op, "alpha", 1.0), get_float(op, "beta", 1.0)
-    # Scalings by 1.0 are skipped so integer gemms stay integer.
-    if alpha != 1.0:
-        product = product * product.dtype.type(alpha)
-    if c is None:
-        return product
-    return product + (c if beta == 1.0 else c * c.dtype.type(beta))
+
+    def scale(product: np.ndarray, c: np.ndarray | None) -> np.ndarray:
+        # Scalings by 1.0 are skipped so integer gemms stay integer.
+        if alpha != 1.0:
+            product = product * product.dtype.type(alpha)
+        if c is None:
+            return product
+        return product + (c if beta == 1.0 else c * c.dtype.type(beta))
+
+    return scale
 
 
-def _einsum(op: EinsumOp, *inputs: np.ndarray) -> np.ndarray:
+@Prepared
+def _einsum(op: EinsumOp) -> Compute:
     equation = op.equation.data
-    result = np.einsum(equation, *inputs, optimize=len(inputs) > 2)
-    return np.asarray(result, dtype=inputs[0].dtype)
+
+    def einsum(*inputs: np.ndarray) -> np.ndarray:
+        result = np.einsum(equation, *inputs, optimize=len(inputs) > 2)
+        return np.asarray(result, dtype=inputs[0].dtype)
+
+    return einsum
 
 
 # --------------------------------------------------------------------------------------------
@@ -92,19 +105,28 @@ def _einsum(op: EinsumOp, *inputs: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def conv(
-    op: Conv2DOp | Conv3DOp,
+@Prepared
+def conv(op: Conv2DOp | Conv3DOp) -> Compute:
+    """Cross-correlation of N, C, spatial... `x` with O, C / groups, kernel... `w`, plus a bias."""
+    n = _spatial_axes(op)
+    strides, pads, dilations = _window_props(op, n)
+    groups = get_int(op, "groups", 1)
+    return partial(_conv, n, strides, pads, dilations, groups)
+
+
+def _conv(
+    n: int,
+    strides: Sizes,
+    pads: Sizes,
+    dilations: Sizes,
+    groups: int,
     x: np.ndarray,
     w: np.ndarray,
     bias: np.ndarray | None = None,
     *,
     product: Product | None = None,
 ) -> np.ndarray:
-    """Cross-correlation of N, C, spatial... `x` with O, C / groups, kernel... `w`, plus a bias."""
-    n = x.ndim - 2
     kernel = w.shape[2:]
-    strides, pads, dilations = _window_props(op, n)
-    groups = get_int(op, "groups", 1)
     out = _output_size(x.shape[2:], kernel, strides, pads, dilations, ceil=False)
     padded = _pad(x, pads, out, kernel, strides, dilations, 0)
     windows = _windows(padded, kernel, strides, dilations, out)  # N, C, out..., kernel...
@@ -125,22 +147,32 @@ def conv(
     return y
 
 
-def conv_transpose(
-    op: ConvTranspose2DOp | ConvTranspose3DOp,
+@Prepared
+def conv_transpose(op: ConvTranspose2DOp | ConvTranspose3DOp) -> Compute:
+    """Scatters each input pixel times the kernel into the output (col2im), then crops the pads;
+    sums in float64, as `conv` does."""
+    n = _spatial_axes(op)
+    strides, pads, dilations = _window_props(op, n)
+    extra = get_ints(op, "output_padding", (0,) * n)
+    groups = get_int(op, "groups", 1)
+    return partial(_conv_transpose, n, strides, pads, dilations, extra, groups)
+
+
+def _conv_transpose(
+    n: int,
+    strides: Sizes,
+    pads: Sizes,
+    dilations: Sizes,
+    extra: Sizes,
+    groups: int,
     x: np.ndarray,
     w: np.ndarray,
     bias: np.ndarray | None = None,
     *,
     product: Product | None = None,
 ) -> np.ndarray:
-    """Scatters each input pixel times the kernel into the output (col2im), then crops the pads;
-    sums in float64, as `conv` does."""
-    n = x.ndim - 2
     batch, channels, *sizes = x.shape
     kernel = w.shape[2:]
-    strides, pads, dilations = _window_props(op, n)
-    extra = get_ints(op, "output_padding", (0,) * n)
-    groups = get_int(op, "groups", 1)
     per_group = w.shape[1]
     # Every input pixel times every kernel tap: groups, N, in..., O / groups, kernel....
     pixels = x.reshape(batch, groups, channels // groups, -1).transpose(1, 0, 3, 2)
@@ -175,38 +207,51 @@ def conv_transpose(
 # --------------------------------------------------------------------------------------------
 
 
-def batch_norm(
-    op: BatchNormOp,
-    x: np.ndarray,
-    scale: np.ndarray,
-    bias: np.ndarray,
-    mean: np.ndarray,
-    var: np.ndarray,
-) -> np.ndarray:
+@Prepared
+def batch_norm(op: BatchNormOp) -> Compute:
     """Inference-mode batch normalization over axis 1. The parameters are [C] vectors, or already
     of `x`'s rank and broadcasting against it (as the vector unit lays them out on NC1HWC0)."""
     epsilon = get_float(op, "epsilon", 1e-5)
-    shape = (1, -1) + (1,) * (x.ndim - 2)
-    scale, bias, mean, var = (p if p.ndim == x.ndim else p.reshape(shape) for p in (scale, bias, mean, var))
-    return scale * (x - mean) / np.sqrt(var + x.dtype.type(epsilon)) + bias
+
+    def normalize(
+        x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.ndarray, var: np.ndarray
+    ) -> np.ndarray:
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        scale, bias, mean, var = (
+            p if p.ndim == x.ndim else p.reshape(shape) for p in (scale, bias, mean, var)
+        )
+        return scale * (x - mean) / np.sqrt(var + x.dtype.type(epsilon)) + bias
+
+    return normalize
 
 
-def max_pool(op: MaxPoolOp | MaxPool3DOp, x: np.ndarray) -> np.ndarray:
-    kernel, strides, pads, dilations, out = _pool_window(op, x)
-    padded = _pad(x, pads, out, kernel, strides, dilations, _lowest(x.dtype))
-    windows = _windows(padded, kernel, strides, dilations, out)
-    # The maximum of each window, one window position at a time: a pass over the output per
-    # position is many times faster than numpy's reduction over small strided axes, and exact.
-    positions = itertools.product(*(range(k) for k in kernel))
-    result = windows[(Ellipsis, *next(positions))].copy(order="K")  # in the input's memory order
-    for position in positions:
-        np.maximum(result, windows[(Ellipsis, *position)], out=result)
-    return result
+@Prepared
+def max_pool(op: MaxPoolOp | MaxPool3DOp) -> Compute:
+    window = _pool_window(op)
+
+    def pool(x: np.ndarray) -> np.ndarray:
+        kernel, strides, pads, dilations, out = window(x)
+        padded = _pad(x, pads, out, kernel, strides, dilations, _lowest(x.dtype))
+        windows = _windows(padded, kernel, strides, dilations, out)
+        # The maximum of each window, one window position at a time: a pass over the output per
+        # position is many times faster than numpy's reduction over small strided axes, and exact.
+        positions = itertools.product(*(range(k) for k in kernel))
+        result = windows[(Ellipsis, *next(positions))].copy(order="K")  # in the input's memory order
+        for position in positions:
+            np.maximum(result, windows[(Ellipsis, *position)], out=result)
+        return result
+
+    return pool
 
 
-def max_pool_with_argmax(op: MaxPoolWithArgmaxOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@Prepared
+def max_pool_with_argmax(op: MaxPoolWithArgmaxOp) -> Compute:
     """The max pool and, for each window, the flat input index of its first maximum."""
-    kernel, strides, pads, dilations, out = _pool_window(op, x)
+    return partial(_max_pool_with_argmax, _pool_window(op))
+
+
+def _max_pool_with_argmax(window: Window, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    kernel, strides, pads, dilations, out = window(x)
     padded = _pad(x, pads, out, kernel, strides, dilations, _lowest(x.dtype))
     where = np.arange(x.size, dtype=np.int64).reshape(x.shape)
     where = _pad(where, pads, out, kernel, strides, dilations, -1)
@@ -219,18 +264,22 @@ def max_pool_with_argmax(op: MaxPoolWithArgmaxOp, x: np.ndarray) -> tuple[np.nda
     return best, np.take_along_axis(indices, first[..., None], axis=-1)[..., 0]
 
 
-def avg_pool(op: AvgPoolOp | AvgPool3DOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def avg_pool(op: AvgPoolOp | AvgPool3DOp) -> Compute:
     """Mean over each window; `count_include_pad` decides whether explicit pads are counted.
 
     Cells added only so that ceil mode has a full last window are never counted (as in ONNX
     Runtime and PyTorch).
     """
-    kernel, strides, pads, dilations, out = _pool_window(op, x)
+    return partial(_avg_pool, _pool_window(op), get_flag(op, "count_include_pad"))
+
+
+def _avg_pool(window: Window, include: bool, x: np.ndarray) -> np.ndarray:
+    kernel, strides, pads, dilations, out = window(x)
     n = len(kernel)
     padded = _pad(x, pads, out, kernel, strides, dilations, 0)
     total = _windows(padded, kernel, strides, dilations, out).sum(axis=_last(n))
     # The counted cells are a product of one interval per axis, so the counts are too.
-    include = get_flag(op, "count_include_pad")
     count = np.ones((), dtype=total.dtype)
     for axis in range(n):
         size, before, after = x.shape[2 + axis], pads[axis], pads[axis + n]
@@ -242,13 +291,18 @@ def avg_pool(op: AvgPoolOp | AvgPool3DOp, x: np.ndarray) -> np.ndarray:
     return (total / count).astype(x.dtype, copy=False)
 
 
-def lp_pool(op: LpPoolOp | LpPool3DOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def lp_pool(op: LpPoolOp | LpPool3DOp) -> Compute:
     """`(sum |x| ^ p) ^ (1 / p)` over each window; padding adds nothing."""
-    kernel, strides, pads, dilations, out = _pool_window(op, x)
-    p = get_int(op, "p", 2)
-    padded = _pad(np.abs(x), pads, out, kernel, strides, dilations, 0)
-    powers = _windows(padded, kernel, strides, dilations, out) ** p
-    return _root(powers.sum(axis=_last(len(kernel))), p).astype(x.dtype, copy=False)
+    window, p = _pool_window(op), get_int(op, "p", 2)
+
+    def pool(x: np.ndarray) -> np.ndarray:
+        kernel, strides, pads, dilations, out = window(x)
+        padded = _pad(np.abs(x), pads, out, kernel, strides, dilations, 0)
+        powers = _windows(padded, kernel, strides, dilations, out) ** p
+        return _root(powers.sum(axis=_last(len(kernel))), p).astype(x.dtype, copy=False)
+
+    return pool
 
 
 def global_avg_pool(op: GlobalAvgPoolOp, x: np.ndarray) -> np.ndarray:
@@ -259,10 +313,15 @@ def global_max_pool(op: GlobalMaxPoolOp, x: np.ndarray) -> np.ndarray:
     return x.max(axis=tuple(range(2, x.ndim)), keepdims=True)
 
 
-def global_lp_pool(op: GlobalLpPoolOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def global_lp_pool(op: GlobalLpPoolOp) -> Compute:
     p = get_int(op, "p", 2)
-    total = (np.abs(x) ** p).sum(axis=tuple(range(2, x.ndim)), keepdims=True)
-    return _root(total, p).astype(x.dtype, copy=False)
+
+    def pool(x: np.ndarray) -> np.ndarray:
+        total = (np.abs(x) ** p).sum(axis=tuple(range(2, x.ndim)), keepdims=True)
+        return _root(total, p).astype(x.dtype, copy=False)
+
+    return pool
 
 
 # --------------------------------------------------------------------------------------------
@@ -285,12 +344,26 @@ def _window_props(op: GraphOp, n: int) -> tuple[Sizes, Sizes, Sizes]:
     )
 
 
-def _pool_window(op: GraphOp, x: np.ndarray) -> tuple[Sizes, Sizes, Sizes, Sizes, Sizes]:
-    """Kernel, strides, pads, dilations and output size of a pool."""
+Window = Callable[[np.ndarray], tuple[Sizes, Sizes, Sizes, Sizes, Sizes]]
+"""A pool's kernel, strides, pads, dilations and output size over an input."""
+
+
+def _pool_window(op: GraphOp) -> Window:
+    """The pool's `Window`, its properties read once."""
     kernel = get_ints(op, "kernel_shape")
     strides, pads, dilations = _window_props(op, len(kernel))
     ceil = get_flag(op, "ceil_mode")
-    return kernel, strides, pads, dilations, _output_size(x.shape[2:], kernel, strides, pads, dilations, ceil)
+
+    def window(x: np.ndarray) -> tuple[Sizes, Sizes, Sizes, Sizes, Sizes]:
+        out = _output_size(x.shape[2:], kernel, strides, pads, dilations, ceil)
+        return kernel, strides, pads, dilations, out
+
+    return window
+
+
+def _spatial_axes(op: Operation) -> int:
+    """The spatial axes of a window op's input (N, C, spatial...), by its type."""
+    return len(tensor_type(op.operands[0]).get_shape()) - 2
 
 
 def _output_size(

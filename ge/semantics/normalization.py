@@ -14,30 +14,42 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ge.dialects import graph as ops
 from ge.dialects.common import get_float, get_int, get_ints
+from ge.dtypes import tensor_type
 
-from .base import Implementation
-
-
-def layer_norm(
-    op: ops.LayerNormOp, x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    axes = _trailing_axes(op, x)
-    mean, centered, inv_std_dev = _standardize(x, axes, get_float(op, "epsilon", 1e-5))
-    y = centered * inv_std_dev * scale
-    if bias is not None:
-        y = y + bias
-    return y.astype(x.dtype, copy=False), mean.astype(np.float32), inv_std_dev.astype(np.float32)
+from .base import Compute, Implementation, Prepared
 
 
-def rms_norm(op: ops.RMSNormOp, x: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    axes = _trailing_axes(op, x)
-    epsilon = x.dtype.type(get_float(op, "epsilon", 1e-5))
-    mean_square = np.mean(x * x, axis=axes, keepdims=True)
-    return (x / np.sqrt(mean_square + epsilon) * scale).astype(x.dtype, copy=False)
+@Prepared
+def layer_norm(op: ops.LayerNormOp) -> Compute:
+    axes, epsilon = _trailing_axes(op), get_float(op, "epsilon", 1e-5)
+
+    def normalize(
+        x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        mean, centered, inv_std_dev = _standardize(x, axes, epsilon)
+        y = centered * inv_std_dev * scale
+        if bias is not None:
+            y = y + bias
+        return y.astype(x.dtype, copy=False), mean.astype(np.float32), inv_std_dev.astype(np.float32)
+
+    return normalize
 
 
-def group_norm(op: ops.GroupNormOp, x: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> np.ndarray:
-    return _group_norm(x, scale, bias, get_int(op, "num_groups"), _epsilon(op))
+@Prepared
+def rms_norm(op: ops.RMSNormOp) -> Compute:
+    axes, epsilon = _trailing_axes(op), get_float(op, "epsilon", 1e-5)
+
+    def normalize(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        mean_square = np.mean(x * x, axis=axes, keepdims=True)
+        return (x / np.sqrt(mean_square + x.dtype.type(epsilon)) * scale).astype(x.dtype, copy=False)
+
+    return normalize
+
+
+@Prepared
+def group_norm(op: ops.GroupNormOp) -> Compute:
+    groups, epsilon = get_int(op, "num_groups"), _epsilon(op)
+    return lambda x, scale, bias: _group_norm(x, scale, bias, groups, epsilon)
 
 
 def planes_normalized(op: ops.GroupNormOp) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
@@ -69,37 +81,52 @@ def _epsilon(op: ops.GroupNormOp) -> float:
     return get_float(op, "epsilon", 1e-5)
 
 
-def mean_variance_norm(op: ops.MeanVarianceNormOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def mean_variance_norm(op: ops.MeanVarianceNormOp) -> Compute:
     axes = get_ints(op, "axes")
-    centered = x - np.mean(x, axis=axes, keepdims=True)
-    std = np.sqrt(np.mean(centered * centered, axis=axes, keepdims=True))
-    return (centered / (std + x.dtype.type(1e-9))).astype(x.dtype, copy=False)
+
+    def normalize(x: np.ndarray) -> np.ndarray:
+        centered = x - np.mean(x, axis=axes, keepdims=True)
+        std = np.sqrt(np.mean(centered * centered, axis=axes, keepdims=True))
+        return (centered / (std + x.dtype.type(1e-9))).astype(x.dtype, copy=False)
+
+    return normalize
 
 
-def lp_norm(op: ops.LpNormOp, x: np.ndarray) -> np.ndarray:
-    axis = get_int(op, "axis", -1)
-    if get_int(op, "p", 2) == 1:
-        norm = np.sum(np.abs(x), axis=axis, keepdims=True)
-    else:
-        norm = np.sqrt(np.sum(x * x, axis=axis, keepdims=True))
-    # A zero vector stays zero rather than 0 / 0.
-    zero = norm == 0
-    return np.where(zero, x.dtype.type(0), x / np.where(zero, x.dtype.type(1), norm))
+@Prepared
+def lp_norm(op: ops.LpNormOp) -> Compute:
+    axis, p = get_int(op, "axis", -1), get_int(op, "p", 2)
+
+    def normalize(x: np.ndarray) -> np.ndarray:
+        if p == 1:
+            norm = np.sum(np.abs(x), axis=axis, keepdims=True)
+        else:
+            norm = np.sqrt(np.sum(x * x, axis=axis, keepdims=True))
+        # A zero vector stays zero rather than 0 / 0.
+        zero = norm == 0
+        return np.where(zero, x.dtype.type(0), x / np.where(zero, x.dtype.type(1), norm))
+
+    return normalize
 
 
-def lrn(op: ops.LRNOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def lrn(op: ops.LRNOp) -> Compute:
     """Each channel c sums the squares of channels c - (size - 1) // 2 to c + ceil((size - 1) / 2)."""
     size = get_int(op, "size")
     alpha = get_float(op, "alpha", 1e-4)
     beta = get_float(op, "beta", 0.75)
     bias = get_float(op, "bias", 1.0)
     before = (size - 1) // 2
-    widths = [(0, 0)] * x.ndim
-    widths[1] = (before, size - 1 - before)
-    squares = np.pad(x * x, widths)
-    square_sum = sliding_window_view(squares, size, axis=1).sum(axis=-1)
-    base = x.dtype.type(bias) + x.dtype.type(alpha / size) * square_sum
-    return (x / base ** x.dtype.type(beta)).astype(x.dtype, copy=False)
+
+    def normalize(x: np.ndarray) -> np.ndarray:
+        widths = [(0, 0)] * x.ndim
+        widths[1] = (before, size - 1 - before)
+        squares = np.pad(x * x, widths)
+        square_sum = sliding_window_view(squares, size, axis=1).sum(axis=-1)
+        base = x.dtype.type(bias) + x.dtype.type(alpha / size) * square_sum
+        return (x / base ** x.dtype.type(beta)).astype(x.dtype, copy=False)
+
+    return normalize
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {
@@ -112,9 +139,11 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
 }
 
 
-def _trailing_axes(op: ops.LayerNormOp | ops.RMSNormOp, x: np.ndarray) -> tuple[int, ...]:
+def _trailing_axes(op: ops.LayerNormOp | ops.RMSNormOp) -> tuple[int, ...]:
+    """The axes from the op's `axis` to its input's last, by the input's rank."""
+    rank = len(tensor_type(op.operands[0]).get_shape())
     axis = get_int(op, "axis", -1)
-    return tuple(range(axis + x.ndim if axis < 0 else axis, x.ndim))
+    return tuple(range(axis + rank if axis < 0 else axis, rank))
 
 
 def _standardize(

@@ -21,125 +21,142 @@ from xdsl.dialects.builtin import StringAttr
 from ge.dialects.common import get_flag, get_float, get_strs
 from ge.dialects.graph import GRUOp, LSTMOp, RecurrentOp, RNNOp
 
-from .base import Implementation, Product, float_values, property_of
+from .base import Compute, Implementation, Prepared, Product, float_values, property_of
 
 Array = np.ndarray
 Function = Callable[[Array], Array]
 State = tuple[Array, ...]
 Step = Callable[[Array, State], tuple[State, Array]]
 """One time step: (the step's projected inputs, the state) -> (the new state, the output)."""
-Prepare = Callable[[int, Array, Array, list[Function]], Step]
+StepOf = Callable[[int, Array, Array, list[Function]], Step]
 """The step of a direction from (direction, transposed recurrence weights, recurrence biases not
 folded into the projection, activation functions)."""
 
 
-def rnn(
-    op: RNNOp,
-    x: Array,
-    w: Array,
-    r: Array,
-    b: Array,
-    lens: Array,
-    h0: Array,
-    *,
-    product: Product = np.matmul,
-) -> tuple[Array, Array]:
+@Prepared
+def rnn(op: RNNOp) -> Compute:
     clip = _clipper(op)
+    orders = _orders(op)
+    functions = _functions(op, len(orders))
 
-    def prepare(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
-        (f,) = functions
+    def layer(
+        x: Array,
+        w: Array,
+        r: Array,
+        b: Array,
+        lens: Array,
+        h0: Array,
+        *,
+        product: Product = np.matmul,
+    ) -> tuple[Array, Array]:
+        def step_of(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
+            (f,) = functions
 
-        def step(gates: Array, state: State) -> tuple[State, Array]:
-            total = gates + product(state[0], recurrence)
-            h = f(total if clip is None else clip(total))
-            return (h,), h
+            def step(gates: Array, state: State) -> tuple[State, Array]:
+                total = gates + product(state[0], recurrence)
+                h = f(total if clip is None else clip(total))
+                return (h,), h
 
-        return step
+            return step
 
-    y, h = _run(op, x, w, r, b, lens, (h0,), prepare, product, r.shape[1])
-    return y, h
+        y, h = _run(orders, functions, x, w, r, b, lens, (h0,), step_of, product, r.shape[1])
+        return y, h
+
+    return layer
 
 
-def gru(
-    op: GRUOp,
-    x: Array,
-    w: Array,
-    r: Array,
-    b: Array,
-    lens: Array,
-    h0: Array,
-    *,
-    product: Product = np.matmul,
-) -> tuple[Array, Array]:
+@Prepared
+def gru(op: GRUOp) -> Compute:
     before_reset = get_flag(op, "linear_before_reset")
     clip = _clipper(op) or _unchanged
-    hidden = r.shape[-1]
+    orders = _orders(op)
+    functions = _functions(op, len(orders))
 
-    def prepare(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
-        f, g = functions
-        r_update_reset, r_candidate = recurrence[:, : 2 * hidden], recurrence[:, 2 * hidden :]
+    def layer(
+        x: Array,
+        w: Array,
+        r: Array,
+        b: Array,
+        lens: Array,
+        h0: Array,
+        *,
+        product: Product = np.matmul,
+    ) -> tuple[Array, Array]:
+        hidden = r.shape[-1]
 
-        def step(gates: Array, state: State) -> tuple[State, Array]:
-            (h,) = state
-            # The update and reset gates' activation over both at once: one block 2 x hidden wide.
-            update_reset = f(clip(gates[:, : 2 * hidden] + product(h, r_update_reset)))
-            z, reset = update_reset[:, :hidden], update_reset[:, hidden:]
-            if before_reset:  # the candidate's recurrence bias is inside the reset product
-                candidate = reset * (product(h, r_candidate) + bias)
-            else:
-                candidate = product(reset * h, r_candidate)
-            candidate = g(clip(gates[:, 2 * hidden :] + candidate))
-            h = (1 - z) * candidate + z * h
-            return (h,), h
+        def step_of(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
+            f, g = functions
+            r_update_reset, r_candidate = recurrence[:, : 2 * hidden], recurrence[:, 2 * hidden :]
 
-        return step
+            def step(gates: Array, state: State) -> tuple[State, Array]:
+                (h,) = state
+                # The update and reset gates' activation at once: one block 2 x hidden wide.
+                update_reset = f(clip(gates[:, : 2 * hidden] + product(h, r_update_reset)))
+                z, reset = update_reset[:, :hidden], update_reset[:, hidden:]
+                if before_reset:  # the candidate's recurrence bias is inside the reset product
+                    candidate = reset * (product(h, r_candidate) + bias)
+                else:
+                    candidate = product(reset * h, r_candidate)
+                candidate = g(clip(gates[:, 2 * hidden :] + candidate))
+                h = (1 - z) * candidate + z * h
+                return (h,), h
 
-    # Without linear_before_reset every recurrence bias adds to its gate's input, so all fold.
-    folded = 2 * hidden if before_reset else 3 * hidden
-    y, h = _run(op, x, w, r, b, lens, (h0,), prepare, product, folded)
-    return y, h
+            return step
+
+        # Without linear_before_reset every recurrence bias adds to its gate's input, so all fold.
+        folded = 2 * hidden if before_reset else 3 * hidden
+        y, h = _run(orders, functions, x, w, r, b, lens, (h0,), step_of, product, folded)
+        return y, h
+
+    return layer
 
 
-def lstm(
-    op: LSTMOp,
-    x: Array,
-    w: Array,
-    r: Array,
-    b: Array,
-    lens: Array,
-    h0: Array,
-    c0: Array,
-    p: Array,
-    *,
-    product: Product = np.matmul,
-) -> tuple[Array, Array, Array]:
+@Prepared
+def lstm(op: LSTMOp) -> Compute:
     coupled = get_flag(op, "input_forget")
     clip = _clipper(op)
-    hidden = r.shape[-1]
+    orders = _orders(op)
+    functions = _functions(op, len(orders))
 
-    def prepare(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
-        f, g, activate = functions
-        if not coupled and not np.any(p[d]):  # zero peepholes add nothing
-            return _lstm_step(product, recurrence, f, g, activate, clip, hidden)
-        bounded = clip or _unchanged
-        peep_input, peep_output, peep_forget = np.split(p[d], 3)
+    def layer(
+        x: Array,
+        w: Array,
+        r: Array,
+        b: Array,
+        lens: Array,
+        h0: Array,
+        c0: Array,
+        p: Array,
+        *,
+        product: Product = np.matmul,
+    ) -> tuple[Array, Array, Array]:
+        hidden = r.shape[-1]
 
-        def step(gates: Array, state: State) -> tuple[State, Array]:
-            h, c = state
-            total = gates + product(h, recurrence)  # gates (i, o, f, c), each `hidden` wide
-            i_x, o_x = total[:, :hidden], total[:, hidden : 2 * hidden]
-            f_x, c_x = total[:, 2 * hidden : 3 * hidden], total[:, 3 * hidden :]
-            i = f(bounded(i_x + peep_input * c))
-            forget = 1 - i if coupled else f(bounded(f_x + peep_forget * c))
-            c = forget * c + i * g(bounded(c_x))
-            o = f(bounded(o_x + peep_output * c))
-            h = o * activate(c)
-            return (h, c), h
+        def step_of(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
+            f, g, activate = functions
+            if not coupled and not np.any(p[d]):  # zero peepholes add nothing
+                return _lstm_step(product, recurrence, f, g, activate, clip, hidden)
+            bounded = clip or _unchanged
+            peep_input, peep_output, peep_forget = np.split(p[d], 3)
 
-        return step
+            def step(gates: Array, state: State) -> tuple[State, Array]:
+                h, c = state
+                total = gates + product(h, recurrence)  # gates (i, o, f, c), each `hidden` wide
+                i_x, o_x = total[:, :hidden], total[:, hidden : 2 * hidden]
+                f_x, c_x = total[:, 2 * hidden : 3 * hidden], total[:, 3 * hidden :]
+                i = f(bounded(i_x + peep_input * c))
+                forget = 1 - i if coupled else f(bounded(f_x + peep_forget * c))
+                c = forget * c + i * g(bounded(c_x))
+                o = f(bounded(o_x + peep_output * c))
+                h = o * activate(c)
+                return (h, c), h
 
-    y, h, c = _run(op, x, w, r, b, lens, (h0, c0), prepare, product, r.shape[1])
-    return y, h, c
+            return step
+
+        y, h, c = _run(orders, functions, x, w, r, b, lens, (h0, c0), step_of, product, r.shape[1])
+        return y, h, c
+
+    return layer
 
 
 def _lstm_step(
@@ -171,27 +188,25 @@ def _lstm_step(
 
 
 def _run(
-    op: RecurrentOp,
+    orders: list[bool],
+    functions: list[list[Function]],
     x: Array,
     w: Array,
     r: Array,
     b: Array,
     lens: Array,
     initial: State,
-    prepare: Prepare,
+    step_of: StepOf,
     product: Product,
     folded: int,
 ) -> tuple[Array, ...]:
-    """Runs each direction's step over time; returns Y and the final states.
+    """Runs each direction's step over time (`orders`: whether it runs backwards; `functions`:
+    its activation functions); returns Y and the final states.
 
     The first `folded` recurrence biases add straight to their gates' inputs, so they join the
     input biases in the projection made once up front."""
-    given = property_of(op, "direction", StringAttr)
-    direction = "forward" if given is None else given.data
-    orders = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
     seq, batch = x.shape[:2]
     hidden, width = r.shape[-1], r.shape[1]
-    functions = _functions(op, len(orders))
     ragged = bool(np.any(lens < seq))  # else no sequence ends early: no masks
     outputs, finals = [], []
     for d, backwards in enumerate(orders):
@@ -199,7 +214,7 @@ def _run(
         bias[:folded] += b[d, width : width + folded]
         projected = product(x, w[d].T) + bias  # every step's input projection at once
         recurrence = np.ascontiguousarray(r[d].T)
-        step = prepare(d, recurrence, b[d, width + folded :], functions[d])
+        step = step_of(d, recurrence, b[d, width + folded :], functions[d])
         state = tuple(s[d] for s in initial)
         steps: list[Array] = []  # each step's output, stacked once at the end
         times = range(seq - 1, -1, -1) if backwards else range(seq)
@@ -222,6 +237,13 @@ def _run(
     result = np.stack(outputs, axis=1)
     states = [np.stack([f[k] for f in finals]).astype(result.dtype) for k in range(len(initial))]
     return (result, *states)
+
+
+def _orders(op: RecurrentOp) -> list[bool]:
+    """Whether each direction of the op runs backwards over time."""
+    given = property_of(op, "direction", StringAttr)
+    direction = "forward" if given is None else given.data
+    return {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
 
 
 def _functions(op: RecurrentOp, dirs: int) -> list[list[Function]]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from xdsl.ir import Operation
 
 from ge.dialects import graph as ops
 from ge.dialects.common import get_flag, get_int, get_ints
+from ge.dtypes import tensor_type
 
-from .base import Implementation
+from .base import Compute, Implementation, Prepared
 
 # --------------------------------------------------------------------------------------------
 # Reductions over a set of axes
@@ -26,15 +28,19 @@ Reducer = Callable[[np.ndarray, tuple[int, ...]], np.ndarray]
 """`f(x, axes) -> reduced`, with the reduced axes kept as size 1."""
 
 
-def _reduction(reducer: Reducer) -> Implementation:
-    def implementation(op: ops.ReduceOp, x: np.ndarray) -> np.ndarray:
-        axes = get_ints(op, "axes")
-        y = np.asarray(reducer(x, axes))
-        if not get_flag(op, "keepdims"):
-            y = y.reshape([d for i, d in enumerate(x.shape) if i not in axes])
-        return y.astype(x.dtype, copy=False)
+def _reduction(reducer: Reducer) -> Prepared:
+    def prepare(op: ops.ReduceOp) -> Compute:
+        axes, keepdims = get_ints(op, "axes"), get_flag(op, "keepdims")
 
-    return implementation
+        def reduction(x: np.ndarray) -> np.ndarray:
+            y = np.asarray(reducer(x, axes))
+            if not keepdims:
+                y = y.reshape([d for i, d in enumerate(x.shape) if i not in axes])
+            return y.astype(x.dtype, copy=False)
+
+        return reduction
+
+    return Prepared(prepare)
 
 
 def _sum(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -95,70 +101,95 @@ def _sum_square(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-def _arg_reduction(pick: Callable[..., np.ndarray]) -> Implementation:
-    def implementation(op: ops.ArgReduceOp, x: np.ndarray) -> np.ndarray:
-        axis = _axis(op, x, 0)
-        keepdims = get_flag(op, "keepdims")
-        if get_flag(op, "select_last_index"):
-            # The first extreme of the reversed axis is the last one of the original.
-            flipped = pick(np.flip(x, axis), axis=axis, keepdims=keepdims)
-            return (x.shape[axis] - 1 - flipped).astype(np.int64)
-        return pick(x, axis=axis, keepdims=keepdims).astype(np.int64)
+def _arg_reduction(pick: Callable[..., np.ndarray]) -> Prepared:
+    def prepare(op: ops.ArgReduceOp) -> Compute:
+        axis, keepdims, last = _axis(op, 0), get_flag(op, "keepdims"), get_flag(op, "select_last_index")
 
-    return implementation
+        def arg_reduction(x: np.ndarray) -> np.ndarray:
+            if last:
+                # The first extreme of the reversed axis is the last one of the original.
+                flipped = pick(np.flip(x, axis), axis=axis, keepdims=keepdims)
+                return (x.shape[axis] - 1 - flipped).astype(np.int64)
+            return pick(x, axis=axis, keepdims=keepdims).astype(np.int64)
 
+        return arg_reduction
 
-def _scan(accumulate: Callable[..., np.ndarray], identity: int) -> Implementation:
-    def implementation(op: ops.ScanOp, x: np.ndarray) -> np.ndarray:
-        axis = _axis(op, x, 0)
-        reverse = get_flag(op, "reverse")
-        source = np.flip(x, axis) if reverse else x
-        y = accumulate(source, axis=axis, dtype=x.dtype)
-        if get_flag(op, "exclusive"):
-            # Each element gets the running value before it: shift by one, the identity first.
-            first = np.full_like(np.take(y, [0], axis=axis), identity)
-            y = np.concatenate([first, np.take(y, np.arange(x.shape[axis] - 1), axis=axis)], axis=axis)
-        return np.flip(y, axis) if reverse else y
-
-    return implementation
+    return Prepared(prepare)
 
 
-def _top_k(op: ops.TopKOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    axis = _axis(op, x, -1)
-    k = get_int(op, "k")
-    size = x.shape[axis]
-    if get_flag(op, "largest"):
-        # A stable ascending sort of the reversed axis, read backwards, is descending with
-        # equal values in index order.
-        order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
-        order = size - 1 - np.flip(order, axis)
-    else:
-        order = np.argsort(x, axis=axis, kind="stable")
-    indices = np.take(order, np.arange(k), axis=axis)
-    return np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)
+def _scan(accumulate: Callable[..., np.ndarray], identity: int) -> Prepared:
+    def prepare(op: ops.ScanOp) -> Compute:
+        axis, reverse, exclusive = _axis(op, 0), get_flag(op, "reverse"), get_flag(op, "exclusive")
+
+        def scan(x: np.ndarray) -> np.ndarray:
+            source = np.flip(x, axis) if reverse else x
+            y = accumulate(source, axis=axis, dtype=x.dtype)
+            if exclusive:
+                # Each element gets the running value before it: shift by one, the identity first.
+                first = np.full_like(np.take(y, [0], axis=axis), identity)
+                y = np.concatenate([first, np.take(y, np.arange(x.shape[axis] - 1), axis=axis)], axis=axis)
+            return np.flip(y, axis) if reverse else y
+
+        return scan
+
+    return Prepared(prepare)
 
 
-def _softmax(op: ops.SoftmaxOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def _top_k(op: ops.TopKOp) -> Compute:
+    axis, k, largest = _axis(op, -1), get_int(op, "k"), get_flag(op, "largest")
+
+    def top_k(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        size = x.shape[axis]
+        if largest:
+            # A stable ascending sort of the reversed axis, read backwards, is descending with
+            # equal values in index order.
+            order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+            order = size - 1 - np.flip(order, axis)
+        else:
+            order = np.argsort(x, axis=axis, kind="stable")
+        indices = np.take(order, np.arange(k), axis=axis)
+        return np.take_along_axis(x, indices, axis=axis), indices.astype(np.int64)
+
+    return top_k
+
+
+@Prepared
+def _softmax(op: ops.SoftmaxOp) -> Compute:
     axis = get_int(op, "axis", -1)
-    # A row of -inf gives NaN, as ONNX says (inf - inf): no warning for an intended result.
-    with np.errstate(invalid="ignore"):
-        exponentials = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
-        return exponentials / exponentials.sum(axis=axis, keepdims=True)
+
+    def softmax(x: np.ndarray) -> np.ndarray:
+        # A row of -inf gives NaN, as ONNX says (inf - inf): no warning for an intended result.
+        with np.errstate(invalid="ignore"):
+            exponentials = np.exp(x - np.max(x, axis=axis, keepdims=True, initial=-np.inf))
+            return exponentials / exponentials.sum(axis=axis, keepdims=True)
+
+    return softmax
 
 
-def _log_softmax(op: ops.LogSoftmaxOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def _log_softmax(op: ops.LogSoftmaxOp) -> Compute:
     axis = get_int(op, "axis", -1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
-        return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+    def log_softmax(x: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shifted = x - np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+            return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+    return log_softmax
 
 
-def _hardmax(op: ops.HardmaxOp, x: np.ndarray) -> np.ndarray:
-    axis = _axis(op, x, -1)
-    y = np.zeros_like(x)
-    if x.shape[axis]:
-        np.put_along_axis(y, np.argmax(x, axis=axis, keepdims=True), 1, axis=axis)
-    return y
+@Prepared
+def _hardmax(op: ops.HardmaxOp) -> Compute:
+    axis = _axis(op, -1)
+
+    def hardmax(x: np.ndarray) -> np.ndarray:
+        y = np.zeros_like(x)
+        if x.shape[axis]:
+            np.put_along_axis(y, np.argmax(x, axis=axis, keepdims=True), 1, axis=axis)
+        return y
+
+    return hardmax
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {
@@ -188,9 +219,10 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
 # --------------------------------------------------------------------------------------------
 
 
-def _axis(op, x: np.ndarray, default: int) -> int:
+def _axis(op: Operation, default: int) -> int:
+    """The op's `axis` (`default` when absent), made non-negative by its operand's rank."""
     axis = get_int(op, "axis", default)
-    return axis + x.ndim if axis < 0 else axis
+    return axis + len(tensor_type(op.operands[0]).get_shape()) if axis < 0 else axis
 
 
 def _as_float(x: np.ndarray) -> np.ndarray:

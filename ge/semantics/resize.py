@@ -8,6 +8,8 @@ the result is rounded once into the input's dtype (integers round half to even a
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
@@ -16,33 +18,46 @@ from ge.dialects.common import get_flag, get_float, get_ints
 from ge.dialects.graph import ResizeOp
 from ge.dtypes import numpy_dtype
 
-from .base import Implementation, float_values, property_of
+from .base import Compute, Implementation, Prepared, float_values, property_of
 
 
-def resize(op: ResizeOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def resize(op: ResizeOp) -> Compute:
     mode = _string(op, "mode", "nearest")
     coordinates = _string(op, "coordinate_transformation_mode", "half_pixel")
-    scales = _floats(op, "scales")
-    roi = _floats(op, "roi")
-    sizes = [x.shape[axis] if size < 0 else size for axis, size in enumerate(get_ints(op, "sizes"))]
-    y = x if mode == "nearest" else x.astype(np.float64)
-    for axis, (size, scale) in enumerate(zip(sizes, scales, strict=True)):
-        box = (roi[axis], roi[axis + x.ndim]) if roi else (0.0, 1.0)
-        cropped = coordinates == "tf_crop_and_resize" and not (
-            math.isclose(box[0], 0.0) and math.isclose(box[1], 1.0)
-        )
-        if size == x.shape[axis] and math.isclose(scale, 1.0) and not cropped:
-            continue  # the identity along this axis
-        source, outside = _source_coordinates(coordinates, size, x.shape[axis], scale, box)
-        if mode == "nearest":
-            y = np.take(y, _nearest(op, source, x.shape[axis]), axis=axis)
-        else:
-            y = _interpolate(op, y, axis, source, scale)
-        if outside is not None and outside.any():
-            mask = outside.reshape((-1,) + (1,) * (x.ndim - axis - 1))
-            fill = _round_into(np.asarray(get_float(op, "extrapolation_value", 0.0)), y.dtype)
-            y = np.where(mask, fill, y)
-    return _round_into(y, numpy_dtype(op.result.type.element_type))
+    scales, roi, given = _floats(op, "scales"), _floats(op, "roi"), get_ints(op, "sizes")
+    nearest_mode = _string(op, "nearest_mode", "round_prefer_floor")
+    filter_weights = partial(
+        _weights,
+        linear=mode == "linear",
+        a=get_float(op, "cubic_coeff_a", -0.75),
+        antialias=get_flag(op, "antialias"),
+    )
+    exclude_outside = get_flag(op, "exclude_outside")
+    extrapolation = np.asarray(get_float(op, "extrapolation_value", 0.0))
+    target = numpy_dtype(op.result.type.element_type)
+
+    def resized(x: np.ndarray) -> np.ndarray:
+        sizes = [x.shape[axis] if size < 0 else size for axis, size in enumerate(given)]
+        y = x if mode == "nearest" else x.astype(np.float64)
+        for axis, (size, scale) in enumerate(zip(sizes, scales, strict=True)):
+            box = (roi[axis], roi[axis + x.ndim]) if roi else (0.0, 1.0)
+            cropped = coordinates == "tf_crop_and_resize" and not (
+                math.isclose(box[0], 0.0) and math.isclose(box[1], 1.0)
+            )
+            if size == x.shape[axis] and math.isclose(scale, 1.0) and not cropped:
+                continue  # the identity along this axis
+            source, outside = _source_coordinates(coordinates, size, x.shape[axis], scale, box)
+            if mode == "nearest":
+                y = np.take(y, _nearest(nearest_mode, source, x.shape[axis]), axis=axis)
+            else:
+                y = _interpolate(y, axis, source, scale, filter_weights, exclude_outside)
+            if outside is not None and outside.any():
+                mask = outside.reshape((-1,) + (1,) * (x.ndim - axis - 1))
+                y = np.where(mask, _round_into(extrapolation, y.dtype), y)
+        return _round_into(y, target)
+
+    return resized
 
 
 def _source_coordinates(
@@ -78,9 +93,8 @@ def _source_coordinates(
     return source, (source < 0) | (source > length - 1)
 
 
-def _nearest(op: ResizeOp, source: np.ndarray, length: int) -> np.ndarray:
-    """The input cell nearest to each source coordinate, ties broken by `nearest_mode`."""
-    mode = _string(op, "nearest_mode", "round_prefer_floor")
+def _nearest(mode: str, source: np.ndarray, length: int) -> np.ndarray:
+    """The input cell nearest to each source coordinate, ties broken by `mode` (`nearest_mode`)."""
     below = np.floor(source)
     fraction = source - below
     up = {
@@ -92,13 +106,21 @@ def _nearest(op: ResizeOp, source: np.ndarray, length: int) -> np.ndarray:
     return np.clip(below + up, 0, length - 1).astype(np.intp)
 
 
-def _interpolate(op: ResizeOp, data: np.ndarray, axis: int, source: np.ndarray, scale: float) -> np.ndarray:
-    """Weighted sums of the neighbours of each source coordinate along `axis`."""
+def _interpolate(
+    data: np.ndarray,
+    axis: int,
+    source: np.ndarray,
+    scale: float,
+    filter_weights: Callable[[np.ndarray, float], np.ndarray],
+    exclude_outside: bool,
+) -> np.ndarray:
+    """Weighted sums of the neighbours of each source coordinate along `axis`, weighted by
+    `filter_weights(ratio, scale)` (`_weights`)."""
     length = data.shape[axis]
     below = np.floor(source)
     # The cell left of the coordinate is preferred, so an exact hit has ratio 1, not 0.
     ratio = np.where(source == below, 1.0, source - below)
-    weights = _weights(op, ratio, scale)
+    weights = filter_weights(ratio, scale)
     taps = weights.shape[1]
     # The `taps` cells nearest to the coordinate, ties going to the lower cells.
     pad = math.ceil(taps / 2)
@@ -110,7 +132,7 @@ def _interpolate(op: ResizeOp, data: np.ndarray, axis: int, source: np.ndarray, 
     else:
         offset = np.where(fraction <= 0.5, -((taps - 1) // 2), -((taps - 1) // 2) + 1)
     cells = (base + offset).astype(np.int64)[:, None] + np.arange(taps) - pad
-    if get_flag(op, "exclude_outside"):
+    if exclude_outside:
         weights = np.where((cells < 0) | (cells >= length), 0.0, weights)
         total = weights.sum(axis=1, keepdims=True)
         weights = weights / np.where(total == 0, 1.0, total)
@@ -120,11 +142,10 @@ def _interpolate(op: ResizeOp, data: np.ndarray, axis: int, source: np.ndarray, 
     return (gathered * weights.reshape(shape)).sum(axis=axis + 1)
 
 
-def _weights(op: ResizeOp, ratio: np.ndarray, scale: float) -> np.ndarray:
-    """(cells, taps) filter weights for each output cell's fractional position `ratio`."""
-    linear = _string(op, "mode", "nearest") == "linear"
-    a = get_float(op, "cubic_coeff_a", -0.75)
-    if not get_flag(op, "antialias"):
+def _weights(ratio: np.ndarray, scale: float, linear: bool, a: float, antialias: bool) -> np.ndarray:
+    """(cells, taps) filter weights for each output cell's fractional position `ratio`: linear or
+    Keys' cubic with coefficient `a`."""
+    if not antialias:
         if linear:
             return np.stack([1 - ratio, ratio], axis=1)
         distances = np.stack([ratio + 1, ratio, 1 - ratio, 2 - ratio], axis=1)

@@ -14,99 +14,114 @@ from ge.dialects import graph as ops
 from ge.dialects.common import describe, get_flag, get_float, get_int
 from ge.errors import GeError
 
-from .base import Implementation, property_of
+from .base import Compute, Implementation, Prepared, property_of
 from .resize import _cubic
 
 _CUBIC_A = -0.75
 """The coefficient of Keys' cubic kernel GridSample uses (as PyTorch does)."""
 
 
-def grid_sample(op: ops.GridSampleOp, x: np.ndarray, grid: np.ndarray) -> np.ndarray:
+@Prepared
+def grid_sample(op: ops.GridSampleOp) -> Compute:
     mode = _string(op, "mode", "linear")
     padding = _string(op, "padding_mode", "zeros")
     align = get_flag(op, "align_corners")
-    batch, channels, *sizes = x.shape
-    rank = len(sizes)
-    size = np.array(sizes, dtype=grid.dtype)
-    # The grid lists x (the last axis) first: reverse it into axis order.
-    points = grid.reshape(batch, -1, rank)[..., ::-1]
-    one, two = grid.dtype.type(1), grid.dtype.type(2)
-    coords = (points + one) / two * (size - one) if align else ((points + one) * size - one) / two
-    if mode == "nearest":
-        coords = np.rint(coords)  # ties to even, as PyTorch rounds
-    low, high = (np.zeros(rank), size - 1.0) if align else (np.full(rank, -0.5), size - 0.5)
-    outside = (coords < low) | (coords > high)
-    if padding == "border" and mode != "cubic":
-        # Cubic taps are clamped one by one instead (as PyTorch and onnxruntime do).
-        coords = np.where(outside, np.clip(coords, 0, size - 1), coords)
-    elif padding == "reflection":
-        coords = np.where(outside, _reflect(coords, low, high), coords).astype(grid.dtype)
-    coords = coords.astype(np.float64)
-    if mode == "nearest":
-        base, weights = np.trunc(coords)[..., None], np.ones((*coords.shape, 1))
-    else:
-        base = np.floor(coords)
-        fraction = coords - base
-        if mode == "linear":
-            base, weights = base[..., None], np.stack([1 - fraction, fraction], axis=-1)
+
+    def sampled(x: np.ndarray, grid: np.ndarray) -> np.ndarray:
+        batch, channels, *sizes = x.shape
+        rank = len(sizes)
+        size = np.array(sizes, dtype=grid.dtype)
+        # The grid lists x (the last axis) first: reverse it into axis order.
+        points = grid.reshape(batch, -1, rank)[..., ::-1]
+        one, two = grid.dtype.type(1), grid.dtype.type(2)
+        coords = (points + one) / two * (size - one) if align else ((points + one) * size - one) / two
+        if mode == "nearest":
+            coords = np.rint(coords)  # ties to even, as PyTorch rounds
+        low, high = (np.zeros(rank), size - 1.0) if align else (np.full(rank, -0.5), size - 0.5)
+        outside = (coords < low) | (coords > high)
+        if padding == "border" and mode != "cubic":
+            # Cubic taps are clamped one by one instead (as PyTorch and onnxruntime do).
+            coords = np.where(outside, np.clip(coords, 0, size - 1), coords)
+        elif padding == "reflection":
+            coords = np.where(outside, _reflect(coords, low, high), coords).astype(grid.dtype)
+        coords = coords.astype(np.float64)
+        if mode == "nearest":
+            base, weights = np.trunc(coords)[..., None], np.ones((*coords.shape, 1))
         else:
-            base = base[..., None] - 1
-            weights = _cubic(
-                np.stack([fraction + 1, fraction, 1 - fraction, 2 - fraction], axis=-1), _CUBIC_A
-            )
-    cells = base + np.arange(weights.shape[-1])  # batch, points, axis, taps
-    inside = (cells >= 0) & (cells <= size[:, None] - 1)
-    if padding == "reflection":
-        cells = np.trunc(_reflect(cells, low[:, None], high[:, None]))
-    cells = np.clip(cells, 0, size[:, None] - 1).astype(np.int64)
-    if padding == "zeros":
-        weights = np.where(inside, weights, 0.0)
-    # The taps of all axes together: their flat cell index and the product of their weights.
-    flat = np.zeros((*cells.shape[:2], 1), np.int64)
-    product = np.ones((*cells.shape[:2], 1))
-    for axis in range(rank):
-        flat = (flat[..., :, None] * sizes[axis] + cells[:, :, axis, None, :]).reshape(*cells.shape[:2], -1)
-        product = (product[..., :, None] * weights[:, :, axis, None, :]).reshape(*cells.shape[:2], -1)
-    values = x.reshape(batch, channels, -1)[
-        np.arange(batch)[:, None, None], :, flat
-    ]  # batch, points, taps, C
-    y = np.einsum("nptc,npt->ncp", values.astype(np.float64), product)
-    return y.reshape(batch, channels, *grid.shape[1:-1]).astype(x.dtype)
+            base = np.floor(coords)
+            fraction = coords - base
+            if mode == "linear":
+                base, weights = base[..., None], np.stack([1 - fraction, fraction], axis=-1)
+            else:
+                base = base[..., None] - 1
+                weights = _cubic(
+                    np.stack([fraction + 1, fraction, 1 - fraction, 2 - fraction], axis=-1), _CUBIC_A
+                )
+        cells = base + np.arange(weights.shape[-1])  # batch, points, axis, taps
+        inside = (cells >= 0) & (cells <= size[:, None] - 1)
+        if padding == "reflection":
+            cells = np.trunc(_reflect(cells, low[:, None], high[:, None]))
+        cells = np.clip(cells, 0, size[:, None] - 1).astype(np.int64)
+        if padding == "zeros":
+            weights = np.where(inside, weights, 0.0)
+        # The taps of all axes together: their flat cell index and the product of their weights.
+        lead = cells.shape[:2]  # batch, points
+        flat = np.zeros((*lead, 1), np.int64)
+        product = np.ones((*lead, 1))
+        for axis in range(rank):
+            flat = (flat[..., :, None] * sizes[axis] + cells[:, :, axis, None, :]).reshape(*lead, -1)
+            product = (product[..., :, None] * weights[:, :, axis, None, :]).reshape(*lead, -1)
+        values = x.reshape(batch, channels, -1)[
+            np.arange(batch)[:, None, None], :, flat
+        ]  # batch, points, taps, C
+        y = np.einsum("nptc,npt->ncp", values.astype(np.float64), product)
+        return y.reshape(batch, channels, *grid.shape[1:-1]).astype(x.dtype)
+
+    return sampled
 
 
-def roi_align(op: ops.RoiAlignOp, x: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray) -> np.ndarray:
-    count, channels, height, width = rois.shape[0], *x.shape[1:]
+@Prepared
+def roi_align(op: ops.RoiAlignOp) -> Compute:
     out_h, out_w = get_int(op, "output_height", 1), get_int(op, "output_width", 1)
     ratio = get_int(op, "sampling_ratio", 0)
     half_pixel = get_flag(op, "half_pixel")
-    batch = batch_indices.astype(np.int64)
-    if batch.size and (batch.min() < 0 or batch.max() >= x.shape[0]):
-        raise GeError(f"{describe(op)}: batch indices must lie in [0, {x.shape[0]}), got {batch.tolist()}")
-    boxes = rois.astype(np.float64) * get_float(op, "spatial_scale", 1.0) - (0.5 if half_pixel else 0.0)
-    y_samples, y_count = _bin_samples(boxes[:, 1], boxes[:, 3], out_h, ratio, half_pixel)
-    x_samples, x_count = _bin_samples(boxes[:, 0], boxes[:, 2], out_w, ratio, half_pixel)
-    y_low, y_high, y_weights, y_outside = _bilinear(y_samples, height)  # rois, out_h, samples_h
-    x_low, x_high, x_weights, x_outside = _bilinear(x_samples, width)
-    # Every sample of a bin: rois, out_h, samples_h, out_w, samples_w.
-    rows = (slice(None), slice(None), slice(None), None, None)
-    columns = (slice(None), None, None, slice(None), slice(None))
-    valid = (np.arange(y_samples.shape[2]) < y_count[:, None, None])[rows] & (
-        np.arange(x_samples.shape[2]) < x_count[:, None, None]
-    )[columns]
-    inside = ~(y_outside[rows] | x_outside[columns])
-    image = batch[:, None, None, None, None]
-    taps = []
-    for ys, y_weight in ((y_low, y_weights[0]), (y_high, y_weights[1])):
-        for xs, x_weight in ((x_low, x_weights[0]), (x_high, x_weights[1])):
-            weight = np.where(inside, y_weight[rows] * x_weight[columns], 0.0)
-            taps.append(weight[..., None] * x[image, :, ys[rows], xs[columns]])  # ..., channels
-    if _string(op, "mode", "avg") == "avg":
-        total = np.where(valid[..., None], sum(taps), 0.0).sum(axis=(2, 4))
-        pooled = total / np.maximum(y_count * x_count, 1)[:, None, None, None]
-    else:
-        best = np.where(valid[..., None], np.maximum.reduce(taps), -np.inf).max(axis=(2, 4))
-        pooled = np.where(np.isneginf(best), 0.0, best)
-    return pooled.transpose(0, 3, 1, 2).reshape(count, channels, out_h, out_w).astype(x.dtype)
+    spatial_scale = get_float(op, "spatial_scale", 1.0)
+    average = _string(op, "mode", "avg") == "avg"
+
+    def aligned(x: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray) -> np.ndarray:
+        count, channels, height, width = rois.shape[0], *x.shape[1:]
+        batch = batch_indices.astype(np.int64)
+        if batch.size and (batch.min() < 0 or batch.max() >= x.shape[0]):
+            raise GeError(
+                f"{describe(op)}: batch indices must lie in [0, {x.shape[0]}), got {batch.tolist()}"
+            )
+        boxes = rois.astype(np.float64) * spatial_scale - (0.5 if half_pixel else 0.0)
+        y_samples, y_count = _bin_samples(boxes[:, 1], boxes[:, 3], out_h, ratio, half_pixel)
+        x_samples, x_count = _bin_samples(boxes[:, 0], boxes[:, 2], out_w, ratio, half_pixel)
+        y_low, y_high, y_weights, y_outside = _bilinear(y_samples, height)  # rois, out_h, samples_h
+        x_low, x_high, x_weights, x_outside = _bilinear(x_samples, width)
+        # Every sample of a bin: rois, out_h, samples_h, out_w, samples_w.
+        rows = (slice(None), slice(None), slice(None), None, None)
+        columns = (slice(None), None, None, slice(None), slice(None))
+        valid = (np.arange(y_samples.shape[2]) < y_count[:, None, None])[rows] & (
+            np.arange(x_samples.shape[2]) < x_count[:, None, None]
+        )[columns]
+        inside = ~(y_outside[rows] | x_outside[columns])
+        image = batch[:, None, None, None, None]
+        taps = []
+        for ys, y_weight in ((y_low, y_weights[0]), (y_high, y_weights[1])):
+            for xs, x_weight in ((x_low, x_weights[0]), (x_high, x_weights[1])):
+                weight = np.where(inside, y_weight[rows] * x_weight[columns], 0.0)
+                taps.append(weight[..., None] * x[image, :, ys[rows], xs[columns]])  # ..., channels
+        if average:
+            total = np.where(valid[..., None], sum(taps), 0.0).sum(axis=(2, 4))
+            pooled = total / np.maximum(y_count * x_count, 1)[:, None, None, None]
+        else:
+            best = np.where(valid[..., None], np.maximum.reduce(taps), -np.inf).max(axis=(2, 4))
+            pooled = np.where(np.isneginf(best), 0.0, best)
+        return pooled.transpose(0, 3, 1, 2).reshape(count, channels, out_h, out_w).astype(x.dtype)
+
+    return aligned
 
 
 def _bin_samples(

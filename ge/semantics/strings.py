@@ -20,7 +20,7 @@ from ge.dialects.graph.strings import CASE_GROWTH, compile_pattern
 from ge.dtypes import bfloat16, numpy_dtype
 from ge.errors import GeError, RuntimeInputError
 
-from .base import Implementation
+from .base import Compute, Implementation, Prepared
 
 
 def split(x: np.ndarray, delimiter: str | None, maxsplit: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -52,47 +52,64 @@ def kept(x: np.ndarray, stopwords: tuple[str, ...], case_sensitive: bool, action
     return ~np.isin(x, stops)
 
 
-def _string_concat(op: ops.StringConcatOp, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    return np.asarray(np.strings.add(lhs, rhs), numpy_dtype(op.result.type.element_type))
+@Prepared
+def _string_concat(op: ops.StringConcatOp) -> Compute:
+    dtype = numpy_dtype(op.result.type.element_type)
+    return lambda lhs, rhs: np.asarray(np.strings.add(lhs, rhs), dtype)
 
 
-def _string_split(op: ops.StringSplitOp, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+@Prepared
+def _string_split(op: ops.StringSplitOp) -> Compute:
     delimiter = op.delimiter.data if op.delimiter is not None else None
     maxsplit = get_int(op, "maxsplit") if op.maxsplit is not None else None
-    pieces, lengths = split(x, delimiter, maxsplit)
     count = get_int(op, "count")
-    flat = lengths.reshape(-1)
-    if flat.max(initial=0) != count:
-        raise GeError(
-            f"{describe(op)}: the input splits into at most {flat.max(initial=0)} pieces, but the graph "
-            f"was specialized on {count}: specialize it again on this input"
-        )
-    padded = np.zeros((flat.size, count), x.dtype)
-    starts = np.cumsum(flat) - flat
-    rows = np.repeat(np.arange(flat.size), flat)
-    padded[rows, np.arange(pieces.size) - starts[rows]] = pieces
-    return padded.reshape(*x.shape, count), lengths
+
+    def string_split(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pieces, lengths = split(x, delimiter, maxsplit)
+        flat = lengths.reshape(-1)
+        if flat.max(initial=0) != count:
+            raise GeError(
+                f"{describe(op)}: the input splits into at most {flat.max(initial=0)} pieces, but the graph "
+                f"was specialized on {count}: specialize it again on this input"
+            )
+        padded = np.zeros((flat.size, count), x.dtype)
+        starts = np.cumsum(flat) - flat
+        rows = np.repeat(np.arange(flat.size), flat)
+        padded[rows, np.arange(pieces.size) - starts[rows]] = pieces
+        return padded.reshape(*x.shape, count), lengths
+
+    return string_split
 
 
-def _string_normalizer(op: ops.StringNormalizerOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def _string_normalizer(op: ops.StringNormalizerOp) -> Compute:
     action = op.case_change_action.data if op.case_change_action is not None else "NONE"
     stopwords = tuple(s.data for s in op.stopwords.data) if op.stopwords is not None else ()
-    keep = kept(x.reshape(-1), stopwords, get_flag(op, "is_case_sensitive"), action)
-    result = x.reshape(-1)[keep] if keep.any() else np.zeros(1, x.dtype)
-    count = get_int(op, "count", x.shape[-1])
-    if result.size != count:
-        raise GeError(
-            f"{describe(op)}: {result.size} elements are no stop words, but the graph was specialized "
-            f"on {count}: specialize it again on this input"
-        )
-    if action != "NONE":
-        result = (np.strings.upper if action == "UPPER" else np.strings.lower)(_widened(result))
-    return result.reshape(*x.shape[:-1], count).astype(numpy_dtype(op.result.type.element_type))
+    case_sensitive = get_flag(op, "is_case_sensitive")
+    given = get_int(op, "count") if op.count is not None else None
+    dtype = numpy_dtype(op.result.type.element_type)
+
+    def string_normalizer(x: np.ndarray) -> np.ndarray:
+        keep = kept(x.reshape(-1), stopwords, case_sensitive, action)
+        result = x.reshape(-1)[keep] if keep.any() else np.zeros(1, x.dtype)
+        count = x.shape[-1] if given is None else given
+        if result.size != count:
+            raise GeError(
+                f"{describe(op)}: {result.size} elements are no stop words, but the graph was specialized "
+                f"on {count}: specialize it again on this input"
+            )
+        if action != "NONE":
+            result = (np.strings.upper if action == "UPPER" else np.strings.lower)(_widened(result))
+        return result.reshape(*x.shape[:-1], count).astype(dtype)
+
+    return string_normalizer
 
 
-def _regex_full_match(op: ops.RegexFullMatchOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def _regex_full_match(op: ops.RegexFullMatchOp) -> Compute:
     regex = compile_pattern(op.pattern.data)
-    return np.asarray(np.vectorize(lambda s: regex.fullmatch(s) is not None, otypes=[np.bool_])(x))
+    matches = np.vectorize(lambda s: regex.fullmatch(s) is not None, otypes=[np.bool_])
+    return lambda x: np.asarray(matches(x))
 
 
 def _label_encoder(

@@ -4,16 +4,19 @@ split, pad and shape. Every op here works in the stored dtype (it only copies el
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Literal
 
 import numpy as np
+from xdsl.ir import Operation
 
 from ge.dialects import graph as ops
 from ge.dialects.common import describe, get_int, get_ints
 from ge.dialects.graph.tensor import shape_range, slice_bounds, slice_spec
+from ge.dtypes import tensor_type
 from ge.errors import GeError
 
-from .base import Implementation
+from .base import Compute, Implementation, Prepared
 
 _NUMPY_PAD_MODES: dict[str, Literal["reflect", "edge", "wrap"]] = {
     "reflect": "reflect",
@@ -23,75 +26,112 @@ _NUMPY_PAD_MODES: dict[str, Literal["reflect", "edge", "wrap"]] = {
 """The pad modes besides `constant`, as numpy names them (ONNX's names)."""
 
 
-def _reshape(op: ops.ReshapeOp, x: np.ndarray) -> np.ndarray:
+@Prepared
+def _reshape(op: ops.ReshapeOp) -> Compute:
     # numpy infers one dynamic dimension, written -1.
     shape = tuple(-1 if d < 0 else d for d in op.result.type.get_shape())
     if shape.count(-1) > 1:
         raise GeError(f"{describe(op)}: cannot infer two dynamic dimensions of {op.result.type}")
-    return x.reshape(shape)
+    return lambda x: x.reshape(shape)
 
 
-def _flatten(op: ops.FlattenOp, x: np.ndarray) -> np.ndarray:
-    axis = get_int(op, "axis", 1)
-    axis = axis + x.ndim if axis < 0 else axis
-    return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
+@Prepared
+def _flatten(op: ops.FlattenOp) -> Compute:
+    given = get_int(op, "axis", 1)
+
+    def flatten(x: np.ndarray) -> np.ndarray:
+        axis = given + x.ndim if given < 0 else given
+        return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
+
+    return flatten
 
 
-def _transpose(op: ops.TransposeOp, x: np.ndarray) -> np.ndarray:
-    return np.transpose(x, get_ints(op, "perm"))
+@Prepared
+def _transpose(op: ops.TransposeOp) -> Compute:
+    return partial(np.transpose, axes=get_ints(op, "perm"))
 
 
-def _concat(op: ops.ConcatOp, *inputs: np.ndarray) -> np.ndarray:
-    return np.concatenate(inputs, axis=get_int(op, "axis"))
+@Prepared
+def _concat(op: ops.ConcatOp) -> Compute:
+    axis = get_int(op, "axis")
+    return lambda *inputs: np.concatenate(inputs, axis=axis)
 
 
-def _expand(op: ops.ExpandOp, x: np.ndarray) -> np.ndarray:
-    shape = np.broadcast_shapes(x.shape, get_ints(op, "shape"))
-    return np.broadcast_to(x, shape).copy()
+@Prepared
+def _expand(op: ops.ExpandOp) -> Compute:
+    given = get_ints(op, "shape")
+    return lambda x: np.broadcast_to(x, np.broadcast_shapes(x.shape, given)).copy()
 
 
-def _tile(op: ops.TileOp, x: np.ndarray) -> np.ndarray:
-    return np.tile(x, get_ints(op, "repeats"))
+@Prepared
+def _tile(op: ops.TileOp) -> Compute:
+    return partial(np.tile, reps=get_ints(op, "repeats"))
 
 
-def _slice(op: ops.SliceOp, x: np.ndarray) -> np.ndarray:
-    index = [slice(None)] * x.ndim
-    for axis, start, end, step in slice_spec(op.properties, x.ndim):
-        first, count = slice_bounds(x.shape[axis], start, end, step)
-        last = first + (count - 1) * step
-        # A backward slice that ends at index 0 has no stop numpy could write as an integer.
-        stop = last + (1 if step > 0 else -1)
-        index[axis] = slice(first, None if stop < 0 else stop, step) if count else slice(0, 0)
-    return x[tuple(index)]
+@Prepared
+def _slice(op: ops.SliceOp) -> Compute:
+    spec = slice_spec(op.properties, _rank(op))
+
+    def sliced(x: np.ndarray) -> np.ndarray:
+        index = [slice(None)] * x.ndim
+        for axis, start, end, step in spec:
+            first, count = slice_bounds(x.shape[axis], start, end, step)
+            last = first + (count - 1) * step
+            # A backward slice that ends at index 0 has no stop numpy could write as an integer.
+            stop = last + (1 if step > 0 else -1)
+            index[axis] = slice(first, None if stop < 0 else stop, step) if count else slice(0, 0)
+        return x[tuple(index)]
+
+    return sliced
 
 
-def _split(op: ops.SplitOp, x: np.ndarray) -> tuple[np.ndarray, ...]:
+@Prepared
+def _split(op: ops.SplitOp) -> Compute:
     """Views of `x`'s consecutive pieces along the axis (slices: `np.split` costs five times more)."""
-    index: list[slice] = [slice(None)] * x.ndim
-    axis, start, pieces = get_int(op, "axis", 0), 0, []
+    axis, bounds, start = get_int(op, "axis", 0), [], 0
     for size in get_ints(op, "sizes"):
-        index[axis] = slice(start, start + size)
-        pieces.append(x[tuple(index)])
+        bounds.append(slice(start, start + size))
         start += size
-    return tuple(pieces)
+
+    def split(x: np.ndarray) -> tuple[np.ndarray, ...]:
+        index: list[slice] = [slice(None)] * x.ndim
+        pieces = []
+        for bound in bounds:
+            index[axis] = bound
+            pieces.append(x[tuple(index)])
+        return tuple(pieces)
+
+    return split
 
 
-def _pad(op: ops.PadOp, x: np.ndarray, value: np.ndarray | None = None) -> np.ndarray:
+@Prepared
+def _pad(op: ops.PadOp) -> Compute:
     """numpy's pad modes are ONNX's; negative pads crop first, then the positive ones pad."""
     pads = get_ints(op, "pads")
-    edges = list(zip(pads[: x.ndim], pads[x.ndim :], strict=True))
-    kept = [slice(max(-b, 0), size + min(a, 0)) for size, (b, a) in zip(x.shape, edges, strict=True)]
-    x = x[tuple(kept)]
-    widths = [(max(b, 0), max(a, 0)) for b, a in edges]
     mode = op.mode.data if op.mode is not None else "constant"
-    if mode != "constant":
-        return np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode])
-    fill = value.reshape(()) if value is not None else np.zeros((), x.dtype)
-    return np.pad(x, widths, mode="constant", constant_values=fill)
+
+    def pad(x: np.ndarray, value: np.ndarray | None = None) -> np.ndarray:
+        edges = list(zip(pads[: x.ndim], pads[x.ndim :], strict=True))
+        kept = [slice(max(-b, 0), size + min(a, 0)) for size, (b, a) in zip(x.shape, edges, strict=True)]
+        x = x[tuple(kept)]
+        widths = [(max(b, 0), max(a, 0)) for b, a in edges]
+        if mode != "constant":
+            return np.pad(x, widths, mode=_NUMPY_PAD_MODES[mode])
+        fill = value.reshape(()) if value is not None else np.zeros((), x.dtype)
+        return np.pad(x, widths, mode="constant", constant_values=fill)
+
+    return pad
 
 
-def _shape(op: ops.ShapeOp, x: np.ndarray) -> np.ndarray:
-    return np.array(x.shape[shape_range(op.properties, x.ndim)], dtype=np.int64)
+@Prepared
+def _shape(op: ops.ShapeOp) -> Compute:
+    dimensions = shape_range(op.properties, _rank(op))
+    return lambda x: np.array(x.shape[dimensions], dtype=np.int64)
+
+
+def _rank(op: Operation) -> int:
+    """The rank of `op`'s first operand, as its type gives it (a run's array has that rank)."""
+    return len(tensor_type(op.operands[0]).get_shape())
 
 
 IMPLEMENTATIONS: dict[type, Implementation] = {

@@ -15,7 +15,7 @@ import numpy as np
 from ge.dialects import graph as ops
 from ge.dialects.common import get_flag
 
-from .base import Implementation, Ufunc
+from .base import Compute, Implementation, Prepared, Ufunc
 
 
 def _math(function: Callable[[np.ndarray], np.ndarray]) -> Implementation:
@@ -29,24 +29,34 @@ def _math(function: Callable[[np.ndarray], np.ndarray]) -> Implementation:
     return implementation
 
 
-def _activation(function: Callable[..., np.ndarray]) -> Implementation:
+def _activation(function: Callable[..., np.ndarray]) -> Prepared:
     """An activation `function(x, **params)` with the op's float properties as keywords."""
 
-    def implementation(op: ops.ActivationOp, x: np.ndarray) -> np.ndarray:
+    def prepare(op: ops.ActivationOp) -> Compute:
         params = {name: op.param(name) for name in op.DEFAULTS}
-        with np.errstate(all="ignore"):
-            return function(x, **params)
 
-    return implementation
+        def activation(x: np.ndarray) -> np.ndarray:
+            with np.errstate(all="ignore"):
+                return function(x, **params)
+
+        return activation
+
+    return Prepared(prepare)
 
 
-def _is_inf(op: ops.IsInfOp, x: np.ndarray) -> np.ndarray:
-    result = np.zeros(x.shape, np.bool_)
-    if get_flag(op, "detect_positive"):
-        result |= x == math.inf
-    if get_flag(op, "detect_negative"):
-        result |= x == -math.inf
-    return result
+@Prepared
+def _is_inf(op: ops.IsInfOp) -> Compute:
+    positive, negative = get_flag(op, "detect_positive"), get_flag(op, "detect_negative")
+
+    def is_inf(x: np.ndarray) -> np.ndarray:
+        result = np.zeros(x.shape, np.bool_)
+        if positive:
+            result |= x == math.inf
+        if negative:
+            result |= x == -math.inf
+        return result
+
+    return is_inf
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
@@ -57,12 +67,17 @@ def _softplus(x: np.ndarray) -> np.ndarray:
     return np.logaddexp(0, x)
 
 
-def _gelu(op: ops.GeluOp, x: np.ndarray) -> np.ndarray:
-    approximate = op.approximate.data if op.approximate is not None else "none"
-    with np.errstate(all="ignore"):
-        if approximate == "tanh":
-            return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
-        return 0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))
+@Prepared
+def _gelu(op: ops.GeluOp) -> Compute:
+    tanh = op.approximate is not None and op.approximate.data == "tanh"
+
+    def gelu(x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            if tanh:
+                return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+            return 0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))
+
+    return gelu
 
 
 def _shrink(x: np.ndarray, bias: float, lambd: float) -> np.ndarray:

@@ -16,8 +16,11 @@ from ge.emulator import Emulator, kernels, plan, runtime
 from ge.errors import GeError
 from ge.passes.stream.plan_memory import PlanMemoryPass
 from ge.semantics import core as semantics_core
+from tests import test_transformer_graphs as transformer
 from tests.models import cnn, relu_add
+from tests.sealed import reading_no_ir
 from tests.test_gears import compile_gears, small_cnn
+from tests.test_semantics_prepared import one_node
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -36,7 +39,7 @@ def _refuse(*args: object, **kwargs: object) -> None:
 
 def test_runs_walk_no_ir_and_build_nothing(twin_cnn, monkeypatch: pytest.MonkeyPatch, rng) -> None:
     twin, _, session = twin_cnn
-    # At O0: a fused op's epilogue region still runs through `ge.semantics.epilogue`.
+    # At O0: a fused op's epilogue region runs through `ge.semantics.core.epilogue`, prepared.
     compiled = ge.GraphCompiler().compile(twin.graph, optimization_level=0)
     assert "cube" in compiled.kernel_histogram()
     executor = ge.GraphExecutor()
@@ -332,3 +335,31 @@ def test_matmuls_writing_their_slices_of_a_concat(optimization_level: int, rng) 
         (y,) = executor.run(data)
         want = np.maximum(np.concatenate([data @ w1, data @ w2], axis=-1), 0)
         np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+
+
+def _reading_no_ir_cases() -> list:
+    rng = np.random.default_rng(5)
+    ids = rng.integers(0, transformer.V, (transformer.B, transformer.S)).astype(np.int64)
+    x, w, r = (rng.standard_normal(shape).astype(np.float32) for shape in ((6, 2, 4), (1, 20, 4), (1, 20, 5)))
+    lstm = one_node("LSTM", 14, [x, w, r], known=(1, 2), outputs=3, hidden_size=5, direction="reverse")
+    image = rng.standard_normal((2, 3, 16, 16)).astype(np.float32)
+    return [
+        pytest.param(transformer.encoder_block(17), {"ids": ids}, id="encoder"),
+        pytest.param(lstm, {"in0": x}, id="lstm"),
+        pytest.param(cnn(batch=2, size=16).onnx_model, {"x": image}, id="cnn"),
+    ]
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize(("model", "feeds"), _reading_no_ir_cases())
+def test_a_run_after_the_first_reads_no_ir(model, feeds: dict[str, np.ndarray], level: int) -> None:
+    """Every op's semantics are prepared at load (`ge.semantics.base.Prepared`): a run reads no
+    op property and calls nothing of xDSL, and gives the first run's outputs."""
+    compiled = ge.GraphCompiler().compile(ge.GraphParser().parse_onnx(model), optimization_level=level)
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    first = executor.run(feeds)
+    with reading_no_ir([compiled.module]):
+        second = executor.run(feeds)
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a, b)
