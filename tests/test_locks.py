@@ -1,5 +1,6 @@
-"""The locks pin the whole dependency tree: every requirement is `name==version` with hashes, and
-pylock.toml (the standard format) pins exactly the dev lock's versions."""
+"""The locks pin the whole dependency tree: every requirement is `name==version` with hashes,
+pylock.toml (the standard format) pins exactly the dev lock's versions, and the build backend
+pyproject.toml asks for is the locked one."""
 
 from __future__ import annotations
 
@@ -54,3 +55,12 @@ def test_pylock_points_at_pypi_not_at_this_machines_cache() -> None:
     ]
     assert urls and not elsewhere, elsewhere
     assert all(wheel["hashes"]["sha256"] for p in pylock["packages"] for wheel in p.get("wheels", []))
+
+
+def test_the_build_backend_is_the_locked_setuptools() -> None:
+    # A build in an isolated environment resolves [build-system] requires on its own: only an
+    # exact pin keeps it on the version the locks install.
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    locked = {lock: _pins(ROOT / lock)["setuptools"] for lock in ("requirements.txt", "requirements-dev.txt")}
+    assert pyproject["build-system"]["requires"] == [f"setuptools=={locked['requirements-dev.txt']}"]
+    assert len(set(locked.values())) == 1, locked
