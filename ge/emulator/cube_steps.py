@@ -12,6 +12,7 @@ epilogue after its product's step as its own ops.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Mapping
+from functools import cache
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -228,16 +229,20 @@ class CubeStep:
         self.result_type = tensor_type(op.results[0])
         self.dtype = dtype if dtype is not None else numpy_dtype(self.result_type.element_type)
         self.product = ON_CUBE[base(op)](op, k_step)
-        # Where the cube does not take the operands: the base op's semantics, or the op's.
-        fused = isinstance(op, graph.FusedOp)
-        self.base_implementation = prepare(IMPLEMENTATIONS[op.BASE], op) if fused else None
-        self.reference = None if fused else evaluator(op)
+        # Where the cube does not take the operands: the base op's semantics (prepared at their
+        # first use), or the op's.
+        if isinstance(op, graph.FusedOp):
+            implementation = IMPLEMENTATIONS[op.BASE]
+            self.base_implementation = cache(lambda: prepare(implementation, op))
+        else:
+            self.base_implementation = None
+        self.reference = None if self.fused else evaluator(op)
 
     def __call__(self, slots: list[Any]) -> None:
         stored = [Stored(slots[operand.slot], operand) for operand in self.reads]
         result = self.product(stored)
         if result is None and self.base_implementation is not None:  # not on the cube: the semantics
-            result = self.base_implementation(*(widen(s.logical()) for s in stored))
+            result = self.base_implementation()(*(widen(s.logical()) for s in stored))
         elif result is None:
             assert self.reference is not None
             result = tuple(self.reference([s.logical() for s in stored]))

@@ -176,9 +176,9 @@ class PreparedKernel:
             raise GeError(f"{describe(op)} has no semantics: it is not an ascend.graph op")
         operands = tuple(self._logical_slot(v, checked, fast) for v in op.operands)
         results = tuple(self._new_slot(r) for r in op.results)
-        checks = evaluator(op, implementation=implementation)
-        checked.append(partial(_checked_step, checks, operands, results))
         compute = prepare(implementation, op)
+        checks = evaluator(op, implementation=implementation, compute=compute)
+        checked.append(partial(_checked_step, checks, operands, results))
         stored_only = computes_in_stored_type(op)
         narrow = tuple(
             not stored_only and numpy_dtype(tensor_type(v).element_type) in NARROW for v in op.operands

@@ -1,7 +1,9 @@
 """What every `ascend.graph` op computes: one numpy implementation per op.
 
-This is the only definition of an op's meaning. The reference interpreter, constant folding and
-the emulator's plain-layout kernels all call `evaluate` (one op) or `run_block` (a whole graph).
+This is the only definition of an op's meaning. The reference interpreter and constant folding
+call `evaluate` (one op) or `run_block` (a whole graph); the emulator's kernels prepare each op
+once at load (`base.prepare`, and `evaluator` for `evaluate`'s checks) and call only the prepared
+functions at a run.
 `core` holds the dispatch table and the tensor ops; `nn` holds convolution, pooling and
 normalization.
 """

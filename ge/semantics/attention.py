@@ -22,7 +22,8 @@ from .base import Compute, Implementation, Prepared, Product, property_of
 
 @Prepared
 def attention(op: AttentionOp) -> Compute:
-    scale = property_of(op, "scale", FloatAttr)  # None: 1 / sqrt(head size), as a run's query gives it
+    given = property_of(op, "scale", FloatAttr)
+    scale = None if given is None else given.value.data  # None: 1 / sqrt(the query's head size)
     softcap = get_float(op, "softcap", 0.0)
     causal = get_int(op, "causal_offset", 0) if get_flag(op, "is_causal") else None
     softmax_type = op.properties.get("softmax_type")
@@ -42,7 +43,7 @@ def attention(op: AttentionOp) -> Compute:
         if groups > 1:
             k, v = np.repeat(k, groups, axis=1), np.repeat(v, groups, axis=1)
         # sqrt(scale) on both sides keeps the products of 16-bit inputs in range.
-        root = dtype(math.sqrt(1 / math.sqrt(q.shape[-1]) if scale is None else scale.value.data))
+        root = dtype(math.sqrt(1 / math.sqrt(q.shape[-1]) if scale is None else scale))
         raw = product(q * root, np.swapaxes(k * root, -1, -2))
         capped = dtype(softcap) * np.tanh(raw / dtype(softcap)) if softcap > 0 else raw
         bias, masked_rows = _bias(causal, mask, raw.shape[-2:], np.dtype(dtype))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial, update_wrapper
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -21,30 +21,33 @@ Implementation = Callable[..., np.ndarray | tuple[np.ndarray, ...]]
 compute dtype (float32 for 16-bit floats)."""
 
 Compute = Callable[..., np.ndarray | tuple[np.ndarray, ...]]
-"""An implementation for one op: `compute(*operands) -> array`, the op's properties already read."""
+"""An implementation for one op: `compute(*operands) -> array`, the op already read."""
 
 
 class Prepared:
-    """The implementation of an op whose properties (and result types) decide what it computes,
-    written in two parts, as an ONNX Runtime kernel reads its attributes when it is built:
-    `prepare(op)` reads the op once and returns the `Compute` over operands alone (decorated
-    `@Prepared`). Called like any
-    implementation, `f(op, *operands)`, it prepares and computes; a caller that runs one op many
-    times (the emulator's run plan) prepares it once (`prepare`) and reads no IR per run."""
+    """The implementation of an op whose properties or types decide what it computes, written in
+    two parts, as an ONNX Runtime kernel reads its attributes when it is built: `prepare(op)`
+    reads the op once (its properties, its values' dtypes) and returns the `Compute` over the
+    operands alone (decorated `@Prepared`). Shapes and ranks are the operands' own, read at each
+    call: the emulator calls a compute on arrays laid out otherwise than the op's types say (an
+    op's 4-D window over (N * C1, C0, H, W) planes). Called like any implementation,
+    `f(op, *operands)`, it prepares and computes; a caller that runs one op many times (the
+    emulator's run plan) prepares it once (`prepare`) and reads no IR per run."""
 
     def __init__(self, prepare: Callable[[Any], Compute]):
-        update_wrapper(self, prepare)  # its name and docstring; `__wrapped__` is `prepare`
-        self.__wrapped__ = prepare
+        self.prepare = prepare
+        self.__name__, self.__qualname__ = prepare.__name__, prepare.__qualname__
+        self.__module__, self.__doc__ = prepare.__module__, prepare.__doc__
 
     def __call__(self, op: Operation, *operands: np.ndarray | None, **options: Any) -> Any:
-        return self.__wrapped__(op)(*operands, **options)
+        return self.prepare(op)(*operands, **options)
 
 
 def prepare(implementation: Implementation, op: Operation) -> Compute:
     """`implementation` for `op` alone: a `Prepared` one reads `op` here, once; any other
     (a `Ufunc`, or one that reads nothing of `op` but its class) gets `op` bound."""
     if isinstance(implementation, Prepared):
-        return implementation.__wrapped__(op)
+        return implementation.prepare(op)
     return partial(implementation, op)
 
 

@@ -3,8 +3,10 @@
 `evaluate` runs one op: it widens float16 and bfloat16 operands to float32 (as the hardware
 accumulates in fp32) unless the op is exact in their stored type, calls the op's
 implementation, checks the answer against the result type and casts it back to the stored dtype.
-`run_block` runs a graph and frees each value after its last use. Implementations take the op
-and its operands (`ConstOp` takes the weight store instead).
+`evaluator` is `evaluate` for one op read once, for a caller that runs it many times (the
+emulator). `run_block` runs a graph and frees each value after its last use. Implementations take
+the op and its operands (`ConstOp` takes the weight store instead); a `Prepared` one reads the op
+once and computes over the operands alone (`ge.semantics.base`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cache
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -97,55 +99,63 @@ def evaluate(
 
 
 def evaluator(
-    op: Operation, weights: WeightStore | None = None, implementation: Implementation | None = None
+    op: Operation,
+    weights: WeightStore | None = None,
+    implementation: Implementation | None = None,
+    compute: Compute | None = None,
 ) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
-    """`evaluate` for `op`, the op read once (its implementation prepared, its types decoded):
-    the returned function checks the operands, computes and checks the results as `evaluate`
-    does, and reads no IR."""
+    """`evaluate` for `op`, the op read once: the returned function checks the operands, computes
+    and checks the results as `evaluate` does, and reads no IR (the op's declared types are read
+    here; its implementation is prepared at the first call, after that call's operand checks, or
+    given prepared as `compute`; a constant is computed at the first call and kept)."""
     implementation = implementation or IMPLEMENTATIONS.get(type(op))
     if implementation is None:
         raise GeError(f"{describe(op)} has no semantics: it is not an ascend.graph op")
     name, count = describe(op), len(op.operands)
     operand_types = [
-        (index, _Layout.of(operand.type), operand.type)
+        (index, _Declared.of(operand.type), operand.type)
         for index, operand in enumerate(op.operands)
         if isinstance(operand.type, TensorType)
     ]
     stored_only = _computes_in_stored_type(op)
     result_types = []
     for result in op.results:
-        layout = _Layout.of(tensor_type(result))
-        compute = np.dtype(np.float32) if layout.dtype in _NARROW_FLOATS and not stored_only else layout.dtype
-        result_types.append((layout, compute, result.type))
+        declared = _Declared.of(tensor_type(result))
+        wide = (
+            np.dtype(np.float32) if declared.dtype in _NARROW_FLOATS and not stored_only else declared.dtype
+        )
+        result_types.append((declared, wide, result.type))
     if isinstance(op, ConstOp):
-        run = partial(implementation, op, weights)
-    else:
-        run = prepare(implementation, op)
+        constant = implementation
+        compute = cache(lambda: constant(op, weights))
 
-    def evaluate(operands: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def checked(operands: Sequence[np.ndarray]) -> list[np.ndarray]:
         if len(operands) != count:
             raise GeError(f"{name} takes {count} operands, got {len(operands)}")
-        for index, layout, operand_type in operand_types:
-            if not layout.fits(operands[index]):
+        for index, declared, operand_type in operand_types:
+            if not declared.fits(operands[index]):
                 raise GeError(
                     f"{name}: operand #{index} must be {operand_type}, got {_show(operands[index])}"
                 )
-        values = run(*operands) if stored_only else run(*(widen(a) for a in operands))
+        nonlocal compute
+        if compute is None:
+            compute = prepare(implementation, op)
+        values = compute(*operands) if stored_only else compute(*(widen(a) for a in operands))
         # An op with several results returns a tuple of arrays, one per result.
         values = list(values) if isinstance(values, tuple | list) else [values]
         if len(values) != len(result_types):
             raise GeError(f"{name} computed {len(values)} values for {len(result_types)} results")
         results = []
-        for value, (layout, compute, result_type) in zip(values, result_types, strict=True):
-            if value.dtype != compute or not layout.fits_shape(value.shape):
+        for value, (declared, wide, result_type) in zip(values, result_types, strict=True):
+            if value.dtype != wide or not declared.fits_shape(value.shape):
                 raise GeError(
                     f"{name} computed {_show(value)} for a result of type {result_type} "
-                    f"(computing in {compute}): the op's semantics and its shape inference disagree"
+                    f"(computing in {wide}): the op's semantics and its shape inference disagree"
                 )
-            results.append(np.asarray(value.astype(layout.dtype, copy=False)))  # numpy scalars: 0-d arrays
+            results.append(np.asarray(value.astype(declared.dtype, copy=False)))  # numpy scalars: 0-d arrays
         return results
 
-    return evaluate
+    return checked
 
 
 def run_block(
@@ -222,8 +232,10 @@ def epilogue(op: ops.FusedOp) -> Callable[[np.ndarray, Sequence[np.ndarray]], np
 
 
 def _block_runner(block: Block) -> Callable[[Sequence[np.ndarray]], list[np.ndarray]]:
-    """`run_block` of a small block prepared once: its ops' `evaluator`s over positions in a list
-    of values (the block's arguments first), no value freed before the end."""
+    """A small block (an epilogue) prepared once to run many times: its ops' `evaluator`s over
+    positions in a list of values (the block's arguments first). `run_block` instead walks its
+    block at each call, frees each value after its last use and takes any `run_op`, for the
+    interpreter's graphs run once."""
     ops_ = list(block.ops)
     position: dict[SSAValue, int] = {arg: index for index, arg in enumerate(block.args)}
     steps = []
@@ -307,15 +319,15 @@ def widen(array: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class _Layout:
-    """A tensor type's dtype and shape, decoded once; a dynamic dimension (`?`) is -1."""
+class _Declared:
+    """A tensor type's dtype and shape, read once; a dynamic dimension (`?`) is -1."""
 
     dtype: np.dtype
     shape: tuple[int, ...]
 
     @staticmethod
-    def of(type: TensorType) -> _Layout:
-        return _Layout(numpy_dtype(type.element_type), tuple(type.get_shape()))
+    def of(type: TensorType) -> _Declared:
+        return _Declared(numpy_dtype(type.element_type), tuple(type.get_shape()))
 
     def fits(self, array: object) -> bool:
         """Whether `array` has this dtype and shape."""
@@ -330,7 +342,7 @@ class _Layout:
 
 def _fits(array: np.ndarray, type: TensorType) -> bool:
     """Whether `array` has `type`'s element dtype and shape."""
-    return _Layout.of(type).fits(array)
+    return _Declared.of(type).fits(array)
 
 
 def _show(array: object) -> str:

@@ -40,7 +40,6 @@ from ge.dialects.graph import (
     MaxPoolOp,
     MaxPoolWithArgmaxOp,
 )
-from ge.dtypes import tensor_type
 
 from .base import Compute, Implementation, Prepared, Product
 
@@ -108,17 +107,11 @@ def _einsum(op: EinsumOp) -> Compute:
 @Prepared
 def conv(op: Conv2DOp | Conv3DOp) -> Compute:
     """Cross-correlation of N, C, spatial... `x` with O, C / groups, kernel... `w`, plus a bias."""
-    n = _spatial_axes(op)
-    strides, pads, dilations = _window_props(op, n)
-    groups = get_int(op, "groups", 1)
-    return partial(_conv, n, strides, pads, dilations, groups)
+    return partial(_conv, _window_props(op), get_int(op, "groups", 1))
 
 
 def _conv(
-    n: int,
-    strides: Sizes,
-    pads: Sizes,
-    dilations: Sizes,
+    given: tuple[Sizes, Sizes, Sizes],
     groups: int,
     x: np.ndarray,
     w: np.ndarray,
@@ -126,6 +119,8 @@ def _conv(
     *,
     product: Product | None = None,
 ) -> np.ndarray:
+    n = x.ndim - 2
+    strides, pads, dilations = _or_defaults(given, n)
     kernel = w.shape[2:]
     out = _output_size(x.shape[2:], kernel, strides, pads, dilations, ceil=False)
     padded = _pad(x, pads, out, kernel, strides, dilations, 0)
@@ -151,18 +146,12 @@ def _conv(
 def conv_transpose(op: ConvTranspose2DOp | ConvTranspose3DOp) -> Compute:
     """Scatters each input pixel times the kernel into the output (col2im), then crops the pads;
     sums in float64, as `conv` does."""
-    n = _spatial_axes(op)
-    strides, pads, dilations = _window_props(op, n)
-    extra = get_ints(op, "output_padding", (0,) * n)
-    groups = get_int(op, "groups", 1)
-    return partial(_conv_transpose, n, strides, pads, dilations, extra, groups)
+    given, extra = _window_props(op), get_ints(op, "output_padding", ())
+    return partial(_conv_transpose, given, extra, get_int(op, "groups", 1))
 
 
 def _conv_transpose(
-    n: int,
-    strides: Sizes,
-    pads: Sizes,
-    dilations: Sizes,
+    given: tuple[Sizes, Sizes, Sizes],
     extra: Sizes,
     groups: int,
     x: np.ndarray,
@@ -171,6 +160,9 @@ def _conv_transpose(
     *,
     product: Product | None = None,
 ) -> np.ndarray:
+    n = x.ndim - 2
+    strides, pads, dilations = _or_defaults(given, n)
+    extra = extra or (0,) * n
     batch, channels, *sizes = x.shape
     kernel = w.shape[2:]
     per_group = w.shape[1]
@@ -335,13 +327,15 @@ def _float64_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.matmul(a.astype(np.float64), b.astype(np.float64))
 
 
-def _window_props(op: GraphOp, n: int) -> tuple[Sizes, Sizes, Sizes]:
-    """strides, pads and dilations of a window op with `n` spatial axes."""
-    return (
-        get_ints(op, "strides", (1,) * n),
-        get_ints(op, "pads", (0,) * 2 * n),
-        get_ints(op, "dilations", (1,) * n),
-    )
+def _window_props(op: GraphOp) -> tuple[Sizes, Sizes, Sizes]:
+    """strides, pads and dilations of a window op, () where absent (`_or_defaults`)."""
+    return get_ints(op, "strides", ()), get_ints(op, "pads", ()), get_ints(op, "dilations", ())
+
+
+def _or_defaults(window: tuple[Sizes, Sizes, Sizes], n: int) -> tuple[Sizes, Sizes, Sizes]:
+    """`_window_props` with the defaults for `n` spatial axes where absent."""
+    strides, pads, dilations = window
+    return strides or (1,) * n, pads or (0,) * 2 * n, dilations or (1,) * n
 
 
 Window = Callable[[np.ndarray], tuple[Sizes, Sizes, Sizes, Sizes, Sizes]]
@@ -351,7 +345,7 @@ Window = Callable[[np.ndarray], tuple[Sizes, Sizes, Sizes, Sizes, Sizes]]
 def _pool_window(op: GraphOp) -> Window:
     """The pool's `Window`, its properties read once."""
     kernel = get_ints(op, "kernel_shape")
-    strides, pads, dilations = _window_props(op, len(kernel))
+    strides, pads, dilations = _or_defaults(_window_props(op), len(kernel))
     ceil = get_flag(op, "ceil_mode")
 
     def window(x: np.ndarray) -> tuple[Sizes, Sizes, Sizes, Sizes, Sizes]:
@@ -359,11 +353,6 @@ def _pool_window(op: GraphOp) -> Window:
         return kernel, strides, pads, dilations, out
 
     return window
-
-
-def _spatial_axes(op: Operation) -> int:
-    """The spatial axes of a window op's input (N, C, spatial...), by its type."""
-    return len(tensor_type(op.operands[0]).get_shape()) - 2
 
 
 def _output_size(

@@ -14,19 +14,18 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ge.dialects import graph as ops
 from ge.dialects.common import get_float, get_int, get_ints
-from ge.dtypes import tensor_type
 
 from .base import Compute, Implementation, Prepared
 
 
 @Prepared
 def layer_norm(op: ops.LayerNormOp) -> Compute:
-    axes, epsilon = _trailing_axes(op), get_float(op, "epsilon", 1e-5)
+    axis, epsilon = get_int(op, "axis", -1), get_float(op, "epsilon", 1e-5)
 
     def normalize(
         x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        mean, centered, inv_std_dev = _standardize(x, axes, epsilon)
+        mean, centered, inv_std_dev = _standardize(x, _trailing_axes(axis, x), epsilon)
         y = centered * inv_std_dev * scale
         if bias is not None:
             y = y + bias
@@ -37,10 +36,10 @@ def layer_norm(op: ops.LayerNormOp) -> Compute:
 
 @Prepared
 def rms_norm(op: ops.RMSNormOp) -> Compute:
-    axes, epsilon = _trailing_axes(op), get_float(op, "epsilon", 1e-5)
+    axis, epsilon = get_int(op, "axis", -1), get_float(op, "epsilon", 1e-5)
 
     def normalize(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
-        mean_square = np.mean(x * x, axis=axes, keepdims=True)
+        mean_square = np.mean(x * x, axis=_trailing_axes(axis, x), keepdims=True)
         return (x / np.sqrt(mean_square + x.dtype.type(epsilon)) * scale).astype(x.dtype, copy=False)
 
     return normalize
@@ -139,11 +138,9 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
 }
 
 
-def _trailing_axes(op: ops.LayerNormOp | ops.RMSNormOp) -> tuple[int, ...]:
-    """The axes from the op's `axis` to its input's last, by the input's rank."""
-    rank = len(tensor_type(op.operands[0]).get_shape())
-    axis = get_int(op, "axis", -1)
-    return tuple(range(axis + rank if axis < 0 else axis, rank))
+def _trailing_axes(axis: int, x: np.ndarray) -> tuple[int, ...]:
+    """The axes of `x` from `axis` to its last."""
+    return tuple(range(axis + x.ndim if axis < 0 else axis, x.ndim))
 
 
 def _standardize(

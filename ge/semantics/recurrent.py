@@ -5,10 +5,12 @@ that add straight to a gate's input folded in; each step adds the recurrent prod
 gates and keeps the previous state for the batch entries whose sequence has ended (their outputs
 are zero). `clip` bounds every gate's input before its activation.
 
-What does not change over time is decided once per direction, not per step: the transposed
-recurrence weights, whether any sequence ends early (else no masks), whether the peepholes are
-all zero (else none), whether there is a clip. The same code is the reference interpreter, the
-constant folder and, with the cube's products, the emulator's kernel, so its loop is kept tight.
+The layer's properties (direction, activation functions, clip, ...) are read once per op
+(`Prepared`). What does not change over time is decided once per direction, not per step: the
+transposed recurrence weights, whether any sequence ends early (else no masks), whether the
+peepholes are all zero (else none), whether there is a clip. The same code is the reference
+interpreter, the constant folder and, with the cube's products, the emulator's kernel, so its
+loop is kept tight.
 """
 
 from __future__ import annotations
@@ -39,16 +41,9 @@ def rnn(op: RNNOp) -> Compute:
     orders = _orders(op)
     functions = _functions(op, len(orders))
 
-    def layer(
-        x: Array,
-        w: Array,
-        r: Array,
-        b: Array,
-        lens: Array,
-        h0: Array,
-        *,
-        product: Product = np.matmul,
-    ) -> tuple[Array, Array]:
+    def layer(*operands: Array, product: Product = np.matmul) -> tuple[Array, Array]:
+        x, w, r, b, lens, h0 = operands
+
         def step_of(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
             (f,) = functions
 
@@ -72,16 +67,8 @@ def gru(op: GRUOp) -> Compute:
     orders = _orders(op)
     functions = _functions(op, len(orders))
 
-    def layer(
-        x: Array,
-        w: Array,
-        r: Array,
-        b: Array,
-        lens: Array,
-        h0: Array,
-        *,
-        product: Product = np.matmul,
-    ) -> tuple[Array, Array]:
+    def layer(*operands: Array, product: Product = np.matmul) -> tuple[Array, Array]:
+        x, w, r, b, lens, h0 = operands
         hidden = r.shape[-1]
 
         def step_of(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:
@@ -118,18 +105,8 @@ def lstm(op: LSTMOp) -> Compute:
     orders = _orders(op)
     functions = _functions(op, len(orders))
 
-    def layer(
-        x: Array,
-        w: Array,
-        r: Array,
-        b: Array,
-        lens: Array,
-        h0: Array,
-        c0: Array,
-        p: Array,
-        *,
-        product: Product = np.matmul,
-    ) -> tuple[Array, Array, Array]:
+    def layer(*operands: Array, product: Product = np.matmul) -> tuple[Array, Array, Array]:
+        x, w, r, b, lens, h0, c0, p = operands
         hidden = r.shape[-1]
 
         def step_of(d: int, recurrence: Array, bias: Array, functions: list[Function]) -> Step:

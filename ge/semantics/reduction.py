@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.ir import Operation
 
 from ge.dialects import graph as ops
 from ge.dialects.common import get_flag, get_int, get_ints
-from ge.dtypes import tensor_type
 
 from .base import Compute, Implementation, Prepared
 
@@ -103,9 +101,11 @@ def _sum_square(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 
 def _arg_reduction(pick: Callable[..., np.ndarray]) -> Prepared:
     def prepare(op: ops.ArgReduceOp) -> Compute:
-        axis, keepdims, last = _axis(op, 0), get_flag(op, "keepdims"), get_flag(op, "select_last_index")
+        given, keepdims = get_int(op, "axis", 0), get_flag(op, "keepdims")
+        last = get_flag(op, "select_last_index")
 
         def arg_reduction(x: np.ndarray) -> np.ndarray:
+            axis = _axis(given, x)
             if last:
                 # The first extreme of the reversed axis is the last one of the original.
                 flipped = pick(np.flip(x, axis), axis=axis, keepdims=keepdims)
@@ -119,9 +119,10 @@ def _arg_reduction(pick: Callable[..., np.ndarray]) -> Prepared:
 
 def _scan(accumulate: Callable[..., np.ndarray], identity: int) -> Prepared:
     def prepare(op: ops.ScanOp) -> Compute:
-        axis, reverse, exclusive = _axis(op, 0), get_flag(op, "reverse"), get_flag(op, "exclusive")
+        given, reverse, exclusive = get_int(op, "axis", 0), get_flag(op, "reverse"), get_flag(op, "exclusive")
 
         def scan(x: np.ndarray) -> np.ndarray:
+            axis = _axis(given, x)
             source = np.flip(x, axis) if reverse else x
             y = accumulate(source, axis=axis, dtype=x.dtype)
             if exclusive:
@@ -137,9 +138,10 @@ def _scan(accumulate: Callable[..., np.ndarray], identity: int) -> Prepared:
 
 @Prepared
 def _top_k(op: ops.TopKOp) -> Compute:
-    axis, k, largest = _axis(op, -1), get_int(op, "k"), get_flag(op, "largest")
+    given, k, largest = get_int(op, "axis", -1), get_int(op, "k"), get_flag(op, "largest")
 
     def top_k(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        axis = _axis(given, x)
         size = x.shape[axis]
         if largest:
             # A stable ascending sort of the reversed axis, read backwards, is descending with
@@ -181,9 +183,10 @@ def _log_softmax(op: ops.LogSoftmaxOp) -> Compute:
 
 @Prepared
 def _hardmax(op: ops.HardmaxOp) -> Compute:
-    axis = _axis(op, -1)
+    given = get_int(op, "axis", -1)
 
     def hardmax(x: np.ndarray) -> np.ndarray:
+        axis = _axis(given, x)
         y = np.zeros_like(x)
         if x.shape[axis]:
             np.put_along_axis(y, np.argmax(x, axis=axis, keepdims=True), 1, axis=axis)
@@ -219,10 +222,9 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
 # --------------------------------------------------------------------------------------------
 
 
-def _axis(op: Operation, default: int) -> int:
-    """The op's `axis` (`default` when absent), made non-negative by its operand's rank."""
-    axis = get_int(op, "axis", default)
-    return axis + len(tensor_type(op.operands[0]).get_shape()) if axis < 0 else axis
+def _axis(axis: int, x: np.ndarray) -> int:
+    """`axis` made non-negative by `x`'s rank."""
+    return axis + x.ndim if axis < 0 else axis
 
 
 def _as_float(x: np.ndarray) -> np.ndarray:

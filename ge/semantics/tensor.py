@@ -12,7 +12,7 @@ from xdsl.ir import Operation
 
 from ge.dialects import graph as ops
 from ge.dialects.common import describe, get_int, get_ints
-from ge.dialects.graph.tensor import shape_range, slice_bounds, slice_spec
+from ge.dialects.graph.tensor import prop_ints, shape_range, slice_bounds, slice_spec
 from ge.dtypes import tensor_type
 from ge.errors import GeError
 
@@ -70,11 +70,14 @@ def _tile(op: ops.TileOp) -> Compute:
 
 @Prepared
 def _slice(op: ops.SliceOp) -> Compute:
+    # Checked against the type's rank; each call makes the axes non-negative by its array's.
     spec = slice_spec(op.properties, _rank(op))
+    given = prop_ints(op.properties, "axes", range(len(spec)))
 
     def sliced(x: np.ndarray) -> np.ndarray:
         index = [slice(None)] * x.ndim
-        for axis, start, end, step in spec:
+        for axis, (_, start, end, step) in zip(given, spec, strict=True):
+            axis = axis + x.ndim if axis < 0 else axis
             first, count = slice_bounds(x.shape[axis], start, end, step)
             last = first + (count - 1) * step
             # A backward slice that ends at index 0 has no stop numpy could write as an integer.
@@ -130,7 +133,7 @@ def _shape(op: ops.ShapeOp) -> Compute:
 
 
 def _rank(op: Operation) -> int:
-    """The rank of `op`'s first operand, as its type gives it (a run's array has that rank)."""
+    """The rank of `op`'s first operand, as its type gives it."""
     return len(tensor_type(op.operands[0]).get_shape())
 
 

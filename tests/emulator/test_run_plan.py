@@ -39,7 +39,6 @@ def _refuse(*args: object, **kwargs: object) -> None:
 
 def test_runs_walk_no_ir_and_build_nothing(twin_cnn, monkeypatch: pytest.MonkeyPatch, rng) -> None:
     twin, _, session = twin_cnn
-    # At O0: a fused op's epilogue region runs through `ge.semantics.core.epilogue`, prepared.
     compiled = ge.GraphCompiler().compile(twin.graph, optimization_level=0)
     assert "cube" in compiled.kernel_histogram()
     executor = ge.GraphExecutor()
@@ -49,7 +48,7 @@ def test_runs_walk_no_ir_and_build_nothing(twin_cnn, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(plan, "bind", _refuse)
     monkeypatch.setattr(plan.RunPlan, "_prepare", _refuse)
     monkeypatch.setattr(kernels.PreparedKernel, "_prepare_op", _refuse)
-    monkeypatch.setattr(kernels, "evaluate", _refuse)
+    monkeypatch.setattr(kernels, "evaluator", _refuse)
     monkeypatch.setattr(Block, "ops", property(_refuse))
     monkeypatch.setattr(Operation, "walk", _refuse)
     for _ in range(2):

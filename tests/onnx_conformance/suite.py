@@ -198,17 +198,34 @@ RUN = CaseRun()
 
 class _RecordingRep:
     """A prepared model that remembers what it ran, for the comparison that follows. It runs
-    twice: the first run compiles and plans what the inputs need and makes the first-run checks;
-    the second, whose outputs are compared, must read no IR (`reading_no_ir`)."""
+    twice: the first run compiles and plans what the inputs need and makes the first-run checks,
+    and its outputs are compared; the second must read no IR (`reading_no_ir`) and give the same
+    outputs, bit for bit."""
 
     def __init__(self, rep: ge.backend.GeBackendRep, model: onnx.ModelProto):
         self.rep, self.model = rep, model
 
     def run(self, inputs: Any, **kwargs: Any) -> list[Any]:
         RUN.model, RUN.inputs = self.model, list(inputs) if isinstance(inputs, list | tuple) else [inputs]
-        self.rep.run(inputs, **kwargs)
+        first = self.rep.run(inputs, **kwargs)
         with reading_no_ir(step.compiled.module for step in self.rep.steps.values()):
-            return self.rep.run(inputs, **kwargs)
+            second = self.rep.run(inputs, **kwargs)
+        _assert_same(first, second)
+        return first
+
+
+def _assert_same(first: Any, second: Any) -> None:
+    """Two runs' outputs (arrays, or sequences and optionals of them) are equal, bit for bit."""
+    if isinstance(first, list | tuple) or isinstance(second, list | tuple):
+        assert type(first) is type(second) and len(first) == len(second), (first, second)
+        for a, b in zip(first, second, strict=True):
+            _assert_same(a, b)
+    elif first is None or second is None:
+        assert first is second
+    else:
+        a, b = np.asarray(first), np.asarray(second)
+        assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, a.shape, b.dtype, b.shape)
+        assert a.tobytes() == b.tobytes() or a.dtype == object and (a == b).all(), "the second run differs"
 
 
 def level_backend(level: int) -> type[ge.backend.GeBackend]:
