@@ -277,7 +277,7 @@ def test_a_concat_of_whole_channel_blocks_works_per_channel():
     assert not holds(concat([16, 16], axis=2), 16)
 
 
-def test_a_group_norm_of_single_channel_groups_works_per_channel():
+def test_a_group_norm_of_4d_data_works_per_channel():
     holds = graph.GroupNormOp.get_trait(graph.PerChannelWhen).holds
 
     def group_norm(shape, groups):
@@ -287,9 +287,10 @@ def test_a_group_norm_of_single_channel_groups_works_per_channel():
         return graph.GroupNormOp.build_inferred([_value(g, shape), vector, vector], props)
 
     assert holds(group_norm((2, 20, 5, 5), 20), 16)  # instance normalization
-    assert not holds(group_norm((2, 20, 5, 5), 10), 16)  # groups of two channels
-    assert not holds(group_norm((2, 20, 5, 5), 1), 16)
+    assert holds(group_norm((2, 20, 5, 5), 10), 16)  # groups of two channels
+    assert holds(group_norm((2, 20, 5, 5), 1), 16)
     assert not holds(group_norm((2, 20, 5), 20), 16)  # not 4-D
+    assert not holds(group_norm((2, 20, 5, 5, 5), 20), 16)
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from ..common import IntArray
 from .base import DYN, GraphOp, broadcast_shapes, normalize_axis, prop_int, same_dims, same_elements
 from .reduction import read_axes, require_float
 from .samples import Samplewise, from_axis, leading, outside
-from .traits import ChannelWindow, KeepsPrecision, PerChannel, Reduction, SingleChannelGroups, VectorSweeps
+from .traits import ChannelGroups, ChannelWindow, KeepsPrecision, PerChannel, Reduction, VectorSweeps
 
 
 class TrailingAxesNormOp(GraphOp, ABC):
@@ -123,7 +123,7 @@ class GroupNormOp(GraphOp):
 
     name = "ascend.graph.group_norm"
 
-    traits = traits_def(KeepsPrecision(), VectorSweeps(5), Samplewise(leading), SingleChannelGroups())
+    traits = traits_def(KeepsPrecision(), VectorSweeps(5), Samplewise(leading), ChannelGroups())
 
     input = operand_def(TensorType)
     scale = operand_def(TensorType)

@@ -93,17 +93,15 @@ class JoinsChannelBlocks(PerChannelWhen):
         return axis.value.data % 4 == 1 and all(shape[1] % c0 == 0 for shape in shapes)
 
 
-class SingleChannelGroups(PerChannelWhen):
-    """A group norm whose groups are single channels (ONNX InstanceNormalization) normalizes each
-    (n, c) plane of 4-D data alone and scales and shifts it by [C] vectors: on NC1HWC0, each C0
-    lane's plane over axes 2 and 3, the vectors laid out by lane. `group_norm` carries it, and
-    reads its `num_groups` property."""
+class ChannelGroups(PerChannelWhen):
+    """A group norm of 4-D data normalizes groups of whole channels' planes (each channel's plane
+    alone for ONNX InstanceNormalization) and scales and shifts them by [C] vectors: on NC1HWC0,
+    the blocks read as contiguous channel planes, the real channels grouped as on NCHW, the
+    vectors laid out by lane. `group_norm` carries it, and reads its `num_groups` property."""
 
     def holds(self, op: Operation, c0: int) -> bool:
         groups = op.properties.get("num_groups")
-        if _rank(op.operands[0]) != 4 or _rank(op.results[0]) != 4 or not isinstance(groups, IntegerAttr):
-            return False
-        return groups.value.data == op.operands[0].type.get_shape()[1]  # pyright: ignore[reportAttributeAccessIssue]  # a tensor: rank 4
+        return _rank(op.operands[0]) == 4 == _rank(op.results[0]) and isinstance(groups, IntegerAttr)
 
 
 class Reduction(OpTrait):
@@ -337,6 +335,7 @@ def _multiply(*dims: int) -> int:
 
 __all__ = [
     "Broadcasts",
+    "ChannelGroups",
     "ChannelOperands",
     "ChannelWindow",
     "ComputesNothing",
@@ -365,7 +364,6 @@ __all__ = [
     "Reorders",
     "Scales",
     "Shifts",
-    "SingleChannelGroups",
     "Transcendental",
     "ValueShaped",
     "WithinPlane",

@@ -1,10 +1,10 @@
 """The vector unit: a kernel's vector ops computed on the device formats their operands are stored in.
 
-A vector kernel the compiler gave NC1HWC0 operands (elementwise work, batch norm, instance norm,
+A vector kernel the compiler gave NC1HWC0 operands (elementwise work, batch norm, group norm,
 LRN, pooling, reductions over H and W, concat of whole C0 blocks after a convolution) runs here on
 the stored 5-D arrays (N, C1, H, W, C0): elementwise ops lane by lane, a per-channel operand (a
-[C, 1, 1] bias, a [1, C, 1, 1] scale, batch norm's and instance norm's [C] parameters) laid out
-once as (1, C1, 1, 1, C0); instance norm and LRN on the blocks read as contiguous channel planes
+[C, 1, 1] bias, a [1, C, 1, 1] scale, batch norm's and group norm's [C] parameters) laid out
+once as (1, C1, 1, 1, C0); group norm and LRN on the blocks read as contiguous channel planes
 (LRN's padded channels zero); pooling and reductions over H and W over axes 2 and 3; a reduction
 over C over the real channels only (the padded lanes are masked, so whatever bytes they hold add
 nothing); a concat along C by C0 blocks. Elementwise ops on FRACTAL_NZ operands (a matrix
@@ -35,7 +35,6 @@ from ge.errors import GeError
 from ge.layout import to_device
 from ge.semantics.base import Ufunc, prepare
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
-from ge.semantics.normalization import planes_normalized
 
 from . import channel_planes
 from .functions import vector_implementation
@@ -137,16 +136,15 @@ def _prepare(
         return fmt, partial(_elementwise, step, into, tuple(sources), narrow, dtype, zero, destination)
     if fmt != "NC1HWC0" or len(shape) != 4:
         return None
-    planes = op.get_trait(graph.SingleChannelGroups)
-    per_plane = planes is not None and planes.holds(op, c0)
-    if op.has_trait(graph.ChannelOperands) or per_plane:  # the first operand stored, then [C] vectors
+    groups = op.get_trait(graph.ChannelGroups)
+    grouped = groups is not None and groups.holds(op, c0)
+    if op.has_trait(graph.ChannelOperands) or grouped:  # the first operand stored, then [C] vectors
         sources = _channel_sources(op, shape, read)
         if sources is None:
             return None
-        if per_plane:  # instance norm: each lane's plane, a channel's
-            step = partial(_channel_planes, planes_normalized(cast(graph.GroupNormOp, op)))
-        else:
-            step = prepare(implementation, op)
+        step = prepare(implementation, op)
+        if grouped:  # a group norm: over the real channels' planes
+            step = partial(_channel_planes, step, shape[1])
         return fmt, partial(_elementwise, step, None, sources, narrow, dtype, zero, None)
     if isinstance(op, graph.ConcatOp):
         concat = _prepare_concat(op, c0, stored, slots)
@@ -191,21 +189,24 @@ def _channel_sources(
 
 
 def _channel_planes(
-    normalize: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    normalize: Callable[..., Any],
+    channels: int,
     x: np.ndarray,
     scale: np.ndarray,
     bias: np.ndarray,
 ) -> np.ndarray:
-    """`normalize` (of (N, C', H, W) planes and [C'] parameters) on NC1HWC0 blocks `x` with its
-    scale and bias laid out as (1, C1, 1, 1, C0) (or as one value, for one channel), over the
-    blocks read as contiguous channel planes (`channel_planes`: over a strided plane numpy would
-    sum element after element, over a contiguous one it sums pairwise, as the reference does)."""
+    """`normalize` (a group norm prepared: of (N, C, H, W) planes and [C] parameters) on NC1HWC0
+    blocks `x` of `channels` real channels, with its scale and bias laid out as (1, C1, 1, 1, C0)
+    (or as one value, for one channel): over the real channels' planes, read from the blocks as
+    contiguous planes (`channel_planes`: over a strided plane numpy would sum element after
+    element, over a contiguous one it sums pairwise, as the reference does), grouped as on NCHW;
+    the result's padded planes zero."""
     _, c1, _, _, c0 = x.shape
     lanes = (1, c1, 1, 1, c0)  # one channel's parameters are laid out as one value for every lane
     y = normalize(
-        channel_planes.planes(x),
-        np.broadcast_to(scale, lanes).reshape(-1),
-        np.broadcast_to(bias, lanes).reshape(-1),
+        channel_planes.planes(x)[:, :channels],
+        np.broadcast_to(scale, lanes).reshape(-1)[:channels],
+        np.broadcast_to(bias, lanes).reshape(-1)[:channels],
     )
     return channel_planes.blocks(y, c0)
 

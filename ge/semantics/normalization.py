@@ -7,8 +7,6 @@ can.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -47,22 +45,8 @@ def rms_norm(op: ops.RMSNormOp) -> Compute:
 
 @Prepared
 def group_norm(op: ops.GroupNormOp) -> Compute:
-    groups, epsilon = get_int(op, "num_groups"), _epsilon(op)
+    groups, epsilon = get_int(op, "num_groups"), get_float(op, "epsilon", 1e-5)
     return lambda x, scale, bias: _group_norm(x, scale, bias, groups, epsilon)
-
-
-def planes_normalized(op: ops.GroupNormOp) -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
-    """Instance normalization as `op` (a group norm of single-channel groups) computes it, for an
-    (N, C', H, W) input of C' >= C channels (NC1HWC0 blocks seen as C1 x C0 channel planes, the
-    padded ones among them) and [C'] scale and bias: `f(x, scale, bias)`, `group_norm` with
-    one group per channel, the op's epsilon read once. A padded plane is normalized like any
-    other; a real channel's result is `group_norm`'s, bit for bit."""
-    epsilon = _epsilon(op)
-
-    def normalize(x: np.ndarray, scale: np.ndarray, bias: np.ndarray) -> np.ndarray:
-        return _group_norm(x, scale, bias, x.shape[1], epsilon)
-
-    return normalize
 
 
 def _group_norm(
@@ -74,10 +58,6 @@ def _group_norm(
     per_channel = (1, c) + (1,) * (x.ndim - 2)
     y = (centered * inv_std_dev).reshape(x.shape) * scale.reshape(per_channel) + bias.reshape(per_channel)
     return y.astype(x.dtype, copy=False)
-
-
-def _epsilon(op: ops.GroupNormOp) -> float:
-    return get_float(op, "epsilon", 1e-5)
 
 
 @Prepared

@@ -155,17 +155,19 @@ func.func @spatial_mean(%x: tensor<1x32x4x4xf32>) -> tensor<1x32xf32> {
 
 // -----
 
-// An instance norm (a group norm of single-channel groups) normalizes each channel's plane alone:
-// it reads and writes NC1HWC0 between two convs. Groups of several channels span C0 lanes: that
-// group norm reads NCHW, after a conversion.
+// A group norm of 4-D data normalizes planes of whole channels (each alone for an instance norm,
+// four together here) and scales them per channel: it reads and writes NC1HWC0 after a conv. Only
+// the graph's output is converted back.
 
 // CHECK-LABEL: func.func @instance_norm
 // CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}})
 // CHECK-NOT:     ascend.kernel.trans_data %[[C]]
 // CHECK:         %[[N:.*]] = ascend.kernel.vector(%[[C]], %{{.*}}, %{{.*}}) : (tensor<1x32x4x4xf32, #ascend.format<NC1HWC0>>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32, #ascend.format<NC1HWC0>>
 // CHECK:         %[[C2:.*]] = ascend.kernel.cube(%[[N]], %{{.*}})
-// CHECK:         %[[T:.*]] = ascend.kernel.trans_data %[[C2]] {{.*}}: (tensor<1x32x4x4xf32, #ascend.format<NC1HWC0>>) -> tensor<1x32x4x4xf32>
-// CHECK:         ascend.kernel.vector(%[[T]], %{{.*}}, %{{.*}}) : (tensor<1x32x4x4xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32>
+// CHECK-NOT:     ascend.kernel.trans_data %[[C2]]
+// CHECK:         %[[G:.*]] = ascend.kernel.vector(%[[C2]], %{{.*}}, %{{.*}}) : (tensor<1x32x4x4xf32, #ascend.format<NC1HWC0>>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x4x4xf32, #ascend.format<NC1HWC0>>
+// CHECK:         %[[T:.*]] = ascend.kernel.trans_data %[[G]] {{.*}}: (tensor<1x32x4x4xf32, #ascend.format<NC1HWC0>>) -> tensor<1x32x4x4xf32>
+// CHECK:         return %[[T]]
 func.func @instance_norm(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
   %w = ascend.graph.const splat<0.5 : f32> : tensor<32x32x1x1xf32>
   %s = ascend.graph.const splat<1.5 : f32> : tensor<32xf32>
@@ -190,4 +192,31 @@ func.func @instance_norm(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x4x4xf32> {
     ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
   }
   func.return %g : tensor<1x32x4x4xf32>
+}
+
+// -----
+
+// A group norm of 3-D data has no H and W to lay out by blocks: it reads the conv's result as
+// plain NCHW, through the view, after a conversion.
+
+// CHECK-LABEL: func.func @group_norm_3d
+// CHECK:         %[[C:.*]] = ascend.kernel.cube({{.*}})
+// CHECK:         %[[T:.*]] = ascend.kernel.trans_data %[[C]] {{.*}}: (tensor<1x32x4x4xf32, #ascend.format<NC1HWC0>>) -> tensor<1x32x4x4xf32>
+// CHECK:         %[[V:.*]] = ascend.kernel.view %[[T]]
+// CHECK:         ascend.kernel.vector(%[[V]], %{{.*}}, %{{.*}}) : (tensor<1x32x16xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x16xf32>
+func.func @group_norm_3d(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x16xf32> {
+  %w = ascend.graph.const splat<0.5 : f32> : tensor<32x32x1x1xf32>
+  %s = ascend.graph.const splat<1.5 : f32> : tensor<32xf32>
+  %c = ascend.kernel.cube(%x, %w) : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32> {
+  ^bb0(%a: tensor<1x32x4x4xf32>, %b: tensor<32x32x1x1xf32>):
+    %0 = ascend.graph.conv2d %a, %b : (tensor<1x32x4x4xf32>, tensor<32x32x1x1xf32>) -> tensor<1x32x4x4xf32>
+    ascend.kernel.yield %0 : tensor<1x32x4x4xf32>
+  }
+  %v = ascend.kernel.view %c : (tensor<1x32x4x4xf32>) -> tensor<1x32x16xf32>
+  %g = ascend.kernel.vector(%v, %s, %s) : (tensor<1x32x16xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x16xf32> {
+  ^bb0(%a: tensor<1x32x16xf32>, %p: tensor<32xf32>, %q: tensor<32xf32>):
+    %0 = ascend.graph.group_norm %a, %p, %q {num_groups = 8 : i64} : (tensor<1x32x16xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<1x32x16xf32>
+    ascend.kernel.yield %0 : tensor<1x32x16xf32>
+  }
+  func.return %g : tensor<1x32x16xf32>
 }

@@ -19,7 +19,7 @@ The choice flows forward in program order:
 - a matrix product reads a constant right-hand side in FRACTAL_NZ (other operands stay ND and
   are laid out as fractal tiles by the kernel's own load) and writes ND;
 - a vector kernel whose ops all work per channel or per plane (elementwise ops, batch norm,
-  instance norm, pooling, reductions over H and W, LRN, a concat of whole C0 blocks) takes
+  group norm, pooling, reductions over H and W, LRN, a concat of whole C0 blocks) takes
   NC1HWC0 when one of its 4-D inputs arrives in it, so the format propagates through the conv
   network's vector work; so does a channel shuffle (reshape, transpose, reshape between 4-D
   tensors of whole C0 blocks), a gather;

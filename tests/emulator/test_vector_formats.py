@@ -465,8 +465,8 @@ def _instance_norm(x: tuple[int, ...]) -> str:
 def test_instance_norm_on_nc1hwc0_normalizes_each_lanes_plane(
     c: int, rng, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A group norm of single-channel groups (instance norm) runs on the stored blocks: each C0
-    lane's plane normalized over H and W, its [C] scale and bias (here one input given as both)
+    """A group norm of single-channel groups (instance norm) runs on the stored blocks: each real
+    channel's plane normalized over H and W, its [C] scale and bias (here one input given as both)
     laid out by lane, nothing decoded; garbage in the input's padded lanes leaves the real channels
     as they were and the result's padded lanes zero."""
     x = (2, c, 6, 6)
@@ -477,33 +477,47 @@ def test_instance_norm_on_nc1hwc0_normalizes_each_lanes_plane(
     _check_channel_kernel(emulator, data, p, expected, monkeypatch)
 
 
-def test_group_norm_of_wider_groups_decodes(rng, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Groups of several channels span C0 lanes: the kernel decodes the input and runs the
-    reference semantics, which still gives the right answer."""
-    c, groups = 20, 5
+@pytest.mark.parametrize(("c", "groups"), [(20, 5), (32, 8), (16, 1), (3, 3)])
+def test_group_norm_of_wider_groups_on_nc1hwc0(
+    c: int, groups: int, rng, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Groups of several channels span C0 lanes, or blocks: the kernel reads the blocks as the
+    real channels' planes and groups them as on NCHW, nothing decoded; garbage in the padded lanes
+    (of which a group of 20 / 5 channels would take four if it counted them) changes nothing."""
     x = (2, c, 6, 6)
     vector = f"tensor<{_type((c,))}>"
     body = (
         f"%r = ascend.graph.group_norm %0, %1, %1 {{num_groups = {groups} : i64}} "
         f": (tensor<{_type(x)}>, {vector}, {vector}) -> tensor<{_type(x)}>"
     )
-    decoded: list[str] = []
-    from_device = kernels.from_device
-
-    def counting(array: np.ndarray, fmt: str, *rest: object) -> np.ndarray:
-        decoded.append(fmt)
-        return from_device(array, fmt, *rest)
-
-    monkeypatch.setattr(kernels, "from_device", counting)
-    data = rng.standard_normal(x).astype(np.float32)
+    data = rng.standard_normal(x).astype(np.float32) * 2 + 1
     p = rng.uniform(0.5, 2.0, c).astype(np.float32)
-    (got,) = _emulator(_module(x, x, body, bias=(c,))).run([data, p])
     wide = data.astype(np.float64).reshape(2, groups, -1)
     mean = wide.mean(axis=2, keepdims=True)
     normalized = (wide - mean) / np.sqrt(((wide - mean) ** 2).mean(axis=2, keepdims=True) + 1e-5)
-    q = p.reshape(1, c, 1, 1)
-    np.testing.assert_allclose(got, normalized.reshape(x) * q + q, rtol=RTOL, atol=ATOL)
-    assert "NC1HWC0" in decoded
+    q = p.astype(np.float64).reshape(1, c, 1, 1)
+    expected = normalized.reshape(x) * q + q
+    _check_channel_kernel(_emulator(_module(x, x, body, bias=(c,))), data, p, expected, monkeypatch)
+
+
+@pytest.mark.parametrize(("c", "groups"), [(20, 5), (32, 4)])
+def test_group_norm_on_nc1hwc0_is_the_references_bit_for_bit(c: int, groups: int, rng) -> None:
+    """An identity convolution (exact) into a GroupNormalization: at O3 the norm reads NC1HWC0
+    blocks as the real channels' planes, at O0 the reference semantics run on NCHW; every bit
+    agrees."""
+    weights = {
+        "w": np.eye(c, dtype=np.float32).reshape(c, c, 1, 1),
+        "scale": rng.uniform(0.5, 1.5, c).astype(np.float32),
+        "bias": rng.standard_normal(c).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"]),
+        helper.make_node("GroupNormalization", ["c", "scale", "bias"], ["y"], num_groups=groups),
+    ]
+    model = _onnx(nodes, (2, c, 40, 40), weights)
+    model.opset_import[0].version = 21
+    data = (rng.standard_normal((2, c, 40, 40)) + 300).astype(np.float32)
+    _o3_on_blocks_is_o0_bit_for_bit(model, data, "ascend.graph.group_norm")
 
 
 @pytest.mark.parametrize("c", [3, 20])

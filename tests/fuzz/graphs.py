@@ -757,16 +757,25 @@ def layer_norm(b: _Builder, x: Value) -> None:
 
 
 def instance_norm(b: _Builder, x: Value) -> None:
-    """Each (n, c) plane normalized alone: on NC1HWC0 data after a convolution, lane by lane. A
-    random tensor added first keeps every plane's variance near 1: over a nearly constant plane
-    the normalization would magnify its operand's rounding without bound (float16's above all)."""
+    """Each (n, c) plane normalized alone, or from opset 21 groups of whole channels' planes
+    (GroupNormalization, per-channel scale): on NC1HWC0 data after a convolution, over channel
+    planes. A random tensor added first keeps every plane's variance near 1: over a nearly
+    constant plane the normalization would magnify its operand's rounding without bound
+    (float16's above all)."""
     x = b.small(x)
     noise = b.weights(x.shape, x.dtype)
     spread = b.node("Add", [x.name, noise.name], x.shape, x.dtype, x.bound + noise.bound)
     scale, bias = b.weights(x.shape[1:2], x.dtype), b.weights(x.shape[1:2], x.dtype)
-    bound = scale.bound * math.sqrt(size(x.shape[2:])) + bias.bound + 1
     inputs = [spread.name, scale.name, bias.name]
-    b.node("InstanceNormalization", inputs, x.shape, x.dtype, bound, epsilon=b.choice([1e-5, 1e-3]))
+    epsilon = b.choice([1e-5, 1e-3])
+    channels = x.shape[1]
+    if b.opset >= 21 and b.flag():
+        groups = b.choice([g for g in range(1, channels + 1) if channels % g == 0])
+        bound = scale.bound * math.sqrt(size(x.shape[2:]) * channels // groups) + bias.bound + 1
+        b.node("GroupNormalization", inputs, x.shape, x.dtype, bound, num_groups=groups, epsilon=epsilon)
+        return
+    bound = scale.bound * math.sqrt(size(x.shape[2:])) + bias.bound + 1
+    b.node("InstanceNormalization", inputs, x.shape, x.dtype, bound, epsilon=epsilon)
 
 
 # Written-out patterns that the fusion passes look for --------------------------------------
