@@ -59,7 +59,8 @@ format: $(VENV)/.installed-dev
 # pin, or a file that is not the one locked, is refused. pylock.toml states the dev lock in the
 # standard format (PEP 751) for tools that read it, each wheel at its PyPI address (not this
 # machine's package cache); only the CPU build of torch comes from /opt/wheels, where every
-# machine of this kind has it.
+# machine of this kind has it. uv.lock states the same resolution for uv (pyproject's [tool.uv]);
+# uv is installed for the refresh only, and pip-sync takes it out again.
 COMPILE := $(BIN)/pip-compile --quiet --upgrade --allow-unsafe --strip-extras --all-build-deps \
 	--generate-hashes --no-emit-index-url --no-emit-find-links
 lock: $(VENV)/.installed-dev
@@ -69,6 +70,9 @@ lock: $(VENV)/.installed-dev
 	$(COMPILE) -c requirements-dev.txt --extra tensorflow -o requirements-tensorflow.txt pyproject.toml
 	PIP_CONFIG_FILE=/dev/null $(PIP) lock --quiet --index-url https://pypi.org/simple --find-links /opt/wheels \
 		-r requirements-dev.txt -o pylock.toml
+	$(PIP) install uv==0.13.9
+	$(BIN)/uv lock --upgrade
+	$(BIN)/pip-sync --quiet requirements-dev.txt
 
 # Not part of CI: finds a breaking release before a lock refresh does.
 test-latest:

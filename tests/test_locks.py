@@ -1,6 +1,6 @@
 """The locks pin the whole dependency tree: every requirement is `name==version` with hashes,
-pylock.toml (the standard format) pins exactly the dev lock's versions, and the build backend
-pyproject.toml asks for is the locked one."""
+pylock.toml (the standard format) and uv.lock pin exactly the dev lock's versions, and the build
+backend pyproject.toml asks for is the locked one."""
 
 from __future__ import annotations
 
@@ -64,3 +64,17 @@ def test_the_build_backend_is_the_locked_setuptools() -> None:
     locked = {lock: _pins(ROOT / lock)["setuptools"] for lock in ("requirements.txt", "requirements-dev.txt")}
     assert pyproject["build-system"]["requires"] == [f"setuptools=={locked['requirements-dev.txt']}"]
     assert len(set(locked.values())) == 1, locked
+
+
+def test_uv_lock_pins_the_dev_locks_versions() -> None:
+    uv = tomllib.loads((ROOT / "uv.lock").read_text())
+    packages = [p for p in uv["package"] if p["name"] != "ge"]
+    locked = {re.sub(r"[-_.]+", "-", p["name"]).lower(): p["version"] for p in packages}
+    assert len(locked) == len(packages), "one version of each package"
+    assert locked == _pins(ROOT / "requirements-dev.txt")
+    # Every package from PyPI, its files hashed; torch is the CPU build every machine keeps on disk.
+    from_pypi = [p for p in packages if p["name"] != "torch"]
+    assert all(p["source"] == {"registry": "https://pypi.org/simple"} for p in from_pypi)
+    assert all(file["hash"].startswith("sha256:") for p in from_pypi for file in p.get("wheels", []))
+    (torch,) = [p for p in packages if p["name"] == "torch"]
+    assert torch["source"] == {"registry": "/opt/wheels"}
