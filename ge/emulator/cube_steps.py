@@ -155,8 +155,8 @@ class ConvolutionStep:
         w = _stored(slots, self.w, "FRACTAL_Z", self.groups)
         bias = None if self.bias is None else widen(_logical(slots, self.bias))
         into = None if self.destination is None else slots[self.destination]
-        with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
-            slots[self.target] = self.convolution(x, w, bias, into=into).astype(self.dtype, copy=False)
+        # Rounding past a 16-bit type's range gives inf, as stored.
+        slots[self.target] = self.convolution(x, w, bias, into=into).astype(self.dtype, copy=False)
 
 
 class MatrixStep:
@@ -201,11 +201,10 @@ class MatrixStep:
         if into is not None and not into.flags.c_contiguous:  # a slice of a concat's buffer
             into = None  # summed apart, then copied: the cube's products write whole rows
         product = self.cube(slots[self.a.slot], slots[self.b.slot], into)  # float32, int32 for 8-bit
-        with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
-            if self.scale is not None:
-                c = None if self.c is None else widen(_logical(slots, self.c))
-                product = self.scale(product, c)
-            slots[self.target] = product.astype(self.dtype, copy=False)
+        if self.scale is not None:
+            c = None if self.c is None else widen(_logical(slots, self.c))
+            product = self.scale(product, c)
+        slots[self.target] = product.astype(self.dtype, copy=False)  # past fp16's range: inf
 
 
 class CubeStep:
@@ -250,8 +249,7 @@ class CubeStep:
             for target, value in zip(self.targets, result, strict=True):
                 slots[target] = value
             return
-        with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
-            slots[self.targets[0]] = np.asarray(result).astype(self.dtype, copy=False)
+        slots[self.targets[0]] = np.asarray(result).astype(self.dtype, copy=False)  # past fp16's range: inf
 
 
 def conv_parameters(op: Operation, x: TensorType, w: TensorType) -> dict[str, Any]:

@@ -9,7 +9,8 @@ widened to fp32 first, as every vector op is), and uses the reference semantics 
   6 and Q of degree 4, the rational approximation Eigen, XLA and TVM use for fp32), 7 fp32 ulp at
   most from the correctly rounded value (measured on 400,001 points of [-6, 6]).
 
-`vector_implementation` says which implementation computes an op.
+`vector_implementation` says which implementation computes an op, `vector_compute` what a kernel
+calls to compute it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from xdsl.ir import Operation
 from ge.dialects import graph
 from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.semantics import IMPLEMENTATIONS
-from ge.semantics.base import Compute, Implementation, Prepared, prepare
+from ge.semantics.base import Compute, Implementation, Prepared, Ufunc, prepare
 
 FP32_OPERANDS = (np.dtype(np.float32), np.dtype(np.float16), bfloat16)
 
@@ -62,6 +63,15 @@ def vector_implementation(op: Operation) -> Implementation | None:
     if own is not None and all(dtype in FP32_OPERANDS for dtype in dtypes):
         return own
     return IMPLEMENTATIONS.get(type(op))
+
+
+def vector_compute(implementation: Implementation, op: Operation) -> Compute:
+    """`implementation` (`vector_implementation`'s) prepared for `op`; a `Ufunc` as its `apply`,
+    which leaves numpy's error state to the run (`ge.emulator.plan.RunPlan.run` ignores every
+    floating-point error once, as the device raises none), so no op sets it again."""
+    if isinstance(implementation, Ufunc):
+        return implementation.apply
+    return prepare(implementation, op)
 
 
 def erf_fp32(x: np.ndarray) -> np.ndarray:

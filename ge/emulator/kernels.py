@@ -34,12 +34,12 @@ from ge.dtypes import bfloat16, numpy_dtype, tensor_type
 from ge.errors import GeError
 from ge.layout import from_device, to_device
 from ge.semantics import evaluate, evaluator
-from ge.semantics.base import Ufunc, prepare
+from ge.semantics.base import Ufunc
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 
 from . import vector
 from .cube_steps import FRAMEWORK, CubeStep, Operand, accumulates, accumulator_step, base, cube_ready
-from .functions import vector_implementation
+from .functions import vector_compute, vector_implementation
 from .tiles import prepare_cube
 
 NARROW = (np.dtype(np.float16), bfloat16)
@@ -176,7 +176,7 @@ class PreparedKernel:
             raise GeError(f"{describe(op)} has no semantics: it is not an ascend.graph op")
         operands = tuple(self._logical_slot(v, checked, fast) for v in op.operands)
         results = tuple(self._new_slot(r) for r in op.results)
-        compute = prepare(implementation, op)
+        compute = vector_compute(implementation, op)
         checks = evaluator(op, implementation=implementation, compute=compute)
         checked.append(partial(_checked_step, checks, operands, results))
         stored_only = computes_in_stored_type(op)
@@ -253,8 +253,7 @@ Step = Callable[[list[Any]], None]
 
 
 def _cast(source: int, target: int, dtype: np.dtype, slots: list) -> None:
-    with np.errstate(over="ignore"):  # rounding past a 16-bit type's range gives inf, as stored
-        slots[target] = slots[source].astype(dtype)
+    slots[target] = slots[source].astype(dtype)  # past a 16-bit type's range: inf, as stored
 
 
 def _decode(source: int, target: int, fmt: str, shape: tuple[int, ...], groups: int, slots: list) -> None:

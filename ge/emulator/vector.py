@@ -37,7 +37,7 @@ from ge.semantics.base import Ufunc, prepare
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 
 from . import channel_planes
-from .functions import vector_implementation
+from .functions import vector_compute, vector_implementation
 
 DEVICE_FORMATS = ("NC1HWC0", "FRACTAL_NZ")
 NARROW = (np.dtype(np.float16), bfloat16)
@@ -132,7 +132,7 @@ def _prepare(
             sources.append(source)
         into = cast(Ufunc, implementation).into if writes_into(implementation, op) else None
         destination = None if into is None else claim(fmt)
-        step = prepare(implementation, op)
+        step = vector_compute(implementation, op)
         return fmt, partial(_elementwise, step, into, tuple(sources), narrow, dtype, zero, destination)
     if fmt != "NC1HWC0" or len(shape) != 4:
         return None
@@ -306,8 +306,7 @@ def _elementwise(
         return
     if narrow:
         arrays = [a.astype(np.float32) if a.dtype in NARROW else a for a in arrays]
-    with np.errstate(all="ignore"):  # padded lanes may divide zero by zero; they are zeroed below
-        value = np.asarray(compute(*arrays))
+    value = np.asarray(compute(*arrays))  # padded lanes may hold 0 / 0: they are zeroed below
     if any(np.may_share_memory(value, a) for a in arrays):
         value = value.copy()  # never zero an input's padding in place
     value = value.astype(dtype, copy=False)

@@ -86,8 +86,11 @@ def splat(value: np.ndarray | np.generic, shape: tuple[int, ...]) -> np.ndarray:
 class Ufunc:
     """The implementation of an op that is one numpy ufunc over its operands (ReLU's with a zero
     of its operand's type after it: maximum(x, 0)). Called, it computes a fresh result, as every
-    implementation does; `into` writes the same values into a given array of the result's dtype
-    (numpy's `out`), which lets the emulator write a kernel's result where it is stored.
+    implementation does, with numpy's floating-point errors ignored. `apply` computes the same
+    under the caller's error state, and `into` writes the same values into a given array of the
+    result's dtype (numpy's `out`): the emulator, which runs a whole model with every error
+    ignored (the device raises none), calls them so that no op pays for setting the state again,
+    and `into` writes a kernel's result where it is stored.
 
     A `SPLATTED` ufunc over a large contiguous array and one value of numpy's (an array of one
     element, of no more dimensions) takes that value as a contiguous array of its own dtype,
@@ -103,9 +106,11 @@ class Ufunc:
         with np.errstate(all="ignore"):
             return self.ufunc(*self._inputs(operands))
 
+    def apply(self, *operands: np.ndarray) -> np.ndarray:
+        return self.ufunc(*self._inputs(operands))
+
     def into(self, out: np.ndarray, *operands: np.ndarray) -> None:
-        with np.errstate(all="ignore"):
-            self.ufunc(*self._inputs(operands), out=out)
+        self.ufunc(*self._inputs(operands), out=out)
 
     def _inputs(self, operands: tuple[np.ndarray, ...]) -> tuple[np.ndarray | np.generic, ...]:
         """The ufunc's inputs, exactly as many as it takes (one more would be taken as its output)."""
