@@ -64,6 +64,10 @@ class Convolution:
     """Narrow route: the (c, i, j) taps in device K order."""
     weights: LoadedForm = field(default_factory=LoadedForm, repr=False, compare=False)
     """The weights in the form the route reads them (L0B columns, taps), kept for read-only ones."""
+    biases: LoadedForm = field(default_factory=LoadedForm, repr=False, compare=False)
+    """A read-only bias laid out as the accumulator's lanes (depthwise rows route)."""
+    scratch: dict[str, RowsScratch] = field(default_factory=dict, repr=False, compare=False)
+    """Buffers a route keeps from call to call (depthwise rows: `RowsScratch`)."""
 
     def __call__(
         self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None, into: np.ndarray | None = None
@@ -74,11 +78,7 @@ class Convolution:
                 f"conv2d: planned for x {self.x_shape} and w {self.w_shape}, got {x.shape} and {w.shape}"
             )
         if self.route == DEPTHWISE_ROWS:
-            total = self._depthwise_rows(x, w, bias)
-            if into is None:
-                return total
-            into[...] = total
-            return into
+            return self._depthwise_rows(x, w, bias, into)
         n, ho, wo = self.x_shape[0], *self.out_size
         if self.route == DEPTHWISE:
             out = self._depthwise(x, w).reshape(n * ho * wo, self.out_channels)
@@ -101,20 +101,25 @@ class Convolution:
         cout_group = self.out_channels // groups
         return out[:, :, :cout_group].transpose(1, 0, 2).reshape(-1, self.out_channels)
 
-    def _depthwise_rows(self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    def _depthwise_rows(
+        self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, into: np.ndarray | None
+    ) -> np.ndarray:
         """A depthwise convolution with one output channel per group and a unit width stride, on
         the NC1HWC0 blocks themselves: output lane c of block c1 reads input lane c of block c1, so
         each window tap multiplies the shifted input blocks, a row of Wo x C0 lanes at a time, by
         its weights laid out as (C1, C0) lanes (zero in the padded lanes, whose inputs are zeroed
-        too). Returns the NC1HWC0 accumulator, bias added."""
+        too). Returns the NC1HWC0 accumulator, bias added, summed in `into` when its rows allow.
+
+        The padded input (`RowsScratch`: zero borders, the interior copied in) and its window
+        views are made at the first call and kept, so a call copies the input once and runs two
+        ufuncs per tap."""
         n, c1, h, width, c0 = x.shape
         (kh, kw), channels, compute = self.kernel, self.out_channels, self.compute
-        sh, (dh, dw), (top, left, bottom, right) = self.strides[0], self.dilations, self.pads
         ho, wo = self.out_size
-        padded = np.zeros((n, c1, h + top + bottom, width + left + right, c0), compute)
-        padded[:, :, top : top + h, left : left + width] = x
-        if channels < c1 * c0:
-            padded[:, -1, ..., channels - (c1 - 1) * c0 :] = 0  # whatever x holds in padded lanes
+        scratch = self.scratch.get("rows")
+        if scratch is None:
+            scratch = self.scratch["rows"] = RowsScratch.of(self)
+        scratch.load(x)
 
         def lanes() -> np.ndarray:  # (kh * kw, 1, C1, 1, Wo * C0)
             weights = np.zeros((c1 * c0, kh * kw), compute)
@@ -123,18 +128,22 @@ class Convolution:
 
         taps = self.weights(w, lanes)
         shape = (n, c1, ho, wo * c0)
-
-        def window(tap: int) -> np.ndarray:
-            i, j = divmod(tap, kw)
-            return padded[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, j * dw : j * dw + wo].reshape(shape)
-
-        total = sum_taps(window, taps, self.taps, shape, compute, self.accumulator)
+        out = None
+        if into is not None and self.accumulator == into.dtype:
+            out = into.view()
+            try:
+                out.shape = shape  # raises rather than copy: C0 lanes and W not contiguous
+            except AttributeError:
+                out = None
+        total = sum_taps(scratch.windows.__getitem__, taps, self.taps, shape, compute, self.accumulator, out)
         total = total.reshape(n, c1, ho, wo, c0)
         if bias is not None:
-            biases = np.zeros(c1 * c0, self.accumulator)
-            biases[:channels] = np.asarray(bias).astype(self.accumulator).reshape(channels)
-            total += biases.reshape(1, c1, 1, 1, c0)
-        return total
+            total += self.biases(bias, lambda: _lanes(bias, channels, c1, c0, self.accumulator))
+        if into is None:
+            return total
+        if out is None:  # summed apart
+            into[...] = total
+        return into
 
     def _depthwise(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         """The products (N, Ho, Wo, out_channels) of a convolution whose groups hold one input
@@ -194,6 +203,50 @@ class Convolution:
             rows = taps.transpose(3, 0, 1, 2, 4, 5, 6).reshape(groups, n * ho * wo, -1)[..., order]
         out = accumulate(rows, columns, self.ranges, self.accumulator, self.largest)  # (g, N Ho Wo, Cg)
         return out.transpose(1, 0, 2).reshape(n, ho, wo, channels)
+
+
+@dataclass
+class RowsScratch:
+    """The depthwise rows route's padded input (N, C1, H + pads, W + pads, C0), in the compute
+    dtype, kept by its `Convolution`: the borders stay zero, a call copies the input's interior
+    in (`load`); and each window tap's (N, C1, Ho, Wo x C0) view of it."""
+
+    padded: np.ndarray
+    interior: tuple[slice, ...]
+    channels: int
+    windows: list[np.ndarray]
+
+    @staticmethod
+    def of(convolution: Convolution) -> RowsScratch:
+        n, c1, h, width, c0 = convolution.x_shape
+        (kh, kw), sh = convolution.kernel, convolution.strides[0]
+        (dh, dw), (top, left, bottom, right) = convolution.dilations, convolution.pads
+        ho, wo = convolution.out_size
+        padded = np.zeros((n, c1, h + top + bottom, width + left + right, c0), convolution.compute)
+        windows = []
+        for tap in range(kh * kw):
+            i, j = divmod(tap, kw)
+            window = padded[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, j * dw : j * dw + wo]
+            view = window.view()
+            view.shape = (n, c1, ho, wo * c0)  # a view: a window row's Wo blocks are contiguous
+            windows.append(view)
+        interior = (slice(None), slice(None), slice(top, top + h), slice(left, left + width))
+        return RowsScratch(padded, interior, convolution.out_channels, windows)
+
+    def load(self, x: np.ndarray) -> None:
+        """Copies `x` into the interior, its padded lanes as zeros whatever `x` holds there."""
+        inside = self.padded[self.interior]
+        inside[...] = x
+        c1, c0 = x.shape[1], x.shape[-1]
+        if self.channels < c1 * c0:
+            inside[:, -1, ..., self.channels - (c1 - 1) * c0 :] = 0
+
+
+def _lanes(bias: np.ndarray, channels: int, c1: int, c0: int, dtype: np.dtype) -> np.ndarray:
+    """A logical [channels] bias as (1, C1, 1, 1, C0) lanes of `dtype`, zero in the padded ones."""
+    lanes = np.zeros(c1 * c0, dtype)
+    lanes[:channels] = np.asarray(bias).astype(dtype).reshape(channels)
+    return lanes.reshape(1, c1, 1, 1, c0)
 
 
 def plan_conv2d(

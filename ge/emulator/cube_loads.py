@@ -93,23 +93,32 @@ def sum_taps(
     shape: tuple[int, ...],
     compute: np.dtype,
     accumulator: np.dtype,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """A depthwise product of `shape`: per k-step, the fp32 sum over its taps of `window(tap)`
     (the input the tap reads) times `taps[tap]` (its weights), added into the accumulator in step
-    order (the first step writes it)."""
+    order (the first step writes it). `out`, if given, is the accumulator (of `shape` and the
+    accumulator dtype)."""
     total: np.ndarray | None = None
     partial = np.empty(shape, compute)
     term = np.empty_like(partial)
     for step_taps in steps:
-        # The first step's sums are the accumulator itself when it has the compute dtype.
-        sums = np.empty(shape, compute) if total is None and accumulator == compute else partial
+        sums = partial
+        if total is None and accumulator == compute:  # the first step's sums are the accumulator
+            sums = np.empty(shape, compute) if out is None else out
         for number, tap in enumerate(step_taps):
             if number == 0:
                 np.multiply(window(tap), taps[tap], out=sums)
             else:
                 np.add(sums, np.multiply(window(tap), taps[tap], out=term), out=sums)
         if total is None:
-            total = sums if sums is not partial else partial.astype(accumulator)
+            if sums is not partial:
+                total = sums
+            elif out is None:
+                total = partial.astype(accumulator)
+            else:
+                total = out
+                total[...] = partial
         else:
             np.add(total, partial.astype(accumulator, copy=False), out=total)
     assert total is not None, "a window has at least one tap"
