@@ -37,6 +37,7 @@ from ge.semantics.base import Ufunc, prepare
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 
 from . import channel_planes
+from .cube import LoadedForm
 from .functions import vector_compute, vector_implementation
 
 DEVICE_FORMATS = ("NC1HWC0", "FRACTAL_NZ")
@@ -119,7 +120,7 @@ def _prepare(
     narrow = not computes_in_stored_type(op) and any(
         numpy_dtype(tensor_type(v).element_type) in NARROW for v in op.operands
     )
-    zero = partial(_zero_padding, fmt, shape)
+    zero = partial(_zero_padding, fmt, shape) if _padded(fmt, shape, c0) else _nothing
     read = partial(
         _elementwise_source, fmt=fmt, shape=shape, c0=c0, stored=stored, slots=slots, template=template
     )
@@ -247,7 +248,15 @@ def _elementwise_source(
     constant = template[slots[value]]
     if constant is not None:
         return None, lay_out(constant), None
-    return slots[value], None, lay_out
+    return slots[value], None, partial(_kept_layout, LoadedForm(), lay_out)
+
+
+def _kept_layout(
+    kept: LoadedForm, lay_out: Callable[[np.ndarray], np.ndarray], array: np.ndarray
+) -> np.ndarray:
+    """`lay_out(array)`, kept while the same read-only array comes back (a weight the run plan
+    binds once, such as a Clip's bounds or a scale), as the cube keeps its operands' loaded forms."""
+    return kept(array, partial(lay_out, array))
 
 
 def _broadcast_layout(fmt: str, full: tuple[int, ...], c0: int, array: np.ndarray) -> np.ndarray:
@@ -267,6 +276,17 @@ def _broadcast_layout(fmt: str, full: tuple[int, ...], c0: int, array: np.ndarra
     if m == 1:  # a row (an [N] bias): (..., N1, 1, 1, 16), the same for every row of fractals
         return padded.reshape(*batch, n1, 1, 1, -1)
     return padded.reshape(*batch, 1, m1, FRACTAL, 1)  # a column
+
+
+def _padded(fmt: str, shape: tuple[int, ...], c0: int) -> bool:
+    """Whether a result of logical `shape` stored in `fmt` has padded lanes, rows or columns."""
+    if fmt == "NC1HWC0":
+        return shape[1] % c0 != 0
+    return shape[-2] % FRACTAL != 0 or shape[-1] % FRACTAL != 0
+
+
+def _nothing(array: np.ndarray) -> None:
+    """`_zero_padding` of a result without padding."""
 
 
 def _zero_padding(fmt: str, shape: tuple[int, ...], array: np.ndarray) -> None:

@@ -229,6 +229,56 @@ def test_a_depthwise_convolution_reads_its_operands_as_stored(monkeypatch: pytes
     np.testing.assert_allclose(got, session.run(None, {"x": x})[0], rtol=RTOL, atol=ATOL)
 
 
+def test_kept_buffers_and_layouts_take_each_runs_values(rng) -> None:
+    """A convolution keeps its padded input and a vector op the layout of a read-only operand
+    (a Clip's bounds) from run to run: each run still reads its own input, and an operand the
+    caller passes (a scale, writable) is laid out again at every run."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    channels = 20  # padded lanes in the second C0 block
+    weights = {
+        "pointwise": (rng.standard_normal((channels, 3, 1, 1)) * 0.3).astype(np.float32),
+        "depthwise": (rng.standard_normal((channels, 1, 3, 3)) * 0.3).astype(np.float32),
+        "bias": (rng.standard_normal(channels) * 0.1).astype(np.float32),
+        "low": np.array(0, np.float32),
+        "high": np.array(0.5, np.float32),
+    }
+    nodes = [
+        helper.make_node("Conv", ["x", "pointwise"], ["p"]),
+        helper.make_node("Relu", ["p"], ["r"]),
+        helper.make_node("Conv", ["r", "depthwise", "bias"], ["d"], group=channels, pads=[1, 1, 1, 1]),
+        helper.make_node("Clip", ["d", "low", "high"], ["c"]),
+        helper.make_node("Mul", ["c", "scale"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "kept",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 3, 8, 8)),
+            helper.make_tensor_value_info("scale", TensorProto.FLOAT, ()),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, channels, 8, 8))],
+        initializer=[numpy_helper.from_array(v, k) for k, v in weights.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    compiled = ge.GraphCompiler().compile(ge.GraphParser().parse_onnx(model), optimization_level=3)
+    assert compiled.kernel_histogram().get("cube", 0) >= 2
+    executor = ge.GraphExecutor()
+    executor.load_graph(compiled)
+    session = onnxruntime.InferenceSession(model.SerializeToString())
+    answers = []
+    for _ in range(3):
+        feeds = {
+            "x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32),
+            "scale": np.array(rng.standard_normal(), np.float32),
+        }
+        (got,) = executor.run(feeds)
+        (expected,) = session.run(None, feeds)
+        np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
+        answers.append(got)
+    assert np.abs(answers[0] - answers[1]).max() > 1e-2
+
+
 def _kernel_copies(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the kernels whose launches copy a result into its output (`np.copyto` after
     their steps), recorded from here on."""
