@@ -66,8 +66,8 @@ class Convolution:
     """The weights in the form the route reads them (L0B columns, taps), kept for read-only ones."""
     biases: LoadedForm = field(default_factory=LoadedForm, repr=False, compare=False)
     """A read-only bias laid out as the accumulator's lanes (depthwise rows route)."""
-    scratch: dict[str, RowsScratch] = field(default_factory=dict, repr=False, compare=False)
-    """Buffers a route keeps from call to call (depthwise rows: `RowsScratch`)."""
+    scratch: dict[str, RowsScratch | PixelScratch] = field(default_factory=dict, repr=False, compare=False)
+    """Buffers a route keeps from call to call (`RowsScratch`, `PixelScratch`)."""
 
     def __call__(
         self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None, into: np.ndarray | None = None
@@ -117,7 +117,7 @@ class Convolution:
         (kh, kw), channels, compute = self.kernel, self.out_channels, self.compute
         ho, wo = self.out_size
         scratch = self.scratch.get("rows")
-        if scratch is None:
+        if not isinstance(scratch, RowsScratch):
             scratch = self.scratch["rows"] = RowsScratch.of(self)
         scratch.load(x)
 
@@ -192,6 +192,12 @@ class Convolution:
                 .copy()
             ),
         )
+        if groups == 1 and x.dtype == compute and x.strides[-1] == x.itemsize:  # one block's channels
+            scratch = self.scratch.get("pixels")
+            if not isinstance(scratch, PixelScratch):
+                scratch = self.scratch["pixels"] = PixelScratch.of(self)
+            out = accumulate(scratch.rows_of(x), columns, self.ranges, self.accumulator, self.largest)
+            return out.reshape(n, ho, wo, channels)
         padded = padded_channels(x, self.in_channels, self.pads, compute)
         span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
         windows = np.lib.stride_tricks.sliding_window_view(padded, span, axis=(1, 2))
@@ -240,6 +246,57 @@ class RowsScratch:
         c1, c0 = x.shape[1], x.shape[-1]
         if self.channels < c1 * c0:
             inside[:, -1, ..., self.channels - (c1 - 1) * c0 :] = 0
+
+
+@dataclass
+class PixelScratch:
+    """The narrow route's buffers for one group of fewer channels than a block (an image's 3),
+    kept by its `Convolution`: the padded input (N, H + pads, W + pads) and the L0A rows (N, Ho,
+    Wo, kh kw C), the input as pixels (a pixel's channels moved as one element, `_pixels`), and
+    the windows' view of the padded input. A call copies the input's pixels in, then the
+    windows into the rows, which are in device K order (i, j, c): with a unit width dilation a
+    window row's kw pixels are adjacent, and move as one element."""
+
+    interior: np.ndarray
+    windows: np.ndarray
+    rows: np.ndarray
+    """(1, N Ho Wo, kh kw C) in the compute dtype."""
+    window_rows: np.ndarray
+    """`rows` as the elements `windows` holds."""
+    channels: int
+
+    @staticmethod
+    def of(convolution: Convolution) -> PixelScratch:
+        n, _, h, width, _ = convolution.x_shape
+        (kh, kw), (sh, sw), channels = convolution.kernel, convolution.strides, convolution.in_channels
+        (dh, dw), (top, left, bottom, right) = convolution.dilations, convolution.pads
+        ho, wo = convolution.out_size
+        compute = convolution.compute
+        padded = np.zeros((n, h + top + bottom, width + left + right, channels), compute)
+        along_n, along_h, along_w, _ = padded.strides
+        taps = kw if dw == 1 else 1  # the pixels one element moves
+        element = np.dtype((np.void, taps * channels * padded.itemsize))
+        windows = np.ndarray(  # (N, Ho, Wo, kh, elements per window row); numpy checks the bounds
+            (n, ho, wo, kh, kw // taps),
+            element,
+            buffer=padded,
+            strides=(along_n, along_h * sh, along_w * sw, along_h * dh, along_w * dw),
+        )
+        rows = np.empty((1, n * ho * wo, kh * kw * channels), compute)
+        window_rows = rows.reshape(n, ho, wo, kh, kw * channels).view(element)
+        interior = _pixels(padded[:, top : top + h, left : left + width])
+        return PixelScratch(interior, windows, rows, window_rows, channels)
+
+    def rows_of(self, x: np.ndarray) -> np.ndarray:
+        """The L0A rows of NC1HWC0 `x` (one block, of the compute dtype, C0 lanes contiguous)."""
+        self.interior[...] = _pixels(x[:, 0, :, :, : self.channels])
+        self.window_rows[...] = self.windows
+        return self.rows
+
+
+def _pixels(array: np.ndarray) -> np.ndarray:
+    """`array` (..., C), its last axis contiguous, as (...) elements of C values each."""
+    return array.view(np.dtype((np.void, array.shape[-1] * array.itemsize)))[..., 0]
 
 
 def _lanes(bias: np.ndarray, channels: int, c1: int, c0: int, dtype: np.dtype) -> np.ndarray:
