@@ -17,13 +17,15 @@ Three shapes of work take three routes to the same sums:
 
 `plan_conv2d` checks the shapes and decides everything a launch needs (route, output size, k-step
 ranges); the returned `Convolution` is called with the operands. Weights in read-only memory are
-laid out once (`ge.emulator.cube.LoadedForm`); the loads themselves are `ge.emulator.cube_loads`. The
-result is NC1HWC0 with its padded lanes zero.
+laid out once (`ge.emulator.cube.LoadedForm`); the loads themselves are `ge.emulator.cube_loads`,
+whose buffers a `Convolution` keeps from its first call on (runs of one model are one at a time).
+The result is NC1HWC0 with its padded lanes zero.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -31,7 +33,19 @@ from ge.dialects.formats import FRACTAL, device_shape
 from ge.layout import from_device
 
 from .cube import EXACT_FP32_INTEGER, LoadedForm, accumulate, accumulation_dtypes, k_steps, largest_product
-from .cube_loads import depthwise_taps, im2col, l0b_columns, padded_channels, stored_nc1hwc0, sum_taps
+from .cube_loads import (
+    BlockRows,
+    DepthwiseRows,
+    Load,
+    PixelRows,
+    Window,
+    depthwise_taps,
+    im2col,
+    l0b_columns,
+    padded_channels,
+    stored_nc1hwc0,
+    sum_taps,
+)
 
 GENERAL, DEPTHWISE, DEPTHWISE_ROWS, NARROW = "general", "depthwise", "depthwise rows", "narrow"
 
@@ -66,8 +80,9 @@ class Convolution:
     """The weights in the form the route reads them (L0B columns, taps), kept for read-only ones."""
     biases: LoadedForm = field(default_factory=LoadedForm, repr=False, compare=False)
     """A read-only bias laid out as the accumulator's lanes (depthwise rows route)."""
-    scratch: dict[str, RowsScratch | PixelScratch] = field(default_factory=dict, repr=False, compare=False)
-    """Buffers a route keeps from call to call (`RowsScratch`, `PixelScratch`)."""
+    loads: list[Load] = field(default_factory=list, repr=False, compare=False)
+    """The buffers and views the route's loads keep from call to call (`ge.emulator.cube_loads`),
+    made at the first call."""
 
     def __call__(
         self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None, into: np.ndarray | None = None
@@ -90,10 +105,18 @@ class Convolution:
 
     # ----------------------------------------------------------------------------------------
 
+    @property
+    def _window(self) -> Window:
+        return (self.kernel, self.strides, self.pads, self.dilations, self.out_size)
+
     def _general(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         groups, compute = self.groups, self.compute
-        window = (self.kernel, self.strides, self.pads, self.dilations, self.out_size)
-        rows = im2col(x, self.in_channels, groups, *window, compute)
+        if groups == 1:
+            if not self.loads:
+                self.loads.append(BlockRows.of(self.x_shape, self.in_channels, self._window, compute))
+            rows = cast(BlockRows, self.loads[0]).rows_of(x)
+        else:
+            rows = im2col(x, self.in_channels, groups, *self._window, compute)
         columns = self.weights(w, lambda: l0b_columns(w, groups, compute))
         out = accumulate(rows, columns, self.ranges, self.accumulator, self.largest)  # (g, N Ho Wo, N1 16)
         if groups == 1:
@@ -110,16 +133,16 @@ class Convolution:
         its weights laid out as (C1, C0) lanes (zero in the padded lanes, whose inputs are zeroed
         too). Returns the NC1HWC0 accumulator, bias added, summed in `into` when its rows allow.
 
-        The padded input (`RowsScratch`: zero borders, the interior copied in) and its window
+        The padded input (`DepthwiseRows`: zero borders, the interior copied in) and its window
         views are made at the first call and kept, so a call copies the input once and runs two
         ufuncs per tap."""
         n, c1, h, width, c0 = x.shape
         (kh, kw), channels, compute = self.kernel, self.out_channels, self.compute
         ho, wo = self.out_size
-        scratch = self.scratch.get("rows")
-        if not isinstance(scratch, RowsScratch):
-            scratch = self.scratch["rows"] = RowsScratch.of(self)
-        scratch.load(x)
+        if not self.loads:
+            self.loads.append(DepthwiseRows.of(self.x_shape, channels, self._window, compute))
+        load = cast(DepthwiseRows, self.loads[0])
+        load.load(x)
 
         def lanes() -> np.ndarray:  # (kh * kw, 1, C1, 1, Wo * C0)
             weights = np.zeros((c1 * c0, kh * kw), compute)
@@ -135,7 +158,7 @@ class Convolution:
                 out.shape = shape  # raises rather than copy: C0 lanes and W not contiguous
             except AttributeError:
                 out = None
-        total = sum_taps(scratch.windows.__getitem__, taps, self.taps, shape, compute, self.accumulator, out)
+        total = sum_taps(load.windows.__getitem__, taps, self.taps, shape, compute, self.accumulator, out)
         total = total.reshape(n, c1, ho, wo, c0)
         if bias is not None:
             total += self.biases(bias, lambda: _lanes(bias, channels, c1, c0, self.accumulator))
@@ -193,10 +216,10 @@ class Convolution:
             ),
         )
         if groups == 1 and x.dtype == compute and x.strides[-1] == x.itemsize:  # one block's channels
-            scratch = self.scratch.get("pixels")
-            if not isinstance(scratch, PixelScratch):
-                scratch = self.scratch["pixels"] = PixelScratch.of(self)
-            out = accumulate(scratch.rows_of(x), columns, self.ranges, self.accumulator, self.largest)
+            if not self.loads:
+                self.loads.append(PixelRows.of(self.x_shape, self.in_channels, self._window, compute))
+            rows = cast(PixelRows, self.loads[0]).rows_of(x)
+            out = accumulate(rows, columns, self.ranges, self.accumulator, self.largest)
             return out.reshape(n, ho, wo, channels)
         padded = padded_channels(x, self.in_channels, self.pads, compute)
         span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
@@ -209,94 +232,6 @@ class Convolution:
             rows = taps.transpose(3, 0, 1, 2, 4, 5, 6).reshape(groups, n * ho * wo, -1)[..., order]
         out = accumulate(rows, columns, self.ranges, self.accumulator, self.largest)  # (g, N Ho Wo, Cg)
         return out.transpose(1, 0, 2).reshape(n, ho, wo, channels)
-
-
-@dataclass
-class RowsScratch:
-    """The depthwise rows route's padded input (N, C1, H + pads, W + pads, C0), in the compute
-    dtype, kept by its `Convolution`: the borders stay zero, a call copies the input's interior
-    in (`load`); and each window tap's (N, C1, Ho, Wo x C0) view of it."""
-
-    padded: np.ndarray
-    interior: tuple[slice, ...]
-    channels: int
-    windows: list[np.ndarray]
-
-    @staticmethod
-    def of(convolution: Convolution) -> RowsScratch:
-        n, c1, h, width, c0 = convolution.x_shape
-        (kh, kw), sh = convolution.kernel, convolution.strides[0]
-        (dh, dw), (top, left, bottom, right) = convolution.dilations, convolution.pads
-        ho, wo = convolution.out_size
-        padded = np.zeros((n, c1, h + top + bottom, width + left + right, c0), convolution.compute)
-        windows = []
-        for tap in range(kh * kw):
-            i, j = divmod(tap, kw)
-            window = padded[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, j * dw : j * dw + wo]
-            view = window.view()
-            view.shape = (n, c1, ho, wo * c0)  # a view: a window row's Wo blocks are contiguous
-            windows.append(view)
-        interior = (slice(None), slice(None), slice(top, top + h), slice(left, left + width))
-        return RowsScratch(padded, interior, convolution.out_channels, windows)
-
-    def load(self, x: np.ndarray) -> None:
-        """Copies `x` into the interior, its padded lanes as zeros whatever `x` holds there."""
-        inside = self.padded[self.interior]
-        inside[...] = x
-        c1, c0 = x.shape[1], x.shape[-1]
-        if self.channels < c1 * c0:
-            inside[:, -1, ..., self.channels - (c1 - 1) * c0 :] = 0
-
-
-@dataclass
-class PixelScratch:
-    """The narrow route's buffers for one group of fewer channels than a block (an image's 3),
-    kept by its `Convolution`: the padded input (N, H + pads, W + pads) and the L0A rows (N, Ho,
-    Wo, kh kw C), the input as pixels (a pixel's channels moved as one element, `_pixels`), and
-    the windows' view of the padded input. A call copies the input's pixels in, then the
-    windows into the rows, which are in device K order (i, j, c): with a unit width dilation a
-    window row's kw pixels are adjacent, and move as one element."""
-
-    interior: np.ndarray
-    windows: np.ndarray
-    rows: np.ndarray
-    """(1, N Ho Wo, kh kw C) in the compute dtype."""
-    window_rows: np.ndarray
-    """`rows` as the elements `windows` holds."""
-    channels: int
-
-    @staticmethod
-    def of(convolution: Convolution) -> PixelScratch:
-        n, _, h, width, _ = convolution.x_shape
-        (kh, kw), (sh, sw), channels = convolution.kernel, convolution.strides, convolution.in_channels
-        (dh, dw), (top, left, bottom, right) = convolution.dilations, convolution.pads
-        ho, wo = convolution.out_size
-        compute = convolution.compute
-        padded = np.zeros((n, h + top + bottom, width + left + right, channels), compute)
-        along_n, along_h, along_w, _ = padded.strides
-        taps = kw if dw == 1 else 1  # the pixels one element moves
-        element = np.dtype((np.void, taps * channels * padded.itemsize))
-        windows = np.ndarray(  # (N, Ho, Wo, kh, elements per window row); numpy checks the bounds
-            (n, ho, wo, kh, kw // taps),
-            element,
-            buffer=padded,
-            strides=(along_n, along_h * sh, along_w * sw, along_h * dh, along_w * dw),
-        )
-        rows = np.empty((1, n * ho * wo, kh * kw * channels), compute)
-        window_rows = rows.reshape(n, ho, wo, kh, kw * channels).view(element)
-        interior = _pixels(padded[:, top : top + h, left : left + width])
-        return PixelScratch(interior, windows, rows, window_rows, channels)
-
-    def rows_of(self, x: np.ndarray) -> np.ndarray:
-        """The L0A rows of NC1HWC0 `x` (one block, of the compute dtype, C0 lanes contiguous)."""
-        self.interior[...] = _pixels(x[:, 0, :, :, : self.channels])
-        self.window_rows[...] = self.windows
-        return self.rows
-
-
-def _pixels(array: np.ndarray) -> np.ndarray:
-    """`array` (..., C), its last axis contiguous, as (...) elements of C values each."""
-    return array.view(np.dtype((np.void, array.shape[-1] * array.itemsize)))[..., 0]
 
 
 def _lanes(bias: np.ndarray, channels: int, c1: int, c0: int, dtype: np.dtype) -> np.ndarray:

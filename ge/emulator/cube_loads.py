@@ -1,22 +1,29 @@
 """What the cube's loads and stores make of device-format data for a convolution.
 
 - `im2col`: the L0A rows of an NC1HWC0 input, one per output pixel, columns in FRACTAL_Z's
-  device K order (c1, i, j, k0); padded lanes read as zero whatever the input holds there. For one
-  group they are copied from an overlapping view of the (padded) NC1HWC0 input, a window row's kw
-  consecutive blocks at a time.
+  device K order (c1, i, j, k0); padded lanes read as zero whatever the input holds there.
+- The loads a convolution keeps from call to call (`Load`: buffers made at its first call, the
+  views over them made once), so a launch copies its data and allocates nothing:
+  - `BlockRows`: one group's L0A rows, copied from an overlapping view of the (padded) NC1HWC0
+    input, a window row's kw consecutive blocks at a time;
+  - `PixelRows`: the rows of fewer channels than a block (an image's 3), a window row's kw
+    pixels at a time;
+  - `DepthwiseRows`: the padded blocks and each window tap's view of them, which a depthwise
+    product multiplies in place.
 - `l0b_columns`: FRACTAL_Z weights as the (K, N) matrix L0B holds.
 - `padded_channels` and `sum_taps`: the input as (N, H, W, C) with its pads, and a depthwise
   product's k-steps summed tap by tap into the accumulator.
 - `stored_nc1hwc0`: the accumulator rows stored back as NC1HWC0, bias added, padded lanes zero.
 
-Whole C0 blocks move as single elements of c0 x itemsize bytes where a layout change keeps them
-whole: the same bytes in half the time of an element-by-element copy.
+Whole C0 blocks (or pixels) move as single elements of c0 x itemsize bytes where a layout change
+keeps them whole: the same bytes in half the time of an element-by-element copy.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -48,7 +55,8 @@ def im2col(
     ho, wo = out_size
     span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
     if groups == 1:
-        return _window_rows(x, in_channels, (kernel, strides, pads, dilations, out_size), compute)
+        window = (kernel, strides, pads, dilations, out_size)
+        return BlockRows.of(x.shape, in_channels, window, compute).rows_of(x)
     cin_group = in_channels // groups
     k1_channels = -(-cin_group // c0)
     padded = np.zeros((n, h + top + bottom, width + left + right, groups, k1_channels * c0), compute)
@@ -159,30 +167,161 @@ def stored_nc1hwc0(
     return into
 
 
-def _window_rows(x: np.ndarray, in_channels: int, window: Window, compute: np.dtype) -> np.ndarray:
-    """`im2col` of one group, read through an overlapping view of the input in its own NC1HWC0
-    layout (padded first when the convolution pads): a window row's taps of one C0 block are kw
-    consecutive blocks when the W dilation is 1, so each (pixel, c1, window row) of the L0A matrix
-    is one copy of kw x C0 lanes; with a wider dilation, one copy per tap's block."""
-    n, c1, h, width, c0 = x.shape
-    (kh, kw), (sh, sw), (top, left, bottom, right), (dh, dw), (ho, wo) = window
-    pads = (top, left, bottom, right)
-    if any(pads):
-        source = np.zeros((n, c1, h + top + bottom, width + left + right, c0), compute)
-        source[:, :, top : top + h, left : left + width] = x
-    else:
-        source = np.ascontiguousarray(x, compute)
-    taps = kw if dw == 1 else 1  # the window taps one copy moves
-    element = np.dtype((np.void, taps * c0 * source.itemsize))
-    along_n, along_c1, along_h, along_w, _ = source.strides
-    windows = np.ndarray(  # (N, Ho, Wo, C1, kh, copies per window row); numpy checks the bounds
-        (n, ho, wo, c1, kh, kw // taps),
-        element,
-        buffer=source,
-        strides=(along_n, along_h * sh, along_w * sw, along_c1, along_h * dh, along_w * dw),
-    )
-    rows = np.empty((n, ho, wo, c1, kh, kw, c0), compute)
-    rows.reshape(n, ho, wo, c1, kh, kw * c0).view(element)[...] = windows
-    if in_channels < c1 * c0:
-        rows[:, :, :, -1, ..., in_channels - (c1 - 1) * c0 :] = 0  # padded lanes, whatever x holds
-    return rows.reshape(1, n * ho * wo, c1 * kh * kw * c0)
+@dataclass
+class BlockRows:
+    """The L0A rows (1, N Ho Wo, C1 kh kw C0) of one group's NC1HWC0 input, columns in FRACTAL_Z's
+    device K order (c1, i, j, k0), padded lanes zero whatever the input holds there; made by
+    copying an overlapping view of the input in its own layout (`windows`): a window row's kw
+    taps of one C0 block are kw consecutive blocks when the W dilation is 1, so each (pixel, c1,
+    window row) is one copy of kw x C0 lanes; with a wider dilation, one copy per tap's block.
+
+    Kept from call to call: the rows, and the padded input (zero borders, the interior copied
+    in) when the convolution pads or the input is not C-contiguous in the compute dtype. An
+    input read in place keeps its view while the same array comes back."""
+
+    shape: tuple[int, ...]
+    """The input's NC1HWC0 shape."""
+    window: Window
+    channels: int
+    compute: np.dtype
+    rows: np.ndarray
+    element: np.dtype
+    """What one copy moves: a window row's kw blocks (W dilation 1) or one tap's block."""
+    window_rows: np.ndarray
+    """`rows` as (N, Ho, Wo, C1, kh, copies per window row) elements of `element`."""
+    blocks: np.ndarray
+    """`rows` as (N, Ho, Wo, C1, kh, kw, C0)."""
+    padded: np.ndarray | None = None
+    source: np.ndarray | None = None
+    windows: np.ndarray | None = None
+
+    @staticmethod
+    def of(shape: tuple[int, ...], channels: int, window: Window, compute: np.dtype) -> BlockRows:
+        n, c1, _, _, c0 = shape
+        (kh, kw), _, _, (_, dw), (ho, wo) = window
+        taps = kw if dw == 1 else 1  # the window taps one copy moves
+        element = np.dtype((np.void, taps * c0 * np.dtype(compute).itemsize))
+        blocks = np.empty((n, ho, wo, c1, kh, kw, c0), compute)
+        window_rows = blocks.reshape(n, ho, wo, c1, kh, kw * c0).view(element)
+        rows = blocks.reshape(1, n * ho * wo, c1 * kh * kw * c0)
+        return BlockRows(
+            tuple(shape), window, channels, np.dtype(compute), rows, element, window_rows, blocks
+        )
+
+    def rows_of(self, x: np.ndarray) -> np.ndarray:
+        n, c1, h, width, c0 = self.shape
+        _, _, (top, left, bottom, right), _, _ = self.window
+        rest = self.channels - (c1 - 1) * c0  # real lanes of the last block
+        source = x
+        if any(self.window[2]) or x.dtype != self.compute or not x.flags.c_contiguous:
+            if self.padded is None:
+                self.padded = np.zeros((n, c1, h + top + bottom, width + left + right, c0), self.compute)
+            inside = self.padded[:, :, top : top + h, left : left + width]
+            inside[...] = x
+            if rest < c0:
+                inside[:, -1, ..., rest:] = 0  # whatever x holds in padded lanes
+            source = self.padded
+        if source is not self.source:
+            self.windows, self.source = self._windows_over(source), source
+        self.window_rows[...] = self.windows
+        if source is x and rest < c0:
+            self.blocks[:, :, :, -1, ..., rest:] = 0  # whatever x holds in padded lanes
+        return self.rows
+
+    def _windows_over(self, source: np.ndarray) -> np.ndarray:
+        """(N, Ho, Wo, C1, kh, copies per window row) of `element`, over `source`."""
+        n, c1, _, _, _ = self.shape
+        (kh, kw), (sh, sw), _, (dh, dw), (ho, wo) = self.window
+        along_n, along_c1, along_h, along_w, _ = source.strides
+        copies = self.window_rows.shape[-1]
+        return np.ndarray(  # numpy checks the bounds
+            (n, ho, wo, c1, kh, copies),
+            self.element,
+            buffer=source,
+            strides=(along_n, along_h * sh, along_w * sw, along_c1, along_h * dh, along_w * dw),
+        )
+
+
+@dataclass
+class DepthwiseRows:
+    """The depthwise rows route's padded input (N, C1, H + pads, W + pads, C0) in the compute
+    dtype, kept from call to call: the borders stay zero and a call copies the input's interior
+    in (`load`); and each window tap's (N, C1, Ho, Wo x C0) view of it (`windows`)."""
+
+    padded: np.ndarray
+    interior: tuple[slice, ...]
+    channels: int
+    windows: list[np.ndarray]
+
+    @staticmethod
+    def of(shape: tuple[int, ...], channels: int, window: Window, compute: np.dtype) -> DepthwiseRows:
+        n, c1, h, width, c0 = shape
+        (kh, kw), (sh, _), (top, left, bottom, right), (dh, dw), (ho, wo) = window
+        padded = np.zeros((n, c1, h + top + bottom, width + left + right, c0), compute)
+        windows = []
+        for tap in range(kh * kw):
+            i, j = divmod(tap, kw)
+            view = padded[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, j * dw : j * dw + wo].view()
+            view.shape = (n, c1, ho, wo * c0)  # a view: a window row's Wo blocks are contiguous
+            windows.append(view)
+        interior = (slice(None), slice(None), slice(top, top + h), slice(left, left + width))
+        return DepthwiseRows(padded, interior, channels, windows)
+
+    def load(self, x: np.ndarray) -> None:
+        """Copies `x` into the interior, its padded lanes as zeros whatever `x` holds there."""
+        inside = self.padded[self.interior]
+        inside[...] = x
+        c1, c0 = x.shape[1], x.shape[-1]
+        if self.channels < c1 * c0:
+            inside[:, -1, ..., self.channels - (c1 - 1) * c0 :] = 0
+
+
+@dataclass
+class PixelRows:
+    """The L0A rows (1, N Ho Wo, kh kw C) of one group of fewer channels than a block (an
+    image's 3), in device K order (i, j, c), and the padded input (N, H + pads, W + pads) they
+    are copied from, both kept from call to call. Both hold pixels (a pixel's channels moved as
+    one element, `_pixels`): a call copies the input's pixels into the padded input, then the
+    windows (`windows`, its view) into the rows; with a unit width dilation a window row's kw
+    pixels are adjacent, and move as one element."""
+
+    interior: np.ndarray
+    windows: np.ndarray
+    rows: np.ndarray
+    window_rows: np.ndarray
+    """`rows` as the elements `windows` holds."""
+    channels: int
+
+    @staticmethod
+    def of(shape: tuple[int, ...], channels: int, window: Window, compute: np.dtype) -> PixelRows:
+        n, _, h, width, _ = shape
+        (kh, kw), (sh, sw), (top, left, bottom, right), (dh, dw), (ho, wo) = window
+        padded = np.zeros((n, h + top + bottom, width + left + right, channels), compute)
+        along_n, along_h, along_w, _ = padded.strides
+        taps = kw if dw == 1 else 1  # the pixels one element moves
+        element = np.dtype((np.void, taps * channels * padded.itemsize))
+        windows = np.ndarray(  # (N, Ho, Wo, kh, elements per window row); numpy checks the bounds
+            (n, ho, wo, kh, kw // taps),
+            element,
+            buffer=padded,
+            strides=(along_n, along_h * sh, along_w * sw, along_h * dh, along_w * dw),
+        )
+        rows = np.empty((1, n * ho * wo, kh * kw * channels), compute)
+        window_rows = rows.reshape(n, ho, wo, kh, kw * channels).view(element)
+        interior = _pixels(padded[:, top : top + h, left : left + width])
+        return PixelRows(interior, windows, rows, window_rows, channels)
+
+    def rows_of(self, x: np.ndarray) -> np.ndarray:
+        """The rows of NC1HWC0 `x` (one block, of the compute dtype, C0 lanes contiguous)."""
+        self.interior[...] = _pixels(x[:, 0, :, :, : self.channels])
+        self.window_rows[...] = self.windows
+        return self.rows
+
+
+Load = BlockRows | DepthwiseRows | PixelRows
+"""The buffers and views one convolution's loads keep from call to call."""
+
+
+def _pixels(array: np.ndarray) -> np.ndarray:
+    """`array` (..., C), its last axis contiguous, as (...) elements of C values each."""
+    return array.view(np.dtype((np.void, array.shape[-1] * array.itemsize)))[..., 0]
