@@ -9,8 +9,8 @@ Three shapes of work take three routes to the same sums:
   input holds there) and multiplies them by the weights laid out as an L0B matrix;
 - depthwise convolutions (one input channel per group) sum their window taps for every channel
   and pixel at once, each k-step taking the taps its K range holds; with one output channel per
-  group and a unit width stride, on the NC1HWC0 blocks themselves, a row of Wo x C0 lanes per tap
-  (`DEPTHWISE_ROWS`);
+  group, on the NC1HWC0 blocks themselves, a row of Wo x C0 lanes per tap (`DEPTHWISE_ROWS`; a
+  W stride reads the input split into that many column phases, so a row is contiguous still);
 - narrow groups, and images with fewer channels than a block (an image's 3), would be mostly the
   fractals' zero padding, so their products are summed over the real channels only, in device K
   order, each k-step over the real taps of its K range.
@@ -127,15 +127,15 @@ class Convolution:
     def _depthwise_rows(
         self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, into: np.ndarray | None
     ) -> np.ndarray:
-        """A depthwise convolution with one output channel per group and a unit width stride, on
-        the NC1HWC0 blocks themselves: output lane c of block c1 reads input lane c of block c1, so
-        each window tap multiplies the shifted input blocks, a row of Wo x C0 lanes at a time, by
-        its weights laid out as (C1, C0) lanes (zero in the padded lanes, whose inputs are zeroed
-        too). Returns the NC1HWC0 accumulator, bias added, summed in `into` when its rows allow.
+        """A depthwise convolution with one output channel per group, on the NC1HWC0 blocks
+        themselves: output lane c of block c1 reads input lane c of block c1, so each window tap
+        multiplies the shifted input blocks, a row of Wo x C0 lanes at a time, by its weights laid
+        out as (C1, C0) lanes (zero in the padded lanes, whose inputs are zeroed too). Returns the
+        NC1HWC0 accumulator, bias added, summed in `into` when its rows allow.
 
-        The padded input (`DepthwiseRows`: zero borders, the interior copied in) and its window
-        views are made at the first call and kept, so a call copies the input once and runs two
-        ufuncs per tap."""
+        The padded input (`DepthwiseRows`: zero borders, the interior copied in, split into the W
+        stride's column phases) and its window views are made at the first call and kept, so a
+        call copies the input once and runs two ufuncs per tap."""
         n, c1, h, width, c0 = x.shape
         (kh, kw), channels, compute = self.kernel, self.out_channels, self.compute
         ho, wo = self.out_size
@@ -293,9 +293,9 @@ def plan_conv2d(
     order, ranges, taps = None, [], []
     if groups > 1 and cin_group == 1 and kh * kw * largest < EXACT_FP32_INTEGER:
         # Depthwise: each output channel reads one input channel; a step sums its window taps.
-        # With one output channel per group and unit width strides, on the NC1HWC0 rows (measured
-        # faster there; with other strides the (N, H, W, C) layout is).
-        route = DEPTHWISE_ROWS if cout_group == 1 and sw == 1 else DEPTHWISE
+        # With one output channel per group, on the NC1HWC0 rows (measured faster there than on
+        # (N, H, W, C), which a channel multiplier needs).
+        route = DEPTHWISE_ROWS if cout_group == 1 else DEPTHWISE
         # Tap t sits at device K index t * c0: a step holds the taps in its K range (a step holding
         # only padded channels adds nothing and is left out).
         bounds = k_steps(kh * kw * c0, k_step)

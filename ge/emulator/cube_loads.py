@@ -244,36 +244,53 @@ class BlockRows:
 
 @dataclass
 class DepthwiseRows:
-    """The depthwise rows route's padded input (N, C1, H + pads, W + pads, C0) in the compute
-    dtype, kept from call to call: the borders stay zero and a call copies the input's interior
-    in (`load`); and each window tap's (N, C1, Ho, Wo x C0) view of it (`windows`)."""
+    """A depthwise product's padded NC1HWC0 input in the compute dtype, kept from call to call as
+    its W stride's phases (phase r: the padded columns r, r + stride, ...; one phase for a unit
+    stride), each (N, C1, H + pads, its columns, C0) with zero borders; and each window tap's
+    (N, C1, Ho, Wo x C0) view of the phase its columns fall in (`windows`), whose rows are
+    contiguous runs of Wo blocks whatever the stride. A call copies the input into the phases'
+    interiors (`load`), whole blocks at a time."""
 
-    padded: np.ndarray
-    interior: tuple[slice, ...]
+    interiors: list[tuple[np.ndarray, slice]]
+    """Each phase's interior, and the input's columns it holds."""
     channels: int
     windows: list[np.ndarray]
 
     @staticmethod
     def of(shape: tuple[int, ...], channels: int, window: Window, compute: np.dtype) -> DepthwiseRows:
         n, c1, h, width, c0 = shape
-        (kh, kw), (sh, _), (top, left, bottom, right), (dh, dw), (ho, wo) = window
-        padded = np.zeros((n, c1, h + top + bottom, width + left + right, c0), compute)
+        (kh, kw), (sh, sw), (top, left, bottom, right), (dh, dw), (ho, wo) = window
+        columns = width + left + right
+        phases = [
+            np.zeros((n, c1, h + top + bottom, len(range(r, columns, sw)), c0), compute) for r in range(sw)
+        ]
         windows = []
         for tap in range(kh * kw):
             i, j = divmod(tap, kw)
-            view = padded[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, j * dw : j * dw + wo].view()
+            phase, first = phases[j * dw % sw], j * dw // sw
+            view = phase[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, first : first + wo].view()
             view.shape = (n, c1, ho, wo * c0)  # a view: a window row's Wo blocks are contiguous
             windows.append(view)
-        interior = (slice(None), slice(None), slice(top, top + h), slice(left, left + width))
-        return DepthwiseRows(padded, interior, channels, windows)
+        interiors = []
+        for r, phase in enumerate(phases):
+            skipped = -(-(left - r) // sw) if left > r else 0  # the phase's columns in the left pad
+            start = r + skipped * sw - left  # the input's first column in this phase
+            held = len(range(start, width, sw))
+            interiors.append((phase[:, :, top : top + h, skipped : skipped + held], slice(start, width, sw)))
+        return DepthwiseRows(interiors, channels, windows)
 
     def load(self, x: np.ndarray) -> None:
-        """Copies `x` into the interior, its padded lanes as zeros whatever `x` holds there."""
-        inside = self.padded[self.interior]
-        inside[...] = x
+        """Copies `x` into the phases' interiors, its padded lanes as zeros whatever `x` holds
+        there."""
         c1, c0 = x.shape[1], x.shape[-1]
-        if self.channels < c1 * c0:
-            inside[:, -1, ..., self.channels - (c1 - 1) * c0 :] = 0
+        for interior, columns in self.interiors:
+            source = x[:, :, :, columns]
+            if source.dtype == interior.dtype and source.strides[-1] == source.itemsize:
+                _blocks(interior)[...] = _blocks(source)
+            else:
+                interior[...] = source
+            if self.channels < c1 * c0:
+                interior[:, -1, ..., self.channels - (c1 - 1) * c0 :] = 0
 
 
 @dataclass
@@ -320,6 +337,11 @@ class PixelRows:
 
 Load = BlockRows | DepthwiseRows | PixelRows
 """The buffers and views one convolution's loads keep from call to call."""
+
+
+def _blocks(array: np.ndarray) -> np.ndarray:
+    """`array` (..., C0), its last axis contiguous, as (...) elements of C0 values each."""
+    return array.view(np.dtype((np.void, array.shape[-1] * array.itemsize)))[..., 0]
 
 
 def _pixels(array: np.ndarray) -> np.ndarray:

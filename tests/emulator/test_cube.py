@@ -62,6 +62,9 @@ CONV_CASES = {
     "depthwise20_rows": (2, 20, 20, (7, 9), (3, 3), (1, 1), (1, 2, 1, 0), (2, 1), 20),
     "grouped_depthwise20_rows_bias": (1, 20, 20, (6, 6), (3, 3), (1, 1), (1, 1, 1, 1), (1, 1), 20),
     "depthwise_multiplier2": (1, 20, 40, (5, 7), (3, 3), (1, 1), (1, 1, 1, 1), (2, 1), 20),
+    # Width strides 2 and 3: the rows route reads the input split into column phases.
+    "depthwise20_stride2_rows": (2, 20, 20, (9, 8), (3, 3), (2, 2), (1, 0, 1, 2), (1, 2), 20),
+    "depthwise20_stride3_rows": (1, 20, 20, (7, 11), (3, 5), (1, 3), (2, 3, 0, 1), (1, 1), 20),
     "pointwise": (3, 40, 17, (4, 5), (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
 }
 
@@ -114,6 +117,37 @@ def test_conv2d_float(rng: np.random.Generator, name: str, dtype: type) -> None:
     logical = from_device(got, "NC1HWC0", expected.shape)
     # fp16/bf16 products are exact in fp32; only the fp32 summation order differs from float64.
     np.testing.assert_allclose(logical, expected, rtol=1e-5, atol=1e-4)
+
+
+_PADDED_LANE_CASES = [
+    name for name, case in sorted(CONV_CASES.items()) if case[1] % 16 and case[8] in (1, case[1])
+]
+"""The cases whose input leaves padded lanes, one group or depthwise: the general, narrow and
+depthwise rows routes."""
+
+
+@pytest.mark.parametrize("name", _PADDED_LANE_CASES)
+def test_conv2d_reads_no_padded_lane(rng: np.random.Generator, name: str) -> None:
+    """NaN in the input's padded lanes changes no bit of the result, whichever route reads it; the
+    planned convolution, called twice, reads each call's input (its loads keep buffers)."""
+    from ge.emulator.convolution import plan_conv2d
+
+    batch, cin, cout, (h, width), kernel, strides, pads, dilations, groups = CONV_CASES[name]
+    x = to_device(rng.standard_normal((batch, cin, h, width)).astype(np.float32), "NC1HWC0", 16)
+    w = to_device(
+        rng.standard_normal((cout, cin // groups, *kernel)).astype(np.float32), "FRACTAL_Z", 16, groups
+    )
+    parameters = dict(
+        out_channels=cout, in_channels=cin, kernel=kernel, strides=strides, pads=pads, dilations=dilations
+    )
+    convolution = plan_conv2d(x.shape, x.dtype, w.shape, w.dtype, groups=groups, **parameters)
+    clean = convolution(x, w).copy()
+    dirty = x.copy()
+    dirty[:, -1, ..., cin % 16 :] = np.nan
+    np.testing.assert_array_equal(convolution(dirty, w), clean)
+    other = convolution(x * 2, w)
+    np.testing.assert_array_equal(other, conv2d(x * 2, w, groups=groups, **parameters))
+    assert not np.array_equal(other, clean)
 
 
 @pytest.mark.parametrize("name", ["stride2", "asymmetric_pads", "groups2", "depthwise32", "pointwise"])
