@@ -286,7 +286,7 @@ class DepthwiseRows:
         for interior, columns in self.interiors:
             source = x[:, :, :, columns]
             if source.dtype == interior.dtype and source.strides[-1] == source.itemsize:
-                _blocks(interior)[...] = _blocks(source)
+                _whole(interior)[...] = _whole(source)
             else:
                 interior[...] = source
             if self.channels < c1 * c0:
@@ -298,7 +298,7 @@ class PixelRows:
     """The L0A rows (1, N Ho Wo, kh kw C) of one group of fewer channels than a block (an
     image's 3), in device K order (i, j, c), and the padded input (N, H + pads, W + pads) they
     are copied from, both kept from call to call. Both hold pixels (a pixel's channels moved as
-    one element, `_pixels`): a call copies the input's pixels into the padded input, then the
+    one element, `_whole`): a call copies the input's pixels into the padded input, then the
     windows (`windows`, its view) into the rows; with a unit width dilation a window row's kw
     pixels are adjacent, and move as one element."""
 
@@ -325,12 +325,12 @@ class PixelRows:
         )
         rows = np.empty((1, n * ho * wo, kh * kw * channels), compute)
         window_rows = rows.reshape(n, ho, wo, kh, kw * channels).view(element)
-        interior = _pixels(padded[:, top : top + h, left : left + width])
+        interior = _whole(padded[:, top : top + h, left : left + width])
         return PixelRows(interior, windows, rows, window_rows, channels)
 
     def rows_of(self, x: np.ndarray) -> np.ndarray:
         """The rows of NC1HWC0 `x` (one block, of the compute dtype, C0 lanes contiguous)."""
-        self.interior[...] = _pixels(x[:, 0, :, :, : self.channels])
+        self.interior[...] = _whole(x[:, 0, :, :, : self.channels])
         self.window_rows[...] = self.windows
         return self.rows
 
@@ -339,11 +339,7 @@ Load = BlockRows | DepthwiseRows | PixelRows
 """The buffers and views one convolution's loads keep from call to call."""
 
 
-def _blocks(array: np.ndarray) -> np.ndarray:
-    """`array` (..., C0), its last axis contiguous, as (...) elements of C0 values each."""
-    return array.view(np.dtype((np.void, array.shape[-1] * array.itemsize)))[..., 0]
-
-
-def _pixels(array: np.ndarray) -> np.ndarray:
-    """`array` (..., C), its last axis contiguous, as (...) elements of C values each."""
+def _whole(array: np.ndarray) -> np.ndarray:
+    """`array` (..., C), its last axis contiguous, as (...) elements of C values each: a block's
+    C0 lanes or a pixel's channels, which a copy then moves as one element."""
     return array.view(np.dtype((np.void, array.shape[-1] * array.itemsize)))[..., 0]

@@ -279,6 +279,40 @@ def test_kept_buffers_and_layouts_take_each_runs_values(rng) -> None:
     assert np.abs(answers[0] - answers[1]).max() > 1e-2
 
 
+@pytest.mark.parametrize("level", [0, 3])
+def test_a_run_sets_the_error_state_once_and_warns_of_nothing(
+    level: int, monkeypatch: pytest.MonkeyPatch, rng
+) -> None:
+    """The device raises no floating-point error: a run of ufunc ops that overflow and subtract
+    inf from inf gives inf and NaN as stored, warns of nothing, and sets numpy's error state once,
+    not per op."""
+    import warnings
+
+    g = ge.Graph()
+    x = g.add_input("x", shape=[4, 16])
+    y = g.add_mul(g.add_add(x, x), x)
+    g.add_output(y, "y")
+    g.add_output(g.add_relu(g.add_sub(y, y)), "z")
+    compiled = ge.GraphCompiler().compile(g, optimization_level=level)
+    emulator = Emulator(compiled.module, compiled.weight_blob)
+    xs = rng.standard_normal((4, 16)).astype(np.float32)
+    xs[0] *= 1e30
+    emulator.run([xs])  # the first run checks every op's answer through the semantics
+    made = []
+    errstate = np.errstate
+    monkeypatch.setattr(np, "errstate", lambda **kwargs: made.append(kwargs) or errstate(**kwargs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got_y, got_z = emulator.run([xs])
+    assert made == [{"all": "ignore"}]
+    with np.errstate(all="ignore"):
+        expected_y = (xs + xs) * xs
+        expected_z = np.maximum(expected_y - expected_y, 0)
+    np.testing.assert_array_equal(got_y, expected_y)
+    np.testing.assert_array_equal(got_z, expected_z)
+    assert np.isinf(got_y[0]).all() and np.isnan(got_z[0]).all() and np.isfinite(got_z[1:]).all()
+
+
 def _kernel_copies(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The names of the kernels whose launches copy a result into its output (`np.copyto` after
     their steps), recorded from here on."""
