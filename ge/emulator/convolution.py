@@ -141,8 +141,7 @@ class Convolution:
         ho, wo = self.out_size
         if not self.loads:
             self.loads.append(DepthwiseRows.of(self.x_shape, channels, self._window, compute))
-        load = cast(DepthwiseRows, self.loads[0])
-        load.load(x)
+        windows = cast(DepthwiseRows, self.loads[0]).windows_of(x)
 
         def lanes() -> np.ndarray:  # (kh * kw, 1, C1, 1, Wo * C0)
             weights = np.zeros((c1 * c0, kh * kw), compute)
@@ -158,7 +157,7 @@ class Convolution:
                 out.shape = shape  # raises rather than copy: C0 lanes and W not contiguous
             except AttributeError:
                 out = None
-        total = sum_taps(load.windows.__getitem__, taps, self.taps, shape, compute, self.accumulator, out)
+        total = sum_taps(windows.__getitem__, taps, self.taps, shape, compute, self.accumulator, out)
         total = total.reshape(n, c1, ho, wo, c0)
         if bias is not None:
             total += self.biases(bias, lambda: _lanes(bias, channels, c1, c0, self.accumulator))

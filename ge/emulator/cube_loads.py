@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar, cast
 
 import numpy as np
 
@@ -167,123 +168,143 @@ def stored_nc1hwc0(
     return into
 
 
+T = TypeVar("T")
+
+KEPT_AT_MOST = 2**18
+"""The most bytes of padded input a convolution keeps from call to call (`Kept`). Below, zeroing
+a fresh one per launch costs about what copying the input into it does; above, the copy is most
+of the cost, and keeping one per convolution would hold about an activation per layer (light
+resnet50's would add 8.4 MB to its 6.9 MB arena; with this bound, 1.6 MB)."""
+
+
+class Kept(Generic[T]):
+    """What `make` builds (zero-bordered buffers and the views over them), built at the first
+    call and kept when it holds at most `KEPT_AT_MOST` bytes, built again at every call
+    otherwise. The rows a load copies into are never kept: a fresh array per call is as fast
+    (malloc hands back the block the last launch freed) and holds no memory between launches."""
+
+    def __init__(self, make: Callable[[], T], nbytes: int):
+        self._make, self._keeps = make, nbytes <= KEPT_AT_MOST
+        self._value: T | None = None
+
+    def __call__(self) -> T:
+        if self._value is not None:
+            return self._value
+        value = self._make()
+        if self._keeps:
+            self._value = value
+        return value
+
+
 @dataclass
 class BlockRows:
     """The L0A rows (1, N Ho Wo, C1 kh kw C0) of one group's NC1HWC0 input, columns in FRACTAL_Z's
     device K order (c1, i, j, k0), padded lanes zero whatever the input holds there; made by
-    copying an overlapping view of the input in its own layout (`windows`): a window row's kw
-    taps of one C0 block are kw consecutive blocks when the W dilation is 1, so each (pixel, c1,
-    window row) is one copy of kw x C0 lanes; with a wider dilation, one copy per tap's block.
+    copying an overlapping view of the input in its own layout (`_block_windows`): a window row's
+    kw taps of one C0 block are kw consecutive blocks when the W dilation is 1, so each (pixel,
+    c1, window row) is one copy of kw x C0 lanes; with a wider dilation, one copy per tap's block.
 
-    Kept from call to call: the rows, and the padded input (zero borders, the interior copied
-    in) when the convolution pads or the input is not C-contiguous in the compute dtype. An
-    input read in place keeps its view while the same array comes back."""
+    The input is copied into a padded one (zero borders) when the convolution pads or the input
+    is not C-contiguous in the compute dtype (`padded`, `Kept` with its view); otherwise it is
+    read in place, its view kept while the same array comes back."""
 
     shape: tuple[int, ...]
     """The input's NC1HWC0 shape."""
     window: Window
     channels: int
     compute: np.dtype
-    rows: np.ndarray
     element: np.dtype
     """What one copy moves: a window row's kw blocks (W dilation 1) or one tap's block."""
-    window_rows: np.ndarray
-    """`rows` as (N, Ho, Wo, C1, kh, copies per window row) elements of `element`."""
-    blocks: np.ndarray
-    """`rows` as (N, Ho, Wo, C1, kh, kw, C0)."""
-    padded: np.ndarray | None = None
+    padded: Kept[tuple[np.ndarray, np.ndarray]]
     source: np.ndarray | None = None
     windows: np.ndarray | None = None
 
     @staticmethod
     def of(shape: tuple[int, ...], channels: int, window: Window, compute: np.dtype) -> BlockRows:
-        n, c1, _, _, c0 = shape
-        (kh, kw), _, _, (_, dw), (ho, wo) = window
+        n, c1, h, width, c0 = shape
+        (_, kw), _, (top, left, bottom, right), (_, dw), _ = window
+        compute = np.dtype(compute)
         taps = kw if dw == 1 else 1  # the window taps one copy moves
-        element = np.dtype((np.void, taps * c0 * np.dtype(compute).itemsize))
-        blocks = np.empty((n, ho, wo, c1, kh, kw, c0), compute)
-        window_rows = blocks.reshape(n, ho, wo, c1, kh, kw * c0).view(element)
-        rows = blocks.reshape(1, n * ho * wo, c1 * kh * kw * c0)
-        return BlockRows(
-            tuple(shape), window, channels, np.dtype(compute), rows, element, window_rows, blocks
-        )
+        element = np.dtype((np.void, taps * c0 * compute.itemsize))
+        padded_shape = (n, c1, h + top + bottom, width + left + right, c0)
+
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            padded = np.zeros(padded_shape, compute)
+            return padded, _block_windows(padded, shape, window, element)
+
+        padded = Kept(make, math.prod(padded_shape) * compute.itemsize)
+        return BlockRows(tuple(shape), window, channels, compute, element, padded)
 
     def rows_of(self, x: np.ndarray) -> np.ndarray:
         n, c1, h, width, c0 = self.shape
-        _, _, (top, left, bottom, right), _, _ = self.window
+        (kh, kw), _, (top, left, _, _), _, (ho, wo) = self.window
         rest = self.channels - (c1 - 1) * c0  # real lanes of the last block
-        source = x
-        if any(self.window[2]) or x.dtype != self.compute or not x.flags.c_contiguous:
-            if self.padded is None:
-                self.padded = np.zeros((n, c1, h + top + bottom, width + left + right, c0), self.compute)
-            inside = self.padded[:, :, top : top + h, left : left + width]
+        in_place = not any(self.window[2]) and x.dtype == self.compute and x.flags.c_contiguous
+        if in_place:
+            if x is not self.source:
+                self.windows, self.source = _block_windows(x, self.shape, self.window, self.element), x
+            windows = cast(np.ndarray, self.windows)
+        else:
+            padded, windows = self.padded()
+            inside = padded[:, :, top : top + h, left : left + width]
             inside[...] = x
             if rest < c0:
                 inside[:, -1, ..., rest:] = 0  # whatever x holds in padded lanes
-            source = self.padded
-        if source is not self.source:
-            self.windows, self.source = self._windows_over(source), source
-        self.window_rows[...] = self.windows
-        if source is x and rest < c0:
-            self.blocks[:, :, :, -1, ..., rest:] = 0  # whatever x holds in padded lanes
-        return self.rows
-
-    def _windows_over(self, source: np.ndarray) -> np.ndarray:
-        """(N, Ho, Wo, C1, kh, copies per window row) of `element`, over `source`."""
-        n, c1, _, _, _ = self.shape
-        (kh, kw), (sh, sw), _, (dh, dw), (ho, wo) = self.window
-        along_n, along_c1, along_h, along_w, _ = source.strides
-        copies = self.window_rows.shape[-1]
-        return np.ndarray(  # numpy checks the bounds
-            (n, ho, wo, c1, kh, copies),
-            self.element,
-            buffer=source,
-            strides=(along_n, along_h * sh, along_w * sw, along_c1, along_h * dh, along_w * dw),
-        )
+        blocks = np.empty((n, ho, wo, c1, kh, kw, c0), self.compute)
+        blocks.reshape(n, ho, wo, c1, kh, kw * c0).view(self.element)[...] = windows
+        if in_place and rest < c0:
+            blocks[:, :, :, -1, ..., rest:] = 0  # whatever x holds in padded lanes
+        return blocks.reshape(1, n * ho * wo, c1 * kh * kw * c0)
 
 
 @dataclass
 class DepthwiseRows:
-    """A depthwise product's padded NC1HWC0 input in the compute dtype, kept from call to call as
-    its W stride's phases (phase r: the padded columns r, r + stride, ...; one phase for a unit
-    stride), each (N, C1, H + pads, its columns, C0) with zero borders; and each window tap's
-    (N, C1, Ho, Wo x C0) view of the phase its columns fall in (`windows`), whose rows are
-    contiguous runs of Wo blocks whatever the stride. A call copies the input into the phases'
-    interiors (`load`), whole blocks at a time."""
+    """A depthwise product's padded NC1HWC0 input in the compute dtype as its W stride's phases
+    (phase r: the padded columns r, r + stride, ...; one phase for a unit stride), each (N, C1,
+    H + pads, its columns, C0) with zero borders, and each window tap's (N, C1, Ho, Wo x C0)
+    view of the phase its columns fall in, whose rows are contiguous runs of Wo blocks whatever
+    the stride (`Kept`). A call copies the input into the phases' interiors (`windows_of`),
+    whole blocks at a time."""
 
-    interiors: list[tuple[np.ndarray, slice]]
-    """Each phase's interior, and the input's columns it holds."""
     channels: int
-    windows: list[np.ndarray]
+    phases: Kept[tuple[list[tuple[np.ndarray, slice]], list[np.ndarray]]]
+    """Each phase's interior with the input's columns it holds, and each tap's window."""
 
     @staticmethod
     def of(shape: tuple[int, ...], channels: int, window: Window, compute: np.dtype) -> DepthwiseRows:
         n, c1, h, width, c0 = shape
         (kh, kw), (sh, sw), (top, left, bottom, right), (dh, dw), (ho, wo) = window
         columns = width + left + right
-        phases = [
-            np.zeros((n, c1, h + top + bottom, len(range(r, columns, sw)), c0), compute) for r in range(sw)
-        ]
-        windows = []
-        for tap in range(kh * kw):
-            i, j = divmod(tap, kw)
-            phase, first = phases[j * dw % sw], j * dw // sw
-            view = phase[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, first : first + wo].view()
-            view.shape = (n, c1, ho, wo * c0)  # a view: a window row's Wo blocks are contiguous
-            windows.append(view)
-        interiors = []
-        for r, phase in enumerate(phases):
-            skipped = -(-(left - r) // sw) if left > r else 0  # the phase's columns in the left pad
-            start = r + skipped * sw - left  # the input's first column in this phase
-            held = len(range(start, width, sw))
-            interiors.append((phase[:, :, top : top + h, skipped : skipped + held], slice(start, width, sw)))
-        return DepthwiseRows(interiors, channels, windows)
 
-    def load(self, x: np.ndarray) -> None:
-        """Copies `x` into the phases' interiors, its padded lanes as zeros whatever `x` holds
-        there."""
+        def make() -> tuple[list[tuple[np.ndarray, slice]], list[np.ndarray]]:
+            height = h + top + bottom
+            phases = [np.zeros((n, c1, height, len(range(r, columns, sw)), c0), compute) for r in range(sw)]
+            windows = []
+            for tap in range(kh * kw):
+                i, j = divmod(tap, kw)
+                phase, first = phases[j * dw % sw], j * dw // sw
+                view = phase[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, first : first + wo].view()
+                view.shape = (n, c1, ho, wo * c0)  # a view: a window row's Wo blocks are contiguous
+                windows.append(view)
+            interiors = []
+            for r, phase in enumerate(phases):
+                skipped = -(-(left - r) // sw) if left > r else 0  # the phase's columns in the left pad
+                start = r + skipped * sw - left  # the input's first column in this phase
+                held = len(range(start, width, sw))
+                interiors.append(
+                    (phase[:, :, top : top + h, skipped : skipped + held], slice(start, width, sw))
+                )
+            return interiors, windows
+
+        nbytes = n * c1 * (h + top + bottom) * columns * c0 * np.dtype(compute).itemsize
+        return DepthwiseRows(channels, Kept(make, nbytes))
+
+    def windows_of(self, x: np.ndarray) -> list[np.ndarray]:
+        """Each tap's window of `x`, copied into the phases with its padded lanes as zeros
+        whatever `x` holds there."""
         c1, c0 = x.shape[1], x.shape[-1]
-        for interior, columns in self.interiors:
+        interiors, windows = self.phases()
+        for interior, columns in interiors:
             source = x[:, :, :, columns]
             if source.dtype == interior.dtype and source.strides[-1] == source.itemsize:
                 _whole(interior)[...] = _whole(source)
@@ -291,52 +312,79 @@ class DepthwiseRows:
                 interior[...] = source
             if self.channels < c1 * c0:
                 interior[:, -1, ..., self.channels - (c1 - 1) * c0 :] = 0
+        return windows
 
 
 @dataclass
 class PixelRows:
     """The L0A rows (1, N Ho Wo, kh kw C) of one group of fewer channels than a block (an
-    image's 3), in device K order (i, j, c), and the padded input (N, H + pads, W + pads) they
-    are copied from, both kept from call to call. Both hold pixels (a pixel's channels moved as
-    one element, `_whole`): a call copies the input's pixels into the padded input, then the
-    windows (`windows`, its view) into the rows; with a unit width dilation a window row's kw
-    pixels are adjacent, and move as one element."""
+    image's 3), in device K order (i, j, c), copied from a padded input (N, H + pads, W + pads)
+    through its windows' view (`Kept`). Both hold pixels (a pixel's channels moved as one
+    element, `_whole`): a call copies the input's pixels into the padded input, then the windows
+    into the rows; with a unit width dilation a window row's kw pixels are adjacent, and move as
+    one element."""
 
-    interior: np.ndarray
-    windows: np.ndarray
-    rows: np.ndarray
-    window_rows: np.ndarray
-    """`rows` as the elements `windows` holds."""
+    shape: tuple[int, ...]
+    window: Window
     channels: int
+    compute: np.dtype
+    element: np.dtype
+    padded: Kept[tuple[np.ndarray, np.ndarray]]
+    """The padded input's interior as pixels, and the windows."""
 
     @staticmethod
     def of(shape: tuple[int, ...], channels: int, window: Window, compute: np.dtype) -> PixelRows:
         n, _, h, width, _ = shape
         (kh, kw), (sh, sw), (top, left, bottom, right), (dh, dw), (ho, wo) = window
-        padded = np.zeros((n, h + top + bottom, width + left + right, channels), compute)
-        along_n, along_h, along_w, _ = padded.strides
+        compute = np.dtype(compute)
         taps = kw if dw == 1 else 1  # the pixels one element moves
-        element = np.dtype((np.void, taps * channels * padded.itemsize))
-        windows = np.ndarray(  # (N, Ho, Wo, kh, elements per window row); numpy checks the bounds
-            (n, ho, wo, kh, kw // taps),
-            element,
-            buffer=padded,
-            strides=(along_n, along_h * sh, along_w * sw, along_h * dh, along_w * dw),
-        )
-        rows = np.empty((1, n * ho * wo, kh * kw * channels), compute)
-        window_rows = rows.reshape(n, ho, wo, kh, kw * channels).view(element)
-        interior = _whole(padded[:, top : top + h, left : left + width])
-        return PixelRows(interior, windows, rows, window_rows, channels)
+        element = np.dtype((np.void, taps * channels * compute.itemsize))
+        padded_shape = (n, h + top + bottom, width + left + right, channels)
+
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            padded = np.zeros(padded_shape, compute)
+            along_n, along_h, along_w, _ = padded.strides
+            windows = np.ndarray(  # (N, Ho, Wo, kh, elements per window row); numpy checks the bounds
+                (n, ho, wo, kh, kw // taps),
+                element,
+                buffer=padded,
+                strides=(along_n, along_h * sh, along_w * sw, along_h * dh, along_w * dw),
+            )
+            return _whole(padded[:, top : top + h, left : left + width]), windows
+
+        nbytes = math.prod(padded_shape) * compute.itemsize
+        return PixelRows(tuple(shape), window, channels, compute, element, Kept(make, nbytes))
 
     def rows_of(self, x: np.ndarray) -> np.ndarray:
         """The rows of NC1HWC0 `x` (one block, of the compute dtype, C0 lanes contiguous)."""
-        self.interior[...] = _whole(x[:, 0, :, :, : self.channels])
-        self.window_rows[...] = self.windows
-        return self.rows
+        n = x.shape[0]
+        (kh, kw), _, _, _, (ho, wo) = self.window
+        interior, windows = self.padded()
+        interior[...] = _whole(x[:, 0, :, :, : self.channels])
+        rows = np.empty((1, n * ho * wo, kh * kw * self.channels), self.compute)
+        rows.reshape(n, ho, wo, kh, kw * self.channels).view(self.element)[...] = windows
+        return rows
 
 
 Load = BlockRows | DepthwiseRows | PixelRows
-"""The buffers and views one convolution's loads keep from call to call."""
+"""The buffers and views one convolution's loads keep from call to call (within `KEPT_AT_MOST`)."""
+
+
+def _block_windows(
+    source: np.ndarray, shape: tuple[int, ...], window: Window, element: np.dtype
+) -> np.ndarray:
+    """(N, Ho, Wo, C1, kh, copies per window row) elements of `element` (a window row's kw
+    blocks, or one tap's block) over NC1HWC0 `source`, an input of `shape` or its padded form."""
+    n, c1, _, _, c0 = shape
+    (kh, kw), (sh, sw), _, (dh, dw), (ho, wo) = window
+    along_n, along_c1, along_h, along_w, _ = source.strides
+    copies = kw * c0 * source.itemsize // element.itemsize
+    return np.ndarray(  # numpy checks the bounds
+        (n, ho, wo, c1, kh, copies),
+        element,
+        buffer=source,
+        strides=(along_n, along_h * sh, along_w * sw, along_c1, along_h * dh, along_w * dw),
+    )
 
 
 def _whole(array: np.ndarray) -> np.ndarray:

@@ -126,11 +126,19 @@ _PADDED_LANE_CASES = [
 depthwise rows routes."""
 
 
+@pytest.mark.parametrize("kept", [True, False], ids=["kept", "made_per_call"])
 @pytest.mark.parametrize("name", _PADDED_LANE_CASES)
-def test_conv2d_reads_no_padded_lane(rng: np.random.Generator, name: str) -> None:
+def test_conv2d_reads_no_padded_lane(
+    rng: np.random.Generator, name: str, kept: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """NaN in the input's padded lanes changes no bit of the result, whichever route reads it; the
-    planned convolution, called twice, reads each call's input (its loads keep buffers)."""
+    planned convolution, called twice, reads each call's input, whether its loads keep their
+    padded inputs (small ones) or make them at every call (larger than `KEPT_AT_MOST`)."""
+    from ge.emulator import cube_loads
     from ge.emulator.convolution import plan_conv2d
+
+    if not kept:
+        monkeypatch.setattr(cube_loads, "KEPT_AT_MOST", 0)
 
     batch, cin, cout, (h, width), kernel, strides, pads, dilations, groups = CONV_CASES[name]
     x = to_device(rng.standard_normal((batch, cin, h, width)).astype(np.float32), "NC1HWC0", 16)
