@@ -283,4 +283,8 @@ def _input(
         raise GeError(
             f"input {position} must be {dtype} {list(shape)}, got {given.dtype} {list(given.shape)}"
         )
-    return np.require(given, requirements="C")  # read in place; keeps 0-d arrays 0-d
+    array = np.require(given, requirements="C")  # read in place; keeps 0-d arrays 0-d
+    # A read-only array of the caller's may change between runs (through another view of its
+    # memory): a new view object per run, so no layout kept for a read-only weight (known by
+    # its identity: `LoadedForm`) is taken for it.
+    return array if array.flags.writeable else array.view()

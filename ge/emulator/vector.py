@@ -255,7 +255,8 @@ def _kept_layout(
     kept: LoadedForm, lay_out: Callable[[np.ndarray], np.ndarray], array: np.ndarray
 ) -> np.ndarray:
     """`lay_out(array)`, kept while the same read-only array comes back (a weight the run plan
-    binds once, such as a Clip's bounds or a scale), as the cube keeps its operands' loaded forms."""
+    binds once, such as a Clip's bounds or a scale; a caller's read-only input comes as a new
+    view at every run), as the cube keeps its operands' loaded forms."""
     return kept(array, partial(lay_out, array))
 
 
@@ -279,7 +280,10 @@ def _broadcast_layout(fmt: str, full: tuple[int, ...], c0: int, array: np.ndarra
 
 
 def _padded(fmt: str, shape: tuple[int, ...], c0: int) -> bool:
-    """Whether a result of logical `shape` stored in `fmt` has padded lanes, rows or columns."""
+    """Whether a result of logical `shape` stored in `fmt` has padded lanes, rows or columns (a
+    result of too few dimensions for `fmt` is not stored in it: no)."""
+    if len(shape) < 2:
+        return False
     if fmt == "NC1HWC0":
         return shape[1] % c0 != 0
     return shape[-2] % FRACTAL != 0 or shape[-1] % FRACTAL != 0

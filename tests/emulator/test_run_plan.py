@@ -230,34 +230,38 @@ def test_a_depthwise_convolution_reads_its_operands_as_stored(monkeypatch: pytes
 
 
 def test_kept_buffers_and_layouts_take_each_runs_values(rng) -> None:
-    """A convolution keeps its padded input and a vector op the layout of a read-only operand
-    (a Clip's bounds) from run to run: each run still reads its own input, and an operand the
-    caller passes (a scale, writable) is laid out again at every run."""
+    """A convolution keeps its padded input, the cube a read-only weight's loaded form and a
+    vector op a read-only operand's layout (a Clip's bounds) from run to run: each run still
+    reads its own input, and operands the caller passes are read afresh at every run, writable
+    or not, even when the caller changes a read-only array's memory through another view."""
     from onnx import TensorProto, helper, numpy_helper
 
     channels = 20  # padded lanes in the second C0 block
     weights = {
-        "pointwise": (rng.standard_normal((channels, 3, 1, 1)) * 0.3).astype(np.float32),
         "depthwise": (rng.standard_normal((channels, 1, 3, 3)) * 0.3).astype(np.float32),
         "bias": (rng.standard_normal(channels) * 0.1).astype(np.float32),
         "low": np.array(0, np.float32),
         "high": np.array(0.5, np.float32),
     }
     nodes = [
-        helper.make_node("Conv", ["x", "pointwise"], ["p"]),
+        helper.make_node("Conv", ["x", "pointwise"], ["p"]),  # weights from the caller
         helper.make_node("Relu", ["p"], ["r"]),
         helper.make_node("Conv", ["r", "depthwise", "bias"], ["d"], group=channels, pads=[1, 1, 1, 1]),
         helper.make_node("Clip", ["d", "low", "high"], ["c"]),
-        helper.make_node("Mul", ["c", "scale"], ["y"]),
+        helper.make_node("Mul", ["c", "scale"], ["m"]),  # a scalar from the caller
+        helper.make_node("Add", ["m", "shift"], ["y"]),  # a per-channel vector from the caller
     ]
+    value = helper.make_tensor_value_info
     graph = helper.make_graph(
         nodes,
         "kept",
         [
-            helper.make_tensor_value_info("x", TensorProto.FLOAT, (1, 3, 8, 8)),
-            helper.make_tensor_value_info("scale", TensorProto.FLOAT, ()),
+            value("x", TensorProto.FLOAT, (1, 3, 8, 8)),
+            value("pointwise", TensorProto.FLOAT, (channels, 3, 1, 1)),
+            value("scale", TensorProto.FLOAT, ()),
+            value("shift", TensorProto.FLOAT, (channels, 1, 1)),
         ],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, channels, 8, 8))],
+        [value("y", TensorProto.FLOAT, (1, channels, 8, 8))],
         initializer=[numpy_helper.from_array(v, k) for k, v in weights.items()],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -266,14 +270,24 @@ def test_kept_buffers_and_layouts_take_each_runs_values(rng) -> None:
     executor = ge.GraphExecutor()
     executor.load_graph(compiled)
     session = onnxruntime.InferenceSession(model.SerializeToString())
+    memory = {  # the caller's memory, passed as read-only views (but "scale", passed writable)
+        "pointwise": np.zeros((channels, 3, 1, 1), np.float32),
+        "shift": np.zeros((channels, 1, 1), np.float32),
+    }
+    views = {name: array.view() for name, array in memory.items()}
+    for view in views.values():
+        view.flags.writeable = False
     answers = []
     for _ in range(3):
+        for array in memory.values():
+            array[...] = rng.standard_normal(array.shape)
         feeds = {
             "x": rng.standard_normal((1, 3, 8, 8)).astype(np.float32),
             "scale": np.array(rng.standard_normal(), np.float32),
+            **views,
         }
         (got,) = executor.run(feeds)
-        (expected,) = session.run(None, feeds)
+        (expected,) = session.run(None, {name: np.array(v) for name, v in feeds.items()})
         np.testing.assert_allclose(got, expected, rtol=RTOL, atol=ATOL)
         answers.append(got)
     assert np.abs(answers[0] - answers[1]).max() > 1e-2

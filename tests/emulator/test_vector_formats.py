@@ -203,6 +203,19 @@ def test_vector_ops_on_nc1hwc0_match_numpy(case: str, c: int, rng, monkeypatch: 
     emulator.plan.kernels["vec"]([views[launch.inputs[0]], *inputs[1:]], [views[launch.outputs[0]]])
 
 
+@pytest.mark.parametrize(("y", "axes"), [((2,), (1, 2, 3)), ((2, 6), (1, 3))])
+def test_a_reduction_dropping_dimensions_of_nc1hwc0_data_runs(y: tuple[int, ...], axes: tuple, rng) -> None:
+    """A reduction over C without keepdims leaves fewer dimensions than a stored format has: it
+    runs (on the logical values) and matches numpy."""
+    x = (2, 20, 6, 6)
+    listed = ", ".join(map(str, axes))
+    body = _unary("reduce_mean", x, y, f"{{axes = array<i64: {listed}>, keepdims = false}} ")
+    emulator = _emulator(_module(x, y, body, y_format=None))
+    data = rng.standard_normal(x).astype(np.float32)
+    (got,) = emulator.run([data])
+    np.testing.assert_allclose(got, data.mean(axis=axes), rtol=RTOL, atol=ATOL)
+
+
 def _launch(emulator: Emulator, kernel: str) -> LaunchOp:
     (launch,) = [
         op
