@@ -82,6 +82,20 @@ def from_device(array: np.ndarray, fmt: str, shape: tuple[int, ...], groups: int
     return np.ascontiguousarray(padded[..., :m, :n])
 
 
+def reshaped_view(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`array` as `shape`, always a view of its memory: ValueError when the strides do not allow
+    one (where `reshape` would copy)."""
+    try:
+        return np.reshape(array, shape, copy=False)
+    except TypeError:  # numpy 2.0: no `copy`; setting `shape` raises rather than copy
+        view = array.view()
+        try:
+            view.shape = shape
+        except AttributeError as error:
+            raise ValueError(str(error)) from None
+        return view
+
+
 def byte_runs(array: np.ndarray, base: int) -> np.ndarray:
     """The `[start, end)` rows of contiguous bytes a strided view covers, relative to `base`."""
     if array.size == 0:

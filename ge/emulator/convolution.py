@@ -25,12 +25,11 @@ The result is NC1HWC0 with its padded lanes zero.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import cast
 
 import numpy as np
 
 from ge.dialects.formats import FRACTAL, device_shape
-from ge.layout import from_device
+from ge.layout import from_device, reshaped_view
 
 from .cube import EXACT_FP32_INTEGER, LoadedForm, accumulate, accumulation_dtypes, k_steps, largest_product
 from .cube_loads import (
@@ -80,9 +79,9 @@ class Convolution:
     """The weights in the form the route reads them (L0B columns, taps), kept for read-only ones."""
     biases: LoadedForm = field(default_factory=LoadedForm, repr=False, compare=False)
     """A read-only bias laid out as the accumulator's lanes (depthwise rows route)."""
-    loads: list[Load] = field(default_factory=list, repr=False, compare=False)
-    """The buffers and views the route's loads keep from call to call (`ge.emulator.cube_loads`),
-    made at the first call."""
+    load: Load | None = field(default=None, repr=False, compare=False)
+    """How the route loads its input (`ge.emulator.cube_loads`: one group's rows, an image's
+    pixels, a depthwise product's padded blocks), with the buffers it keeps between calls."""
 
     def __call__(
         self, x: np.ndarray, w: np.ndarray, bias: np.ndarray | None = None, into: np.ndarray | None = None
@@ -112,9 +111,8 @@ class Convolution:
     def _general(self, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         groups, compute = self.groups, self.compute
         if groups == 1:
-            if not self.loads:
-                self.loads.append(BlockRows.of(self.x_shape, self.in_channels, self._window, compute))
-            rows = cast(BlockRows, self.loads[0]).rows_of(x)
+            assert isinstance(self.load, BlockRows)
+            rows = self.load.rows_of(x)
         else:
             rows = im2col(x, self.in_channels, groups, *self._window, compute)
         columns = self.weights(w, lambda: l0b_columns(w, groups, compute))
@@ -139,9 +137,8 @@ class Convolution:
         n, c1, h, width, c0 = x.shape
         (kh, kw), channels, compute = self.kernel, self.out_channels, self.compute
         ho, wo = self.out_size
-        if not self.loads:
-            self.loads.append(DepthwiseRows.of(self.x_shape, channels, self._window, compute))
-        windows = cast(DepthwiseRows, self.loads[0]).windows_of(x)
+        assert isinstance(self.load, DepthwiseRows)
+        windows = self.load.windows_of(x)
 
         def lanes() -> np.ndarray:  # (kh * kw, 1, C1, 1, Wo * C0)
             weights = np.zeros((c1 * c0, kh * kw), compute)
@@ -152,10 +149,9 @@ class Convolution:
         shape = (n, c1, ho, wo * c0)
         out = None
         if into is not None and self.accumulator == into.dtype:
-            out = into.view()
             try:
-                out.shape = shape  # raises rather than copy: C0 lanes and W not contiguous
-            except AttributeError:
+                out = reshaped_view(into, shape)
+            except ValueError:  # C0 lanes and W not contiguous
                 out = None
         total = sum_taps(windows.__getitem__, taps, self.taps, shape, compute, self.accumulator, out)
         total = total.reshape(n, c1, ho, wo, c0)
@@ -214,10 +210,8 @@ class Convolution:
                 .copy()
             ),
         )
-        if groups == 1 and x.dtype == compute and x.strides[-1] == x.itemsize:  # one block's channels
-            if not self.loads:
-                self.loads.append(PixelRows.of(self.x_shape, self.in_channels, self._window, compute))
-            rows = cast(PixelRows, self.loads[0]).rows_of(x)
+        if isinstance(self.load, PixelRows) and x.dtype == compute and x.strides[-1] == x.itemsize:
+            rows = self.load.rows_of(x)  # one group of fewer channels than a block
             out = accumulate(rows, columns, self.ranges, self.accumulator, self.largest)
             return out.reshape(n, ho, wo, channels)
         padded = padded_channels(x, self.in_channels, self.pads, compute)
@@ -315,6 +309,14 @@ def plan_conv2d(
         route = GENERAL
         k_total = -(-cin_group // c0) * c0 * kh * kw
         ranges = [slice(start, start + count) for start, count in k_steps(k_total, k_step)]
+    window = (kernel, strides, pads, dilations, (ho, wo))
+    load: Load | None = None
+    if route == DEPTHWISE_ROWS:
+        load = DepthwiseRows.of(tuple(x_shape), out_channels, window, compute)
+    elif groups == 1 and route == GENERAL:
+        load = BlockRows.of(tuple(x_shape), in_channels, window, compute)
+    elif groups == 1:  # narrow: fewer channels than a block
+        load = PixelRows.of(tuple(x_shape), in_channels, window, compute)
     return Convolution(
         tuple(x_shape),
         tuple(w_shape),
@@ -333,6 +335,7 @@ def plan_conv2d(
         ranges,
         taps,
         order,
+        load=load,
     )
 
 

@@ -1,9 +1,10 @@
 """What the cube's loads and stores make of device-format data for a convolution.
 
-- `im2col`: the L0A rows of an NC1HWC0 input, one per output pixel, columns in FRACTAL_Z's
-  device K order (c1, i, j, k0); padded lanes read as zero whatever the input holds there.
-- The loads a convolution keeps from call to call (`Load`: buffers made at its first call, the
-  views over them made once), so a launch copies its data and allocates nothing:
+- `im2col`: the L0A rows of a grouped convolution's NC1HWC0 input, one per output pixel, columns
+  in FRACTAL_Z's device K order (c1, i, j, k0); padded lanes read as zero whatever the input
+  holds there.
+- The loads of one group and of a depthwise product (`Load`), planned with the convolution; each
+  keeps its padded input and the views over it from call to call, within `KEPT_AT_MOST`:
   - `BlockRows`: one group's L0A rows, copied from an overlapping view of the (padded) NC1HWC0
     input, a window row's kw consecutive blocks at a time;
   - `PixelRows`: the rows of fewer channels than a block (an image's 3), a window row's kw
@@ -29,7 +30,7 @@ from typing import Generic, TypeVar, cast
 import numpy as np
 
 from ge.dialects.formats import FRACTAL
-from ge.layout import from_device
+from ge.layout import from_device, reshaped_view
 
 Pads = tuple[int, int, int, int]
 """(top, left, bottom, right)."""
@@ -48,16 +49,14 @@ def im2col(
     out_size: tuple[int, int],
     compute: np.dtype,
 ) -> np.ndarray:
-    """The L0A matrix (groups, N * Ho * Wo, K) of NC1HWC0 `x`: one row per output pixel (n, ho,
-    wo), columns ordered (c1, i, j, k0) as the rows of FRACTAL_Z, each group's channels starting a
-    new c0 block, padded lanes zero whatever `x` holds there."""
+    """The L0A matrix (groups, N * Ho * Wo, K) of NC1HWC0 `x` for a convolution of two or more
+    `groups` (one group's rows are `BlockRows`'): one row per output pixel (n, ho, wo), columns
+    ordered (c1, i, j, k0) as the rows of FRACTAL_Z, each group's channels starting a new c0
+    block, padded lanes zero whatever `x` holds there."""
     n, c1, h, width, c0 = x.shape
     (kh, kw), (sh, sw), (dh, dw), (top, left, bottom, right) = kernel, strides, dilations, pads
     ho, wo = out_size
     span = (dh * (kh - 1) + 1, dw * (kw - 1) + 1)
-    if groups == 1:
-        window = (kernel, strides, pads, dilations, out_size)
-        return BlockRows.of(x.shape, in_channels, window, compute).rows_of(x)
     cin_group = in_channels // groups
     k1_channels = -(-cin_group // c0)
     padded = np.zeros((n, h + top + bottom, width + left + right, groups, k1_channels * c0), compute)
@@ -283,9 +282,8 @@ class DepthwiseRows:
             for tap in range(kh * kw):
                 i, j = divmod(tap, kw)
                 phase, first = phases[j * dw % sw], j * dw // sw
-                view = phase[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, first : first + wo].view()
-                view.shape = (n, c1, ho, wo * c0)  # a view: a window row's Wo blocks are contiguous
-                windows.append(view)
+                window = phase[:, :, i * dh : i * dh + (ho - 1) * sh + 1 : sh, first : first + wo]
+                windows.append(reshaped_view(window, (n, c1, ho, wo * c0)))  # Wo blocks contiguous
             interiors = []
             for r, phase in enumerate(phases):
                 skipped = -(-(left - r) // sw) if left > r else 0  # the phase's columns in the left pad

@@ -42,7 +42,7 @@ from ge.dialects.stream import (
 )
 from ge.dtypes import numpy_dtype
 from ge.errors import GeError
-from ge.layout import byte_runs
+from ge.layout import byte_runs, reshaped_view
 
 from .kernels import PreparedKernel
 from .timeline import Access
@@ -53,8 +53,10 @@ Derive = Callable[[np.ndarray], np.ndarray]
 
 class RunPlan:
     """One model's arena, bound views and prepared launches. `run` may be called many times,
-    one call at a time (runs share the arena). `arena` may be given to share one arena among
-    models that never run at once (the gears of one model); it must hold `model.arena_size`."""
+    one call at a time: runs share the arena, and the convolutions their kept loads
+    (`ge.emulator.cube_loads.Kept`); separate plans share nothing. `arena` may be given to share
+    one arena among models that never run at once (the gears of one model); it must hold
+    `model.arena_size`."""
 
     def __init__(
         self,
@@ -98,7 +100,7 @@ class RunPlan:
         for target, index, root, derive in self._patches:
             target[index] = derive(bound[root])
         # The device raises no floating-point error (an overflow is inf, 0 / 0 NaN, as stored):
-        # numpy's error state is set once for the run, and no step sets it again.
+        # numpy's error state is set once for the run: no cube step or ufunc op sets it again.
         with np.errstate(all="ignore"):
             if launch_times is None:
                 for launch in self._launches:
@@ -248,9 +250,7 @@ def _derive(op: ViewOp | SubviewOp, parent: Derive) -> Derive:
         shape = storage_shape(op.buffer.type)
 
         def view(array: np.ndarray) -> np.ndarray:
-            result = parent(array).view()
-            result.shape = shape  # raises rather than copy
-            return result
+            return reshaped_view(parent(array), shape)  # raises rather than copy
 
         return view
     axis, start, length = op.stored_slice()

@@ -55,7 +55,7 @@ from ge.dialects.stream import (
 )
 from ge.dtypes import numpy_dtype
 from ge.errors import CompileError
-from ge.layout import address_space, byte_runs
+from ge.layout import address_space, byte_runs, reshaped_view
 
 STREAMS_ATTR = "ascend.streams"
 """Model attribute: `{streams, events}`: the streams used and the events that order them."""
@@ -212,9 +212,8 @@ def arena_regions(model: ModelOp) -> dict[SSAValue, np.ndarray]:
             offset = extra[op] if op.bound else op.offset.value.data
             arrays[op.buffer] = _typed(arena, offset, op.buffer.type)
         elif isinstance(op, ViewOp) and op.source in arrays:
-            view = arrays[op.source].view()
-            view.shape = storage_shape(op.buffer.type)  # raises rather than copy, as the emulator's
-            arrays[op.buffer] = view
+            # Raises rather than copy, as the emulator's views do.
+            arrays[op.buffer] = reshaped_view(arrays[op.source], storage_shape(op.buffer.type))
         elif isinstance(op, SubviewOp) and op.source in arrays:
             axis, start, length = op.stored_slice()
             index = (slice(None),) * axis + (slice(start, start + length),)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ge.dialects.formats import FORMATS, c0_of, device_shape
-from ge.layout import from_device, to_device
+from ge.layout import from_device, reshaped_view, to_device
 
 DTYPES = [
     np.float32,
@@ -192,3 +192,16 @@ def test_every_format_round_trips(rng: np.random.Generator) -> None:
     x = _random(rng, (2, 20, 3, 5), ml_dtypes.bfloat16)
     for fmt in FORMATS:
         np.testing.assert_array_equal(from_device(to_device(x, fmt, 16, 2), fmt, x.shape, 2), x)
+
+
+def test_reshaped_view_is_a_view_or_refuses() -> None:
+    """A C1 slice of an NC1HWC0 buffer merges its W and C0 axes as a view of the same memory;
+    merging across the slice would take a copy, which `reshaped_view` refuses."""
+    buffer = np.arange(2 * 3 * 4 * 5 * 16, dtype=np.float32).reshape(2, 3, 4, 5, 16)
+    part = buffer[:, 1:3]
+    view = reshaped_view(part, (2, 2, 4, 80))
+    assert np.shares_memory(view, buffer)
+    view[0, 0, 0, 0] = -1
+    assert buffer[0, 1, 0, 0, 0] == -1
+    with pytest.raises(ValueError):
+        reshaped_view(part, (2 * 2 * 4 * 5 * 16,))
