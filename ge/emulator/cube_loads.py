@@ -196,7 +196,22 @@ class Kept(Generic[T]):
 
 
 @dataclass
-class BlockRows:
+class WindowRows:
+    """What a load of L0A rows holds: the input's NC1HWC0 shape, the convolution's window, its
+    input channels, the compute dtype, what one copy into the rows moves (`element`: C0 blocks
+    or pixels, a window row's kw of them when the W dilation is 1) and the padded input with the
+    windows' view of it (`Kept`)."""
+
+    shape: tuple[int, ...]
+    window: Window
+    channels: int
+    compute: np.dtype
+    element: np.dtype
+    padded: Kept[tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass
+class BlockRows(WindowRows):
     """The L0A rows (1, N Ho Wo, C1 kh kw C0) of one group's NC1HWC0 input, columns in FRACTAL_Z's
     device K order (c1, i, j, k0), padded lanes zero whatever the input holds there; made by
     copying an overlapping view of the input in its own layout (`_block_windows`): a window row's
@@ -207,15 +222,8 @@ class BlockRows:
     is not C-contiguous in the compute dtype (`padded`, `Kept` with its view); otherwise it is
     read in place, its view kept while the same array comes back."""
 
-    shape: tuple[int, ...]
-    """The input's NC1HWC0 shape."""
-    window: Window
-    channels: int
-    compute: np.dtype
-    element: np.dtype
-    """What one copy moves: a window row's kw blocks (W dilation 1) or one tap's block."""
-    padded: Kept[tuple[np.ndarray, np.ndarray]]
     source: np.ndarray | None = None
+    """The input last read in place, and `windows`, its view."""
     windows: np.ndarray | None = None
 
     @staticmethod
@@ -314,21 +322,13 @@ class DepthwiseRows:
 
 
 @dataclass
-class PixelRows:
+class PixelRows(WindowRows):
     """The L0A rows (1, N Ho Wo, kh kw C) of one group of fewer channels than a block (an
     image's 3), in device K order (i, j, c), copied from a padded input (N, H + pads, W + pads)
-    through its windows' view (`Kept`). Both hold pixels (a pixel's channels moved as one
-    element, `_whole`): a call copies the input's pixels into the padded input, then the windows
-    into the rows; with a unit width dilation a window row's kw pixels are adjacent, and move as
-    one element."""
-
-    shape: tuple[int, ...]
-    window: Window
-    channels: int
-    compute: np.dtype
-    element: np.dtype
-    padded: Kept[tuple[np.ndarray, np.ndarray]]
-    """The padded input's interior as pixels, and the windows."""
+    through its windows' view; `padded` holds the padded input's interior as pixels (a pixel's
+    channels moved as one element, `_whole`) and the windows. A call copies the input's pixels
+    into the padded input, then the windows into the rows; with a unit width dilation a window
+    row's kw pixels are adjacent, and move as one element."""
 
     @staticmethod
     def of(shape: tuple[int, ...], channels: int, window: Window, compute: np.dtype) -> PixelRows:
