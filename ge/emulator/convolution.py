@@ -18,8 +18,8 @@ Three shapes of work take three routes to the same sums:
 `plan_conv2d` checks the shapes and decides everything a launch needs (route, output size, k-step
 ranges); the returned `Convolution` is called with the operands. Weights in read-only memory are
 laid out once (`ge.emulator.cube.LoadedForm`); the loads themselves are `ge.emulator.cube_loads`,
-whose buffers a `Convolution` keeps from its first call on (runs of one model are one at a time).
-The result is NC1HWC0 with its padded lanes zero.
+planned with the convolution, which keep a small padded input and its views from call to call
+(runs of one model are one at a time). The result is NC1HWC0 with its padded lanes zero.
 """
 
 from __future__ import annotations
@@ -132,9 +132,9 @@ class Convolution:
         NC1HWC0 accumulator, bias added, summed in `into` when its rows allow.
 
         The padded input (`DepthwiseRows`: zero borders, the interior copied in, split into the W
-        stride's column phases) and its window views are made at the first call and kept, so a
+        stride's column phases) and its window views are kept from call to call when small, so a
         call copies the input once and runs two ufuncs per tap."""
-        n, c1, h, width, c0 = x.shape
+        n, c1, _, _, c0 = x.shape
         (kh, kw), channels, compute = self.kernel, self.out_channels, self.compute
         ho, wo = self.out_size
         assert isinstance(self.load, DepthwiseRows)

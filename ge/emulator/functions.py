@@ -68,7 +68,7 @@ def vector_implementation(op: Operation) -> Implementation | None:
 def vector_compute(implementation: Implementation, op: Operation) -> Compute:
     """`implementation` (`vector_implementation`'s) prepared for `op`; a `Ufunc` as its `apply`,
     which leaves numpy's error state to the run (`ge.emulator.plan.RunPlan.run` ignores every
-    floating-point error once, as the device raises none), so no op sets it again."""
+    floating-point error once, as the device raises none), so the op does not set it again."""
     if isinstance(implementation, Ufunc):
         return implementation.apply
     return prepare(implementation, op)
