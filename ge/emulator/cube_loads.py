@@ -161,9 +161,8 @@ def stored_nc1hwc0(
     if not out.flags.c_contiguous or into.strides[-1] != into.itemsize:
         into[...] = out.reshape(n, ho, wo, width // c0, c0).transpose(0, 3, 1, 2, 4)
         return into
-    block = np.dtype((np.void, c0 * out.itemsize))
-    blocks = out.view(block).reshape(n, ho, wo, width // c0)
-    into.view(block)[..., 0] = blocks.transpose(0, 3, 1, 2)  # a view of `into` whatever its strides
+    blocks = _whole(out.reshape(n, ho, wo, width // c0, c0))
+    _whole(into)[...] = blocks.transpose(0, 3, 1, 2)  # a view of `into` whatever its strides
     return into
 
 
