@@ -278,6 +278,28 @@ def _logical_operand(
     raise ValueError(f"matmul: operand {name} must be ND or FRACTAL_NZ, got {fmt!r}")
 
 
+def store_fractal_nz(matrix: np.ndarray, into: np.ndarray | None = None) -> np.ndarray:
+    """An L0C accumulator (..., M, N) stored as FRACTAL_NZ tiles (..., N / 16, M / 16, 16, 16),
+    its padded rows and columns zero, written fractal by fractal as the cube's store to a chained
+    product's operand does (a second writing of the layout beside `ge.layout.to_device`, read back
+    by `_fractal_nz_load`); into `into` if given (a C-contiguous array of that shape and dtype)."""
+    *batch, m, n = matrix.shape
+    m1, n1 = -(-m // FRACTAL), -(-n // FRACTAL)
+    shape = (*batch, n1, m1, FRACTAL, FRACTAL)
+    if into is None:
+        into = np.empty(shape, matrix.dtype)
+    elif into.shape != shape or not into.flags.c_contiguous:
+        raise ValueError(f"store: FRACTAL_NZ tiles of {(m, n)} are {shape}, not {into.shape}")
+    if (m, n) != (m1 * FRACTAL, n1 * FRACTAL):
+        padded = np.zeros((*batch, m1 * FRACTAL, n1 * FRACTAL), matrix.dtype)
+        padded[..., :m, :n] = matrix
+        matrix = padded
+    # (..., row block, 16 rows, column block, 16 columns) of the matrix, each fractal to its place
+    fractals = into.swapaxes(-4, -3).swapaxes(-3, -2)
+    np.copyto(fractals, matrix.reshape(*batch, m1, FRACTAL, n1, FRACTAL), casting="unsafe")
+    return into
+
+
 def _fractal_nz_load(array: np.ndarray, matrix: tuple[int, int], name: str) -> np.ndarray:
     """The (..., rows, cols) matrix held by FRACTAL_NZ tiles (..., cols / 16, rows / 16, 16, 16), read
     fractal by fractal as the cube's tile load does (a second reading of the layout beside

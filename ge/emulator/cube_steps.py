@@ -105,13 +105,18 @@ def accumulates(op: Operation) -> bool:
 
 
 def accumulator_step(
-    op: Operation, operands: Mapping[SSAValue, Operand], k_step: int | None, target: int, dtype: np.dtype
+    op: Operation,
+    operands: Mapping[SSAValue, Operand],
+    k_step: int | None,
+    target: int,
+    dtype: np.dtype,
+    fractal: bool = False,
 ) -> ConvolutionStep | MatrixStep:
     """The step writing `op`'s accumulator, rounded to `dtype`, into slot `target` (`op` is one
-    `accumulates` holds for)."""
+    `accumulates` holds for); a matrix product's as FRACTAL_NZ tiles when `fractal`."""
     if base(op) is graph.Conv2DOp:
         return ConvolutionStep(op, operands, k_step, target, dtype)
-    return MatrixStep(op, operands, k_step, target, dtype)
+    return MatrixStep(op, operands, k_step, target, dtype, fractal)
 
 
 class ConvolutionStep:
@@ -160,8 +165,10 @@ class ConvolutionStep:
 
 
 class MatrixStep:
-    """A matmul's or gemm's accumulator (logical, a gemm's alpha, beta and C applied), its sizes,
-    formats and transpositions read when the kernel is prepared."""
+    """A matmul's or gemm's accumulator (a gemm's alpha, beta and C applied), its sizes, formats
+    and transpositions read when the kernel is prepared. The accumulator is left logical (..., M,
+    N), or, when `fractal`, stored as FRACTAL_NZ tiles: the form a product chained into another
+    one's left operand is kept in, which its epilogue then computes on."""
 
     def __init__(
         self,
@@ -170,9 +177,10 @@ class MatrixStep:
         k_step: int | None,
         target: int,
         dtype: np.dtype,
+        fractal: bool = False,
     ):
         values = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
-        self.op, self.target, self.dtype = op, target, dtype
+        self.op, self.target, self.dtype, self.fractal = op, target, dtype, fractal
         self.a, self.b = operands[values[0]], operands[values[1]]
         self.gemm = base(op) is graph.GemmOp
         self.c = operands[values[2]] if self.gemm and len(values) > 2 else None
@@ -200,10 +208,13 @@ class MatrixStep:
         into = None if self.destination is None else slots[self.destination]
         if into is not None and not into.flags.c_contiguous:  # a slice of a concat's buffer
             into = None  # summed apart, then copied: the cube's products write whole rows
-        product = self.cube(slots[self.a.slot], slots[self.b.slot], into)  # float32, int32 for 8-bit
+        accumulator = None if self.fractal else into
+        product = self.cube(slots[self.a.slot], slots[self.b.slot], accumulator)  # fp32, int32 for 8-bit
         if self.scale is not None:
             c = None if self.c is None else widen(_logical(slots, self.c))
             product = self.scale(product, c)
+        if self.fractal:  # `into`, if any, is the output's tiles, of the accumulator's dtype
+            product = cube.store_fractal_nz(product, into)
         slots[self.target] = product.astype(self.dtype, copy=False)  # past fp16's range: inf
 
 

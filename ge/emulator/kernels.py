@@ -206,11 +206,16 @@ class PreparedKernel:
         dtype = numpy_dtype(tensor_type(product).element_type)
         step: Step
         if accumulates(op):
-            step = accumulator_step(op, operands, k_step, self._new_slot(product), dtype)
+            # A product the kernel returns as FRACTAL_NZ (chained into another product) is stored
+            # so, and its epilogue computes on the tiles.
+            fractal = self._returned.get(op.results[0], (0, ""))[1] == "FRACTAL_NZ"
+            step = accumulator_step(op, operands, k_step, self._new_slot(product), dtype, fractal)
             if base(op) is graph.Conv2DOp:
                 self._stored[product] = ("NC1HWC0", tensor_type(product), 1)
+            elif fractal:
+                self._stored[product] = ("FRACTAL_NZ", tensor_type(product), 1)
             if epilogue is None and step.writes_into:
-                step.destination = self._claim(product, "NC1HWC0" if base(op) is graph.Conv2DOp else "ND")
+                step.destination = self._claim(product, self._stored.get(product, ("ND",))[0])
         elif epilogue is not None:
             step = CubeStep(op, operands, k_step, (self._new_slot(product),), dtype)
         else:

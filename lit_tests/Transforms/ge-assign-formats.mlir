@@ -220,3 +220,60 @@ func.func @group_norm_3d(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x16xf32> {
   }
   func.return %g : tensor<1x32x16xf32>
 }
+
+// -----
+
+// Chained matrix products (a transformer's feed-forward block): a product whose only reader is
+// the next product's left matrix writes FRACTAL_NZ, which that product reads as it is, with no
+// trans_data. A product also read by a vector kernel, read as a right matrix or returned stays ND.
+
+// CHECK-LABEL: func.func @chained_products
+// CHECK:         %[[H:.*]] = ascend.kernel.cube(%x, %{{.*}}) : (tensor<32x64xf32>, tensor<64x128xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x128xf32, #ascend.format<FRACTAL_NZ>>
+// CHECK:         %[[Y:.*]] = ascend.kernel.cube(%[[H]], %{{.*}}) : (tensor<32x128xf32, #ascend.format<FRACTAL_NZ>>, tensor<128x16xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x16xf32>
+// CHECK:         %[[S:.*]] = ascend.kernel.cube(%x, %{{.*}}) : (tensor<32x64xf32>, tensor<64x128xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x128xf32>
+// CHECK:         ascend.kernel.vector(%[[S]]) : (tensor<32x128xf32>) -> tensor<32x128xf32>
+// CHECK:         ascend.kernel.cube(%[[S]], %{{.*}}) : (tensor<32x128xf32>, tensor<128x16xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x16xf32>
+// CHECK:         %[[P:.*]] = ascend.kernel.cube(%x, %{{.*}}) : (tensor<32x64xf32>, tensor<64x128xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x128xf32>
+// CHECK:         ascend.kernel.cube(%x, %[[P]]) : (tensor<32x64xf32>, tensor<32x128xf32>) -> tensor<64x128xf32>
+// CHECK-NOT:     ascend.kernel.trans_data
+// CHECK:         func.return
+func.func @chained_products(%x: tensor<32x64xf32>) -> (tensor<32x16xf32>, tensor<32x128xf32>, tensor<32x16xf32>, tensor<64x128xf32>) {
+  %w1 = ascend.graph.const splat<0.5 : f32> : tensor<64x128xf32>
+  %w2 = ascend.graph.const splat<0.25 : f32> : tensor<128x16xf32>
+  %h = ascend.kernel.cube(%x, %w1) : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32> {
+  ^bb0(%a: tensor<32x64xf32>, %b: tensor<64x128xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32>
+    ascend.kernel.yield %0 : tensor<32x128xf32>
+  }
+  %y = ascend.kernel.cube(%h, %w2) : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32> {
+  ^bb0(%a: tensor<32x128xf32>, %b: tensor<128x16xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32>
+    ascend.kernel.yield %0 : tensor<32x16xf32>
+  }
+  %s = ascend.kernel.cube(%x, %w1) : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32> {
+  ^bb0(%a: tensor<32x64xf32>, %b: tensor<64x128xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32>
+    ascend.kernel.yield %0 : tensor<32x128xf32>
+  }
+  %r = ascend.kernel.vector(%s) : (tensor<32x128xf32>) -> tensor<32x128xf32> {
+  ^bb0(%a: tensor<32x128xf32>):
+    %0 = ascend.graph.relu %a : (tensor<32x128xf32>) -> tensor<32x128xf32>
+    ascend.kernel.yield %0 : tensor<32x128xf32>
+  }
+  %t = ascend.kernel.cube(%s, %w2) : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32> {
+  ^bb0(%a: tensor<32x128xf32>, %b: tensor<128x16xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32>
+    ascend.kernel.yield %0 : tensor<32x16xf32>
+  }
+  %p = ascend.kernel.cube(%x, %w1) : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32> {
+  ^bb0(%a: tensor<32x64xf32>, %b: tensor<64x128xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32>
+    ascend.kernel.yield %0 : tensor<32x128xf32>
+  }
+  %q = ascend.kernel.cube(%x, %p) : (tensor<32x64xf32>, tensor<32x128xf32>) -> tensor<64x128xf32> {
+  ^bb0(%a: tensor<32x64xf32>, %b: tensor<32x128xf32>):
+    %0 = ascend.graph.gemm %a, %b {trans_a = true} : (tensor<32x64xf32>, tensor<32x128xf32>) -> tensor<64x128xf32>
+    ascend.kernel.yield %0 : tensor<64x128xf32>
+  }
+  func.return %y, %r, %t, %q : tensor<32x16xf32>, tensor<32x128xf32>, tensor<32x16xf32>, tensor<64x128xf32>
+}

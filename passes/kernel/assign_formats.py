@@ -17,7 +17,9 @@ The choice flows forward in program order:
 - a 2-D convolution on the cube reads its input in NC1HWC0 and its weights in FRACTAL_Z, and
   writes NC1HWC0; a residual or other 4-D epilogue operand is read in NC1HWC0 too;
 - a matrix product reads a constant right-hand side in FRACTAL_NZ (other operands stay ND and
-  are laid out as fractal tiles by the kernel's own load) and writes ND;
+  are laid out as fractal tiles by the kernel's own load) and writes ND, or FRACTAL_NZ when its
+  only reader is another product's left operand, which then reads the tiles as they are (GE's
+  chained matmuls: a transformer's feed-forward block, its epilogue computed on the tiles);
 - a vector kernel whose ops all work per channel or per plane (elementwise ops, batch norm,
   group norm, pooling, reductions over H and W, LRN, a concat of whole C0 blocks) takes
   NC1HWC0 when one of its 4-D inputs arrives in it, so the format propagates through the conv
@@ -134,6 +136,28 @@ def _operand_layout(op: Operation) -> graph.ProductOperands | None:
     """How a cube op's operands hold its (first) matrix product."""
     product = graph.matrix_product(op)
     return None if product is None else product.operands
+
+
+def _feeds_left_operands(value: SSAValue) -> bool:
+    """Whether every use of a matrix product's result `value` is the left matrix of another
+    product on the cube, which then reads the fractals the first one wrote (its L0C stored as
+    FRACTAL_NZ, as GE chains matmuls): nothing else reads the value, so no conversion is needed."""
+    t = value.type
+    if not isinstance(t, TensorType) or len(t.get_shape()) < 2 or not all(d > 0 for d in t.get_shape()):
+        return False
+    if value.first_use is None:
+        return False
+    for use in value.uses:
+        kernel = use.operation
+        if not isinstance(kernel, CubeKernelOp):
+            return False
+        product = cube_op(kernel)
+        if product is None or _operand_layout(product) is not graph.ProductOperands.MATRICES:
+            return False
+        arg = kernel.body.block.args[use.index]
+        if any(u.operation is not product or u.index != 0 for u in arg.uses):
+            return False
+    return True
 
 
 def _view_as_framework(value: SSAValue) -> bool:
@@ -287,9 +311,11 @@ class _FormatChooser:
             if operands[0] in index:
                 wanted[index[operands[0]]] = "NC1HWC0"
         elif holds is graph.ProductOperands.MATRICES:
-            rhs = operands[1]
+            lhs, rhs = operands[0], operands[1]
             if rhs in index and _rank(rhs) >= 2 and _is_constant(kernel.inputs[index[rhs]]):
                 wanted[index[rhs]] = "FRACTAL_NZ"
+            if lhs in index and self.formats.get(kernel.inputs[index[lhs]]) == "FRACTAL_NZ":
+                wanted[index[lhs]] = "FRACTAL_NZ"  # a product's fractals, read as they are
         return wanted
 
     def _kernel_outputs(self, kernel: KernelOp, wanted: list[str]) -> list[str]:
@@ -299,6 +325,11 @@ class _FormatChooser:
             if op is not None and _operand_layout(op) is graph.ProductOperands.IMAGE and "NC1HWC0" in wanted:
                 return [
                     "NC1HWC0" if _rank(r) == 4 else f for r, f in zip(kernel.outputs, frames, strict=True)
+                ]
+            if op is not None and _operand_layout(op) is graph.ProductOperands.MATRICES:
+                return [
+                    "FRACTAL_NZ" if _feeds_left_operands(r) else f
+                    for r, f in zip(kernel.outputs, frames, strict=True)
                 ]
             return frames
         if isinstance(kernel, VectorKernelOp) and "NC1HWC0" in wanted:

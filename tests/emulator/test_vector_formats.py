@@ -364,6 +364,51 @@ def test_matmul_bias_relu_at_o3_matches_numpy(rng) -> None:
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_chained_matmuls_at_o3_compute_between_them_on_fractal_nz(
+    dtype: type, rng, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A matmul whose only reader is the next matmul's left matrix writes FRACTAL_NZ (20 x 40,
+    padded to 32 x 48); its bias and relu run on the tiles, and the next matmul's load reads them:
+    no kernel decodes or encodes a format, and the padded rows and columns stay zero although
+    the bias is nonzero there."""
+    m, k, n, out = 20, 24, 40, 8
+    a = rng.standard_normal((m, k)).astype(dtype)
+    weights = {
+        "w1": rng.standard_normal((k, n)).astype(dtype),
+        "b": (rng.standard_normal(n) + 2).astype(dtype),
+        "w2": rng.standard_normal((n, out)).astype(dtype),
+    }
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["m"]),
+        helper.make_node("Add", ["m", "b"], ["s"]),
+        helper.make_node("Relu", ["s"], ["h"]),
+        helper.make_node("MatMul", ["h", "w2"], ["y"]),
+    ]
+    model = _onnx(nodes, a.shape, weights)
+    if dtype == np.float16:
+        model.graph.input[0].type.tensor_type.elem_type = TensorProto.FLOAT16
+        model.graph.output[0].type.tensor_type.elem_type = TensorProto.FLOAT16
+    compiled = ge.GraphCompiler().compile(import_onnx(model), optimization_level=3)
+    emulator = Emulator(compiled.module, compiled.weight_blob)
+    first, second = emulator.kernels.values()  # no trans_data between them
+    assert [str(f) for f in first.out_formats] == ["FRACTAL_NZ"]
+    assert str(second.in_formats[0]) == "FRACTAL_NZ"
+    monkeypatch.setattr(kernels, "from_device", _refuse)
+    monkeypatch.setattr(kernels, "to_device", _refuse)
+    (got,) = emulator.run([a])
+    hidden = np.maximum(a.astype(np.float64) @ weights["w1"] + weights["b"], 0)
+    expected = hidden @ weights["w2"].astype(np.float64)
+    tolerance = 1e-5 if dtype == np.float32 else 2e-2
+    np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance * 10)
+    stored = emulator.plan.views[_launch(emulator, first.sym_name.data).outputs[0]]
+    assert stored.shape == (3, 2, 16, 16)  # (N1, M1, M0, N0)
+    np.testing.assert_array_equal(stored[:, 1, m - 16 :, :], 0)  # padded rows
+    np.testing.assert_array_equal(stored[2, :, :, n - 32 :], 0)  # padded columns
+    logical = stored.transpose(1, 2, 0, 3).reshape(32, 48)[:m, :n]
+    np.testing.assert_allclose(logical, hidden, rtol=tolerance, atol=tolerance)
+
+
 def _check_channel_kernel(
     emulator: Emulator, data: np.ndarray, p: np.ndarray, expected: np.ndarray, monkeypatch: pytest.MonkeyPatch
 ) -> None:
