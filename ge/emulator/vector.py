@@ -8,8 +8,8 @@ once as (1, C1, 1, 1, C0); group norm and LRN on the blocks read as contiguous c
 (LRN's padded channels zero); pooling and reductions over H and W over axes 2 and 3; a reduction
 over C over the real channels only (the padded lanes are masked, so whatever bytes they hold add
 nothing); a concat along C by C0 blocks. Elementwise ops on FRACTAL_NZ operands (a matrix
-product's epilogue) run on the stored fractals, an [N] bias laid out once as one row of fractals.
-Every result keeps its padded lanes, rows and columns zero.
+product's epilogue) run on the stored fractals, an [N] bias laid out once as one row of whole
+fractals. Every result keeps its padded lanes, rows and columns zero.
 
 So a wrong format for a vector kernel, or garbage in a padded lane read as a channel, shows up as
 a wrong number. `on_device` says how to compute one op this way, or None when it cannot (another
@@ -272,11 +272,20 @@ def _broadcast_layout(fmt: str, full: tuple[int, ...], c0: int, array: np.ndarra
     m1, n1 = -(-m // FRACTAL), -(-n // FRACTAL)
     if m > 1 and n > 1:
         return to_device(array, fmt, c0)
-    padded = np.zeros((*batch, m1 * FRACTAL if m > 1 else 1, n1 * FRACTAL if n > 1 else 1), array.dtype)
-    padded[..., :m, :n] = array
-    if m == 1:  # a row (an [N] bias): (..., N1, 1, 1, 16), the same for every row of fractals
-        return padded.reshape(*batch, n1, 1, 1, -1)
-    return padded.reshape(*batch, 1, m1, FRACTAL, 1)  # a column
+    if m == 1 and n == 1:
+        return array.reshape(*batch, 1, 1, 1, 1)  # one value for every element
+    # A row (an [N] bias) as one row of whole fractals (..., N1, 1, 16, 16), each of their 16 rows
+    # the same; a column likewise as (..., 1, M1, 16, 16): numpy then adds whole fractals, 256
+    # contiguous elements at a time rather than 16 (3.3 against 6.5 us for a 32 x 256 add).
+    if m == 1:
+        row = np.zeros((*batch, n1 * FRACTAL), array.dtype)
+        row[..., :n] = array[..., 0, :]
+        tiles = row.reshape(*batch, n1, 1, 1, FRACTAL)
+        return np.ascontiguousarray(np.broadcast_to(tiles, (*batch, n1, 1, FRACTAL, FRACTAL)))
+    column = np.zeros((*batch, m1 * FRACTAL), array.dtype)
+    column[..., :m] = array[..., :, 0]
+    tiles = column.reshape(*batch, 1, m1, FRACTAL, 1)
+    return np.ascontiguousarray(np.broadcast_to(tiles, (*batch, 1, m1, FRACTAL, FRACTAL)))
 
 
 def _padded(fmt: str, shape: tuple[int, ...], c0: int) -> bool:

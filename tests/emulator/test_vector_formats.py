@@ -272,16 +272,20 @@ def test_kernel_typed_nd_over_nc1hwc0_bytes_gives_a_wrong_number(rng) -> None:
     assert not np.allclose(wrong, expected, rtol=1e-2, atol=1e-2)
 
 
-def test_relu_of_add_bias_on_fractal_nz_matches_numpy(rng, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("bias_shape", [(40,), (20, 1), (1, 1)], ids=["row", "column", "scalar"])
+def test_relu_of_add_bias_on_fractal_nz_matches_numpy(
+    bias_shape: tuple[int, ...], rng, monkeypatch: pytest.MonkeyPatch
+) -> None:
     m, n = 20, 40  # padded to 32 x 48: rows 20..31 and columns 40..47 are padding
     x = (m, n)
     body = (
-        f"%2 = ascend.graph.add %0, %1 : (tensor<{_type(x)}>, tensor<{_type((n,))}>) -> tensor<{_type(x)}>\n"
+        f"%2 = ascend.graph.add %0, %1 : (tensor<{_type(x)}>, tensor<{_type(bias_shape)}>) -> tensor<{_type(x)}>\n"
         f"    %r = ascend.graph.relu %2 : (tensor<{_type(x)}>) -> tensor<{_type(x)}>"
     )
-    emulator = _emulator(_module(x, x, body, stored="FRACTAL_NZ", y_format="FRACTAL_NZ", bias=(n,)))
+    emulator = _emulator(_module(x, x, body, stored="FRACTAL_NZ", y_format="FRACTAL_NZ", bias=bias_shape))
     a = rng.standard_normal(x).astype(np.float32)
-    bias = rng.standard_normal(n).astype(np.float32) + 2  # nonzero where a padded row would add it
+    # nonzero where a padded row or column would add it
+    bias = rng.standard_normal(bias_shape).astype(np.float32) + 2
     (got,) = emulator.run([a, bias])
     np.testing.assert_allclose(got, np.maximum(a + bias, 0), rtol=RTOL, atol=ATOL)
     launch = _launch(emulator, "vec")
