@@ -51,6 +51,7 @@ from ge.dialects.graph import (
 from ge.dtypes import bfloat16, element_type, numpy_dtype
 from ge.errors import GeError, InvalidModelError, RuntimeInputError
 from ge.semantics import IMPLEMENTATIONS, constant_array, evaluate, run_block
+from ge.semantics.normalization import _mean  # pyright: ignore[reportPrivateUsage] the helper under test
 from ge.weights import WeightStore
 
 ONNX_TYPES: dict[type[GraphOp], str] = {
@@ -523,3 +524,17 @@ def test_run_block_frees_values_after_last_use(monkeypatch: pytest.MonkeyPatch):
     run_block(_graph(ops), [normal(2, 3)])
     # Each relu result lives until the next relu has read it (the last two are returned).
     assert alive_at_each_op == [[], [True], [False, True], [False, False, True]]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize(
+    ("shape", "axes"), [((1, 32, 64), (2,)), ((3, 5, 7, 9), (1, 2, 3)), ((2, 3, 4), (0, 2))]
+)
+def test_the_normalizations_mean_is_numpys_bit_for_bit(dtype: type, shape: tuple, axes: tuple) -> None:
+    rng = np.random.default_rng(7)
+    for scale in (1e-3, 1.0, 300.0):
+        x = (rng.standard_normal(shape) * scale).astype(dtype)
+        expected = np.mean(x, axis=axes, keepdims=True)
+        got = _mean(x, axes)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
