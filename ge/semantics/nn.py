@@ -41,7 +41,7 @@ from ge.dialects.graph import (
     MaxPoolWithArgmaxOp,
 )
 
-from .base import Compute, Implementation, Prepared, Product
+from .base import Compute, Implementation, Prepared, Product, mean_over
 
 Sizes = tuple[int, ...]
 
@@ -298,7 +298,7 @@ def lp_pool(op: LpPoolOp | LpPool3DOp) -> Compute:
 
 
 def global_avg_pool(op: GlobalAvgPoolOp, x: np.ndarray) -> np.ndarray:
-    return x.mean(axis=tuple(range(2, x.ndim)), keepdims=True).astype(x.dtype, copy=False)
+    return mean_over(x, tuple(range(2, x.ndim))).astype(x.dtype, copy=False)
 
 
 def global_max_pool(op: GlobalMaxPoolOp, x: np.ndarray) -> np.ndarray:
