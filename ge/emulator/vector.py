@@ -340,7 +340,7 @@ def _elementwise(
     if narrow:
         arrays = [a.astype(np.float32) if a.dtype in NARROW else a for a in arrays]
     value = np.asarray(compute(*arrays))  # padded lanes may hold 0 / 0: they are zeroed below
-    if any(np.may_share_memory(value, a) for a in arrays):
+    if zero is not _nothing and any(np.may_share_memory(value, a) for a in arrays):
         value = value.copy()  # never zero an input's padding in place
     value = value.astype(dtype, copy=False)
     zero(value)

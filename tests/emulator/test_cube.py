@@ -291,6 +291,29 @@ def test_matmul_int8_is_exact_int32(
     np.testing.assert_array_equal(got, a.astype(np.int64) @ b.astype(np.int64))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+@pytest.mark.parametrize("shape", [(32, 256), (2, 37, 19), (16, 1)])
+def test_the_cubes_fractal_nz_store_puts_each_element_where_the_format_says(
+    rng: np.random.Generator, dtype: type, shape: tuple[int, ...]
+) -> None:
+    """NZ[..., n // 16, m // 16, m % 16, n % 16] = A[..., m, n], zero elsewhere; the tile load
+    reads it back, from C-ordered tiles and from tiles laid out otherwise."""
+    a = (rng.standard_normal(shape) * 100).astype(dtype)
+    *batch, m, n = shape
+    stored = cube.store_fractal_nz(a)
+    expected = np.zeros((*batch, -(-n // 16), -(-m // 16), 16, 16), dtype)
+    for index in np.ndindex(*shape):
+        *b, i, j = index
+        expected[(*b, j // 16, i // 16, i % 16, j % 16)] = a[index]
+    np.testing.assert_array_equal(stored, expected)
+    for tiles in (stored, np.asfortranarray(stored)):
+        loaded = cube._fractal_nz_load(tiles, (m, n), "a")  # pyright: ignore[reportPrivateUsage] the load under test
+        np.testing.assert_array_equal(loaded, a)
+    into = np.full(expected.shape, 7, dtype)
+    assert cube.store_fractal_nz(a, into) is into
+    np.testing.assert_array_equal(into, expected)
+
+
 def test_matmul_rejects_bad_operands() -> None:
     a = np.zeros((4, 5), np.float16)
     b = np.zeros((5, 6), np.float16)
