@@ -101,10 +101,10 @@ def _softmax(x: np.ndarray, stored: np.dtype | None) -> np.ndarray:
         x = x.astype(stored)
         if stored.itemsize < 4:
             x = x.astype(np.float32)
-    top = x.max(axis=-1, keepdims=True)
-    probs = x - np.where(np.isneginf(top), x.dtype.type(0), top)
+    top = np.maximum.reduce(x, axis=-1, keepdims=True)
+    probs = x - np.where(top == -np.inf, x.dtype.type(0), top)  # np.isneginf, without its wrapper
     np.exp(probs, out=probs)
-    total = probs.sum(axis=-1, keepdims=True)
+    total = np.add.reduce(probs, axis=-1, keepdims=True)
     probs /= np.where(total == 0, x.dtype.type(1), total)
     if stored is not None:
         probs = probs.astype(stored)
