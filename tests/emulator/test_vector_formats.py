@@ -278,8 +278,9 @@ def test_relu_of_add_bias_on_fractal_nz_matches_numpy(
 ) -> None:
     m, n = 20, 40  # padded to 32 x 48: rows 20..31 and columns 40..47 are padding
     x = (m, n)
+    operands = f"tensor<{_type(x)}>, tensor<{_type(bias_shape)}>"
     body = (
-        f"%2 = ascend.graph.add %0, %1 : (tensor<{_type(x)}>, tensor<{_type(bias_shape)}>) -> tensor<{_type(x)}>\n"
+        f"%2 = ascend.graph.add %0, %1 : ({operands}) -> tensor<{_type(x)}>\n"
         f"    %r = ascend.graph.relu %2 : (tensor<{_type(x)}>) -> tensor<{_type(x)}>"
     )
     emulator = _emulator(_module(x, x, body, stored="FRACTAL_NZ", y_format="FRACTAL_NZ", bias=bias_shape))
