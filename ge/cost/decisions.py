@@ -41,6 +41,21 @@ def group_latency(
     return kernel_cost(info, soc, sunk=True, work=work).latency_us
 
 
+def kernel_latency(
+    ops: Sequence[Operation],
+    unit: str,
+    inputs: Sequence[Operand],
+    outputs: Sequence[Operand],
+    target: TargetAttr,
+) -> float:
+    """Modelled latency (sunk) of a kernel of `ops` (a body whose arguments are its `inputs`) on
+    `unit`, its operands in the formats `inputs` and `outputs` give, on its default cores."""
+    soc = target.as_dict()
+    info = KernelInfo(name="kernel", kind=unit, ops=tuple(ops), inputs=tuple(inputs), outputs=tuple(outputs))
+    info = replace(info, block_dim=default_block_dim(info, soc))
+    return kernel_cost(info, soc, sunk=True).latency_us
+
+
 class VectorSummary:
     """What the cost model needs of a group of vector ops, kept as groups merge so that costing
     a merged group does not walk its ops: its inputs from outside (each once, first use first),

@@ -223,29 +223,49 @@ func.func @group_norm_3d(%x: tensor<1x32x4x4xf32>) -> tensor<1x32x16xf32> {
 
 // -----
 
-// Chained matrix products (a transformer's feed-forward block): a product whose only reader is
-// the next product's left matrix writes FRACTAL_NZ, which that product reads as it is, with no
-// trans_data. A product also read by a vector kernel, read as a right matrix or returned stays ND.
+// Chained matrix products (a transformer's feed-forward block): a product whose every reader takes
+// it as its own product's left matrix writes FRACTAL_NZ when the cost model finds that faster
+// (here: 32 rows, no padding; the readers' loads convert nothing), and its readers read the tiles
+// as they are, with no trans_data. A product also read by a vector kernel, read as a right
+// matrix, as both matrices of one product, or returned stays ND.
 
 // CHECK-LABEL: func.func @chained_products
 // CHECK:         %[[H:.*]] = ascend.kernel.cube(%x, %{{.*}}) : (tensor<32x64xf32>, tensor<64x128xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x128xf32, #ascend.format<FRACTAL_NZ>>
+// CHECK-NOT:     trans_data
 // CHECK:         %[[Y:.*]] = ascend.kernel.cube(%[[H]], %{{.*}}) : (tensor<32x128xf32, #ascend.format<FRACTAL_NZ>>, tensor<128x16xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x16xf32>
+// CHECK-NOT:     trans_data
+// CHECK:         ascend.kernel.cube(%[[H]], %{{.*}}) : (tensor<32x128xf32, #ascend.format<FRACTAL_NZ>>, tensor<128x16xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x16xf32>
+// CHECK-NOT:     trans_data
 // CHECK:         %[[S:.*]] = ascend.kernel.cube(%x, %{{.*}}) : (tensor<32x64xf32>, tensor<64x128xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x128xf32>
+// CHECK-NOT:     trans_data
 // CHECK:         ascend.kernel.vector(%[[S]]) : (tensor<32x128xf32>) -> tensor<32x128xf32>
+// CHECK-NOT:     trans_data
 // CHECK:         ascend.kernel.cube(%[[S]], %{{.*}}) : (tensor<32x128xf32>, tensor<128x16xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x16xf32>
+// CHECK-NOT:     trans_data
 // CHECK:         %[[P:.*]] = ascend.kernel.cube(%x, %{{.*}}) : (tensor<32x64xf32>, tensor<64x128xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x128xf32>
+// CHECK-NOT:     trans_data
 // CHECK:         ascend.kernel.cube(%x, %[[P]]) : (tensor<32x64xf32>, tensor<32x128xf32>) -> tensor<64x128xf32>
-// CHECK-NOT:     ascend.kernel.trans_data
+// CHECK-NOT:     trans_data
+// CHECK:         %[[Q:.*]] = ascend.kernel.cube(%{{.*}}, %{{.*}}) : (tensor<32x32xf32>, tensor<32x32xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x32xf32>
+// CHECK-NOT:     trans_data
+// CHECK:         ascend.kernel.cube(%[[Q]], %[[Q]]) : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+// CHECK-NOT:     trans_data
 // CHECK:         func.return
-func.func @chained_products(%x: tensor<32x64xf32>) -> (tensor<32x16xf32>, tensor<32x128xf32>, tensor<32x16xf32>, tensor<64x128xf32>) {
+func.func @chained_products(%x: tensor<32x64xf32>, %z: tensor<32x32xf32>) -> (tensor<32x16xf32>, tensor<32x16xf32>, tensor<32x128xf32>, tensor<32x16xf32>, tensor<64x128xf32>, tensor<32x32xf32>) {
   %w1 = ascend.graph.const splat<0.5 : f32> : tensor<64x128xf32>
   %w2 = ascend.graph.const splat<0.25 : f32> : tensor<128x16xf32>
+  %w3 = ascend.graph.const splat<0.125 : f32> : tensor<32x32xf32>
   %h = ascend.kernel.cube(%x, %w1) : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32> {
   ^bb0(%a: tensor<32x64xf32>, %b: tensor<64x128xf32>):
     %0 = ascend.graph.matmul %a, %b : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32>
     ascend.kernel.yield %0 : tensor<32x128xf32>
   }
   %y = ascend.kernel.cube(%h, %w2) : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32> {
+  ^bb0(%a: tensor<32x128xf32>, %b: tensor<128x16xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32>
+    ascend.kernel.yield %0 : tensor<32x16xf32>
+  }
+  %y2 = ascend.kernel.cube(%h, %w2) : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32> {
   ^bb0(%a: tensor<32x128xf32>, %b: tensor<128x16xf32>):
     %0 = ascend.graph.matmul %a, %b : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32>
     ascend.kernel.yield %0 : tensor<32x16xf32>
@@ -275,5 +295,39 @@ func.func @chained_products(%x: tensor<32x64xf32>) -> (tensor<32x16xf32>, tensor
     %0 = ascend.graph.gemm %a, %b {trans_a = true} : (tensor<32x64xf32>, tensor<32x128xf32>) -> tensor<64x128xf32>
     ascend.kernel.yield %0 : tensor<64x128xf32>
   }
-  func.return %y, %r, %t, %q : tensor<32x16xf32>, tensor<32x128xf32>, tensor<32x16xf32>, tensor<64x128xf32>
+  %u = ascend.kernel.cube(%z, %w3) : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32> {
+  ^bb0(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+    ascend.kernel.yield %0 : tensor<32x32xf32>
+  }
+  %v = ascend.kernel.cube(%u, %u) : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32> {
+  ^bb0(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+    ascend.kernel.yield %0 : tensor<32x32xf32>
+  }
+  func.return %y, %y2, %r, %t, %q, %v : tensor<32x16xf32>, tensor<32x16xf32>, tensor<32x128xf32>, tensor<32x16xf32>, tensor<64x128xf32>, tensor<32x32xf32>
+}
+
+// -----
+
+// A chain of 20 rows: the cost model finds the product's 12 padding rows dearer than the
+// conversion its reader's load would save, so it stays ND.
+
+// CHECK-LABEL: func.func @padded_chain
+// CHECK:         %[[H:.*]] = ascend.kernel.cube(%x, %{{.*}}) : (tensor<20x24xf32>, tensor<24x40xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<20x40xf32>
+// CHECK:         ascend.kernel.cube(%[[H]], %{{.*}}) : (tensor<20x40xf32>, tensor<40x8xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<20x8xf32>
+func.func @padded_chain(%x: tensor<20x24xf32>) -> tensor<20x8xf32> {
+  %w1 = ascend.graph.const splat<0.5 : f32> : tensor<24x40xf32>
+  %w2 = ascend.graph.const splat<0.25 : f32> : tensor<40x8xf32>
+  %h = ascend.kernel.cube(%x, %w1) : (tensor<20x24xf32>, tensor<24x40xf32>) -> tensor<20x40xf32> {
+  ^bb0(%a: tensor<20x24xf32>, %b: tensor<24x40xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<20x24xf32>, tensor<24x40xf32>) -> tensor<20x40xf32>
+    ascend.kernel.yield %0 : tensor<20x40xf32>
+  }
+  %y = ascend.kernel.cube(%h, %w2) : (tensor<20x40xf32>, tensor<40x8xf32>) -> tensor<20x8xf32> {
+  ^bb0(%a: tensor<20x40xf32>, %b: tensor<40x8xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<20x40xf32>, tensor<40x8xf32>) -> tensor<20x8xf32>
+    ascend.kernel.yield %0 : tensor<20x8xf32>
+  }
+  func.return %y : tensor<20x8xf32>
 }

@@ -17,9 +17,11 @@ The choice flows forward in program order:
 - a 2-D convolution on the cube reads its input in NC1HWC0 and its weights in FRACTAL_Z, and
   writes NC1HWC0; a residual or other 4-D epilogue operand is read in NC1HWC0 too;
 - a matrix product reads a constant right-hand side in FRACTAL_NZ (other operands stay ND and
-  are laid out as fractal tiles by the kernel's own load) and writes ND, or FRACTAL_NZ when its
-  only reader is another product's left operand, which then reads the tiles as they are (GE's
-  chained matmuls: a transformer's feed-forward block, its epilogue computed on the tiles);
+  are laid out as fractal tiles by the kernel's own load) and writes ND; or FRACTAL_NZ when
+  every reader takes its result as its own product's left matrix and the cost model finds the
+  chain faster so (the readers' loads convert nothing, against the padding of rows and
+  columns to 16): GE's chained matmuls, a transformer's feed-forward block, whose epilogue
+  then computes on the tiles the next product reads as they are;
 - a vector kernel whose ops all work per channel or per plane (elementwise ops, batch norm,
   group norm, pooling, reductions over H and W, LRN, a concat of whole C0 blocks) takes
   NC1HWC0 when one of its 4-D inputs arrives in it, so the format propagates through the conv
@@ -56,7 +58,10 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from ge.cost.decisions import kernel_latency
+from ge.cost.model import Operand
 from ge.dialects import graph
+from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr
 from ge.dialects.formats import (
     FRAMEWORK_FORMATS,
     bitwidth_of,
@@ -76,6 +81,7 @@ from ge.dialects.kernel import (
     ViewOp,
 )
 from ge.dtypes import tensor_type
+from ge.soc import load_profile
 
 from ..driver import rewrite
 from ..session import current
@@ -138,26 +144,35 @@ def _operand_layout(op: Operation) -> graph.ProductOperands | None:
     return None if product is None else product.operands
 
 
-def _feeds_left_operands(value: SSAValue) -> bool:
-    """Whether every use of a matrix product's result `value` is the left matrix of another
-    product on the cube, which then reads the fractals the first one wrote (its L0C stored as
-    FRACTAL_NZ, as GE chains matmuls): nothing else reads the value, so no conversion is needed."""
+def _left_operand_readers(value: SSAValue) -> list[CubeKernelOp]:
+    """The cube kernels reading a matrix product's result `value`, when every one reads it as the
+    left matrix of its own product and nothing else reads it (so its fractals could pass from one
+    product to the next unconverted, as GE chains matmuls); else none. A value of dynamic shape
+    has none: its fractals' count is unknown."""
     t = value.type
     if not isinstance(t, TensorType) or len(t.get_shape()) < 2 or not all(d > 0 for d in t.get_shape()):
-        return False
-    if value.first_use is None:
-        return False
+        return []
+    readers: list[CubeKernelOp] = []
     for use in value.uses:
         kernel = use.operation
         if not isinstance(kernel, CubeKernelOp):
-            return False
-        product = cube_op(kernel)
-        if product is None or _operand_layout(product) is not graph.ProductOperands.MATRICES:
-            return False
+            return []
+        op = cube_op(kernel)
+        product = None if op is None else graph.matrix_product(op)
+        if op is None or product is None or product.operands is not graph.ProductOperands.MATRICES:
+            return []
         arg = kernel.body.block.args[use.index]
-        if any(u.operation is not product or u.index != 0 for u in arg.uses):
-            return False
-    return True
+        if any(u.operation is not op or u.index != product.lhs for u in arg.uses):
+            return []
+        if kernel not in readers:
+            readers.append(kernel)
+    return readers
+
+
+def _static(kernel: KernelOp) -> bool:
+    """Whether every operand and result of `kernel` has a static shape (the cost model needs it)."""
+    values = [*kernel.inputs, *kernel.outputs]
+    return all(isinstance(v.type, TensorType) and all(d >= 0 for d in v.type.get_shape()) for v in values)
 
 
 def _view_as_framework(value: SSAValue) -> bool:
@@ -177,9 +192,10 @@ class FormatChoice:
     results: dict[Operation, list[str]] = field(default_factory=dict)
 
 
-def choose_formats(block: Block) -> FormatChoice:
-    """The format analysis of a function body: reads the IR, changes nothing."""
-    return _FormatChooser().run(block)
+def choose_formats(block: Block, target: TargetAttr) -> FormatChoice:
+    """The format analysis of a function body for `target` (whose cost model settles the format
+    between chained matrix products): reads the IR, changes nothing."""
+    return _FormatChooser(target).run(block)
 
 
 @dataclass
@@ -246,6 +262,7 @@ class ApplyFormats(RewritePattern):
 
 @dataclass
 class _FormatChooser:
+    target: TargetAttr
     formats: dict[SSAValue, str] = field(default_factory=dict)
     choice: FormatChoice = field(default_factory=FormatChoice)
 
@@ -311,7 +328,9 @@ class _FormatChooser:
             if operands[0] in index:
                 wanted[index[operands[0]]] = "NC1HWC0"
         elif holds is graph.ProductOperands.MATRICES:
-            lhs, rhs = operands[0], operands[1]
+            product = graph.matrix_product(op)
+            assert product is not None and product.lhs is not None and product.rhs is not None
+            lhs, rhs = operands[product.lhs], operands[product.rhs]
             if rhs in index and _rank(rhs) >= 2 and _is_constant(kernel.inputs[index[rhs]]):
                 wanted[index[rhs]] = "FRACTAL_NZ"
             if lhs in index and self.formats.get(kernel.inputs[index[lhs]]) == "FRACTAL_NZ":
@@ -328,13 +347,45 @@ class _FormatChooser:
                 ]
             if op is not None and _operand_layout(op) is graph.ProductOperands.MATRICES:
                 return [
-                    "FRACTAL_NZ" if _feeds_left_operands(r) else f
-                    for r, f in zip(kernel.outputs, frames, strict=True)
+                    "FRACTAL_NZ" if self._fractals_pay(kernel, wanted, i) else f for i, f in enumerate(frames)
                 ]
             return frames
         if isinstance(kernel, VectorKernelOp) and "NC1HWC0" in wanted:
             return ["NC1HWC0" if _rank(r) == 4 else f for r, f in zip(kernel.outputs, frames, strict=True)]
         return frames
+
+    def _fractals_pay(self, kernel: CubeKernelOp, wanted: list[str], output: int) -> bool:
+        """Whether result `output` of matrix-product `kernel` (reading its inputs in `wanted`)
+        should stay FRACTAL_NZ: every reader takes it as its product's left matrix, and the cost
+        model finds the kernel and its readers faster so (no conversion on the store without
+        FixPipe, none on the readers' loads) than in its framework format (no padding rows)."""
+        value = kernel.outputs[output]
+        readers = _left_operand_readers(value)
+        if not readers or not all(_static(k) for k in (kernel, *readers)):
+            return False
+        frames = [_framework(r) for r in kernel.outputs]
+
+        def latency(fmt: str) -> float:
+            outputs = [fmt if i == output else f for i, f in enumerate(frames)]
+            total = self._latency(kernel, wanted, outputs)
+            for reader in readers:
+                inputs = self._cube_formats(reader, [_framework(v) for v in reader.inputs])
+                inputs = [fmt if v is value else f for v, f in zip(reader.inputs, inputs, strict=True)]
+                total += self._latency(reader, inputs, [_framework(r) for r in reader.outputs])
+            return total
+
+        return latency("FRACTAL_NZ") < latency(_framework(value))
+
+    def _latency(self, kernel: CubeKernelOp, inputs: list[str], outputs: list[str]) -> float:
+        """The cost model's latency of cube `kernel` with its operands in these formats."""
+        body = [op for op in kernel.body.block.ops if op is not kernel.body.block.last_op]
+        return kernel_latency(
+            body,
+            "cube",
+            [Operand(tensor_type(v), f, _is_constant(v)) for v, f in zip(kernel.inputs, inputs, strict=True)],
+            [Operand(tensor_type(r), f) for r, f in zip(kernel.outputs, outputs, strict=True)],
+            self.target,
+        )
 
     def _per_channel(self, kernel: VectorKernelOp) -> bool:
         """Whether the kernel can work on NC1HWC0 data, and some 4-D input already arrives so."""
@@ -402,8 +453,11 @@ class AssignFormatsPass(ModulePass):
     name = "ge-assign-formats"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = op.attributes.get(TARGET_ATTR_NAME)
+        if not isinstance(target, TargetAttr):
+            target = load_profile().target_attr()
         for func in [f for f in op.body.block.ops if isinstance(f, FuncOp)]:
             if not func.is_declaration:
-                apply = ApplyFormats(choose_formats(func.body.block))
+                apply = ApplyFormats(choose_formats(func.body.block, target))
                 PatternRewriteWalker(apply, apply_recursively=False).rewrite_region(func.body)
         rewrite(op, [CancelInverseTransData(), ChainTransData()], current())
