@@ -528,7 +528,15 @@ def test_run_block_frees_values_after_last_use(monkeypatch: pytest.MonkeyPatch):
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 @pytest.mark.parametrize(
-    ("shape", "axes"), [((1, 32, 64), (2,)), ((3, 5, 7, 9), (1, 2, 3)), ((2, 3, 4), (0, 2))]
+    ("shape", "axes"),
+    [
+        ((1, 32, 64), (2,)),
+        ((3, 5, 7, 9), (1, 2, 3)),
+        ((2, 3, 4), (0, 2)),
+        ((2, 3, 4), (-1, -3)),
+        ((2, 3), ()),
+        ((), ()),
+    ],
 )
 def test_the_semantics_mean_is_numpys_bit_for_bit(dtype: type, shape: tuple, axes: tuple) -> None:
     rng = np.random.default_rng(7)
@@ -536,5 +544,10 @@ def test_the_semantics_mean_is_numpys_bit_for_bit(dtype: type, shape: tuple, axe
         x = (rng.standard_normal(shape) * scale).astype(dtype)
         expected = np.mean(x, axis=axes, keepdims=True)
         got = mean_over(x, axes)
-        assert got.dtype == expected.dtype
+        assert got.dtype == expected.dtype and got.shape == expected.shape
         np.testing.assert_array_equal(got, expected)
+
+
+def test_the_semantics_mean_refuses_an_axis_out_of_range_as_numpy_does() -> None:
+    with pytest.raises(np.exceptions.AxisError):
+        mean_over(np.zeros((2, 3), np.float32), (2,))

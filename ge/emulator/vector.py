@@ -277,15 +277,15 @@ def _broadcast_layout(fmt: str, full: tuple[int, ...], c0: int, array: np.ndarra
     # A row (an [N] bias) as one row of whole fractals (..., N1, 1, 16, 16), each of their 16 rows
     # the same; a column likewise as (..., 1, M1, 16, 16): numpy then adds whole fractals, 256
     # contiguous elements at a time rather than 16 (3.3 against 6.5 us for a 32 x 256 add).
-    if m == 1:
-        row = np.zeros((*batch, n1 * FRACTAL), array.dtype)
-        row[..., :n] = array[..., 0, :]
-        tiles = row.reshape(*batch, n1, 1, 1, FRACTAL)
-        return np.ascontiguousarray(np.broadcast_to(tiles, (*batch, n1, 1, FRACTAL, FRACTAL)))
-    column = np.zeros((*batch, m1 * FRACTAL), array.dtype)
-    column[..., :m] = array[..., :, 0]
-    tiles = column.reshape(*batch, 1, m1, FRACTAL, 1)
-    return np.ascontiguousarray(np.broadcast_to(tiles, (*batch, 1, m1, FRACTAL, FRACTAL)))
+    row = m == 1
+    line = array[..., 0, :] if row else array[..., :, 0]
+    padded = np.zeros((*batch, (n1 if row else m1) * FRACTAL), array.dtype)
+    padded[..., : line.shape[-1]] = line
+    if row:
+        tiles, shape = padded.reshape(*batch, n1, 1, 1, FRACTAL), (*batch, n1, 1, FRACTAL, FRACTAL)
+    else:
+        tiles, shape = padded.reshape(*batch, 1, m1, FRACTAL, 1), (*batch, 1, m1, FRACTAL, FRACTAL)
+    return np.ascontiguousarray(np.broadcast_to(tiles, shape))
 
 
 def _padded(fmt: str, shape: tuple[int, ...], c0: int) -> bool:

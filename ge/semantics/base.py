@@ -165,8 +165,11 @@ def mean_over(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     dtype, fp16's in fp32, divided in place by the count as an intp; so bit for bit the same)
     without its Python wrapper: 4.6 against 8.3 us over a 32 x 64 array."""
     axes = tuple(axes)
-    count = math.prod(x.shape[a] for a in axes)
-    if x.dtype.kind != "f" or count == 0:
+    try:
+        count = math.prod(x.shape[a] for a in axes)
+    except IndexError:  # an axis out of range: numpy's own error
+        count = 0
+    if x.dtype.kind != "f" or count == 0 or x.ndim == 0:
         return np.mean(x, axis=axes, keepdims=True)
     half = x.dtype == np.float16
     total = np.add.reduce(x, axis=axes, dtype=np.float32 if half else None, keepdims=True)
