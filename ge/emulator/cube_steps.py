@@ -105,18 +105,13 @@ def accumulates(op: Operation) -> bool:
 
 
 def accumulator_step(
-    op: Operation,
-    operands: Mapping[SSAValue, Operand],
-    k_step: int | None,
-    target: int,
-    dtype: np.dtype,
-    fractal: bool = False,
+    op: Operation, operands: Mapping[SSAValue, Operand], k_step: int | None, target: int, dtype: np.dtype
 ) -> ConvolutionStep | MatrixStep:
     """The step writing `op`'s accumulator, rounded to `dtype`, into slot `target` (`op` is one
-    `accumulates` holds for); a matrix product's as FRACTAL_NZ tiles when `fractal`."""
+    `accumulates` holds for)."""
     if base(op) is graph.Conv2DOp:
         return ConvolutionStep(op, operands, k_step, target, dtype)
-    return MatrixStep(op, operands, k_step, target, dtype, fractal)
+    return MatrixStep(op, operands, k_step, target, dtype)
 
 
 class ConvolutionStep:
@@ -167,8 +162,8 @@ class ConvolutionStep:
 class MatrixStep:
     """A matmul's or gemm's accumulator (a gemm's alpha, beta and C applied), its sizes, formats
     and transpositions read when the kernel is prepared. The accumulator is left logical (..., M,
-    N), or, when `fractal`, stored as FRACTAL_NZ tiles: the form a product chained into another
-    one's left operand is kept in, which its epilogue then computes on."""
+    N), or, with `fractal` set, stored as FRACTAL_NZ tiles: the form a product chained into other
+    products' left operands is kept in, which its epilogue then computes on."""
 
     def __init__(
         self,
@@ -177,10 +172,9 @@ class MatrixStep:
         k_step: int | None,
         target: int,
         dtype: np.dtype,
-        fractal: bool = False,
     ):
         values = op.base_operands if isinstance(op, graph.FusedOp) else op.operands
-        self.op, self.target, self.dtype, self.fractal = op, target, dtype, fractal
+        self.op, self.target, self.dtype = op, target, dtype
         self.a, self.b = operands[values[0]], operands[values[1]]
         self.gemm = base(op) is graph.GemmOp
         self.c = operands[values[2]] if self.gemm and len(values) > 2 else None
@@ -203,6 +197,8 @@ class MatrixStep:
         """Whether the accumulator is the result as it is, so it may go straight into an output."""
         self.destination: int | None = None
         """The slot of the array to accumulate into (the kernel's output), if any."""
+        self.fractal = False
+        """Whether the accumulator is stored as FRACTAL_NZ tiles."""
 
     def __call__(self, slots: list[Any]) -> None:
         into = None if self.destination is None else slots[self.destination]

@@ -38,7 +38,16 @@ from ge.semantics.base import Ufunc
 from ge.semantics.core import _computes_in_stored_type as computes_in_stored_type  # pyright: ignore[reportPrivateUsage] the rule evaluate follows
 
 from . import vector
-from .cube_steps import FRAMEWORK, CubeStep, Operand, accumulates, accumulator_step, base, cube_ready
+from .cube_steps import (
+    FRAMEWORK,
+    CubeStep,
+    MatrixStep,
+    Operand,
+    accumulates,
+    accumulator_step,
+    base,
+    cube_ready,
+)
 from .functions import vector_compute, vector_implementation
 from .tiles import prepare_cube
 
@@ -208,11 +217,12 @@ class PreparedKernel:
         if accumulates(op):
             # A product the kernel returns as FRACTAL_NZ (chained into another product) is stored
             # so, and its epilogue computes on the tiles.
-            fractal = self._returned.get(op.results[0], (0, ""))[1] == "FRACTAL_NZ"
-            step = accumulator_step(op, operands, k_step, self._new_slot(product), dtype, fractal)
+            step = accumulator_step(op, operands, k_step, self._new_slot(product), dtype)
             if base(op) is graph.Conv2DOp:
                 self._stored[product] = ("NC1HWC0", tensor_type(product), 1)
-            elif fractal:
+            elif self._returned.get(op.results[0], (0, ""))[1] == "FRACTAL_NZ":
+                assert isinstance(step, MatrixStep)
+                step.fractal = True
                 self._stored[product] = ("FRACTAL_NZ", tensor_type(product), 1)
             if epilogue is None and step.writes_into:
                 step.destination = self._claim(product, self._stored.get(product, ("ND",))[0])
