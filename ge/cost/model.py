@@ -17,7 +17,7 @@ from typing import Any
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IntegerType, TensorType
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
-from ge.dialects.formats import FORMATS, FRACTAL, FRAMEWORK_FORMATS, device_shape
+from ge.dialects.formats import FORMATS, FRACTAL, FRAMEWORK_FORMATS, device_shape, plain_type
 from ge.dialects.kernel import KernelKind
 from ge.dtypes import shaped_type
 from ge.errors import CompileError
@@ -299,13 +299,14 @@ def _input_indices(info: KernelInfo) -> dict[SSAValue, int]:
         for value in op.operands:
             if value not in produced and value not in outside:
                 outside.append(value)
-    types = [o.type for o in info.inputs]
+    # A kernel's operands carry their formats in their types; its body computes on the plain ones.
+    types = [plain_type(o.type) for o in info.inputs]
     args = [v for v in outside if isinstance(v, BlockArgument)]
     if args and len(args) == len(outside):
         block = args[0].owner
-        if all(a.owner is block for a in args) and [a.type for a in block.args] == types:
+        if all(a.owner is block for a in args) and [plain_type(a.type) for a in block.args] == types:
             return {a: a.index for a in args}
-    if [v.type for v in outside] == types:
+    if [plain_type(v.type) for v in outside] == types:
         return {v: i for i, v in enumerate(outside)}
     return {}
 

@@ -9,6 +9,7 @@ import math
 import pytest
 
 from ge.cost import KernelInfo, default_block_dim, kernel_cost, model_latency_us, roofline_check
+from ge.dialects.formats import with_format
 from ge.errors import CompileError
 from ge.soc import load_profile
 
@@ -84,6 +85,21 @@ def test_conv_converts_a_plain_input_on_load(kernel) -> None:
     assert cost.vector_us == pytest.approx(cycles_us(plain / B2["vector_bytes_per_cycle"] / 24, B2))
     weight = 36 * 4 * 16 * 16 * 2
     assert cost.mte2_bytes == plain + weight
+
+
+def test_an_operand_typed_with_its_format_is_still_the_bodys_argument(kernel) -> None:
+    """A compiled model's kernel operands carry their format in their type, its body computes on
+    the plain types: the plain input is still found, and its conversion on load charged."""
+    plain = kernel(conv_text("f16"), "cube", ["NCHW", "FRACTAL_Z"], ["NC1HWC0"], weights=[1], block_dim=24)
+    typed = dataclasses.replace(
+        plain,
+        inputs=tuple(dataclasses.replace(o, type=with_format(o.type, o.format)) for o in plain.inputs),
+        outputs=tuple(dataclasses.replace(o, type=with_format(o.type, o.format)) for o in plain.outputs),
+    )
+    assert typed.inputs[1].type != plain.inputs[1].type  # FRACTAL_Z in the type
+    cost = kernel_cost(typed, B2)
+    assert cost.vector_us > 0.0
+    assert cost.vector_us == pytest.approx(kernel_cost(plain, B2).vector_us)
 
 
 def test_fixpipe_converts_the_output_for_free(kernel) -> None:
