@@ -310,24 +310,24 @@ func.func @chained_products(%x: tensor<32x64xf32>, %z: tensor<32x32xf32>) -> (te
 
 // -----
 
-// A chain of 20 rows: the cost model finds the product's 12 padding rows dearer than the
-// conversion its reader's load would save, so it stays ND.
+// A feed-forward block of 20 rows (1024 -> 4096 -> 1024, fp16): the cost model finds the
+// product's 12 padding rows dearer than the conversion its reader's load would save: ND.
 
 // CHECK-LABEL: func.func @padded_chain
-// CHECK:         %[[H:.*]] = ascend.kernel.cube(%x, %{{.*}}) : (tensor<20x24xf32>, tensor<24x40xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<20x40xf32>
-// CHECK:         ascend.kernel.cube(%[[H]], %{{.*}}) : (tensor<20x40xf32>, tensor<40x8xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<20x8xf32>
-func.func @padded_chain(%x: tensor<20x24xf32>) -> tensor<20x8xf32> {
-  %w1 = ascend.graph.const splat<0.5 : f32> : tensor<24x40xf32>
-  %w2 = ascend.graph.const splat<0.25 : f32> : tensor<40x8xf32>
-  %h = ascend.kernel.cube(%x, %w1) : (tensor<20x24xf32>, tensor<24x40xf32>) -> tensor<20x40xf32> {
-  ^bb0(%a: tensor<20x24xf32>, %b: tensor<24x40xf32>):
-    %0 = ascend.graph.matmul %a, %b : (tensor<20x24xf32>, tensor<24x40xf32>) -> tensor<20x40xf32>
-    ascend.kernel.yield %0 : tensor<20x40xf32>
+// CHECK:         %[[H:.*]] = ascend.kernel.cube(%x, %{{.*}}) : (tensor<20x1024xf16>, tensor<1024x4096xf16, #ascend.format<FRACTAL_NZ>>) -> tensor<20x4096xf16>
+// CHECK:         ascend.kernel.cube(%[[H]], %{{.*}}) : (tensor<20x4096xf16>, tensor<4096x1024xf16, #ascend.format<FRACTAL_NZ>>) -> tensor<20x1024xf16>
+func.func @padded_chain(%x: tensor<20x1024xf16>) -> tensor<20x1024xf16> {
+  %w1 = ascend.graph.const splat<0.5 : f16> : tensor<1024x4096xf16>
+  %w2 = ascend.graph.const splat<0.25 : f16> : tensor<4096x1024xf16>
+  %h = ascend.kernel.cube(%x, %w1) : (tensor<20x1024xf16>, tensor<1024x4096xf16>) -> tensor<20x4096xf16> {
+  ^bb0(%a: tensor<20x1024xf16>, %b: tensor<1024x4096xf16>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<20x1024xf16>, tensor<1024x4096xf16>) -> tensor<20x4096xf16>
+    ascend.kernel.yield %0 : tensor<20x4096xf16>
   }
-  %y = ascend.kernel.cube(%h, %w2) : (tensor<20x40xf32>, tensor<40x8xf32>) -> tensor<20x8xf32> {
-  ^bb0(%a: tensor<20x40xf32>, %b: tensor<40x8xf32>):
-    %0 = ascend.graph.matmul %a, %b : (tensor<20x40xf32>, tensor<40x8xf32>) -> tensor<20x8xf32>
-    ascend.kernel.yield %0 : tensor<20x8xf32>
+  %y = ascend.kernel.cube(%h, %w2) : (tensor<20x4096xf16>, tensor<4096x1024xf16>) -> tensor<20x1024xf16> {
+  ^bb0(%a: tensor<20x4096xf16>, %b: tensor<4096x1024xf16>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<20x4096xf16>, tensor<4096x1024xf16>) -> tensor<20x1024xf16>
+    ascend.kernel.yield %0 : tensor<20x1024xf16>
   }
-  func.return %y : tensor<20x8xf32>
+  func.return %y : tensor<20x1024xf16>
 }

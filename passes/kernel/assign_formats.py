@@ -85,6 +85,7 @@ from ge.soc import load_profile
 
 from ..driver import rewrite
 from ..session import current
+from .tile_kernels import cube_kernel_tiling, cube_op
 
 
 def _shuffles_channels(kernel: VectorKernelOp) -> bool:
@@ -128,14 +129,6 @@ def _framework(value: SSAValue) -> str:
 
 def _is_constant(value: SSAValue) -> bool:
     return isinstance(value.owner, graph.ConstOp)
-
-
-def cube_op(kernel: KernelOp) -> Operation | None:
-    """The cube op of a cube kernel's body (a matrix product, plain or fused)."""
-    for op in kernel.body.block.ops:
-        if graph.matrix_product(op) is not None:
-            return op
-    return None
 
 
 def _operand_layout(op: Operation) -> graph.ProductOperands | None:
@@ -377,7 +370,8 @@ class _FormatChooser:
         return latency("FRACTAL_NZ") < latency(_framework(value))
 
     def _latency(self, kernel: CubeKernelOp, inputs: list[str], outputs: list[str]) -> float:
-        """The cost model's latency of cube `kernel` with its operands in these formats."""
+        """The cost model's latency of cube `kernel` with its operands in these formats, tiled as
+        `ge-tile-kernels` will tile it (the tiling does not depend on the formats)."""
         body = [op for op in kernel.body.block.ops if op is not kernel.body.block.last_op]
         return kernel_latency(
             body,
@@ -385,6 +379,7 @@ class _FormatChooser:
             [Operand(tensor_type(v), f, _is_constant(v)) for v, f in zip(kernel.inputs, inputs, strict=True)],
             [Operand(tensor_type(r), f) for r, f in zip(kernel.outputs, outputs, strict=True)],
             self.target,
+            cube_kernel_tiling(kernel, self.target.figure).sizes(),
         )
 
     def _per_channel(self, kernel: VectorKernelOp) -> bool:

@@ -43,7 +43,6 @@ from ge.errors import CompileError
 
 from ..driver import RewritesOnly, rewrite
 from ..session import current
-from .assign_formats import cube_op
 
 START = 256
 """The first tile side tried for a cube kernel (elements)."""
@@ -59,6 +58,14 @@ def _round16(n: int) -> int:
 
 def _width(t) -> int:
     return max(1, t.element_type.bitwidth // 8)
+
+
+def cube_op(kernel: KernelOp) -> Operation | None:
+    """The cube op of a cube kernel's body (a matrix product, plain or fused)."""
+    for op in kernel.body.block.ops:
+        if graph.matrix_product(op) is not None:
+            return op
+    return None
 
 
 def gemm_dims(op: Operation) -> tuple[int, int, int, int]:
@@ -88,6 +95,15 @@ def cube_tiling(
                 break
             tiles[largest] = max(16, tiles[largest] // 2 // 16 * 16)
     raise CompileError(f"no cube tiling of {m}x{k}x{n} fits the target's buffers")
+
+
+def cube_kernel_tiling(kernel: CubeKernelOp, figure: Callable[[str], int | float]) -> CubeTilingAttr:
+    """The tiling of a cube kernel's (first) matrix product: it depends on the product's sizes and
+    input width alone, not on the operands' formats."""
+    inner = cube_op(kernel)
+    assert inner is not None, f"{kernel.name} has a matrix product"
+    batch, m, k, n = gemm_dims(inner)
+    return cube_tiling(batch, m, k, n, _width(inner.operands[0].type), figure)
 
 
 def vector_tiling(elements: int, widths: list[int], figure: Callable[[str], int | float]) -> VectorTilingAttr:
@@ -128,9 +144,8 @@ class TileKernel(RewritePattern):
         if isinstance(op, AiCpuKernelOp):
             _schedule(op, 1, None, rewriter)
             return
-        if isinstance(op, CubeKernelOp) and (inner := cube_op(op)) is not None:
-            batch, m, k, n = gemm_dims(inner)
-            tiling: TilingAttr = cube_tiling(batch, m, k, n, _width(inner.operands[0].type), figure)
+        if isinstance(op, CubeKernelOp) and cube_op(op) is not None:
+            tiling: TilingAttr = cube_kernel_tiling(op, figure)
             cores = int(figure("cube_cores"))
         else:
             tiling = _streamed(op, figure)

@@ -7,10 +7,13 @@ import dataclasses
 import math
 
 import pytest
+from xdsl.parser import Parser
 
+from ge.context import make_context
 from ge.cost import KernelInfo, default_block_dim, kernel_cost, model_latency_us, roofline_check
 from ge.dialects.formats import with_format
 from ge.errors import CompileError
+from ge.passes.kernel.assign_formats import AssignFormatsPass
 from ge.soc import load_profile
 
 B2 = load_profile("Ascend910B2").figures
@@ -511,3 +514,32 @@ def test_dynamic_shapes_are_errors(kernel) -> None:
     """
     with pytest.raises(CompileError, match="static shapes"):
         kernel_cost(kernel(text, "vector", ["ND"], ["ND"]), B2)
+
+
+def test_a_target_without_a_figure_the_gate_reads_is_a_compile_error() -> None:
+    """`ge-assign-formats` costs chained products on the module's target: a target naming only
+    some figures (as a hand-written module may) gets a CompileError naming the missing one."""
+    text = """
+    builtin.module attributes {ascend.target = #ascend.target<"Ascend910B2", {cube_cores = 24 : i64,
+        vector_cores = 48 : i64, l0a_bytes = 65536 : i64, l0b_bytes = 65536 : i64,
+        l0c_bytes = 131072 : i64, ub_bytes = 196608 : i64}>} {
+      func.func @f(%x: tensor<32x64xf32>) -> tensor<32x16xf32> {
+        %w1 = ascend.graph.const splat<0.5 : f32> : tensor<64x128xf32>
+        %w2 = ascend.graph.const splat<0.5 : f32> : tensor<128x16xf32>
+        %h = ascend.kernel.cube(%x, %w1) : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32> {
+        ^bb0(%a: tensor<32x64xf32>, %b: tensor<64x128xf32>):
+          %0 = ascend.graph.matmul %a, %b : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32>
+          ascend.kernel.yield %0 : tensor<32x128xf32>
+        }
+        %y = ascend.kernel.cube(%h, %w2) : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32> {
+        ^bb0(%a: tensor<32x128xf32>, %b: tensor<128x16xf32>):
+          %0 = ascend.graph.matmul %a, %b : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32>
+          ascend.kernel.yield %0 : tensor<32x16xf32>
+        }
+        func.return %y : tensor<32x16xf32>
+      }
+    }
+    """
+    module = Parser(make_context(), text).parse_module()
+    with pytest.raises(CompileError, match="has no figure '.*', which the cost model reads"):
+        AssignFormatsPass().apply(make_context(), module)

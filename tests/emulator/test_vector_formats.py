@@ -373,11 +373,11 @@ def test_matmul_bias_relu_at_o3_matches_numpy(rng) -> None:
 def test_chained_matmuls_at_o3_compute_between_them_on_fractal_nz(
     dtype: type, rng, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A matmul whose only reader is the next matmul's left matrix writes FRACTAL_NZ (32 x 40,
+    """A matmul whose only reader is the next matmul's left matrix writes FRACTAL_NZ (20 x 40,
     padded to 32 x 48), as the cost model prefers; its bias and relu run on the tiles, and the
-    next matmul's load reads them: no kernel decodes or encodes a format, and the padded columns
-    stay zero although the bias is nonzero there."""
-    m, k, n, out = 32, 24, 40, 8
+    next matmul's load reads them: no kernel decodes or encodes a format, and the padded rows
+    and columns stay zero although the bias is nonzero there."""
+    m, k, n, out = 20, 24, 40, 8
     a = rng.standard_normal((m, k)).astype(dtype)
     weights = {
         "w1": rng.standard_normal((k, n)).astype(dtype),
@@ -408,6 +408,7 @@ def test_chained_matmuls_at_o3_compute_between_them_on_fractal_nz(
     np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance * 10)
     stored = emulator.plan.views[_launch(emulator, first.sym_name.data).outputs[0]]
     assert stored.shape == (3, 2, 16, 16)  # (N1, M1, M0, N0)
+    np.testing.assert_array_equal(stored[:, 1, m - 16 :, :], 0)  # padded rows
     np.testing.assert_array_equal(stored[2, :, :, n - 32 :], 0)  # padded columns
     logical = stored.transpose(1, 2, 0, 3).reshape(32, 48)[:m, :n]
     np.testing.assert_allclose(logical, hidden, rtol=tolerance, atol=tolerance)
