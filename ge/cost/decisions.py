@@ -1,4 +1,5 @@
-"""The cost model's verdicts for kernel formation: is one kernel cheaper than its parts?"""
+"""The cost model's verdicts for the compiler's choices: is one kernel cheaper than its parts, is a
+product's result cheaper kept in fractals for the products reading it?"""
 
 from __future__ import annotations
 
