@@ -331,3 +331,31 @@ func.func @padded_chain(%x: tensor<20x1024xf16>) -> tensor<20x1024xf16> {
   }
   func.return %y : tensor<20x1024xf16>
 }
+
+// -----
+
+// A reader that takes the product both as its left matrix and as its epilogue's residual reads
+// it ND: the epilogue adds it element by element, so the product stays ND.
+
+// CHECK-LABEL: func.func @residual_reader
+// CHECK:         %[[U:.*]] = ascend.kernel.cube(%z, %{{.*}}) : (tensor<32x32xf32>, tensor<32x32xf32, #ascend.format<FRACTAL_NZ>>) -> tensor<32x32xf32>
+// CHECK-NOT:     trans_data
+// CHECK:         ascend.kernel.cube(%[[U]], %{{.*}}, %[[U]]) : (tensor<32x32xf32>, tensor<32x32xf32, #ascend.format<FRACTAL_NZ>>, tensor<32x32xf32>) -> tensor<32x32xf32>
+func.func @residual_reader(%z: tensor<32x32xf32>) -> tensor<32x32xf32> {
+  %w = ascend.graph.const splat<0.125 : f32> : tensor<32x32xf32>
+  %u = ascend.kernel.cube(%z, %w) : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32> {
+  ^bb0(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>):
+    %0 = ascend.graph.matmul %a, %b : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+    ascend.kernel.yield %0 : tensor<32x32xf32>
+  }
+  %v = ascend.kernel.cube(%u, %w, %u) : (tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32> {
+  ^bb0(%a: tensor<32x32xf32>, %b: tensor<32x32xf32>, %c: tensor<32x32xf32>):
+    %0 = ascend.graph.fused_matmul %a, %b, %c {sources = ["matmul", "add"], extras = 1 : i64} : (tensor<32x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32> {
+    ^bb1(%p: tensor<32x32xf32>, %q: tensor<32x32xf32>):
+      %1 = ascend.graph.add %q, %p : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+      ascend.graph.yield %1 : tensor<32x32xf32>
+    }
+    ascend.kernel.yield %0 : tensor<32x32xf32>
+  }
+  func.return %v : tensor<32x32xf32>
+}
