@@ -15,7 +15,7 @@ from ge.dialects.graph import ConstOp
 from ge.dtypes import tensor_type
 from ge.errors import CompileError
 
-from .model import KernelInfo, Operand, default_block_dim, kernel_cost, unit_cores
+from .model import KernelInfo, Operand, default_block_dim, kernel_cost
 from .ops import op_work
 from .work import OpWork, Sweep
 
@@ -37,7 +37,7 @@ def group_latency(
     ops: Sequence[Operation], unit: str, target: TargetAttr, work: Callable[[Operation], OpWork] = op_work
 ) -> float:
     """Modelled latency (sunk) of `ops` as one kernel on `unit`, on its default number of cores."""
-    soc = _figures(target)
+    soc = _Figures(target)
     info = group_info(ops, unit)
     info = replace(info, block_dim=default_block_dim(info, soc))
     return kernel_cost(info, soc, sunk=True, work=work).latency_us
@@ -50,16 +50,13 @@ def kernel_latency(
     outputs: Sequence[Operand],
     target: TargetAttr,
     tiling: Mapping[str, int],
+    block_dim: int,
 ) -> float:
     """Modelled latency (sunk) of a kernel of `ops` (a body whose arguments are its `inputs`) on
-    `unit`, its operands in the formats `inputs` and `outputs` give, with `tiling` (its sizes, as
-    `ge-tile-kernels` gives them; `tiles` of them) on as many cores as it has tiles."""
-    soc = _figures(target)
-    cores = max(1, min(unit_cores(unit, soc), int(tiling.get("tiles", 1))))
-    info = KernelInfo(
-        name="kernel", kind=unit, ops=tuple(ops), inputs=tuple(inputs), outputs=tuple(outputs), tiling=tiling
-    )
-    return kernel_cost(replace(info, block_dim=cores), soc, sunk=True).latency_us
+    `unit`, its operands in the formats `inputs` and `outputs` give, scheduled as `ge-tile-kernels`
+    schedules it: `tiling` (its sizes) on `block_dim` cores."""
+    info = KernelInfo("kernel", unit, tuple(ops), tuple(inputs), tuple(outputs), block_dim, tiling)
+    return kernel_cost(info, _Figures(target), sunk=True).latency_us
 
 
 class VectorSummary:
@@ -94,7 +91,7 @@ class VectorSummary:
 
     def latency(self, target: TargetAttr) -> float:
         """Modelled latency (sunk) of the group as one vector kernel on its default cores."""
-        soc = _figures(target)
+        soc = _Figures(target)
         info = KernelInfo(
             name="group", kind="vector", ops=(), inputs=tuple(self.inputs.values()), outputs=self.outputs
         )
@@ -125,13 +122,9 @@ def _sweep_bytes(sweeps: Sequence[Sweep]) -> tuple[float, float]:
 class _Figures(dict[str, int | float]):
     """A target's figures; one the cost model reads and the target lacks is a CompileError."""
 
-    soc = ""
+    def __init__(self, target: TargetAttr):
+        super().__init__(target.as_dict())
+        self.soc = target.soc.data
 
     def __missing__(self, key: str) -> int | float:
         raise CompileError(f"target {self.soc} has no figure '{key}', which the cost model reads")
-
-
-def _figures(target: TargetAttr) -> _Figures:
-    figures = _Figures(target.as_dict())
-    figures.soc = target.soc.data
-    return figures

@@ -85,7 +85,7 @@ from ge.soc import load_profile
 
 from ..driver import rewrite
 from ..session import current
-from .tile_kernels import cube_kernel_tiling, cube_op
+from .tile_kernels import block_dim, cube_kernel_tiling, cube_op
 
 
 def _shuffles_channels(kernel: VectorKernelOp) -> bool:
@@ -373,13 +373,15 @@ class _FormatChooser:
         """The cost model's latency of cube `kernel` with its operands in these formats, tiled as
         `ge-tile-kernels` will tile it (the tiling does not depend on the formats)."""
         body = [op for op in kernel.body.block.ops if op is not kernel.body.block.last_op]
+        tiling = cube_kernel_tiling(kernel, self.target.figure)
         return kernel_latency(
             body,
             "cube",
             [Operand(tensor_type(v), f, _is_constant(v)) for v, f in zip(kernel.inputs, inputs, strict=True)],
             [Operand(tensor_type(r), f) for r, f in zip(kernel.outputs, outputs, strict=True)],
             self.target,
-            cube_kernel_tiling(kernel, self.target.figure).sizes(),
+            tiling.sizes(),
+            block_dim(tiling, int(self.target.figure("cube_cores"))),
         )
 
     def _per_channel(self, kernel: VectorKernelOp) -> bool:

@@ -106,6 +106,11 @@ def cube_kernel_tiling(kernel: CubeKernelOp, figure: Callable[[str], int | float
     return cube_tiling(batch, m, k, n, _width(inner.operands[0].type), figure)
 
 
+def block_dim(tiling: TilingAttr, cores: int) -> int:
+    """The cores a kernel of `tiling` claims: one per tile, at most the unit's `cores`."""
+    return max(1, min(cores, tiling.tile_count))
+
+
 def vector_tiling(elements: int, widths: list[int], figure: Callable[[str], int | float]) -> VectorTilingAttr:
     ub = int(figure("ub_bytes"))
     per_element = max(1, sum(widths))
@@ -150,7 +155,7 @@ class TileKernel(RewritePattern):
         else:
             tiling = _streamed(op, figure)
             cores = int(figure("vector_cores"))
-        _schedule(op, max(1, min(cores, tiling.tile_count)), tiling, rewriter)
+        _schedule(op, block_dim(tiling, cores), tiling, rewriter)
 
 
 class TileTransData(RewritePattern):
@@ -163,7 +168,7 @@ class TileTransData(RewritePattern):
     def match_and_rewrite(self, op: TransDataOp, rewriter: PatternRewriter) -> None:
         tiling = _streamed(op, self.target.figure)
         cores = int(self.target.figure("vector_cores"))
-        _schedule(op, max(1, min(cores, tiling.tile_count)), tiling, rewriter)
+        _schedule(op, block_dim(tiling, cores), tiling, rewriter)
 
 
 def _streamed(op: Operation, figure: Callable[[str], int | float]) -> VectorTilingAttr:
