@@ -80,9 +80,11 @@ class TargetAttr(ParametrizedAttribute):
         )
 
     def figure(self, key: str) -> int | float:
+        """The figure named `key`; a VerifyException when the target lacks it (a module written by
+        hand may name only some), which passes and the emulator report as invalid IR."""
         value = self.figures.data.get(key)
         if not isinstance(value, IntegerAttr | FloatAttr):
-            raise KeyError(f"target {self.soc.data} has no figure '{key}'")
+            raise VerifyException(f"target {self.soc.data} has no figure '{key}'")
         return value.value.data
 
     def as_dict(self) -> dict[str, int | float]:

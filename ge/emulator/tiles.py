@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.ir import Operation
+from xdsl.utils.exceptions import VerifyException
 
 from ge.dialects import graph
 from ge.dialects.formats import bitwidth_of
@@ -58,7 +59,10 @@ def prepare_cube(kernel: KernelFuncOp) -> CubeSchedule:
 
         target = load_profile().target_attr()
     for buffer in BUFFERS:
-        have = int(target.figure(buffer))
+        try:
+            have = int(target.figure(buffer))
+        except VerifyException as error:  # a target written by hand, naming only some figures
+            raise VerificationError(f"kernel @{kernel.sym_name.data}: {error}") from None
         if claims[buffer] > have:
             name = buffer.removesuffix("_bytes").upper()
             raise VerificationError(

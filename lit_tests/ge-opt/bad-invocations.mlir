@@ -11,6 +11,7 @@
 // RUN: not ge-opt %s -p 'ge-plan-memory{bogus=1}' 2>&1 | filecheck %s --check-prefix=OPTION-NAME
 // RUN: not ge-opt %s -p 'ge-O0,ge-plan-memory{alignment=3}' 2>&1 | filecheck %s --check-prefix=ALIGN
 // RUN: not ge-opt %s --max-tensor-bytes 16 2>&1 | filecheck %s --check-prefix=LIMIT
+// RUN: not ge-opt %S/Inputs/target-without-ub.mlir -p ge-tile-kernels 2>&1 | filecheck %s --check-prefix=FIGURE
 
 // Each bad invocation is one line on stderr and a nonzero exit, never a traceback.
 
@@ -28,6 +29,8 @@
 // OPTION:        ge-opt: error: pass 'ge-assign-streams': Incompatible types: given ('abc',), expected <class 'int'>
 // OPTION-NAME:   ge-opt: error: pass 'ge-plan-memory': Provided arguments ["bogus"] not found
 // ALIGN:         ge-opt: error: ge-plan-memory: alignment must be a power of two, got 3
+// FIGURE:        ge-opt: error: ge-tile-kernels: target Ascend910B2 has no figure 'ub_bytes'
+// FIGURE-NOT:    KeyError
 // LIMIT:         ge-opt: error: input 'x' of 'func.func' would hold a tensor of 32 bytes (tensor<2x4xf32>), over max_tensor_bytes = 16
 func.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %w = ascend.graph.const dense_resource<w> : tensor<2x4xf32>

@@ -14,7 +14,7 @@ import pytest
 
 import ge
 from ge.dialects import graph as ops
-from ge.dialects.common import ints_attr
+from ge.dialects.common import TARGET_ATTR_NAME, TargetAttr, ints_attr
 from ge.dialects.stream import KernelFuncOp
 from ge.dialects.tiling import CubeTilingAttr
 from ge.emulator import Emulator, cube
@@ -202,6 +202,18 @@ def test_a_tiling_that_overflows_l0_is_refused_before_running(rng: np.random.Gen
         prepare_cube(kernel)
     with pytest.raises(VerificationError, match=message):
         Emulator(module, compiled.weight_blob)  # at load, before any run
+
+
+def test_a_target_lacking_a_buffer_figure_is_refused_at_load() -> None:
+    compiled = _compiled_matmul("float16", 64, 64, 64, 3)
+    module = compiled.module.clone()
+    target = module.attributes[TARGET_ATTR_NAME]
+    assert isinstance(target, TargetAttr)
+    figures = {k: v for k, v in target.as_dict().items() if k != "l0b_bytes"}
+    module.attributes[TARGET_ATTR_NAME] = TargetAttr(target.soc.data, figures)
+    name = _cube_kernel(module).sym_name.data
+    with pytest.raises(VerificationError, match=rf"kernel @{name}: target \w+ has no figure 'l0b_bytes'"):
+        Emulator(module, compiled.weight_blob)
 
 
 def test_a_fitting_tiling_reports_its_claims() -> None:
