@@ -53,7 +53,7 @@ format: $(VENV)/.installed-dev
 	$(BIN)/ruff format .
 
 # The dev lock is resolved first and constrains the runtime lock and the frontend extras' locks
-# (`pip install -r requirements-torch.txt` for ge[torch]), so they agree on every package they
+# (`pip install -r requirements/torch.txt` for ge[torch]), so they agree on every package they
 # share; build dependencies (setuptools) and pip itself are pinned too. Every pin
 # carries its files' hashes, so pip installs in hash-checking mode: a package the lock does not
 # pin, or a file that is not the one locked, is refused. pylock.toml states the dev lock in the
@@ -66,8 +66,8 @@ COMPILE := $(BIN)/pip-compile --quiet --upgrade --allow-unsafe --strip-extras --
 lock: $(VENV)/.installed-dev
 	$(COMPILE) --extra dev -o requirements-dev.txt pyproject.toml
 	$(COMPILE) -c requirements-dev.txt -o requirements.txt pyproject.toml
-	$(COMPILE) -c requirements-dev.txt --extra torch -o requirements-torch.txt pyproject.toml
-	$(COMPILE) -c requirements-dev.txt --extra tensorflow -o requirements-tensorflow.txt pyproject.toml
+	$(COMPILE) -c requirements-dev.txt --extra torch -o requirements/torch.txt pyproject.toml
+	$(COMPILE) -c requirements-dev.txt --extra tensorflow -o requirements/tensorflow.txt pyproject.toml
 	PIP_CONFIG_FILE=/dev/null $(PIP) lock --quiet --index-url https://pypi.org/simple --find-links /opt/wheels \
 		-r requirements-dev.txt -o pylock.toml
 	$(PIP) install uv==0.13.9

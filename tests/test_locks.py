@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LOCKS = ("requirements.txt", "requirements-dev.txt", "requirements-torch.txt", "requirements-tensorflow.txt")
+LOCKS = ("requirements.txt", "requirements-dev.txt", "requirements/torch.txt", "requirements/tensorflow.txt")
 
 
 def _pins(path: Path) -> dict[str, str]:
