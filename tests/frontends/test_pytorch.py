@@ -155,6 +155,78 @@ def test_a_dims_name_becomes_the_graph_symbol_and_each_batch_runs_as_torch_does(
     assert executor.recompiles == 1
 
 
+class _Apply(nn.Module):
+    def __init__(self, function):
+        super().__init__()
+        self.function = function
+
+    def forward(self, x):
+        return self.function(x)
+
+
+NEGATIVE_BOUNDS = {
+    "drop the last": lambda x: x[:, :-1] * 2,
+    "keep the last": lambda x: x[:, -1:] * 2,
+    "shifted difference": lambda x: x[:, 1:] - x[:, :-1],
+    "range from -1": lambda x: x + torch.arange(-1, 4),
+    "reflect pad": lambda x: nn.functional.pad(x, (2, 1), mode="reflect"),
+    "replicate pad": lambda x: nn.functional.pad(x, (1, 2), mode="replicate"),
+}
+
+
+@pytest.mark.parametrize("name", list(NEGATIVE_BOUNDS))
+def test_a_literal_minus_one_is_a_number_not_a_symbolic_size(name):
+    """-1 as a slice bound or a range start (reflect and replicate padding decompose to
+    `arange(-1, n)`) counts from the end, as in torch."""
+    model, x = _Apply(NEGATIVE_BOUNDS[name]).eval(), torch.randn(2, 6, 5)
+    graph = ge.GraphParser().parse_pytorch(model, (x,))
+    (want,) = _expected(model, (x,))
+    (got,) = _run(graph, {"x": x.numpy()}, 3)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_a_slice_to_minus_one_of_a_symbolic_axis_drops_the_last_at_every_length():
+    model = _Apply(lambda x: x[:, :-1] * 2).eval()
+    length = torch.export.Dim("length", min=3, max=64)
+    graph = ge.GraphParser().parse_pytorch(model, (torch.randn(2, 6, 3),), dynamic_shapes=({1: length},))
+    executor = ge.GraphExecutor()
+    executor.load_graph(graph)
+    for size in (6, 9, 3):
+        x = torch.randn(2, size, 3)
+        (got,) = executor.run([x.numpy()])
+        assert got.shape == (2, size - 1, 3)
+        np.testing.assert_array_equal(got, x.numpy()[:, :-1] * 2)
+
+
+def test_size_arithmetic_lets_a_symbolic_batch_split_attention_heads():
+    """`batch * heads` (Python's multiplication of sizes) takes the value the export recorded."""
+    torch.manual_seed(0)
+    attention = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    model = _Apply(lambda x: attention(x, x, x, need_weights=False)[0]).eval()
+    batch = torch.export.Dim("batch", min=1, max=16)
+    graph = ge.GraphParser().parse_pytorch(model, (torch.randn(3, 5, 8),), dynamic_shapes=({0: batch},))
+    executor = ge.GraphExecutor()
+    executor.load_graph(graph)
+    for size in (3, 1, 7):
+        x = torch.randn(size, 5, 8)
+        (want,) = _expected(model, (x,))
+        (got,) = executor.run([x.numpy()])
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_reshape_merging_symbolic_sizes_or_a_size_as_a_value_is_refused_at_import():
+    dims = {0: torch.export.Dim.AUTO, 1: torch.export.Dim.AUTO}
+    merged = _Apply(lambda x: x.reshape(x.shape[0], -1) * 1).eval()
+    with pytest.raises(UnsupportedOperatorError, match=r"aten.view.default at node .*several symbolic sizes"):
+        ge.GraphParser().parse_pytorch(merged, (torch.randn(2, 6, 5),), dynamic_shapes=(dims,))
+    scaled = _Apply(lambda x: x * x.shape[1]).eval()
+    length = torch.export.Dim("length", min=3, max=64)
+    with pytest.raises(UnsupportedOperatorError, match=r"a symbolic size \(\w+\) used as a value"):
+        ge.GraphParser().parse_pytorch(scaled, (torch.randn(2, 6, 5),), dynamic_shapes=({1: length},))
+
+
 # --------------------------------------------------------------------------------------------
 # .pt2 archives
 # --------------------------------------------------------------------------------------------
@@ -336,6 +408,33 @@ def test_torch_compile_falls_back_to_eager_naming_why(compiled_graphs, caplog):
     np.testing.assert_allclose(actual.numpy(), _expected(model, (x,))[0], rtol=1e-6)
     assert compiled_graphs == []
     assert "running the graph eagerly" in caplog.text and "aten.sort.default" in caplog.text
+
+
+class _Branching(nn.Module):
+    """A data-dependent branch (a graph break) and a float argument, which Dynamo's second call
+    passes as a tensor whose export fails only when decomposed."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 4)
+
+    def forward(self, x, flag: bool, scale: float):
+        y = self.a(x)
+        if y.sum().item() > 0:
+            y = y * scale
+        return self.b(y) if flag else y
+
+
+def test_torch_compile_falls_back_to_eager_when_torch_cannot_decompose_the_export(compiled_graphs, caplog):
+    torch.manual_seed(1)
+    model = _Branching().eval()
+    compiled = torch.compile(model, backend="ge")
+    with torch.no_grad():
+        for flag, scale in [(True, 0.5), (False, 1.5)]:
+            x = torch.randn(2, 4)
+            want = model(x, flag, scale).numpy()
+            np.testing.assert_allclose(compiled(x, flag, scale).numpy(), want, atol=1e-5)
+    assert "running the graph eagerly: torch.export could not trace the graph" in caplog.text
 
 
 def test_torch_compile_leaves_a_graph_needing_autograd_to_eager(compiled_graphs, caplog):

@@ -219,15 +219,13 @@ def _builder(
 
     def build(arguments: Sequence[Any]) -> Callable[..., Any]:
         bound = _Bound(graph_module, arguments, kinds)
-        try:
+        try:  # decomposing runs the export's guards, which can fail too (a name Dynamo bound)
             with quiet_torch():
                 program = torch.export.export(bound, tuple(arguments[i] for i in user), strict=False)
+                program = program.run_decompositions(decomposition_table())
         except Exception as error:  # torch raises many kinds; the reason is its first line
-            raise GeError(
-                f"torch.export could not trace the graph: {str(error).strip().splitlines()[0]}"
-            ) from None
-        with quiet_torch():
-            program = program.run_decompositions(decomposition_table())
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise GeError(f"torch.export could not trace the graph: {first}") from None
         graph = import_program(program, CONVERTERS)
         # The same graph with the same weights (a shape Dynamo saw static, then symbolic) is
         # compiled once.

@@ -22,11 +22,32 @@ from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.frontends.common import unsupported_form_error, unsupported_operators_error
 from ge.graph import Graph, Tensor
 
-DYNAMIC = -1
-"""What a symbolic size (one only the run knows) stands for in a converter's arguments."""
 
-IDENTITY_FUNCTIONS = ("_operator.getitem",)
-"""FX call targets that are not ATen ops but Python's own (picking one result of a tuple)."""
+@dataclass(frozen=True)
+class Symbolic:
+    """A size only the run knows, as the export states it: a symbol (`s0`) or an expression of
+    symbols (`5*s1`). It stands for such a size in a converter's arguments and in the shapes the
+    export recorded, so a literal -1 (`x[:, :-1]`, `view(n, -1)`) stays the number it is."""
+
+    expr: str
+
+    def __str__(self) -> str:
+        return self.expr
+
+
+def is_symbolic(*sizes: Any) -> bool:
+    """Whether any of `sizes` is one only the run knows."""
+    return any(isinstance(size, Symbolic) for size in sizes)
+
+
+SIZE_ARITHMETIC = tuple(
+    f"_operator.{name}" for name in ("add", "sub", "mul", "floordiv", "mod", "neg", "pow", "truediv")
+)
+"""Python's arithmetic on sizes (`batch * heads`), which the export records a value for: a number,
+or for symbolic sizes the expression the result is (`2*s0`)."""
+IDENTITY_FUNCTIONS = ("_operator.getitem", *SIZE_ARITHMETIC)
+"""FX call targets that are not ATen ops but Python's own (picking one result of a tuple, size
+arithmetic)."""
 
 
 @dataclass
@@ -40,9 +61,11 @@ class Node:
     kwargs: dict[str, Any]
     dtype: str | None
     """The dtype of the (first) result the export recorded, as ge names it."""
-    shape: tuple[int, ...] | None
-    """The shape of the (first) result, a symbolic size as DYNAMIC."""
+    shape: tuple[int | Symbolic, ...] | None
+    """The shape of the (first) result, a symbolic size as a `Symbolic`."""
     graph: Graph = field(repr=False)
+    operand_shapes: list[tuple[int | Symbolic, ...] | None] = field(default_factory=list, repr=False)
+    """The shape the export recorded for each positional argument (None for one not a tensor)."""
 
     def arg(self, index: int, key: str, default: Any = None) -> Any:
         """Positional argument `index`, else keyword `key`, else `default`."""
@@ -56,6 +79,8 @@ class Node:
 
     def scalar(self, value: Any, dtype: str | None = None) -> Tensor:
         """A Python number as a 0-d constant of `dtype` (the node's result dtype by default)."""
+        if is_symbolic(value):
+            raise self.fail(f"a symbolic size ({value}) used as a value is not supported")
         dtype = dtype or self.dtype or "float32"
         return self.graph.add_splat(
             float(value) if "float" in dtype else int(value), [], dtype, f"{self.name}.scalar"
@@ -68,8 +93,9 @@ class Node:
         return self.scalar(value, dtype)
 
 
-Result = Tensor | int | Sequence[Tensor | None] | None
-"""What a converter returns: a tensor, a size the export knows (an int), a tuple's tensors, or nothing."""
+Result = Tensor | int | Symbolic | Sequence[Tensor | None] | None
+"""What a converter returns: a tensor, a size (an int, or a `Symbolic` only the run knows), a
+tuple's tensors, or nothing."""
 Converter = Callable[[Graph, Node], Result]
 
 
@@ -164,9 +190,9 @@ def dtype_of(torch_dtype: Any) -> str:
     )
 
 
-def shape_of(value: Any) -> tuple[int, ...]:
-    """A (fake) tensor's shape, each symbolic size as DYNAMIC."""
-    return tuple(d if isinstance(d, int) else DYNAMIC for d in value.shape)
+def shape_of(value: Any) -> tuple[int | Symbolic, ...]:
+    """A (fake) tensor's shape, each symbolic size as a `Symbolic`."""
+    return tuple(d if isinstance(d, int) else Symbolic(str(d)) for d in value.shape)
 
 
 def _buffer(program: Any, name: str) -> Any:
@@ -222,6 +248,8 @@ def _convert(g: Graph, fx_node: Any, env: Mapping[str, Any], converters: Mapping
     if target == "_operator.getitem":
         return args[0][args[1]]
     value = fx_node.meta.get("val")
+    if target in SIZE_ARITHMETIC:
+        return value if isinstance(value, int) else Symbolic(str(value))
     # The export's example values (fake tensors, SymInts) have no types to check against.
     first: Any = value[0] if isinstance(value, list | tuple) and value else value
     node = Node(
@@ -232,6 +260,7 @@ def _convert(g: Graph, fx_node: Any, env: Mapping[str, Any], converters: Mapping
         dtype=dtype_of(first.dtype) if hasattr(first, "dtype") else None,
         shape=shape_of(first) if hasattr(first, "shape") else None,
         graph=g,
+        operand_shapes=[_recorded_shape(a) for a in fx_node.args],
     )
     try:
         result = converters[target](g, node)
@@ -242,18 +271,26 @@ def _convert(g: Graph, fx_node: Any, env: Mapping[str, Any], converters: Mapping
     return result
 
 
+def _recorded_shape(value: Any) -> tuple[int | Symbolic, ...] | None:
+    """The shape the export recorded for an argument that is a tensor's FX node, else None."""
+    import torch.fx
+
+    recorded = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
+    return shape_of(recorded) if hasattr(recorded, "shape") else None
+
+
 def _resolve(value: Any, env: Mapping[str, Any]) -> Any:
-    """An argument with each FX node replaced by its tensor, and each symbolic size by DYNAMIC."""
+    """An argument with each FX node replaced by its tensor, and each symbolic size by a `Symbolic`."""
     import torch.fx
 
     if isinstance(value, torch.fx.Node):
         if value.name in env:
             return env[value.name]
-        return DYNAMIC
+        return Symbolic(str(value.meta.get("val", value.name)))
     if isinstance(value, list | tuple):
         return type(value)(_resolve(v, env) for v in value)
     if isinstance(value, torch.SymInt):
-        return DYNAMIC
+        return Symbolic(str(value))
     return value
 
 
@@ -296,11 +333,12 @@ def _outputs(g: Graph, fx_node: Any, env: Mapping[str, Any], names: Sequence[str
 
 
 __all__ = [
-    "DYNAMIC",
     "Converter",
     "Node",
+    "Symbolic",
     "check_supported",
     "import_program",
+    "is_symbolic",
     "output_names",
     "target_name",
 ]

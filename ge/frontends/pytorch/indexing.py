@@ -13,7 +13,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
-from .importer import DYNAMIC, Converter, Node
+from .importer import Converter, Node, is_symbolic
 
 
 def _extreme_along(reduce_class: type, arg_class: type) -> Converter:
@@ -80,7 +80,7 @@ def _arange(g: Graph, node: Node) -> Tensor:
         start, step = 0, 1
     else:
         start, step = node.arg(0, "start"), node.arg(2, "step", 1)
-    if DYNAMIC in (start, step) or node.shape is None or DYNAMIC in node.shape:
+    if node.shape is None or is_symbolic(start, step, *node.shape):
         raise node.fail("a range of a symbolic size is not supported")
     dtype = node.dtype or "int64"
     values = (np.float64(start) + np.float64(step) * np.arange(node.shape[0])).astype(dtype)

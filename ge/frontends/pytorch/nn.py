@@ -14,7 +14,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
-from .importer import DYNAMIC, Converter, Node
+from .importer import Converter, Node, is_symbolic
 
 
 def _convolution(g: Graph, node: Node) -> Tensor:
@@ -219,7 +219,7 @@ def _upsample(g: Graph, node: Node) -> Tensor:
     else:
         given = [node.arg(3 if bilinear else 2, "scales_h"), node.arg(4 if bilinear else 3, "scales_w")]
         factors = None if None in given else given
-    if node.shape is None or DYNAMIC in node.shape[2:] or DYNAMIC_INDEX in x.shape[2:]:
+    if node.shape is None or is_symbolic(*node.shape[2:]) or DYNAMIC_INDEX in x.shape[2:]:
         raise node.fail("upsampling a symbolic height or width is not supported")
     sizes = list(node.shape)
     if factors is None:

@@ -8,13 +8,13 @@ results `Y` of shape (seq, directions, batch, hidden). A layer's input is the pr
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, ints_attr
 from ge.graph import Graph, Tensor
 
-from .importer import DYNAMIC, Converter, Node
+from .importer import Converter, Node
 
 ONNX_GATE_ORDER = (0, 3, 1, 2)
 """Torch's gate chunks (i, f, g, o) in the graph op's order (i, o, f, c)."""
@@ -38,7 +38,7 @@ def _lstm(g: Graph, node: Node) -> list[Tensor]:
     if batch_first:
         x = g.add_transpose(x, [1, 0, 2], f"{node.name}.sequence_first")
     seq, batch = x.shape[:2]
-    if DYNAMIC in (seq, batch):
+    if DYNAMIC_INDEX in (seq, batch):
         raise node.fail("an LSTM over a symbolic sequence length or batch is not supported")
     hidden = h0.shape[-1]
     lengths = g.add_splat(seq, [batch], "int32", f"{node.name}.sequence_lens")

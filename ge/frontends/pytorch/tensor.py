@@ -2,7 +2,7 @@
 padding, filled tensors, reductions and gathering rows (embedding).
 
 ATen dims may be negative (counting from the end), as the graph ops' axes may. A size a view
-takes from a symbolic dimension arrives as DYNAMIC (-1), which a reshape infers.
+takes from a symbolic dimension arrives as a `Symbolic`, which a reshape infers or copies.
 """
 
 from __future__ import annotations
@@ -13,16 +13,26 @@ from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
-from .importer import DYNAMIC, Converter, Node
+from .importer import Converter, Node, Symbolic, is_symbolic
 
 INT64_MAX = 2**63 - 1
 
 
 def _view(g: Graph, node: Node) -> Tensor:
-    """`view`, `_unsafe_view` and `reshape`, to the shape the export recorded."""
+    """`view`, `_unsafe_view` and `reshape`, to the shape the export recorded. One symbolic size
+    is what the element count leaves; several must be the input's own, in order (the graph's
+    reshape copies them), else the reshape is refused."""
     x, shape = node.arg(0, "self"), list(node.arg(1, "size"))
     if node.shape is not None:
         shape = list(node.shape)  # the export knows every size but the symbolic ones
+    wanted = [d for d in shape if is_symbolic(d)]
+    source = node.operand_shapes[0] if node.operand_shapes else None
+    if len(wanted) > 1 and (source is None or wanted != [d for d in source if is_symbolic(d)]):
+        shown = [str(d) for d in shape]
+        raise node.fail(
+            f"a reshape into [{', '.join(shown)}], several symbolic sizes that are not the input's "
+            "own, is not supported"
+        )
     return g.add_reshape(x, _reshape_target(shape), node.name)
 
 
@@ -49,14 +59,15 @@ def _transpose(g: Graph, node: Node) -> Tensor:
 
 
 def _expand(g: Graph, node: Node) -> Tensor:
-    """-1 keeps the input's size; so does a size of 1 in the graph op, which stands for a
-    symbolic size here."""
+    """-1 (or a symbolic size) keeps the input's size; so does a size of 1 in the graph op, which
+    stands for the input's symbolic size here."""
     x, sizes = node.arg(0, "self"), list(node.arg(1, "size"))
     lead = len(sizes) - len(x.shape)
     target = []
     for i, size in enumerate(sizes):
         own = x.shape[i - lead] if i >= lead else 1
-        target.append(1 if size == DYNAMIC and own == DYNAMIC else own if size == DYNAMIC else size)
+        kept = size == -1 or is_symbolic(size)
+        target.append((1 if own == DYNAMIC_INDEX else own) if kept else size)
     return g.add_op(ops.ExpandOp, [x], {"shape": ints_attr(target)}, node.name)
 
 
@@ -82,12 +93,12 @@ def _slice(g: Graph, node: Node) -> Tensor:
     axis = dim % len(x.shape)
     # A symbolic end is taken as the axis' own extent (`x[:, : x.shape[1]]`); a static axis cut
     # to a run-time length, or a run-time start, has bounds no static slice holds.
-    if start == DYNAMIC or (end == DYNAMIC and x.shape[axis] != DYNAMIC_INDEX):
+    if is_symbolic(start, step) or (is_symbolic(end) and x.shape[axis] != DYNAMIC_INDEX):
         raise node.fail(
             f"a slice of axis {axis} (size {x.shape[axis]}) with a bound of a symbolic size is not "
             "supported; pass the sliced values as an input (e.g. position ids) instead"
         )
-    end = INT64_MAX if end is None or end == DYNAMIC else min(end, INT64_MAX)
+    end = INT64_MAX if end is None or is_symbolic(end) else min(end, INT64_MAX)
     props = {
         "starts": ints_attr([start]),
         "ends": ints_attr([end]),
@@ -104,11 +115,12 @@ def _select(g: Graph, node: Node) -> Tensor:
         node.arg(1, "dim") % len(node.arg(0, "self").shape),
         node.arg(2, "index"),
     )
+    if is_symbolic(index):
+        raise node.fail(f"selecting index {index}, a symbolic size, is not supported")
     end = INT64_MAX if index == -1 else index + 1
     props = {"starts": ints_attr([index]), "ends": ints_attr([end]), "axes": ints_attr([dim])}
     one = g.add_op(ops.SliceOp, [x], props, f"{node.name}.slice")
-    shape = [DYNAMIC if d == DYNAMIC else d for i, d in enumerate(one.shape) if i != dim]
-    return g.add_reshape(one, _reshape_target(shape), node.name)
+    return g.add_reshape(one, _reshape_target([d for i, d in enumerate(one.shape) if i != dim]), node.name)
 
 
 def _unsqueeze(g: Graph, node: Node) -> Tensor:
@@ -134,8 +146,8 @@ def _split(g: Graph, node: Node) -> list[Tensor]:
     x, size, dim = node.arg(0, "self"), node.arg(1, "split_size"), node.arg(2, "dim", 0)
     axis = dim % len(x.shape)
     total = x.shape[axis]
-    if total == DYNAMIC_INDEX:
-        raise node.fail("splitting a symbolic dimension is not supported")
+    if total == DYNAMIC_INDEX or is_symbolic(*(size if isinstance(size, list | tuple) else [size])):
+        raise node.fail("splitting a symbolic dimension, or into symbolic sizes, is not supported")
     sizes = (
         list(size)
         if isinstance(size, list | tuple)
@@ -151,7 +163,7 @@ def _full(g: Graph, node: Node) -> Tensor:
         size, value = [], node.arg(0, "s")
     else:
         size, value = list(node.arg(0, "size")), node.arg(1, "fill_value")
-    if DYNAMIC in size:
+    if is_symbolic(*size):
         raise node.fail("a filled tensor of a symbolic size is not supported")
     dtype = node.dtype or "float32"
     value = float(value) if "float" in dtype else bool(value) if dtype == "bool" else int(value)
@@ -193,11 +205,14 @@ def _embedding(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.GatherOp, [weight, indices], {"axis": int_attr(0)}, node.name)
 
 
-def _sym_size(g: Graph, node: Node) -> int:
-    """A size of a tensor: the number when the export knows it, else DYNAMIC."""
+def _sym_size(g: Graph, node: Node) -> int | Symbolic:
+    """A size of a tensor: the number when the export knows it, else the `Symbolic` it recorded."""
     x, dim = node.arg(0, "self"), node.arg(1, "dim")
-    # A graph type holds a symbolic size as xDSL's DYNAMIC_INDEX; converters compare to DYNAMIC.
-    return DYNAMIC if x.shape[dim] == DYNAMIC_INDEX else x.shape[dim]
+    if x.shape[dim] != DYNAMIC_INDEX:  # a graph type holds a symbolic size as DYNAMIC_INDEX
+        return x.shape[dim]
+    recorded = node.operand_shapes[0] if node.operand_shapes else None
+    size = recorded[dim] if recorded is not None else None
+    return size if isinstance(size, Symbolic) else Symbolic(f"{node.name}")
 
 
 def _assertion(g: Graph, node: Node) -> None:
@@ -205,11 +220,12 @@ def _assertion(g: Graph, node: Node) -> None:
     return None
 
 
-def _reshape_target(shape: list[int]) -> list[int]:
+def _reshape_target(shape: list[int | Symbolic]) -> list[int]:
     """A reshape target from a shape with symbolic sizes: one may be inferred (-1); with more,
-    they stay symbolic for `Graph.add_reshape` to pair with the input's."""
-    unknown = shape.count(DYNAMIC)
-    return [(-1 if unknown == 1 else DYNAMIC_INDEX) if d == DYNAMIC else d for d in shape]
+    they stay symbolic for `Graph.add_reshape` to pair with the input's. A graph shape's own
+    symbolic sizes (DYNAMIC_INDEX) pass through."""
+    unknown = sum(is_symbolic(d) for d in shape)
+    return [(-1 if unknown == 1 else DYNAMIC_INDEX) if isinstance(d, Symbolic) else d for d in shape]
 
 
 CONVERTERS: dict[str, Converter] = {
