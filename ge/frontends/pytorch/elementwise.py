@@ -93,6 +93,12 @@ def _unary(op_class: type, **defaults: float) -> Converter:
     return convert
 
 
+def _fmod(g: Graph, node: Node) -> Tensor:
+    """C's remainder: the dividend's sign."""
+    a, b = node.tensor(node.arg(0, "self"), node.dtype), node.tensor(node.arg(1, "other"), node.dtype)
+    return g.add_op(ops.ModOp, [a, b], {"fmod": bool_attr(True)}, node.name)
+
+
 def _rsqrt(g: Graph, node: Node) -> Tensor:
     root = g.add_op(ops.SqrtOp, [node.arg(0, "self")], None, f"{node.name}.sqrt")
     return g.add_op(ops.ReciprocalOp, [root], None, node.name)
@@ -111,14 +117,59 @@ def _leaky_relu(g: Graph, node: Node) -> Tensor:
 
 
 def _elu(g: Graph, node: Node) -> Tensor:
+    """`elu`; with a `scale` (SELU is `elu(x, 1.6733, 1.0507)`) a selu of that gamma."""
     alpha, scale, input_scale = (
         node.arg(1, "alpha", 1),
         node.arg(2, "scale", 1),
         node.arg(3, "input_scale", 1),
     )
-    if scale != 1 or input_scale != 1:
-        raise node.fail("an elu with scale or input_scale other than 1 is not supported")
-    return g.add_op(ops.EluOp, [node.arg(0, "self")], {"alpha": ops.float_attr(alpha)}, node.name)
+    if input_scale != 1:
+        raise node.fail(f"an elu with input_scale {input_scale} (other than 1) is not supported")
+    x = node.arg(0, "self")
+    if scale != 1:
+        props = {"alpha": ops.float_attr(alpha), "gamma": ops.float_attr(scale)}
+        return g.add_op(ops.SeluOp, [x], props, node.name)
+    return g.add_op(ops.EluOp, [x], {"alpha": ops.float_attr(alpha)}, node.name)
+
+
+SOFTPLUS_EXACT_ABOVE = 20
+"""Where beta x passes this, log(1 + exp(beta x)) / beta rounds to x itself in fp32."""
+
+
+def _softplus(g: Graph, node: Node) -> Tensor:
+    """`softplus(x, beta, threshold)`: log(1 + exp(beta x)) / beta, and x itself where beta x
+    passes the threshold, as torch computes it (a select only for a threshold low enough to
+    change a number)."""
+    x, beta, threshold = node.arg(0, "self"), node.arg(1, "beta", 1), node.arg(2, "threshold", 20)
+    scaled = x if beta == 1 else g.add_mul(x, node.scalar(beta), f"{node.name}.beta")
+    result = g.add_op(ops.SoftplusOp, [scaled], None, f"{node.name}.softplus")
+    if beta != 1:
+        result = g.add_div(result, node.scalar(beta), f"{node.name}.unscaled")
+    if threshold >= SOFTPLUS_EXACT_ABOVE:
+        return result
+    linear = g.add_op(ops.GreaterOp, [scaled, node.scalar(threshold)], None, f"{node.name}.linear")
+    return g.add_op(ops.WhereOp, [linear, x, result], None, node.name)
+
+
+def _log1p(g: Graph, node: Node) -> Tensor:
+    x = node.arg(0, "self")
+    return g.add_op(ops.LogOp, [g.add_add(x, node.scalar(1), f"{node.name}.plus_one")], None, node.name)
+
+
+def _logical(op_class: type, bitwise: type | None = None) -> Converter:
+    """`logical_and` and its kin on any dtype (nonzero is true); `bitwise_and` and its kin on
+    bools (the logical op) or integers (`bitwise`)."""
+
+    def convert(g: Graph, node: Node) -> Tensor:
+        a, b = node.arg(0, "self"), node.arg(1, "other")
+        if node.target.startswith("aten.bitwise") and node.dtype != "bool":
+            if bitwise is None:
+                raise node.fail(f"{node.target} of {node.dtype} is not supported")
+            return _binary(bitwise)(g, node)
+        flags = [x if x.dtype == "bool" else g.add_cast(x, "bool") for x in (node.tensor(a), node.tensor(b))]
+        return g.add_op(op_class, flags, None, node.name)
+
+    return convert
 
 
 def _clamp(g: Graph, node: Node) -> Tensor:
@@ -216,6 +267,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.elu.default": _elu,
     "aten.hardtanh.default": _clamp,
     "aten.clamp.default": _clamp,
+    "aten.clamp.Tensor": _clamp,
     "aten.clamp_min.default": _clamp,
     "aten.clamp_max.default": _clamp,
     "aten._to_copy.default": _to_copy,
@@ -224,4 +276,33 @@ CONVERTERS: dict[str, Converter] = {
     "aten.detach.default": _identity,
     "aten.lift_fresh_copy.default": _identity,
     "aten.dropout.default": _identity,
+    "aten.softplus.default": _softplus,
+    "aten.log1p.default": _log1p,
+    "aten.round.default": _unary(ops.RoundOp),
+    "aten.sign.default": _unary(ops.SignOp),
+    "aten.isnan.default": _unary(ops.IsNaNOp),
+    "aten.isinf.default": _unary(ops.IsInfOp),
+    "aten.tan.default": _unary(ops.TanOp),
+    "aten.asin.default": _unary(ops.AsinOp),
+    "aten.acos.default": _unary(ops.AcosOp),
+    "aten.atan.default": _unary(ops.AtanOp),
+    "aten.sinh.default": _unary(ops.SinhOp),
+    "aten.cosh.default": _unary(ops.CoshOp),
+    "aten.asinh.default": _unary(ops.AsinhOp),
+    "aten.acosh.default": _unary(ops.AcoshOp),
+    "aten.atanh.default": _unary(ops.AtanhOp),
+    "aten.pow.Scalar": _binary(ops.PowOp),
+    "aten.remainder.Tensor": _binary(ops.ModOp),
+    "aten.remainder.Scalar": _binary(ops.ModOp),
+    "aten.fmod.Tensor": _fmod,
+    "aten.fmod.Scalar": _fmod,
+    "aten.logical_and.default": _logical(ops.AndOp),
+    "aten.logical_or.default": _logical(ops.OrOp),
+    "aten.logical_xor.default": _logical(ops.XorOp),
+    "aten.bitwise_and.Tensor": _logical(ops.AndOp, ops.BitwiseAndOp),
+    "aten.bitwise_or.Tensor": _logical(ops.OrOp, ops.BitwiseOrOp),
+    "aten.bitwise_xor.Tensor": _logical(ops.XorOp, ops.BitwiseXorOp),
+    "aten.bitwise_and.Scalar": _logical(ops.AndOp, ops.BitwiseAndOp),
+    "aten.bitwise_or.Scalar": _logical(ops.OrOp, ops.BitwiseOrOp),
+    "aten.bitwise_xor.Scalar": _logical(ops.XorOp, ops.BitwiseXorOp),
 }

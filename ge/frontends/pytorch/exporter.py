@@ -42,6 +42,7 @@ KEPT_WHOLE: tuple[str, ...] = (
     "aten.hardsigmoid.default",
     "aten.mish.default",
     "aten.elu.default",
+    "aten.softplus.default",
     "aten.leaky_relu.default",
     "aten.upsample_nearest2d.vec",
     "aten.upsample_nearest2d.default",

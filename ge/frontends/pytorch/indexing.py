@@ -8,6 +8,7 @@ Ties pick the first index, as the graph's arg reductions do (ATen's CPU kernels 
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import DYNAMIC_INDEX
 
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
@@ -45,6 +46,22 @@ def _arg_extreme(arg_class: type) -> Converter:
         return g.add_reshape(index, [1] * len(x.shape), f"{node.name}.keepdim") if keep else index
 
     return convert
+
+
+def _top_k(g: Graph, node: Node) -> list[Tensor]:
+    """`topk(self, k, dim, largest, sorted)` and `sort(self, dim, descending)` (all of the dim,
+    in order): values and int64 indices; equal values keep index order."""
+    x = node.arg(0, "self")
+    if node.target == "aten.sort.default":
+        dim, largest, k = node.arg(1, "dim", -1), bool(node.arg(2, "descending", False)), None
+    else:
+        k, dim, largest = node.arg(1, "k"), node.arg(2, "dim", -1), bool(node.arg(3, "largest", True))
+    axis = dim % max(len(x.shape), 1)
+    k = x.shape[axis] if k is None else k
+    if is_symbolic(k) or k == DYNAMIC_INDEX:
+        raise node.fail("selecting a symbolic number of elements is not supported")
+    props = {"k": int_attr(k), "axis": int_attr(axis), "largest": bool_attr(largest)}
+    return g.add_op_results(ops.TopKOp, [x], props, node.name)
 
 
 def _cumsum(g: Graph, node: Node) -> Tensor:
@@ -93,6 +110,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.argmax.default": _arg_extreme(ops.ArgMaxOp),
     "aten.argmin.default": _arg_extreme(ops.ArgMinOp),
     "aten.cumsum.default": _cumsum,
+    "aten.topk.default": _top_k,
+    "aten.sort.default": _top_k,
     "aten.gather.default": _gather,
     "aten.index.Tensor": _index,
     "aten.arange.default": _arange,

@@ -96,6 +96,51 @@ def _batch_norm(g: Graph, node: Node) -> list[Tensor | None]:
     return [y, None, None]
 
 
+def _batch_statistics_norm(g: Graph, node: Node) -> list[Tensor | None]:
+    """`_native_batch_norm_legit.no_stats(input, weight, bias, training, momentum, eps)`: a
+    batch norm over the input's own statistics (instance norm decomposes to one over a
+    (1, N x C, ...) view; so does a batch norm without running statistics). With one instance,
+    a group norm of one group per channel; otherwise the biased variance over every axis but 1."""
+    x, w, b, eps = node.arg(0, "input"), node.arg(1, "weight"), node.arg(2, "bias"), node.arg(5, "eps", 1e-5)
+    channels = x.shape[1]
+    if channels == DYNAMIC_INDEX:
+        raise node.fail("a normalization over a symbolic number of channels is not supported")
+    if w is None:
+        w = g.add_splat(1.0, [channels], x.dtype, f"{node.name}.weight")
+    if b is None:
+        b = g.add_splat(0.0, [channels], x.dtype, f"{node.name}.bias")
+    if x.shape[0] == 1:
+        props = {"num_groups": int_attr(channels), "epsilon": ops.float_attr(eps)}
+        return [g.add_op(ops.GroupNormOp, [x, w, b], props, node.name), None, None]
+    axes = {"axes": ints_attr([a for a in range(len(x.shape)) if a != 1]), "keepdims": bool_attr(True)}
+    mean = g.add_op(ops.ReduceMeanOp, [x], axes, f"{node.name}.mean")
+    deviation = g.add_sub(x, mean, f"{node.name}.deviation")
+    squares = g.add_mul(deviation, deviation, f"{node.name}.squares")
+    variance = g.add_op(ops.ReduceMeanOp, [squares], axes, f"{node.name}.variance")
+    spread = g.add_op(ops.SqrtOp, [g.add_add(variance, node.scalar(eps, x.dtype), f"{node.name}.eps")], None)
+    per_channel = [channels] + [1] * (len(x.shape) - 2)
+    scale = g.add_reshape(w, per_channel, f"{node.name}.scale")
+    shift = g.add_reshape(b, per_channel, f"{node.name}.shift")
+    normal = g.add_div(deviation, spread, f"{node.name}.normal")
+    return [g.add_add(g.add_mul(normal, scale, f"{node.name}.scaled"), shift, node.name), None, None]
+
+
+def _adaptive_max_pool(g: Graph, node: Node) -> list[Tensor | None]:
+    """`adaptive_max_pool2d`: an output of 1x1 is a global max pool; one dividing the input
+    evenly is a plain one. Its indices are not computed."""
+    x, size = node.arg(0, "self"), _pair(node.arg(1, "output_size"))
+    if size == [1, 1]:
+        return [g.add_op(ops.GlobalMaxPoolOp, [x], None, node.name), None]
+    height, width = x.shape[2:]
+    if DYNAMIC_INDEX in (height, width) or height % size[0] or width % size[1]:
+        raise node.fail(
+            f"an output size {size} that does not divide the input {[height, width]} is not supported"
+        )
+    kernel = [height // size[0], width // size[1]]
+    props = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
+    return [g.add_op(ops.MaxPoolOp, [x], props, node.name), None]
+
+
 def _group_norm(g: Graph, node: Node) -> list[Tensor | None]:
     """`native_group_norm(input, weight, bias, N, C, HxW, group, eps)`: one group_norm; the
     mean and 1/std per group (for training's backward) are not computed."""
@@ -253,6 +298,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.bmm.default": _matmul,
     "aten.matmul.default": _matmul,
     "aten._native_batch_norm_legit_no_training.default": _batch_norm,
+    "aten._native_batch_norm_legit.no_stats": _batch_statistics_norm,
+    "aten.adaptive_max_pool2d.default": _adaptive_max_pool,
     "aten.native_group_norm.default": _group_norm,
     "aten.native_layer_norm.default": _layer_norm,
     "aten.layer_norm.default": _layer_norm,

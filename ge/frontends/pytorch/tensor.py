@@ -7,6 +7,9 @@ takes from a symbolic dimension arrives as a `Symbolic`, which a reshape infers 
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 from xdsl.dialects.builtin import DYNAMIC_INDEX
 
 from ge.dialects import graph as ops
@@ -183,20 +186,98 @@ def _pad(g: Graph, node: Node) -> Tensor:
 
 
 def _reduce(op_class: type) -> Converter:
-    """`mean.dim`, `sum.dim_IntList`, `amax`, `amin`: no dims (or an empty list) reduce them all."""
+    """`mean.dim`, `sum.dim_IntList`, `amax`, `amin`, `prod.dim_int`, and the overloads without
+    a dim (`mean.default`, `max.default`, ...): no dims (or an empty list) reduce them all."""
 
     def convert(g: Graph, node: Node) -> Tensor:
         x = node.arg(0, "self")
-        dims = node.arg(1, "dim")
+        axes = _axes(x, node.arg(1, "dim"))
         keep = node.arg(2, "keepdim", False)
-        rank = len(x.shape)
-        axes = (
-            list(range(rank)) if not dims else [d % rank for d in ([dims] if isinstance(dims, int) else dims)]
-        )
         x = node.tensor(x, node.dtype)
         return g.add_op(op_class, [x], {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}, node.name)
 
     return convert
+
+
+def _axes(x: Tensor, dims: Any) -> list[int]:
+    """ATen's `dim` argument as axes: none (or an empty list) is every axis."""
+    rank = len(x.shape)
+    return list(range(rank)) if not dims else [d % rank for d in ([dims] if isinstance(dims, int) else dims)]
+
+
+def _variance(g: Graph, node: Node) -> Tensor:
+    """`var.correction`: the mean squared deviation over `dim`, divided by the count less
+    `correction` (1 unless given: Bessel's); `std` is its square root."""
+    x = node.tensor(node.arg(0, "self"), node.dtype)
+    axes = _axes(x, node.arg(1, "dim"))
+    correction = node.kwargs.get("correction")
+    correction = 1 if correction is None else correction
+    keep = node.kwargs.get("keepdim", False)
+    sizes = [x.shape[a] for a in axes]
+    if DYNAMIC_INDEX in sizes:
+        raise node.fail("a variance over a symbolic dimension is not supported")
+    props = {"axes": ints_attr(axes), "keepdims": bool_attr(True)}
+    mean = g.add_op(ops.ReduceMeanOp, [x], props, f"{node.name}.mean")
+    deviation = g.add_sub(x, mean, f"{node.name}.deviation")
+    squares = g.add_mul(deviation, deviation, f"{node.name}.squares")
+    props = {"axes": ints_attr(axes), "keepdims": bool_attr(bool(keep))}
+    total = g.add_op(ops.ReduceSumOp, [squares], props, f"{node.name}.sum")
+    return g.add_div(total, node.scalar(max(math.prod(sizes) - correction, 0)), node.name)
+
+
+def _vector_norm(g: Graph, node: Node) -> Tensor:
+    """`linalg_vector_norm` of order 1, 2 or infinity over `dim`."""
+    x, order = node.arg(0, "self"), node.arg(1, "ord", 2)
+    props = {
+        "axes": ints_attr(_axes(x, node.arg(2, "dim"))),
+        "keepdims": bool_attr(bool(node.arg(3, "keepdim"))),
+    }
+    x = node.tensor(x, node.dtype)
+    if order in (1, 2):
+        return g.add_op(ops.ReduceL1Op if order == 1 else ops.ReduceL2Op, [x], props, node.name)
+    if order == math.inf:
+        size = g.add_op(ops.AbsOp, [x], None, f"{node.name}.abs")
+        return g.add_op(ops.ReduceMaxOp, [size], props, node.name)
+    raise node.fail(f"a vector norm of order {order} is not supported (only 1, 2 and inf)")
+
+
+def _repeat(g: Graph, node: Node) -> Tensor:
+    """`repeat`: a tile, the input first given leading dims of 1 when `repeats` has more."""
+    x, repeats = node.arg(0, "self"), list(node.arg(1, "repeats"))
+    if is_symbolic(*repeats):
+        raise node.fail("repeating a symbolic number of times is not supported")
+    if len(repeats) > len(x.shape):
+        ones = [1] * (len(repeats) - len(x.shape))
+        x = g.add_reshape(x, _reshape_target([*ones, *x.shape]), f"{node.name}.ranked")
+    return g.add_op(ops.TileOp, [x], {"repeats": ints_attr(repeats)}, node.name)
+
+
+def _flip(g: Graph, node: Node) -> Tensor:
+    """`flip`: each of `dims` read backwards (a slice of step -1)."""
+    x = node.arg(0, "self")
+    axes = sorted({d % len(x.shape) for d in node.arg(1, "dims")})
+    props = {
+        "starts": ints_attr([-1] * len(axes)),
+        "ends": ints_attr([-INT64_MAX] * len(axes)),
+        "axes": ints_attr(axes),
+        "steps": ints_attr([-1] * len(axes)),
+    }
+    return g.add_op(ops.SliceOp, [x], props, node.name)
+
+
+def _index_select(g: Graph, node: Node) -> Tensor:
+    x, dim, index = node.arg(0, "self"), node.arg(1, "dim"), node.arg(2, "index")
+    return g.add_op(ops.GatherOp, [x, index], {"axis": int_attr(dim % len(x.shape))}, node.name)
+
+
+def _full_like(g: Graph, node: Node) -> Tensor:
+    """`full_like`: a constant of the export's shape and dtype."""
+    if node.shape is None or is_symbolic(*node.shape):
+        raise node.fail("a filled tensor of a symbolic size is not supported")
+    dtype = node.dtype or "float32"
+    value = node.arg(1, "fill_value")
+    value = float(value) if "float" in dtype else bool(value) if dtype == "bool" else int(value)
+    return g.add_splat(value, list(node.shape), dtype, node.name)
 
 
 def _embedding(g: Graph, node: Node) -> Tensor:
@@ -252,6 +333,18 @@ CONVERTERS: dict[str, Converter] = {
     "aten.sum.dim_IntList": _reduce(ops.ReduceSumOp),
     "aten.amax.default": _reduce(ops.ReduceMaxOp),
     "aten.amin.default": _reduce(ops.ReduceMinOp),
+    "aten.mean.default": _reduce(ops.ReduceMeanOp),
+    "aten.sum.default": _reduce(ops.ReduceSumOp),
+    "aten.max.default": _reduce(ops.ReduceMaxOp),
+    "aten.min.default": _reduce(ops.ReduceMinOp),
+    "aten.prod.default": _reduce(ops.ReduceProdOp),
+    "aten.prod.dim_int": _reduce(ops.ReduceProdOp),
+    "aten.var.correction": _variance,
+    "aten.linalg_vector_norm.default": _vector_norm,
+    "aten.repeat.default": _repeat,
+    "aten.flip.default": _flip,
+    "aten.index_select.default": _index_select,
+    "aten.full_like.default": _full_like,
     "aten.embedding.default": _embedding,
     "aten.sym_size.int": _sym_size,
     "aten._assert_tensor_metadata.default": _assertion,

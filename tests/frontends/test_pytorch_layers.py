@@ -1,0 +1,148 @@
+"""Common layers and tensor ops through the PyTorch frontend, each against eager PyTorch at O0
+and O3: normalizations over a batch's own statistics (instance norm), selections (topk, sort),
+masks, reductions without a dim, norms, the activations torch decomposes, tiling and flipping."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+import ge
+
+
+class _Apply(nn.Module):
+    def __init__(self, function: Callable[..., torch.Tensor]):
+        super().__init__()
+        self.function = function
+
+    def forward(self, *inputs):
+        return self.function(*inputs)
+
+
+def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
+    """name -> (a module maker, the input shape)."""
+    image, sequence = (2, 4, 6, 6), (2, 5, 8)
+    return {
+        "instance norm": (lambda: nn.InstanceNorm2d(4, affine=True), image),
+        "instance norm without affine": (lambda: nn.InstanceNorm2d(4), image),
+        "conv, instance norm, relu": (
+            lambda: nn.Sequential(
+                nn.Conv2d(4, 8, 3, padding=1), nn.InstanceNorm2d(8, affine=True), nn.ReLU()
+            ),
+            image,
+        ),
+        "batch norm without running statistics": (
+            lambda: nn.BatchNorm2d(4, track_running_stats=False),
+            image,
+        ),
+        "topk": (lambda: _Apply(lambda x: torch.topk(x, 3, -1)), sequence),
+        "topk smallest along 1": (lambda: _Apply(lambda x: torch.topk(x, 2, 1, largest=False)), sequence),
+        "sort": (lambda: _Apply(lambda x: torch.sort(x, -1)), sequence),
+        "sort descending": (lambda: _Apply(lambda x: torch.sort(x, 1, descending=True)), sequence),
+        "bidirectional GRU": (lambda: nn.GRU(8, 6, batch_first=True, bidirectional=True), sequence),
+        "std": (lambda: _Apply(lambda x: x.std(-1)), sequence),
+        "biased variance kept": (
+            lambda: _Apply(lambda x: x.var((1, 2), keepdim=True, unbiased=False)),
+            sequence,
+        ),
+        "mean, sum, max, min of all": (
+            lambda: _Apply(lambda x: x.mean() + x.sum() + x.max() - x.min()),
+            sequence,
+        ),
+        "product along 1": (lambda: _Apply(lambda x: x.prod(1)), sequence),
+        "normalize": (lambda: _Apply(lambda x: F.normalize(x, dim=-1)), sequence),
+        "norms 1 and inf": (
+            lambda: _Apply(
+                lambda x: torch.linalg.vector_norm(x, 1) + torch.linalg.vector_norm(x, float("inf"))
+            ),
+            sequence,
+        ),
+        "softplus": (lambda: _Apply(lambda x: F.softplus(x * 10)), sequence),
+        "softplus beta 2 threshold 1": (lambda: nn.Softplus(2.0, 1.0), sequence),
+        "selu": (lambda: nn.SELU(), sequence),
+        "log1p": (lambda: _Apply(lambda x: torch.log1p(x.abs())), sequence),
+        "masks and, or, xor": (
+            lambda: _Apply(lambda x: ((((x > 0) & (x < 1)) | (x < -1)) ^ (x > 0.5)).float()),
+            sequence,
+        ),
+        "integer and": (lambda: _Apply(lambda x: (x * 10).int() & 6), sequence),
+        "repeat": (lambda: _Apply(lambda x: x.repeat(1, 2, 1)), sequence),
+        "repeat into more dims": (lambda: _Apply(lambda x: x.repeat(2, 1, 2, 1)), sequence),
+        "flip": (lambda: _Apply(lambda x: x.flip(1, 2)), sequence),
+        "index_select": (lambda: _Apply(lambda x: x.index_select(1, torch.tensor([0, 2]))), sequence),
+        "adaptive max pool to 2x2": (lambda: nn.AdaptiveMaxPool2d(2), image),
+        "adaptive max pool to 1x1": (lambda: nn.AdaptiveMaxPool2d(1), image),
+        "clamp between tensors": (
+            lambda: _Apply(lambda x: x.clamp(torch.tensor(-0.5), torch.tensor(0.5))),
+            sequence,
+        ),
+        "round, sign, isnan": (
+            lambda: _Apply(lambda x: torch.round(x * 3) + torch.sign(x) + torch.isnan(x).float()),
+            sequence,
+        ),
+        "power of a number": (lambda: _Apply(lambda x: torch.pow(2.0, x)), sequence),
+        "remainder and fmod": (
+            lambda: _Apply(lambda x: torch.remainder(x * 5, 3) + torch.fmod(x * 5, 3)),
+            sequence,
+        ),
+        "tan, atan, sinh, asinh": (
+            lambda: _Apply(lambda x: torch.tan(x) + torch.atan(x) + torch.sinh(x) + torch.asinh(x)),
+            sequence,
+        ),
+        "full_like": (lambda: _Apply(lambda x: x + torch.full_like(x, 2.5)), sequence),
+    }
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("name", list(CASES))
+def test_layer_matches_eager_pytorch(name, level):
+    make, shape = CASES[name]
+    torch.manual_seed(0)
+    model, x = make().eval(), torch.randn(*shape)
+    graph = ge.GraphParser().parse_pytorch(model, (x,))
+    with torch.no_grad():
+        expected = [r.numpy() for r in torch.utils._pytree.tree_leaves(model(x))]
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler().compile(graph, optimization_level=level))
+    actual = executor.run([x.numpy()])
+    assert len(actual) == len(expected)
+    for got, want in zip(actual, expected, strict=True):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        if want.dtype.kind in "biu":
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_attention_with_a_key_padding_mask_matches_eager():
+    """nn.MultiheadAttention and TransformerEncoderLayer with `key_padding_mask` (a
+    `full_like` of -inf where the mask holds)."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, dropout=0.0).eval()
+    model = _Apply(lambda x, mask: layer(x, src_key_padding_mask=mask)).eval()
+    x, mask = torch.randn(2, 5, 8), torch.zeros(2, 5, dtype=torch.bool)
+    mask[1, 3:] = True
+    graph = ge.GraphParser().parse_pytorch(model, (x, mask))
+    with torch.no_grad():
+        want = model(x, mask).numpy()
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler().compile(graph, optimization_level=3))
+    (got,) = executor.run([x.numpy(), mask.numpy()])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_an_elu_with_an_input_scale_or_a_norm_of_order_3_is_refused_naming_it():
+    scaled = _Apply(lambda x: torch.ops.aten.elu(x, 1.0, 1.0, 2.0))
+    with pytest.raises(ge.errors.UnsupportedOperatorError, match="input_scale 2.0"):
+        ge.GraphParser().parse_pytorch(scaled.eval(), (torch.randn(3),))
+    cubic = _Apply(lambda x: torch.linalg.vector_norm(x, 3))
+    with pytest.raises(ge.errors.UnsupportedOperatorError, match="order 3"):
+        ge.GraphParser().parse_pytorch(cubic.eval(), (torch.randn(3),))
