@@ -1,6 +1,7 @@
 """Common layers and tensor ops through the PyTorch frontend, each against eager PyTorch at O0
 and O3: normalizations over a batch's own statistics (instance norm), selections (topk, sort),
-masks, reductions without a dim, norms, the activations torch decomposes, tiling and flipping."""
+masks, reductions without a dim, norms, the activations torch decomposes, tiling and flipping,
+bicubic and nearest-exact resizing."""
 
 from __future__ import annotations
 
@@ -95,6 +96,15 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             sequence,
         ),
         "full_like": (lambda: _Apply(lambda x: x + torch.full_like(x, 2.5)), sequence),
+        "bicubic resize": (lambda: _Apply(lambda x: F.interpolate(x, size=(9, 4), mode="bicubic")), image),
+        "bicubic resize, corners aligned": (
+            lambda: _Apply(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic", align_corners=True)),
+            image,
+        ),
+        "nearest-exact resize": (
+            lambda: _Apply(lambda x: F.interpolate(x, size=(9, 4), mode="nearest-exact")),
+            image,
+        ),
     }
 
 

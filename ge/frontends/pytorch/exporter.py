@@ -48,6 +48,10 @@ KEPT_WHOLE: tuple[str, ...] = (
     "aten.upsample_nearest2d.default",
     "aten.upsample_bilinear2d.vec",
     "aten.upsample_bilinear2d.default",
+    "aten.upsample_bicubic2d.vec",
+    "aten.upsample_bicubic2d.default",
+    "aten._upsample_nearest_exact2d.vec",
+    "aten._upsample_nearest_exact2d.default",
     "aten.embedding.default",
     "aten.lstm.input",
 )

@@ -256,13 +256,16 @@ def _attention(g: Graph, node: Node) -> Tensor:
 
 
 def _upsample(g: Graph, node: Node) -> Tensor:
-    """`upsample_nearest2d` (torch's nearest: floor of `out / scale`) and `upsample_bilinear2d`."""
+    """`upsample_nearest2d` (torch's nearest: floor of `out / scale`), `_upsample_nearest_exact2d`
+    (the nearest pixel centre: floor of `(out + 0.5) / scale`), `upsample_bilinear2d` and
+    `upsample_bicubic2d` (torch's cubic coefficient -0.75, borders clamped)."""
     x = node.arg(0, "input" if node.target.endswith(".vec") else "self")
-    bilinear = "bilinear" in node.target
+    interpolates = "bilinear" in node.target or "bicubic" in node.target  # these take align_corners
     if node.target.endswith(".vec"):
-        factors = node.arg(3 if bilinear else 2, "scale_factors")
+        factors = node.arg(3 if interpolates else 2, "scale_factors")
     else:
-        given = [node.arg(3 if bilinear else 2, "scales_h"), node.arg(4 if bilinear else 3, "scales_w")]
+        first = 3 if interpolates else 2
+        given = [node.arg(first, "scales_h"), node.arg(first + 1, "scales_w")]
         factors = None if None in given else given
     if node.shape is None or is_symbolic(*node.shape[2:]) or DYNAMIC_INDEX in x.shape[2:]:
         raise node.fail("upsampling a symbolic height or width is not supported")
@@ -273,12 +276,18 @@ def _upsample(g: Graph, node: Node) -> Tensor:
         "scales": DenseArrayBase.from_list(f64, [1.0, 1.0, *map(float, factors)]),
         "sizes": ints_attr(sizes),
     }
-    if bilinear:
+    if interpolates:
         align = node.arg(2, "align_corners", False)
-        props["mode"] = StringAttr("linear")
+        props["mode"] = StringAttr("linear" if "bilinear" in node.target else "cubic")
         props["coordinate_transformation_mode"] = StringAttr(
             "align_corners" if align else "pytorch_half_pixel"
         )
+        if "bicubic" in node.target:
+            props["cubic_coeff_a"] = ops.float_attr(-0.75)
+    elif "nearest_exact" in node.target:
+        props["mode"] = StringAttr("nearest")
+        props["coordinate_transformation_mode"] = StringAttr("half_pixel")
+        props["nearest_mode"] = StringAttr("round_prefer_ceil")
     else:
         props["mode"] = StringAttr("nearest")
         props["coordinate_transformation_mode"] = StringAttr("asymmetric")
@@ -317,4 +326,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.upsample_nearest2d.default": _upsample,
     "aten.upsample_bilinear2d.vec": _upsample,
     "aten.upsample_bilinear2d.default": _upsample,
+    "aten.upsample_bicubic2d.vec": _upsample,
+    "aten.upsample_bicubic2d.default": _upsample,
+    "aten._upsample_nearest_exact2d.vec": _upsample,
+    "aten._upsample_nearest_exact2d.default": _upsample,
 }
