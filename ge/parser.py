@@ -103,9 +103,12 @@ class GraphParser:
         simplification cancels. Raises `UnsupportedOperatorError` listing every unsupported op,
         and `InvalidModelError` for a file that is not a GraphDef.
         """
+        from .errors import InvalidModelError
         from .frontends.tensorflow import import_tensorflow
 
-        return import_tensorflow(path, outputs=outputs, input_shapes=input_shapes)
+        graph = import_tensorflow(path, outputs, input_shapes, self.max_tensor_bytes)
+        check_max_tensor_bytes(graph.module, self.max_tensor_bytes, InvalidModelError)
+        return graph
 
     @without_collection
     def parse_mindspore(

@@ -125,6 +125,21 @@ def test_text_graph_def(tmp_path: Path) -> None:
     np.testing.assert_allclose(_run(graph, {"x": x}, 3)[0], _small_expected(x), rtol=1e-6)
 
 
+def test_a_constant_over_max_tensor_bytes_is_refused_before_its_values_are_filled() -> None:
+    """A Const whose shape claims 2**31 - 1 values but holds 2 (TensorFlow fills the rest with the
+    last) is refused by its size, naming it, instead of being filled."""
+    graph_def = _small_graph()
+    weights = next(n for n in graph_def.node if n.name == "w").attr["value"].tensor
+    weights.ClearField("tensor_content")
+    weights.tensor_shape.dim[0].size = 2**31 - 1
+    weights.float_val.extend([1.0, 2.0])
+    with pytest.raises(InvalidModelError, match=r"Const 'w' would hold a tensor of 8,589,934,588 bytes"):
+        ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
+    weights.tensor_shape.dim[0].size = 3
+    with pytest.raises(InvalidModelError, match=r"Const 'w' .* over max_tensor_bytes = 8"):
+        ge.GraphParser(max_tensor_bytes=8).parse_tensorflow(graph_def.SerializeToString())
+
+
 def test_input_shapes_and_outputs_by_node_name(tmp_path: Path) -> None:
     path = tmp_path / "small.pb"
     path.write_bytes(_small_graph().SerializeToString())

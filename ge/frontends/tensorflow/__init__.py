@@ -15,6 +15,7 @@ import numpy as np
 
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
+from ge.limits import DEFAULT_MAX_TENSOR_BYTES
 
 from ..common import unsupported_operators_error
 from . import elementwise, nn, tensor
@@ -46,7 +47,7 @@ def _placeholder_with_default(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _const(imp: Importer, node: Node) -> list[np.ndarray]:
-    return [tensor_array(node.proto.attr["value"].tensor, f"Const '{node.name}'")]
+    return [tensor_array(node.proto.attr["value"].tensor, f"Const '{node.name}'", imp.max_tensor_bytes)]
 
 
 CONVERTERS: dict[str, Converter] = {
@@ -148,6 +149,7 @@ def import_tensorflow(
     source,
     outputs: Sequence[str] | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
 ) -> Graph:
     """Imports a frozen GraphDef (a path, bytes or a `GraphDef`); see `GraphParser.parse_tensorflow`."""
     graph_def = source if hasattr(source, "node") else load_graph_def(source)
@@ -160,7 +162,7 @@ def import_tensorflow(
     wanted = _outputs(nodes, outputs)
     needed = _needed(nodes, order, wanted)
     check_supported([nodes[name] for name in needed])
-    importer = Importer(CONVERTERS, input_shapes)
+    importer = Importer(CONVERTERS, input_shapes, max_tensor_bytes)
     unknown = sorted(
         set(importer.input_shapes) - {n for n, p in nodes.items() if p.op.startswith("Placeholder")}
     )

@@ -25,6 +25,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import describe, ints_attr
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor, tensor_type
+from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
 from ge.semantics import evaluate
 
 from ..common import AttributeT, invalid_node_error, unsupported_form_error
@@ -129,7 +130,7 @@ class Node:
         return known
 
     def ints(self, index: int) -> list[int]:
-        return [int(v) for v in self.value(index).reshape(-1)]
+        return [int(v) for v in self.value(index).reshape(-1).tolist()]
 
     def data_format(self) -> str:
         data_format = str(self.attr("data_format", "NHWC"))
@@ -152,11 +153,16 @@ class Importer:
     """Builds a `Graph` from a GraphDef, one converter call per node."""
 
     def __init__(
-        self, converters: Mapping[str, Converter], input_shapes: Mapping[str, Sequence[int]] | None = None
+        self,
+        converters: Mapping[str, Converter],
+        input_shapes: Mapping[str, Sequence[int]] | None = None,
+        max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
     ):
         self.converters = converters
         self.input_shapes = dict(input_shapes or {})
         """Placeholder shapes given by name, instead of those the GraphDef declares."""
+        self.max_tensor_bytes = max_tensor_bytes
+        """The most bytes a constant may hold (checked before its values are read)."""
         self.g = Graph()
         self.values: dict[str, Tensor | None] = {}
         """Each produced tensor by TensorFlow name (`node:index`); None for an output ge does not make."""
@@ -244,9 +250,10 @@ def tensor_name(reference: str) -> str:
     return f"{name}:{index or 0}"
 
 
-def tensor_array(proto, what: str) -> np.ndarray:
+def tensor_array(proto, what: str, max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES) -> np.ndarray:
     """The array a TensorProto holds, from its raw content or its typed value lists (where one
-    value, or fewer than the shape holds, fills the rest with the last one, as TensorFlow reads it)."""
+    value, or fewer than the shape holds, fills the rest with the last one, as TensorFlow reads it).
+    A shape over `max_tensor_bytes` is refused before anything is filled."""
     if proto.dtype not in DTYPES:
         raise UnsupportedOperatorError(
             f"{what} has TensorFlow dtype {proto.dtype}, which ge does not support", category="dtype"
@@ -259,6 +266,8 @@ def tensor_array(proto, what: str) -> np.ndarray:
     numpy_type = np.float32 if dtype == "bfloat16" else np.dtype(dtype)
     if dtype == "bfloat16":
         raise UnsupportedOperatorError(f"{what} is a bfloat16 constant", category="dtype")
+    size = count * np.dtype(numpy_type).itemsize
+    check_bytes(size, f"shape {shape}", max_tensor_bytes, InvalidModelError, what)
     if proto.tensor_content:
         data = np.frombuffer(proto.tensor_content, dtype=numpy_type)
         if data.size != count:
