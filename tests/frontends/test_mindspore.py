@@ -95,6 +95,22 @@ def test_unsupported_primitives_are_listed_at_once(tmp_path: Path) -> None:
     assert str(error).startswith("5 node(s) use MindSpore primitives ge does not support (LRN, ROIAlign)")
 
 
+@pytest.mark.parametrize("attribute", ["group", "pad_list"])
+def test_an_attribute_ge_cannot_read_is_refused_naming_it(tmp_path: Path, attribute: str) -> None:
+    """An attribute of a kind the reader does not decode (UNDEFINED here) stands in as an
+    unreadable value; a converter asking for it gets an InvalidModelError naming the node and the
+    attribute, not a TypeError from the number it expected."""
+    model = _model("lenet.mindir")
+    conv = next(p for p in model.primitives if p.op_type == "Conv2D")
+    next(a for a in conv.attribute if a.name == attribute).type = mind_ir.AttributeProto.UNDEFINED
+    path = tmp_path / "lenet.mindir"
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(
+        InvalidModelError, match=rf"Conv2D at node '.*': attribute '{attribute}' holds a value of a kind"
+    ):
+        ge.GraphParser().parse_mindspore(path)
+
+
 @pytest.mark.parametrize("content", [b"\x08\x01", b""])
 def test_air_is_refused(tmp_path: Path, content: bytes) -> None:
     """A .air file that is not MINDIR by content is refused as AIR, an empty one too."""

@@ -18,7 +18,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from ge.errors import InvalidModelError, UnsupportedOperatorError
+from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 
 from ..common import AttributeT, invalid_node_error, unsupported_form_error
@@ -81,7 +81,13 @@ class Node:
     @overload
     def attr(self, name: str, default: AttributeT) -> AttributeT: ...
     def attr(self, name: str, default: object = None) -> Any:
-        return self.attrs.get(name, default)
+        """Attribute `name` (or `default` when the primitive has none); one whose value ge cannot
+        read is refused here, naming it, before a converter would take it for a number."""
+        value = self.attrs.get(name, default)
+        if _unreadable(value):
+            kind = f" ({value.kind})" if isinstance(value, Unreadable) else ""
+            raise self.invalid(f"attribute '{name}' holds a value of a kind ge does not read{kind}")
+        return value
 
     def fail(self, what: str) -> UnsupportedOperatorError:
         """An unsupported form of a supported primitive."""
@@ -92,6 +98,13 @@ class Node:
 
 
 Converter = Callable[["Importer", Node], Value]
+
+
+def _unreadable(value: object) -> bool:
+    """Whether `value`, or a value in it (a tuple attribute), is one ge cannot read."""
+    if isinstance(value, tuple | list):
+        return any(_unreadable(v) for v in value)
+    return isinstance(value, Unreadable)
 
 
 def _load(imp: Importer, node: Node) -> Value:
@@ -207,7 +220,15 @@ class Importer:
             raise UnsupportedOperatorError(
                 f"{primitive} at node '{where}' is not supported", category="operator"
             )
-        return converter(self, Node(primitive, where, inputs, attrs, self))
+        try:
+            return converter(self, Node(primitive, where, inputs, attrs, self))
+        except GeError:
+            raise
+        except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as error:
+            # A converter meeting values it does not expect: name the node, not the converter's line.
+            raise InvalidModelError(
+                f"{primitive} at node '{where}': cannot import it: {type(error).__name__}: {error}"
+            ) from None
 
     def _primitive(self, node: mind_ir.NodeProto) -> tuple[str, dict[str, object]]:
         """The primitive a node calls and its attributes (on the primitive, or on the node in
