@@ -283,6 +283,9 @@ def plan_conv2d(
     ho, wo = (h + top + bottom - span_h) // sh + 1, (width + left + right - span_w) // sw + 1
     if ho <= 0 or wo <= 0:
         raise ValueError(f"conv2d: a {kh}x{kw} kernel (dilations {dilations}) does not fit the padded input")
+    # A stride along an axis of one output position moves no window: stride 1 reads the same
+    # numbers, and keeps the loads' window views within what numpy can stride (a 2**62 stride).
+    strides = (sh if ho > 1 else 1, sw if wo > 1 else 1)
     order, ranges, taps = None, [], []
     if groups > 1 and cin_group == 1 and kh * kw * largest < EXACT_FP32_INTEGER:
         # Depthwise: each output channel reads one input channel; a step sums its window taps.

@@ -66,6 +66,10 @@ CONV_CASES = {
     "depthwise20_stride2_rows": (2, 20, 20, (9, 8), (3, 3), (2, 2), (1, 0, 1, 2), (1, 2), 20),
     "depthwise20_stride3_rows": (1, 20, 20, (7, 11), (3, 5), (1, 3), (2, 3, 0, 1), (1, 1), 20),
     "pointwise": (3, 40, 17, (4, 5), (1, 1), (1, 1), (0, 0, 0, 0), (1, 1), 1),
+    # Strides past the padded input (one output row or column): no window view may stride that far.
+    "stride_beyond_input": (1, 16, 8, (5, 6), (3, 3), (2**62, 2**62), (1, 1, 1, 1), (1, 1), 1),
+    "three_channels_stride_beyond_rows": (1, 3, 8, (5, 6), (3, 3), (2**62, 2), (1, 1, 1, 1), (1, 1), 1),
+    "depthwise20_stride_beyond_columns": (1, 20, 20, (5, 6), (3, 3), (1, 2**62), (1, 1, 1, 1), (1, 1), 20),
 }
 
 
