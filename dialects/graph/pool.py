@@ -16,7 +16,7 @@ from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def, traits_def
 
 from ..common import IntArray
-from .base import GraphOp, check_window_props, flag_def, prop_flag, window_out
+from .base import GraphOp, check_window_props, flag_def, prop_flag, prop_int, window_out
 from .samples import Samplewise, leading
 from .traits import (
     ExactInStoredType,
@@ -90,10 +90,21 @@ class AveragingPool:
     count_include_pad = flag_def(False)
 
 
-class LpPool:
-    """Lp pools: `(sum |x|^p) ^ (1/p)` over each window, padding counting as zeros."""
+class LpPool(GraphOp, ABC):
+    """Lp pools: `(sum |x|^p) ^ (1/p)` over each window, padding counting as zeros; p is at
+    least 1 (2 when not given)."""
 
     p = opt_prop_def(IntegerAttr)
+
+    @classmethod
+    def infer(
+        cls, operand_types: Sequence[TensorType], props: Mapping[str, Attribute], where: str
+    ) -> TensorType:
+        if (p := prop_int(props, "p", 2)) < 1:
+            raise ValueError(f"'p' must be at least 1, got {p}")
+        result = super().infer(operand_types, props, where)
+        assert isinstance(result, TensorType), "a pool has one result"
+        return result
 
 
 @irdl_op_definition

@@ -98,6 +98,22 @@ func.func @pool3d_kernel_rank(%x: tensor<1x2x4x4x4xf32>) {
 
 // -----
 
+// CHECK: {{^}}'ascend.graph.lp_pool': 'p' must be at least 1, got 0
+func.func @lp_pool_p_zero(%x: tensor<1x2x4x4xf32>) {
+  %0 = ascend.graph.lp_pool %x {kernel_shape = array<i64: 2, 2>, p = 0 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x3x3xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.graph.global_lp_pool': 'p' must be at least 1, got -1
+func.func @global_lp_pool_p_negative(%x: tensor<1x2x4x4xf32>) {
+  %0 = ascend.graph.global_lp_pool %x {p = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x1x1xf32>
+  func.return
+}
+
+// -----
+
 // CHECK: {{^}}'ascend.graph.lp_pool': padding must be smaller than the window
 func.func @lp_pool_pad_not_smaller(%x: tensor<1x2x4x4xf32>) {
   %0 = ascend.graph.lp_pool %x {kernel_shape = array<i64: 2, 2>, pads = array<i64: 2, 0, 0, 0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x5x3xf32>
