@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -122,6 +123,15 @@ def test_dump_ir_writes_one_file_per_pass_in_order(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "env").iterdir()) == expected
 
 
+def test_an_output_that_names_a_folder_is_refused(relu_add_file: str, tmp_path: Path) -> None:
+    for output in (f"{tmp_path}/", str(tmp_path)):
+        result = ge_command("compile", "--model", relu_add_file, "--framework", "5", "--output", output)
+        assert result.exit_code == 1
+        folder = f"--output {output} is a folder; give the model's path in it (PATH writes PATH.ge)"
+        assert error_lines(result) == [f"ge compile: error: {folder}"]
+    assert not (tmp_path / ".ge").exists()
+
+
 def test_input_shape_out_nodes_and_output_type(relu_add_file: str, tmp_path: Path) -> None:
     result = ge_command(
         "compile", "--model", relu_add_file, "--framework", "5", "--output", tmp_path / "m",
@@ -151,6 +161,7 @@ def test_input_shape_out_nodes_and_output_type(relu_add_file: str, tmp_path: Pat
             "--input_shape names 'x', which is no input of the model (its inputs: a, b)",
         ),
         ("--input_shape", "a=2,4", "--input_shape entry 'a=2,4' is not NAME:D,D,..."),
+        ("--input_shape", "a:2,4;b:2,4;a:-1,4", "--input_shape names 'a' twice (a:2,4 and a:-1,4)"),
         ("--out_nodes", "sum:0", "out node 'sum' is no node of the model (its nodes: relu, add)"),
         ("--out_nodes", "relu:1", "node 'relu' has 1 output(s); output 1 does not exist"),
     ],
@@ -369,6 +380,31 @@ def test_run_refuses_inputs_that_do_not_match(tiny_ge: str, tmp_path: Path) -> N
     ]
     result = ge_command("run", tiny_ge, "--input", "other=x.npy")
     assert error_lines(result) == ["ge run: error: input file 'x.npy' for 'other' does not exist"]
+
+
+def test_run_refuses_damaged_archives_and_an_input_given_twice(tiny_ge: str, tmp_path: Path) -> None:
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    np.savez(tmp_path / "x.npz", image=x)
+    (tmp_path / "cut.npz").write_bytes((tmp_path / "x.npz").read_bytes()[:100])
+    np.savez(tmp_path / "objects.npz", image=np.array([{"a": 1}], dtype=object))
+    with zipfile.ZipFile(tmp_path / "bytes.npz", "w") as archive:
+        archive.writestr("image.npy", b"not an array")
+    np.save(tmp_path / "x.npy", x)
+    (tmp_path / "renamed.npz").write_bytes((tmp_path / "x.npy").read_bytes())
+    cases = {
+        "cut.npz": "cannot read inputs from '{}': it is not an .npz file",
+        "renamed.npz": "cannot read inputs from '{}': it is not an .npz file",
+        "objects.npz": "cannot read input 'image' from '{}': Object arrays cannot be loaded",
+        "bytes.npz": "cannot read input 'image' from '{}': its member is not a .npy array",
+    }
+    for name, message in cases.items():
+        result = ge_command("run", tiny_ge, "--input", tmp_path / name)
+        assert result.exit_code == 1
+        (line,) = error_lines(result)
+        assert line.startswith("ge run: error: " + message.format(tmp_path / name)), line
+    again = f"image={tmp_path / 'x.npy'}"
+    result = ge_command("run", tiny_ge, "--input", tmp_path / "x.npz", "--input", again)
+    assert error_lines(result) == [f"ge run: error: --input gives 'image' twice (the last is {again})"]
 
 
 def test_inspect_reports_the_compiled_models_figures(branches_ge: str) -> None:

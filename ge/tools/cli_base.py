@@ -18,6 +18,7 @@ import logging
 import sys
 import threading
 import traceback
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 import numpy as np
+from numpy.lib.npyio import NpzFile
 from rich.console import Console
 
 from ge.compiler import TensorSpec
@@ -134,11 +136,15 @@ def read_inputs(specs: tuple[str, ...], names: list[str]) -> dict[str, np.ndarra
                     f"--input {spec}: NAME= takes one array, a .npy file; an .npz file binds its "
                     f"arrays by their names: --input {path}"
                 )
-            named[name] = _load_array(path, name)
+            given = {name: _load_array(path, name)}
         elif spec.endswith(".npz"):
-            named.update(_load_archive(spec))
+            given = _load_archive(spec)
         else:
             unnamed.append((spec, _load_array(spec)))
+            continue
+        if twice := sorted(set(given) & set(named)):
+            raise RuntimeInputError(f"--input gives '{twice[0]}' twice (the last is {spec})")
+        named.update(given)
     free = [n for n in names if n not in named]
     if len(unnamed) > len(free):
         raise RuntimeInputError(
@@ -194,12 +200,27 @@ def _load_array(path: str, name: str | None = None) -> np.ndarray:
 
 
 def _load_archive(path: str) -> dict[str, np.ndarray]:
+    """The arrays of an .npz file by name; a file that is no zip archive, or a member that is no
+    .npy array (an object array, other bytes), is refused naming it."""
     if not Path(path).is_file():
         raise GeError(f"input file '{path}' does not exist")
+    not_npz = GeError(f"cannot read inputs from '{path}': it is not an .npz file (numpy.savez writes one)")
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            return {name: archive[name] for name in archive.files}
-    except (OSError, ValueError):
-        raise GeError(
-            f"cannot read inputs from '{path}': it is not an .npz file (numpy.savez writes one)"
-        ) from None
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        raise not_npz from None
+    if not isinstance(archive, NpzFile):
+        raise not_npz
+    arrays: dict[str, np.ndarray] = {}
+    with archive:
+        for name in archive.files:
+            try:
+                array = archive[name]
+            except ValueError as error:  # an object array, which only pickle would load
+                raise GeError(f"cannot read input '{name}' from '{path}': {error}") from None
+            except (OSError, EOFError, zipfile.BadZipFile) as error:
+                raise GeError(f"cannot read input '{name}' from '{path}': {error}") from None
+            if not isinstance(array, np.ndarray):
+                raise GeError(f"cannot read input '{name}' from '{path}': its member is not a .npy array")
+            arrays[name] = array
+    return arrays

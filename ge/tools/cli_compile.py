@@ -43,7 +43,7 @@ from .cli_gears import (
     OnnxGears,
     entries,
     gear_options,
-    input_shape_entry,
+    input_shapes,
     onnx_gears,
     shape_text,
     spelled_as_flags,
@@ -200,7 +200,10 @@ def _compile(settings: dict[str, Any]) -> None:
     path = _model_path(settings)
     if not settings["output"]:
         raise click.UsageError("--output is required to compile (--mode 0)")
-    output = settings["output"] if settings["output"].endswith(".ge") else f"{settings['output']}.ge"
+    given = settings["output"]
+    if given.endswith(("/", "\\")) or Path(given).is_dir():
+        raise GeError(f"--output {given} is a folder; give the model's path in it (PATH writes PATH.ge)")
+    output = given if given.endswith(".ge") else f"{given}.ge"
     check_writable(output)
     options = {
         name: settings[name]
@@ -340,7 +343,7 @@ def parse_model(
 ) -> Graph:
     """The graph of a framework model, with atc's `--input_shape` and `--out_nodes` applied."""
     if FRAMEWORKS[framework.lower()] != "onnx":
-        shapes = dict(input_shape_entry(spec) for spec in entries(input_shape)) if input_shape else None
+        shapes = input_shapes(input_shape) if input_shape else None
         loader = frontend_loader(framework)
         given = {"input_shapes": shapes, "outputs": entries(out_nodes) if out_nodes else None}
         accepted = inspect.signature(loader).parameters
@@ -367,7 +370,7 @@ def parse_onnx_model(
     max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
 ) -> Graph:
     """The graph of an ONNX model, with atc's `--input_shape` and `--out_nodes` applied."""
-    shapes = dict(input_shape_entry(spec) for spec in entries(input_shape)) if input_shape else None
+    shapes = input_shapes(input_shape) if input_shape else None
     outputs = [_out_node(model, spec) for spec in entries(out_nodes)] if out_nodes else None
     return GraphParser(max_tensor_bytes).parse_onnx(model, input_shapes=shapes, outputs=outputs)
 

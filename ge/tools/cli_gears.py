@@ -45,7 +45,7 @@ def gear_options(settings: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     options: dict[str, Any] = {}
     if settings["input_shape"]:
-        options["input_shape"] = dict(input_shape_entry(spec) for spec in entries(settings["input_shape"]))
+        options["input_shape"] = input_shapes(settings["input_shape"])
     if settings.get("input_format"):
         options["input_format"] = settings["input_format"]
     for name in given:
@@ -88,6 +88,19 @@ def shape_text(shapes: Mapping[str, Sequence[int]]) -> str:
 def entries(text: str) -> list[str]:
     """The `;`-separated entries of a flag's value."""
     return [entry.strip() for entry in text.split(";") if entry.strip()]
+
+
+def input_shapes(text: str) -> dict[str, list[int]]:
+    """`--input_shape`'s shapes by input name; an input named twice is refused."""
+    shapes: dict[str, list[int]] = {}
+    for entry in entries(text):
+        name, shape = input_shape_entry(entry)
+        if name in shapes:
+            raise GeError(
+                f"--input_shape names '{name}' twice ({shape_text({name: shapes[name]})} and {entry})"
+            )
+        shapes[name] = shape
+    return shapes
 
 
 def input_shape_entry(entry: str) -> tuple[str, list[int]]:
