@@ -370,6 +370,22 @@ CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
 }
 
 
+CASES.update(
+    {
+        "an operator before the opset that defines it": (
+            parse(model([n("Gelu", ["x"], ["y"], name="g")])),
+            InvalidModelError,
+            "Gelu at node 'g': the model imports ai.onnx opset 17, and Gelu exists from opset 20",
+        ),
+        "an operator revised later, before its first opset": (
+            parse(model([n("Mish", ["x"], ["y"], name="m")], opset=17)),
+            InvalidModelError,
+            "Mish at node 'm': the model imports ai.onnx opset 17, and Mish exists from opset 18",
+        ),
+    }
+)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_bad_onnx_model_gets_a_clear_error(case: str) -> None:
     call, error, fragment = CASES[case]

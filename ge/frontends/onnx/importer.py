@@ -489,7 +489,7 @@ class Importer:
                 raise InvalidModelError(
                     f"{proto.op_type} at node '{name}' reads '{input_name}', which nothing defines before it"
                 )
-        schema = schema_of(proto, self.versions)
+        schema = schema_of(proto, self.versions, name)
         check_node(proto, name, schema)
         check_input_types(proto, name, schema, [onnx_type(t) for t in inputs])
         attrs = {a.name: _attribute_value(a, schema) for a in proto.attribute}

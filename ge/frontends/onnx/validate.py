@@ -169,8 +169,10 @@ def _check_value_field(attribute: onnx.AttributeProto, kind: str, where: str) ->
         )
 
 
-def schema_of(node: onnx.NodeProto, versions: dict[str, int]) -> OpSchema | None:
-    """The schema of the node's operator at the model's version of its domain (None: none known)."""
+def schema_of(node: onnx.NodeProto, versions: dict[str, int], name: str = "") -> OpSchema | None:
+    """The schema of the node's operator at the model's version of its domain (None: ONNX knows
+    no such operator, as for another vendor's domain). An operator ONNX defines only from a later
+    version than the model imports is refused, as ONNX's checker and onnxruntime refuse it."""
     domain = "" if node.domain in ("", "ai.onnx") else node.domain
     version = versions.get(domain)
     try:
@@ -178,7 +180,21 @@ def schema_of(node: onnx.NodeProto, versions: dict[str, int]) -> OpSchema | None
             return onnx.defs.get_schema(node.op_type, domain=domain)
         return onnx.defs.get_schema(node.op_type, version, domain)
     except onnx.defs.SchemaError:
+        pass
+    try:
+        first = onnx.defs.get_schema(node.op_type, domain=domain).since_version
+    except onnx.defs.SchemaError:
         return None
+    shown = domain or "ai.onnx"
+    while first > 1:  # the first version that defines it: the latest schema's may be a revision
+        try:
+            first = onnx.defs.get_schema(node.op_type, first - 1, domain).since_version
+        except onnx.defs.SchemaError:
+            break
+    raise InvalidModelError(
+        f"{node.op_type} at node '{name or node.name}': the model imports {shown} opset {version}, and "
+        f"{node.op_type} exists from opset {first}; import opset {first} or later"
+    )
 
 
 def schema_attribute_type(spec: onnx.defs.OpSchema.Attribute) -> tuple[int, str]:
