@@ -377,6 +377,11 @@ CASES.update(
             InvalidModelError,
             "Gelu at node 'g': the model imports ai.onnx opset 17, and Gelu exists from opset 20",
         ),
+        "an input without a shape": (
+            parse(model([n("Relu", ["x"], ["y"], name="r")], [info("x", F, None)])),
+            ge.errors.UnsupportedOperatorError,
+            "graph input 'x' declares no shape (not even its rank); give it with input_shapes",
+        ),
         "an operator revised later, before its first opset": (
             parse(model([n("Mish", ["x"], ["y"], name="m")], opset=17)),
             InvalidModelError,
@@ -397,6 +402,16 @@ def test_bad_onnx_model_gets_a_clear_error(case: str) -> None:
 # --------------------------------------------------------------------------------------------
 # The valid neighbours of the refused forms
 # --------------------------------------------------------------------------------------------
+
+
+def test_an_input_without_a_shape_takes_the_one_input_shapes_gives() -> None:
+    graph = ge.GraphParser().parse_onnx(
+        model([n("Relu", ["x"], ["y"], name="r")], [info("x", F, None)]), input_shapes={"x": [2, 3]}
+    )
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler().compile(graph))
+    x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
+    np.testing.assert_array_equal(executor.run(x)[0], np.maximum(x, 0))
 
 
 def test_reshape_zero_and_minus_one_within_the_rank() -> None:

@@ -297,6 +297,12 @@ class Importer:
                 d.dim_param if size < 0 and d.dim_param else size
                 for d, size in zip(given, shape, strict=True)
             ]
+        else:  # not even a rank: nothing says how many dimensions to make symbolic
+            raise UnsupportedOperatorError(
+                f"graph input '{value_info.name}' declares no shape (not even its rank); give it with "
+                f"input_shapes={{'{value_info.name}': [...]}} (--input_shape)",
+                category="input",
+            )
         if dtype == STRING:
             dtype = self._string_input_dtype(value_info.name)
         tensor = self.g.add_input(value_info.name, dims, dtype)
