@@ -377,6 +377,28 @@ CASES.update(
             InvalidModelError,
             "Gelu at node 'g': the model imports ai.onnx opset 17, and Gelu exists from opset 20",
         ),
+        "split into more parts than outputs": (
+            parse(
+                model(
+                    [n("Split", ["x", "s"], ["a", "b"], name="sp", axis=1)],
+                    initializers=[init("s", [1, 1, 1])],
+                    outputs=[info("a", F, None), info("b", F, None)],
+                )
+            ),
+            InvalidModelError,
+            "Split at node 'sp': splits into 3 parts [1, 1, 1] but has 2 outputs",
+        ),
+        "split by num_outputs into more parts than outputs": (
+            parse(
+                model(
+                    [n("Split", ["x"], ["a", "b"], name="sp", axis=1, num_outputs=3)],
+                    opset=18,
+                    outputs=[info("a", F, None), info("b", F, None)],
+                )
+            ),
+            InvalidModelError,
+            "Split at node 'sp': splits into 3 parts [1, 1, 1] but has 2 outputs",
+        ),
         "an input without a shape": (
             parse(model([n("Relu", ["x"], ["y"], name="r")], [info("x", F, None)])),
             ge.errors.UnsupportedOperatorError,

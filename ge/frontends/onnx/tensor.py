@@ -147,6 +147,8 @@ def _split(imp: Importer, node: Node) -> list[Tensor]:
         else:
             chunk = size // count
         sizes = [chunk] * (count - 1) + [size - chunk * (count - 1)]
+    if len(sizes) != len(node.proto.output):  # a part without an output would be lost
+        raise node.invalid(f"splits into {len(sizes)} parts {sizes} but has {len(node.proto.output)} outputs")
     props = {"axis": int_attr(axis), "sizes": ints_attr(sizes)}
     return imp.g.add_op_results(ops.SplitOp, [x], props, node.name)
 
