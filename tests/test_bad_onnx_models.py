@@ -377,6 +377,37 @@ CASES.update(
             InvalidModelError,
             "Gelu at node 'g': the model imports ai.onnx opset 17, and Gelu exists from opset 20",
         ),
+        "auto_pad beside explicit pads": (
+            parse(
+                model(
+                    [
+                        n(
+                            "MaxPool",
+                            ["x"],
+                            ["y"],
+                            name="p",
+                            kernel_shape=[2, 2],
+                            auto_pad="SAME_UPPER",
+                            pads=[1, 1, 1, 1],
+                        )
+                    ],
+                    [info("x", F, [1, 1, 4, 4])],
+                )
+            ),
+            InvalidModelError,
+            "MaxPool at node 'p': auto_pad 'SAME_UPPER' and explicit pads cannot be used together",
+        ),
+        "an output padding as large as the stride": (
+            parse(
+                model(
+                    [n("ConvTranspose", ["x", "w"], ["y"], name="t", strides=[2, 2], output_padding=[2, 0])],
+                    [info("x", F, [1, 1, 4, 4])],
+                    initializers=[init("w", np.ones((1, 1, 3, 3), np.float32))],
+                )
+            ),
+            InvalidModelError,
+            "ConvTranspose at node 't': output_padding [2, 0] must be less than the stride [2, 2]",
+        ),
         "split into more parts than outputs": (
             parse(
                 model(
@@ -434,6 +465,22 @@ def test_an_input_without_a_shape_takes_the_one_input_shapes_gives() -> None:
     executor.load_graph(ge.GraphCompiler().compile(graph))
     x = np.array([[-1, 2, -3], [4, -5, 6]], np.float32)
     np.testing.assert_array_equal(executor.run(x)[0], np.maximum(x, 0))
+
+
+def test_auto_pad_beside_zero_pads_and_an_output_padding_below_the_stride_are_taken() -> None:
+    pool = model(
+        [n("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], auto_pad="VALID", pads=[0, 0, 0, 0])],
+        [info("x", F, [1, 1, 4, 4])],
+    )
+    assert ge.GraphParser().parse_onnx(pool)
+    weights = [init("w", np.ones((1, 1, 3, 3), np.float32))]
+    transposed = model(
+        [n("ConvTranspose", ["x", "w"], ["y"], strides=[2, 2], output_padding=[1, 1])],
+        [info("x", F, [1, 1, 4, 4])],
+        initializers=weights,
+    )
+    graph = ge.GraphParser().parse_onnx(transposed)
+    assert ge.GraphCompiler().compile(graph).outputs[0].shape == (1, 1, 10, 10)
 
 
 def test_reshape_zero_and_minus_one_within_the_rank() -> None:

@@ -97,7 +97,12 @@ def _conv_transpose(imp: Importer, node: Node) -> list[Tensor]:
     strides = node.ints("strides", n, 1)
     dilations = node.ints("dilations", n, 1)
     extra = list(node.ints("output_padding", n, 0))
-    auto_pad = node.attr("auto_pad", "NOTSET")
+    if any(e >= max(s, d) for e, s, d in zip(extra, strides, dilations, strict=True)):
+        raise node.invalid(
+            f"output_padding {extra} must be less than the stride {list(strides)} or the dilation "
+            f"{list(dilations)} along each axis (a larger one adds cells no window reaches)"
+        )
+    auto_pad = _auto_pad(node)
     output_shape = node.attr("output_shape")
     sizes = x.shape[2:]
     if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
@@ -255,6 +260,15 @@ def _kernel(node: Node, w: Tensor) -> tuple[int, ...]:
     return kernel
 
 
+def _auto_pad(node: Node) -> str:
+    """The node's auto_pad; nonzero explicit pads beside one other than NOTSET are refused (ONNX:
+    they cannot be used together), rather than one of them taken silently."""
+    auto_pad = str(node.attr("auto_pad", "NOTSET"))
+    if auto_pad != "NOTSET" and any(node.attr("pads", ())):  # zeros say nothing either way
+        raise node.invalid(f"auto_pad '{auto_pad}' and explicit pads cannot be used together")
+    return auto_pad
+
+
 def _spatial(node: Node, x: Tensor, kernel: Sequence[int], dilated: bool) -> dict:
     """strides, dilations and explicit pads (all leading, then all trailing), auto_pad resolved.
 
@@ -264,7 +278,7 @@ def _spatial(node: Node, x: Tensor, kernel: Sequence[int], dilated: bool) -> dic
     n = len(kernel)
     strides = node.ints("strides", n, 1)
     dilations = node.ints("dilations", n, 1)
-    auto_pad = node.attr("auto_pad", "NOTSET")
+    auto_pad = _auto_pad(node)
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         sizes = x.shape[2 : 2 + n]
         if any(size < 0 for size in sizes):
