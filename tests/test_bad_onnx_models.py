@@ -370,12 +370,30 @@ CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
 }
 
 
+def sparse_add(indices: onnx.TensorProto) -> onnx.ModelProto:
+    """x + c over [2, 3], c a sparse initializer holding 1 and 2 at `indices`."""
+    proto = model([n("Add", ["x", "c"], ["y"], name="add")])
+    values = helper.make_tensor("c", F, [2], [1.0, 2.0])
+    proto.graph.sparse_initializer.append(helper.make_sparse_tensor(values, indices, [2, 3]))
+    return proto
+
+
 CASES.update(
     {
         "an operator before the opset that defines it": (
             parse(model([n("Gelu", ["x"], ["y"], name="g")])),
             InvalidModelError,
             "Gelu at node 'g': the model imports ai.onnx opset 17, and Gelu exists from opset 20",
+        ),
+        "a sparse initializer's index outside its shape": (
+            parse(sparse_add(helper.make_tensor("ci", I64, [2], [0, 9]))),
+            InvalidModelError,
+            "sparse initializer 'c': an index lies outside its 6 elements",
+        ),
+        "a sparse initializer's coordinates outside its shape": (
+            parse(sparse_add(helper.make_tensor("ci", I64, [2, 2], [0, 0, 2, 1]))),
+            InvalidModelError,
+            "sparse initializer 'c': an index lies outside its shape [2, 3]",
         ),
         "auto_pad beside explicit pads": (
             parse(
@@ -481,6 +499,16 @@ def test_auto_pad_beside_zero_pads_and_an_output_padding_below_the_stride_are_ta
     )
     graph = ge.GraphParser().parse_onnx(transposed)
     assert ge.GraphCompiler().compile(graph).outputs[0].shape == (1, 1, 10, 10)
+
+
+@pytest.mark.parametrize("indices", [[0, 4], [[0, 0], [1, 1]]], ids=["linear", "coordinates"])
+def test_a_sparse_initializer_is_its_dense_array(indices) -> None:
+    index = np.array(indices, np.int64)
+    proto = sparse_add(helper.make_tensor("ci", I64, list(index.shape), index.reshape(-1).tolist()))
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler().compile(ge.GraphParser().parse_onnx(proto)))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(executor.run(x)[0], x + np.array([[1, 0, 0], [0, 2, 0]], np.float32))
 
 
 def test_reshape_zero_and_minus_one_within_the_rank() -> None:

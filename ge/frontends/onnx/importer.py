@@ -253,6 +253,8 @@ class Importer:
         check_graph(graph)
         for init in graph.initializer:
             self.add_constant(init.name, tensor_array(init, "initializer"))
+        for sparse in graph.sparse_initializer:
+            self.add_constant(sparse.values.name, self.sparse_array(sparse))
         for value_info in graph.input:
             if value_info.name in self.values:
                 continue
@@ -546,6 +548,33 @@ class Importer:
             self.g.add_cast(t, widest, name) if isinstance(t, Tensor) and t.dtype in widths - {widest} else t
             for t in inputs
         ]
+
+    def sparse_array(self, sparse: onnx.SparseTensorProto) -> np.ndarray:
+        """The dense array of a sparse initializer: its values at its indices (linear, or one row
+        of coordinates per value), zeros elsewhere, as onnxruntime densifies one."""
+        name = sparse.values.name
+        where = f"sparse initializer '{name}'"
+        values = tensor_array(sparse.values, where).reshape(-1)
+        indices = tensor_array(sparse.indices, f"{where}: indices").astype(np.int64, copy=False)
+        dims = [int(d) for d in sparse.dims]
+        if any(d < 0 for d in dims):
+            raise InvalidModelError(f"{where}: negative dimension in its shape {dims}")
+        self.check_size(dims, values.itemsize, where)
+        count = math.prod(dims)
+        if indices.ndim == 2 and indices.shape == (values.size, len(dims)):
+            if indices.size and ((indices < 0).any() or (indices >= np.array(dims)).any()):
+                raise InvalidModelError(f"{where}: an index lies outside its shape {dims}")
+            indices = np.ravel_multi_index(tuple(indices.T), dims) if dims else np.zeros(0, np.int64)
+        elif indices.ndim != 1 or indices.size != values.size:
+            raise InvalidModelError(
+                f"{where}: {values.size} values need {values.size} linear indices or "
+                f"[{values.size}, {len(dims)}] coordinates, got indices of shape {list(indices.shape)}"
+            )
+        if indices.size and (indices.min() < 0 or indices.max() >= count):
+            raise InvalidModelError(f"{where}: an index lies outside its {count} elements")
+        dense = np.zeros(count, values.dtype)
+        dense[indices] = values
+        return dense.reshape(dims)
 
     def check_size(self, shape: Sequence[int], itemsize: int, where: str) -> None:
         """Refuses a tensor of `shape` larger than max_tensor_bytes, before it is computed."""
