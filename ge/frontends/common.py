@@ -1,4 +1,5 @@
-"""What every frontend builds the same way: its errors and SAME padding.
+"""What every frontend builds the same way: its errors, how a converter's own errors are named,
+and SAME padding.
 
 Each frontend lists every unsupported operator of a model in one `UnsupportedOperatorError`, names
 a node in the error for an unsupported form of a supported operator, and resolves SAME padding to
@@ -8,10 +9,11 @@ explicit pads; the wording and the arithmetic live here once so the frontends ca
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TypeVar
 
-from ge.errors import InvalidModelError, UnsupportedOperatorError
+from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 
 AttributeT = TypeVar("AttributeT")
 """The type of an attribute accessor's default, and so of the value it returns."""
@@ -61,6 +63,23 @@ def unsupported_form_error(
 def invalid_node_error(op_type: str, node: str, what: str) -> InvalidModelError:
     """A node the model gets wrong (a missing input, an attribute out of range)."""
     return InvalidModelError(f"{op_type} at node '{node}': {what}")
+
+
+CONVERTER_ERRORS = (ValueError, TypeError, KeyError, IndexError, ArithmeticError)
+"""What a converter raises, not on purpose, when it meets values it does not expect."""
+
+
+@contextmanager
+def converting(where: str) -> Iterator[None]:
+    """Runs a converter of the node `where` names (`Conv2D at node 'c'`): an error of
+    CONVERTER_ERRORS becomes an `InvalidModelError` naming the node, rather than the converter's
+    line; a `GeError` passes as it is."""
+    try:
+        yield
+    except GeError:
+        raise
+    except CONVERTER_ERRORS as error:
+        raise InvalidModelError(f"{where}: cannot import it: {type(error).__name__}: {error}") from None
 
 
 def same_pads(

@@ -18,10 +18,10 @@ from typing import Any, overload
 
 import numpy as np
 
-from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
+from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor
 
-from ..common import AttributeT, invalid_node_error, unsupported_form_error
+from ..common import AttributeT, converting, invalid_node_error, unsupported_form_error
 from . import mind_ir_pb2 as mind_ir
 from .reader import DTYPES, tensor_array
 from .values import MONAD, Unreadable, attribute_value
@@ -220,15 +220,8 @@ class Importer:
             raise UnsupportedOperatorError(
                 f"{primitive} at node '{where}' is not supported", category="operator"
             )
-        try:
+        with converting(f"{primitive} at node '{where}'"):
             return converter(self, Node(primitive, where, inputs, attrs, self))
-        except GeError:
-            raise
-        except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as error:
-            # A converter meeting values it does not expect: name the node, not the converter's line.
-            raise InvalidModelError(
-                f"{primitive} at node '{where}': cannot import it: {type(error).__name__}: {error}"
-            ) from None
 
     def _primitive(self, node: mind_ir.NodeProto) -> tuple[str, dict[str, object]]:
         """The primitive a node calls and its attributes (on the primitive, or on the node in

@@ -32,7 +32,7 @@ from ge.graph import Graph, Tensor, tensor_type
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
 from ge.semantics import evaluate
 
-from ..common import AttributeT, invalid_node_error, unsupported_form_error
+from ..common import CONVERTER_ERRORS, AttributeT, invalid_node_error, unsupported_form_error
 from .validate import check_graph, check_input_types, check_node, schema_attribute_type, schema_of
 from .values import (
     STRUCTURED_OPS,
@@ -516,7 +516,7 @@ class Importer:
                 f"{proto.op_type} at node '{name}': the machine ran out of memory importing it; "
                 "lower max_tensor_bytes to have such a model refused before it allocates"
             ) from None
-        except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as error:
+        except CONVERTER_ERRORS as error:
             # A converter that meets values it does not expect: say which node, with which
             # attributes and known inputs, rather than where in the converter it broke.
             raise InvalidModelError(

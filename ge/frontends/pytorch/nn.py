@@ -125,22 +125,6 @@ def _batch_statistics_norm(g: Graph, node: Node) -> list[Tensor | None]:
     return [g.add_add(g.add_mul(normal, scale, f"{node.name}.scaled"), shift, node.name), None, None]
 
 
-def _adaptive_max_pool(g: Graph, node: Node) -> list[Tensor | None]:
-    """`adaptive_max_pool2d`: an output of 1x1 is a global max pool; one dividing the input
-    evenly is a plain one. Its indices are not computed."""
-    x, size = node.arg(0, "self"), _pair(node.arg(1, "output_size"))
-    if size == [1, 1]:
-        return [g.add_op(ops.GlobalMaxPoolOp, [x], None, node.name), None]
-    height, width = x.shape[2:]
-    if DYNAMIC_INDEX in (height, width) or height % size[0] or width % size[1]:
-        raise node.fail(
-            f"an output size {size} that does not divide the input {[height, width]} is not supported"
-        )
-    kernel = [height // size[0], width // size[1]]
-    props = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
-    return [g.add_op(ops.MaxPoolOp, [x], props, node.name), None]
-
-
 def _group_norm(g: Graph, node: Node) -> list[Tensor | None]:
     """`native_group_norm(input, weight, bias, N, C, HxW, group, eps)`: one group_norm; the
     mean and 1/std per group (for training's backward) are not computed."""
@@ -219,19 +203,26 @@ def _avg_pool(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.AvgPoolOp, [x], props, node.name)
 
 
-def _adaptive_avg_pool(g: Graph, node: Node) -> Tensor:
-    """An output of 1x1 is a global average pool; one dividing the input evenly is a plain one."""
-    x, size = node.arg(0, "self"), _pair(node.arg(1, "output_size"))
-    if size == [1, 1]:
-        return g.add_op(ops.GlobalAvgPoolOp, [x], None, node.name)
-    height, width = x.shape[2:]
-    if DYNAMIC_INDEX in (height, width) or height % size[0] or width % size[1]:
-        raise node.fail(
-            f"an output size {size} that does not divide the input {[height, width]} is not supported"
-        )
-    kernel = [height // size[0], width // size[1]]
-    props = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
-    return g.add_op(ops.AvgPoolOp, [x], props, node.name)
+def _adaptive_pool(global_class: type, window_class: type) -> Converter:
+    """`adaptive_avg_pool2d` and `adaptive_max_pool2d` (whose indices are not computed): an output
+    of 1x1 is a global pool; one dividing the input evenly is a plain one."""
+
+    def convert(g: Graph, node: Node) -> Tensor | list[Tensor | None]:
+        x, size = node.arg(0, "self"), _pair(node.arg(1, "output_size"))
+        if size == [1, 1]:
+            pooled = g.add_op(global_class, [x], None, node.name)
+        else:
+            height, width = x.shape[2:]
+            if DYNAMIC_INDEX in (height, width) or height % size[0] or width % size[1]:
+                raise node.fail(
+                    f"an output size {size} that does not divide the input {[height, width]} is not supported"
+                )
+            kernel = [height // size[0], width // size[1]]
+            props = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
+            pooled = g.add_op(window_class, [x], props, node.name)
+        return [pooled, None] if "max" in node.target else pooled
+
+    return convert
 
 
 def _attention(g: Graph, node: Node) -> Tensor:
@@ -308,7 +299,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.matmul.default": _matmul,
     "aten._native_batch_norm_legit_no_training.default": _batch_norm,
     "aten._native_batch_norm_legit.no_stats": _batch_statistics_norm,
-    "aten.adaptive_max_pool2d.default": _adaptive_max_pool,
+    "aten.adaptive_max_pool2d.default": _adaptive_pool(ops.GlobalMaxPoolOp, ops.MaxPoolOp),
     "aten.native_group_norm.default": _group_norm,
     "aten.native_layer_norm.default": _layer_norm,
     "aten.layer_norm.default": _layer_norm,
@@ -319,8 +310,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.max_pool2d.default": _max_pool,
     "aten.max_pool2d_with_indices.default": _max_pool,
     "aten.avg_pool2d.default": _avg_pool,
-    "aten.adaptive_avg_pool2d.default": _adaptive_avg_pool,
-    "aten._adaptive_avg_pool2d.default": _adaptive_avg_pool,
+    "aten.adaptive_avg_pool2d.default": _adaptive_pool(ops.GlobalAvgPoolOp, ops.AvgPoolOp),
+    "aten._adaptive_avg_pool2d.default": _adaptive_pool(ops.GlobalAvgPoolOp, ops.AvgPoolOp),
     "aten.scaled_dot_product_attention.default": _attention,
     "aten.upsample_nearest2d.vec": _upsample,
     "aten.upsample_nearest2d.default": _upsample,

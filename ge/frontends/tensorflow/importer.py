@@ -28,7 +28,7 @@ from ge.graph import Graph, Tensor, tensor_type
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
 from ge.semantics import evaluate
 
-from ..common import AttributeT, invalid_node_error, unsupported_form_error
+from ..common import AttributeT, converting, invalid_node_error, unsupported_form_error
 
 TO_NCHW = (0, 3, 1, 2)
 TO_NHWC = (0, 2, 3, 1)
@@ -209,14 +209,8 @@ class Importer:
         inputs = [self.tensor(i, proto.name) for i in proto.input if not i.startswith("^")]
         node = Node(proto, inputs, [self.known_value(t) for t in inputs], self)
         mark = self.g.block.last_op
-        try:
+        with converting(f"{proto.op} at node '{proto.name}'"):
             results = self.converters[proto.op](self, node)
-        except GeError:
-            raise
-        except (ValueError, TypeError, KeyError, IndexError, ArithmeticError) as error:
-            raise InvalidModelError(
-                f"{proto.op} at node '{proto.name}': cannot import it: {type(error).__name__}: {error}"
-            ) from None
         self._evaluate_known(mark)
         for index, result in enumerate(results):
             if isinstance(result, np.ndarray | np.generic):
