@@ -120,17 +120,17 @@ def bind_inputs(
     arrays = []
     for spec, value in zip(specs, _ordered(specs, inputs), strict=True):
         array = as_strings(value, f"input '{spec.name}'", spec.dtype)  # as ONNX keeps strings
+        declared = spec.numpy_dtype
+        if not np.can_cast(array.dtype, declared, "safe"):  # first: a string's shape says little
+            raise RuntimeInputError(
+                f"input '{spec.name}' has dtype {array.dtype}, which does not cast safely to the "
+                f"declared {spec.dtype}; convert it with .astype(np.{spec.dtype})"
+            )
         if len(array.shape) != len(spec.shape) or any(
             want not in (have, -1) for have, want in zip(array.shape, spec.shape, strict=True)
         ):
             raise RuntimeInputError(
                 f"input '{spec.name}' has shape {list(array.shape)}, the model expects {list(spec.shape)}"
-            )
-        declared = spec.numpy_dtype
-        if not np.can_cast(array.dtype, declared, "safe"):
-            raise RuntimeInputError(
-                f"input '{spec.name}' has dtype {array.dtype}, which does not cast safely to the "
-                f"declared {spec.dtype}; convert it with .astype(np.{spec.dtype})"
             )
         arrays.append(array.astype(declared, copy=False))
     return arrays

@@ -96,6 +96,11 @@ def test_unsafe_input_dtype() -> None:
         _compiled_mlp().run(np.zeros((4, 32), np.float64))
 
 
+def test_a_string_array_for_a_float_input_is_named_by_its_dtype_not_its_shape() -> None:
+    with pytest.raises(ge.RuntimeInputError, match="input 'x' has dtype <U3, which does not cast safely"):
+        _compiled_mlp().run(np.array("abc"))
+
+
 def test_safe_input_dtype_is_accepted() -> None:
     out = _compiled_mlp().run(np.zeros((4, 32), np.float16))
     assert out[0].shape == (4, 10) and out[0].dtype == np.float32
