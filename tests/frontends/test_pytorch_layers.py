@@ -101,6 +101,14 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             lambda: _Apply(lambda x: F.interpolate(x, scale_factor=2, mode="bicubic", align_corners=True)),
             image,
         ),
+        "bicubic resize by 1.7, corners aligned": (
+            lambda: _Apply(lambda x: F.interpolate(x, scale_factor=1.7, mode="bicubic", align_corners=True)),
+            image,
+        ),
+        "integers clamped between floats": (
+            lambda: _Apply(lambda x: (x * 3).long().clamp(torch.tensor(-0.5), torch.tensor(2.5))),
+            sequence,
+        ),
         "nearest-exact resize": (
             lambda: _Apply(lambda x: F.interpolate(x, size=(9, 4), mode="nearest-exact")),
             image,
@@ -156,3 +164,19 @@ def test_an_elu_with_an_input_scale_or_a_norm_of_order_3_is_refused_naming_it():
     cubic = _Apply(lambda x: torch.linalg.vector_norm(x, 3))
     with pytest.raises(ge.errors.UnsupportedOperatorError, match="order 3"):
         ge.GraphParser().parse_pytorch(cubic.eval(), (torch.randn(3),))
+
+
+def test_symbolic_bounds_other_than_the_axis_own_are_refused_not_taken_whole():
+    """`x[:, : x.shape[1] - 1]` and a static 1 expanded to a symbolic batch: both were imported
+    as if the bound were the axis' own size."""
+    length = torch.export.Dim("length", min=3, max=64)
+    shorter = _Apply(lambda x: x[:, : x.shape[1] - 1] * 2).eval()
+    with pytest.raises(ge.errors.UnsupportedOperatorError, match="ending at .*, a symbolic size other"):
+        ge.GraphParser().parse_pytorch(shorter, (torch.randn(2, 6, 3),), dynamic_shapes=(({1: length},),))
+    token = torch.zeros(1, 3)
+    grown = _Apply(lambda x: token.expand(x.shape[0], 3) + x).eval()
+    batch = torch.export.Dim("batch", min=2, max=64)
+    with pytest.raises(
+        ge.errors.UnsupportedOperatorError, match="expanding axis 0 of size 1 to the symbolic"
+    ):
+        ge.GraphParser().parse_pytorch(grown, (torch.randn(4, 3),), dynamic_shapes=(({0: batch},),))

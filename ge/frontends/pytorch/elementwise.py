@@ -174,7 +174,7 @@ def _logical(op_class: type, bitwise: type | None = None) -> Converter:
 
 def _clamp(g: Graph, node: Node) -> Tensor:
     """`clamp`, `clamp_min`, `clamp_max` and `hardtanh` (relu6 is `hardtanh(x, 0, 6)`)."""
-    x = node.arg(0, "self")
+    x = node.tensor(node.arg(0, "self"), node.dtype)  # an integer clamped to floats is a float
     if node.target == "aten.clamp_max.default":
         low, high = None, node.arg(1, "max")
     elif node.target == "aten.clamp_min.default":

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
-from ge.frontends.common import unsupported_form_error, unsupported_operators_error
+from ge.errors import InvalidModelError, UnsupportedOperatorError
+from ge.frontends.common import converting, unsupported_form_error, unsupported_operators_error
 from ge.graph import Graph, Tensor
 
 
@@ -76,6 +76,12 @@ class Node:
     def fail(self, what: str) -> UnsupportedOperatorError:
         """An unsupported form of a supported op: names the node and what is missing."""
         return unsupported_form_error(self.target, "aten", self.name, what)
+
+    def static_shape(self, what: str) -> list[int]:
+        """The result shape the export recorded, refused (naming `what`) when it has a symbolic size."""
+        if self.shape is None or is_symbolic(*self.shape):
+            raise self.fail(f"{what} of a symbolic size is not supported")
+        return [int(d) for d in self.shape if isinstance(d, int)]
 
     def scalar(self, value: Any, dtype: str | None = None) -> Tensor:
         """A Python number as a 0-d constant of `dtype` (the node's result dtype by default)."""
@@ -262,13 +268,8 @@ def _convert(g: Graph, fx_node: Any, env: Mapping[str, Any], converters: Mapping
         graph=g,
         operand_shapes=[_recorded_shape(a) for a in fx_node.args],
     )
-    try:
-        result = converters[target](g, node)
-    except GeError:
-        raise
-    except (ValueError, TypeError, IndexError) as error:
-        raise InvalidModelError(f"{target} at node '{fx_node.name}': {error}") from None
-    return result
+    with converting(f"{target} at node '{fx_node.name}'"):
+        return converters[target](g, node)
 
 
 def _recorded_shape(value: Any) -> tuple[int | Symbolic, ...] | None:

@@ -97,10 +97,11 @@ def _arange(g: Graph, node: Node) -> Tensor:
         start, step = 0, 1
     else:
         start, step = node.arg(0, "start"), node.arg(2, "step", 1)
-    if node.shape is None or is_symbolic(start, step, *node.shape):
+    if is_symbolic(start, step):
         raise node.fail("a range of a symbolic size is not supported")
+    (length,) = node.static_shape("a range")
     dtype = node.dtype or "int64"
-    values = (np.float64(start) + np.float64(step) * np.arange(node.shape[0])).astype(dtype)
+    values = (np.float64(start) + np.float64(step) * np.arange(length)).astype(dtype)
     return g.add_constant(values, node.name)
 
 

@@ -260,8 +260,9 @@ def _upsample(g: Graph, node: Node) -> Tensor:
         factors = None if None in given else given
     if node.shape is None or is_symbolic(*node.shape[2:]) or DYNAMIC_INDEX in x.shape[2:]:
         raise node.fail("upsampling a symbolic height or width is not supported")
-    sizes = list(node.shape)
-    if factors is None:
+    sizes = [d if isinstance(d, int) else -1 for d in node.shape]  # a symbolic batch as before
+    align = interpolates and node.arg(2, "align_corners", False)
+    if factors is None or align:  # aligned corners map by the sizes, whatever factor was asked
         factors = [out / size for out, size in zip(sizes[2:], x.shape[2:], strict=True)]
     props = {
         "scales": DenseArrayBase.from_list(f64, [1.0, 1.0, *map(float, factors)]),

@@ -69,6 +69,8 @@ def _expand(g: Graph, node: Node) -> Tensor:
     target = []
     for i, size in enumerate(sizes):
         own = x.shape[i - lead] if i >= lead else 1
+        if is_symbolic(size) and own != DYNAMIC_INDEX:  # e.g. a static 1 grown to a batch
+            raise node.fail(f"expanding axis {i} of size {own} to the symbolic size {size} is not supported")
         kept = size == -1 or is_symbolic(size)
         target.append((1 if own == DYNAMIC_INDEX else own) if kept else size)
     return g.add_op(ops.ExpandOp, [x], {"shape": ints_attr(target)}, node.name)
@@ -96,10 +98,14 @@ def _slice(g: Graph, node: Node) -> Tensor:
     axis = dim % len(x.shape)
     # A symbolic end is taken as the axis' own extent (`x[:, : x.shape[1]]`); a static axis cut
     # to a run-time length, or a run-time start, has bounds no static slice holds.
-    if is_symbolic(start, step) or (is_symbolic(end) and x.shape[axis] != DYNAMIC_INDEX):
+    recorded = node.operand_shapes[0] if node.operand_shapes else None
+    extent = recorded[axis] if recorded is not None else None
+    if is_symbolic(start, step) or (is_symbolic(end) and end != extent):
+        size = "?" if x.shape[axis] == DYNAMIC_INDEX else x.shape[axis]
         raise node.fail(
-            f"a slice of axis {axis} (size {x.shape[axis]}) with a bound of a symbolic size is not "
-            "supported; pass the sliced values as an input (e.g. position ids) instead"
+            f"a slice of axis {axis} (size {extent if is_symbolic(extent) else size}) ending at {end}, "
+            "a symbolic size other than the axis' own, is not supported; pass the sliced values as "
+            "an input (e.g. position ids) instead"
         )
     end = INT64_MAX if end is None or is_symbolic(end) else min(end, INT64_MAX)
     props = {
@@ -272,12 +278,11 @@ def _index_select(g: Graph, node: Node) -> Tensor:
 
 def _full_like(g: Graph, node: Node) -> Tensor:
     """`full_like`: a constant of the export's shape and dtype."""
-    if node.shape is None or is_symbolic(*node.shape):
-        raise node.fail("a filled tensor of a symbolic size is not supported")
+    shape = node.static_shape("a filled tensor")
     dtype = node.dtype or "float32"
     value = node.arg(1, "fill_value")
     value = float(value) if "float" in dtype else bool(value) if dtype == "bool" else int(value)
-    return g.add_splat(value, list(node.shape), dtype, node.name)
+    return g.add_splat(value, shape, dtype, node.name)
 
 
 def _embedding(g: Graph, node: Node) -> Tensor:
