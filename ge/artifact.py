@@ -114,7 +114,14 @@ def load(path: str | Path) -> Artifact:
         try:
             module = Parser(make_context(), ir.decode()).parse_module()
             module.verify()
-        except (ParseError, VerifyException, UnicodeDecodeError) as error:
+        except (
+            ParseError,
+            VerifyException,
+            UnicodeDecodeError,
+            ValueError,
+            OverflowError,
+            RecursionError,
+        ) as error:
             raise InvalidModelError(f"'{path}': the stream {what} is invalid: {error}") from None
         assert isinstance(module, ModuleOp)
         _check_contents(module, manifest, path)

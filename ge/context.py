@@ -8,12 +8,15 @@ makes current (`ge.passes.session`).
 
 from __future__ import annotations
 
+import re
+
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xdsl.ir import Dialect
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 from ge.dialects import ALL_DIALECTS
 
@@ -36,6 +39,12 @@ _BUILTIN = Dialect(
     list(Builtin.attributes),
     [_WeightResourceHandles()],
 )
+
+
+# xDSL 0.75 matches a string literal with `"(?:[^"...]+|escape)*"`: the nested repetition makes an
+# unterminated literal backtrack exponentially in the rest of its line, so `ge-opt` hung on a
+# stray quote. The same language without the inner `+` fails in linear time.
+MLIRLexer._unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
 
 
 def make_context() -> Context:

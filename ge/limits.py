@@ -2,12 +2,14 @@
 allocated, so an absurd shape is a clear error rather than a MemoryError or a machine swapping.
 
 `max_tensor_bytes` (default 4 GiB) is a compile option and a `GraphParser` argument; every value
-of the module with a static shape is measured against it.
+of the module with a static shape is measured against it. MLIR text is measured before it is
+parsed as well (`check_splat_bytes`): a parser expands a splat `dense<v>` into all its elements.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute
@@ -55,3 +57,22 @@ def check_bytes(size: int, what: str, limit: int, error: type[GeError], where: s
             f"{where} would hold a tensor of {size:,} bytes ({what}), over max_tensor_bytes "
             f"= {limit:,}; raise the limit if the machine has the memory"
         )
+
+
+_SPLAT = re.compile(r"dense<\s*([^\s\[<>][^<>]*?)\s*>\s*:\s*tensor<((?:\d+x)+)([a-z][a-z0-9]*)>")
+
+
+def check_splat_bytes(text: str, limit: object, error: type[GeError]) -> None:
+    """Raises `error` naming the line of the first splat constant in MLIR `text` (`dense<1.0> :
+    tensor<...>`) whose tensor exceeds `limit` bytes. xDSL's parser builds the list of a splat's
+    elements before any op exists to check, so `tensor<4611686018427387904xf32>` would be a
+    MemoryError and a large one would swap."""
+    limit = check_limit(limit, error)
+    for match in _SPLAT.finditer(text):
+        dims, element = match.group(2), match.group(3)
+        bits = re.search(r"\d+", element)
+        size = math.prod(int(d) for d in dims.split("x")[:-1]) * max(int(bits.group()) // 8 if bits else 8, 1)
+        if size > limit:
+            line = text.count("\n", 0, match.start()) + 1
+            where = f"line {line}: the splat dense<{match.group(1)}>"
+            check_bytes(size, f"tensor<{dims}{element}>", limit, error, where)

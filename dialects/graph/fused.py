@@ -38,7 +38,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.irdl.operations import ParsePropInAttrDict
+from xdsl.irdl.operations import OptOperandDef, ParsePropInAttrDict, VarOperandDef
 from xdsl.traits import IsTerminator, Pure
 
 from ..common import IntArray, describe, fail, int_attr
@@ -117,6 +117,20 @@ class FusedOp(Reinfers, LocalVerifier, IRDLOperation, ABC):
         assert isinstance(inferred, TensorType), "a fused op's base op has one result"
         return inferred
 
+    def _check_operand_count(self) -> None:
+        """`extras` leaves the base op the operands it takes."""
+        if not 0 <= self.num_extras <= len(self.args):
+            raise fail(
+                self,
+                f"property 'extras' = {self.num_extras} must be between 0 and its {len(self.args)} operands",
+            )
+        fewest, most = _base_arity(self.BASE)
+        base = len(self.args) - self.num_extras
+        if base < fewest or (most is not None and base > most):
+            takes = f"{fewest}" if most == fewest else f"{fewest} to {most if most is not None else 'any'}"
+            leaves = f"leaves {base} operands for '{self.BASE.name}', which takes {takes}"
+            raise fail(self, f"property 'extras' = {self.num_extras} {leaves}")
+
     def reinfer(
         self, operand_types: Sequence[TensorType], factors: Sequence[Fraction] = ()
     ) -> list[TensorType]:
@@ -135,6 +149,7 @@ class FusedOp(Reinfers, LocalVerifier, IRDLOperation, ABC):
         return types
 
     def verify_(self) -> None:
+        self._check_operand_count()
         try:
             accumulator = self.accumulator_type(
                 [tensor(v) for v in self.base_operands], self.properties, describe(self)
@@ -154,6 +169,14 @@ class FusedOp(Reinfers, LocalVerifier, IRDLOperation, ABC):
         for op in block.ops:
             if op is not terminator and not op.name.startswith("ascend.graph."):
                 raise fail(self, f"an epilogue holds graph ops only, found '{op.name}'")
+
+
+def _base_arity(base: type[GraphOp]) -> tuple[int, int | None]:
+    """The fewest and most operands `base` takes (None: no most)."""
+    definitions = [definition for _, definition in base.get_irdl_definition().operands]
+    fewest = sum(not isinstance(d, VarOperandDef) for d in definitions)
+    variadic = any(isinstance(d, VarOperandDef) and not isinstance(d, OptOperandDef) for d in definitions)
+    return fewest, None if variadic else len(definitions)
 
 
 def infer_fused_types(

@@ -8,9 +8,10 @@ ge-opt model.mlir -p 'ge-lower-graph-to-kernel,ge-lower-kernel-to-stream' --weig
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import NoReturn
+from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 from xdsl.ir import Operation
@@ -30,7 +31,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from ge.context import make_context
 from ge.errors import CompileError, GeError
-from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes
+from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_max_tensor_bytes, check_splat_bytes
 from ge.passes import PASSES
 from ge.passes.manager import PassManager, level_pass
 from ge.passes.pipelines import PIPELINES
@@ -86,6 +87,23 @@ class GeOptMain(xDSLOptMain):
             for option, flag in flags.items():
                 message = message.replace(f"{option} names", f"{flag} names")
             raise GeError(message) from None
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        """xDSL's parse, after the text's splat constants are measured against --max-tensor-bytes;
+        a value its type cannot hold (`dense<1.0e40> : tensor<f32>`, an i32 out of range), which
+        xDSL reports as a Python exception rather than a parse error, is a one-line error."""
+        text = chunk.read()
+        check_splat_bytes(text.decode(errors="replace"), self.args.max_tensor_bytes, GeError)
+        try:
+            return super().parse_chunk(io.BytesIO(text), file_extension, start_offset)
+        except OverflowError as error:  # struct.pack's words
+            raise GeError(
+                f"the input does not parse: a float constant is out of its type's range ({error})"
+            ) from None
+        except (ValueError, MemoryError, RecursionError) as error:
+            raise GeError(
+                f"the input does not parse: {_one_line(str(error)) or type(error).__name__}"
+            ) from None
 
     def apply_passes(self, prog: ModuleOp) -> None:
         _check_resources(prog, self.session.weights, self.args.weights)

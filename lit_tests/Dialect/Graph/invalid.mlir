@@ -339,3 +339,27 @@ func.func @symbols_contradicting_a_static_dimension(%x: tensor<?x2x4xf32> {ascen
   %0 = ascend.graph.flatten %x {axis = 1 : i64, ascend.dims = ["batch", 12 : i64]} : (tensor<?x2x4xf32>) -> tensor<?x8xf32>
   func.return
 }
+
+// -----
+
+// CHECK: {{^}}'ascend.graph.fused_matmul': property 'extras' = 3 leaves 0 operands for 'ascend.graph.matmul', which takes 2
+func.func @fused_extras_take_base_operands(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>, %b: tensor<4xf32>) {
+  %y = ascend.graph.fused_matmul %x, %w, %b {extras = 3 : i64} : (tensor<2x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%acc: tensor<2x4xf32>, %bias: tensor<4xf32>):
+    %0 = ascend.graph.add %acc, %bias : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+    ascend.graph.yield %0 : tensor<2x4xf32>
+  }
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.graph.fused_matmul': property 'extras' = 5 must be between 0 and its 3 operands
+func.func @fused_extras_beyond_operands(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>, %b: tensor<4xf32>) {
+  %y = ascend.graph.fused_matmul %x, %w, %b {extras = 5 : i64} : (tensor<2x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%acc: tensor<2x4xf32>, %bias: tensor<4xf32>):
+    %0 = ascend.graph.add %acc, %bias : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+    ascend.graph.yield %0 : tensor<2x4xf32>
+  }
+  func.return
+}
