@@ -102,6 +102,11 @@ class AttentionOp(GraphOp):
             raise ValueError(f"value {_show(v_shape)} does not fit key {_show(k.get_shape())}")
         if DYN not in (heads, kv_heads) and (kv_heads == 0 or heads % kv_heads):
             raise ValueError(f"{kv_heads} key/value heads do not divide {heads} query heads")
+        if kv_seq == 0:  # onnxruntime refuses it too
+            raise ValueError("the key sequence is empty: there is nothing to attend to")
+        scale = props.get("scale")
+        if isinstance(scale, FloatAttr) and not scale.value.data > 0:
+            raise ValueError(f"'scale' must be positive, got {scale.value.data}")
         scores = (batch, heads, q_seq, kv_seq)
         if len(operand_types) == 4:
             mask = operand_types[3]

@@ -87,7 +87,12 @@ class GatherElementsOp(MoveOp):
         x, i = dims(data), dims(indices)
         if len(x) != len(i):
             raise ValueError(f"indices of rank {len(i)} cannot index data of rank {len(x)}")
-        normalize_axis(prop_int(props, "axis", 0), len(x))
+        axis = normalize_axis(prop_int(props, "axis", 0), len(x))
+        for d, (size, count) in enumerate(zip(x, i, strict=True)):
+            if d != axis and DYN not in (size, count) and count > size:  # onnxruntime's bound too
+                raise ValueError(
+                    f"indices {list(i)} exceed data {list(x)} along axis {d}, which is not the gathered one"
+                )
         return TensorType(data.element_type, i)
 
 

@@ -224,6 +224,8 @@ class GlobalPoolOp(GraphOp, ABC):
         x = operand_types[0].get_shape()
         if len(x) < 3:
             raise ValueError(f"{cls.name.split('.')[-1]} needs an input of rank >= 3, got {len(x)}")
+        if 0 in x[2:]:  # onnxruntime refuses it too: no identity for max, a mean of nothing
+            raise ValueError(f"{cls.name.split('.')[-1]} pools over an empty plane: input shape {list(x)}")
         return TensorType(operand_types[0].element_type, x[:2] + (1,) * (len(x) - 2))
 
 

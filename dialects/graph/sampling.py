@@ -52,6 +52,8 @@ class GridSampleOp(GraphOp):
             raise ValueError(f"a grid of shape {list(points)} cannot sample an input of shape {list(shape)}")
         if not same_dims(shape[:1], points[:1]):
             raise ValueError(f"input {list(shape)} and grid {list(points)} differ in their batch")
+        if 0 in shape[2:]:  # onnxruntime refuses it too
+            raise ValueError(f"an input of shape {list(shape)} has no point to sample: a spatial size is 0")
         _choice(props, "mode", GRID_SAMPLE_MODES)
         _choice(props, "padding_mode", PADDING_MODES)
         prop_flag(cls, props, "align_corners")

@@ -91,9 +91,12 @@ class Convolution:
             raise ValueError(
                 f"conv2d: planned for x {self.x_shape} and w {self.w_shape}, got {x.shape} and {w.shape}"
             )
+        n, ho, wo = self.x_shape[0], *self.out_size
+        if self.in_channels == 0:  # a sum over no channels: the bias alone, as onnxruntime has it
+            out = np.zeros((n * ho * wo, self.out_channels), self.accumulator)
+            return stored_nc1hwc0(out, (n, ho, wo), self.out_channels, self.x_shape[-1], bias, into)
         if self.route == DEPTHWISE_ROWS:
             return self._depthwise_rows(x, w, bias, into)
-        n, ho, wo = self.x_shape[0], *self.out_size
         if self.route == DEPTHWISE:
             out = self._depthwise(x, w).reshape(n * ho * wo, self.out_channels)
         elif self.route == NARROW:

@@ -98,10 +98,13 @@ def lrn(op: ops.LRNOp) -> Compute:
     before = (size - 1) // 2
 
     def normalize(x: np.ndarray) -> np.ndarray:
+        # A window reaching more than C - 1 channels past either end reads only zeros there, so
+        # the zeros are capped at C - 1 a side: a size of 2^31 allocates no more than 3 C planes.
+        reach = max(x.shape[1] - 1, 0)
         widths = [(0, 0)] * x.ndim
-        widths[1] = (before, size - 1 - before)
+        widths[1] = (min(before, reach), min(size - 1 - before, reach))
         squares = np.pad(x * x, widths)
-        square_sum = sliding_window_view(squares, size, axis=1).sum(axis=-1)
+        square_sum = sliding_window_view(squares, sum(widths[1]) + 1, axis=1).sum(axis=-1)
         base = x.dtype.type(bias) + x.dtype.type(alpha / size) * square_sum
         return (x / base ** x.dtype.type(beta)).astype(x.dtype, copy=False)
 

@@ -15,7 +15,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import ge.backend
-from ge.errors import UnsupportedOperatorError
+from ge.errors import UnsupportedOperatorError, VerificationError
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 NARROW = (np.dtype(np.float16), BF16)
@@ -181,3 +181,18 @@ def test_sliding_windows(attrs, nonpad, rng) -> None:
             attn_mask=None, past_key=None, past_value=None, nonpad_kv_seqlen=np.array([5, 6], np.int64)
         )
     check(inputs, opset=25, **attrs)
+
+
+@pytest.mark.parametrize("scale", [-0.5, 0.0, float("nan")])
+def test_a_scale_not_positive_is_refused(scale, rng) -> None:
+    """onnxruntime refuses a scale that is not positive; ge applies it as sqrt(scale) to Q and K,
+    which took the root of a negative number at run time."""
+    with pytest.raises(VerificationError, match=r"'scale' must be positive, got"):
+        ge.backend.prepare(model(qkv(rng), ("Y",), 23, scale=scale))
+
+
+def test_an_empty_key_sequence_is_refused(rng) -> None:
+    """onnxruntime refuses a key sequence of length 0; its softmax over no scores took the
+    maximum of an empty row at run time."""
+    with pytest.raises(VerificationError, match="the key sequence is empty"):
+        ge.backend.prepare(model(qkv(rng, kv_seq=0), ("Y",), 23))

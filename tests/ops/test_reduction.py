@@ -461,6 +461,17 @@ def test_lrn_of_an_even_size() -> None:
     np.testing.assert_allclose(y.reshape(-1), [1 / 14, 2 / 30, 3 / 29, 4 / 25], rtol=1e-6)
 
 
+def test_lrn_wider_than_the_channels() -> None:
+    """Every channel's window holds all 5 channels; the zeros past them were allocated, 2^31 planes
+    of them for the largest size."""
+    x = np.arange(1, 6, dtype=np.float32).reshape(1, 5, 1, 1)
+    check("LRN", [x], 13, size=11, alpha=2.0, beta=1.0, bias=1.0)
+    size = 2**31 - 1
+    [y] = run_ge("LRN", [x], 1, 13, size=size, alpha=2.0**31, beta=1.0, bias=1.0)
+    squares = 1 + 4 + 9 + 16 + 25
+    np.testing.assert_allclose(y.reshape(-1), np.arange(1, 6) / (1 + 2.0**31 / size * squares), rtol=1e-6)
+
+
 # --------------------------------------------------------------------------------------------
 # Refused forms
 # --------------------------------------------------------------------------------------------

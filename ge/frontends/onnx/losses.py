@@ -52,6 +52,12 @@ def weighted_loss(c: Composer, log_prob: Tensor, target: Tensor, weight: Tensor 
             f"an input of shape {list(log_prob.shape)} needs a target of rank {rank - 1}, "
             f"got {list(target.shape)}"
         )
+    expected = [log_prob.shape[0], *log_prob.shape[2:]]
+    if not all(a == b or -1 in (a, b) for a, b in zip(target.shape, expected, strict=True)):
+        given = list(target.shape)
+        raise node.invalid(
+            f"an input of shape {list(log_prob.shape)} needs a target of shape {expected}, got {given}"
+        )
     if target.dtype not in ("int32", "int64"):
         raise node.invalid(f"the target must hold int32 or int64 class indices, got {target.dtype}")
     dtype = log_prob.dtype

@@ -45,7 +45,7 @@ def _tf_idf_vectorizer(imp: Importer, node: Node) -> list[Tensor]:
     shortest, longest = int(node.attr("min_gram_length", 1)), int(node.attr("max_gram_length", 1))
     skips = int(node.attr("max_skip_count", 0))
     columns = [int(i) for i in node.attr("ngram_indexes", [])]
-    if not columns or shortest < 1 or longest < shortest or skips < 0:
+    if not columns or min(columns) < 0 or shortest < 1 or longest < shortest or skips < 0:
         raise node.invalid("the n-gram lengths, skip count and ngram_indexes are inconsistent")
     if len(x.shape) not in (1, 2):
         raise node.invalid(f"X must be [C] or [B, C], got {list(x.shape)}")
@@ -56,7 +56,8 @@ def _tf_idf_vectorizer(imp: Importer, node: Node) -> list[Tensor]:
     for size, first_id, grams in _grams_by_size(node, pool):
         if not shortest <= size <= longest:
             continue
-        distances = [1] if size == 1 else range(1, skips + 2)
+        # A skip so long that no n-gram fits in a row counts nothing: the distances stop there.
+        distances = [1] if size == 1 else range(1, min(skips + 1, (length - 1) // (size - 1)) + 1)
         found = None
         for distance in distances:
             starts = length - (size - 1) * distance
@@ -69,6 +70,7 @@ def _tf_idf_vectorizer(imp: Importer, node: Node) -> list[Tensor]:
             ids.extend(range(first_id, first_id + grams.shape[0]))
     width = max(columns) + 1
     batch = rows.shape[0]
+    node.allocate([max(len(ids), batch), width], np.float32, "its output columns (ngram_indexes)")
     weights = [float(w) for w in node.attr("weights", [])]
     if weights and len(weights) != len(columns):
         raise node.invalid(f"{len(weights)} weights for {len(columns)} n-grams")
