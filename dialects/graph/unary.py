@@ -168,6 +168,18 @@ class LogOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class Log1pOp(FloatUnaryOp):
+    """`log(1 + x)`, accurate where `x` is tiny (where `1 + x` would round to 1).
+
+    `%y = ascend.graph.log1p %x : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.log1p"
+
+    traits = traits_def(Transcendental(), KeepsPrecision())
+
+
+@irdl_op_definition
 class SqrtOp(FloatUnaryOp):
     """`%y = ascend.graph.sqrt %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
@@ -535,6 +547,7 @@ OPS = (
     IsInfOp,
     ExpOp,
     LogOp,
+    Log1pOp,
     SqrtOp,
     ReciprocalOp,
     FloorOp,

@@ -217,6 +217,7 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.IsInfOp: _is_inf,
     ops.ExpOp: _math(np.exp),
     ops.LogOp: _math(np.log),
+    ops.Log1pOp: _math(np.log1p),
     ops.SqrtOp: _math(np.sqrt),
     ops.ReciprocalOp: _math(np.reciprocal),
     ops.FloorOp: _math(np.floor),

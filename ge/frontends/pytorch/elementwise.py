@@ -151,11 +151,6 @@ def _softplus(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.WhereOp, [linear, x, result], None, node.name)
 
 
-def _log1p(g: Graph, node: Node) -> Tensor:
-    x = node.arg(0, "self")
-    return g.add_op(ops.LogOp, [g.add_add(x, node.scalar(1), f"{node.name}.plus_one")], None, node.name)
-
-
 def _logical(op_class: type, bitwise: type | None = None) -> Converter:
     """`logical_and` and its kin on any dtype (nonzero is true); `bitwise_and` and its kin on
     bools (the logical op) or integers (`bitwise`)."""
@@ -277,7 +272,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.lift_fresh_copy.default": _identity,
     "aten.dropout.default": _identity,
     "aten.softplus.default": _softplus,
-    "aten.log1p.default": _log1p,
+    "aten.log1p.default": _unary(ops.Log1pOp),
     "aten.round.default": _unary(ops.RoundOp),
     "aten.sign.default": _unary(ops.SignOp),
     "aten.isnan.default": _unary(ops.IsNaNOp),

@@ -12,6 +12,14 @@ func.func @exp_integer(%x: tensor<4xi32>) {
 
 // -----
 
+// CHECK: {{^}}'ascend.graph.log1p': the operand must be floating-point, got i64
+func.func @log1p_integer(%x: tensor<4xi64>) {
+  %0 = ascend.graph.log1p %x : (tensor<4xi64>) -> tensor<4xi64>
+  func.return
+}
+
+// -----
+
 // CHECK: {{^}}'ascend.graph.sigmoid': result type tensor<4xf16> does not match the inferred type tensor<4xf32>
 func.func @sigmoid_result(%x: tensor<4xf32>) {
   %0 = ascend.graph.sigmoid %x : (tensor<4xf32>) -> tensor<4xf16>

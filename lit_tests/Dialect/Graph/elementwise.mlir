@@ -8,6 +8,7 @@
 // CHECK-LABEL: func.func @float_unary
 // CHECK-NEXT: ascend.graph.exp %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.log %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: ascend.graph.log1p %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.sqrt %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.reciprocal %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.floor %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
@@ -47,6 +48,7 @@
 func.func @float_unary(%x: tensor<2x3xf32>) {
   %0 = ascend.graph.exp %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %1 = ascend.graph.log %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %log1p = ascend.graph.log1p %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %2 = ascend.graph.sqrt %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %3 = ascend.graph.reciprocal %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %4 = ascend.graph.floor %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
