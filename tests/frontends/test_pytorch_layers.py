@@ -195,3 +195,30 @@ def test_log1p_keeps_tiny_values(level):
     and was 4.6% off at 1e-6 and 0 at 1e-8."""
     x = torch.tensor([1e-6, -1e-6, 3e-7, 1e-7, -5e-8, 1e-8, 0.0, 0.5, 20.0])
     assert_matches_eager(_Apply(torch.log1p).eval(), (x,), level, rtol=2e-7, atol=0)
+
+
+ON_A_0D_TENSOR: dict[str, Callable[[torch.Tensor], object]] = {
+    "sum(0)": lambda x: x.sum(0),
+    "sum(-1)": lambda x: x.sum(-1),
+    "mean(-1, keepdim)": lambda x: x.mean(-1, keepdim=True),
+    "amax(0), amin(-1), prod(0)": lambda x: x.amax(0) + x.amin(-1) + x.prod(0),
+    "std(0, unbiased=False)": lambda x: x.std(0, unbiased=False),
+    "vector_norm(dim=0)": lambda x: torch.linalg.vector_norm(x, dim=0),
+    "max(0)": lambda x: x.max(0),
+    "argmax(0, keepdim)": lambda x: x.argmax(0, keepdim=True),
+    "cumsum(-1)": lambda x: x.cumsum(-1),
+    "gather(0)": lambda x: x.gather(0, torch.tensor(0)),
+    "topk(1, 0)": lambda x: torch.topk(x, 1, 0),
+    "sort(-1)": lambda x: torch.sort(x, -1),
+    "softmax(0), log_softmax(-1)": lambda x: x.softmax(0) + x.log_softmax(-1),
+    "flip(0)": lambda x: x.flip(0),
+    "index_select(0)": lambda x: x.index_select(0, torch.tensor([0])),
+}
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("name", list(ON_A_0D_TENSOR))
+def test_dims_0_and_minus_1_of_a_0d_tensor_are_its_one_axis(name, level):
+    """ATen takes dim 0 or -1 of a 0-d tensor as a one-element axis; the converters wrapped the
+    dim modulo the rank (0), and the graph ops refuse an axis of a 0-d tensor."""
+    assert_matches_eager(_Apply(ON_A_0D_TENSOR[name]).eval(), (torch.tensor(-1.5),), level)

@@ -12,8 +12,9 @@ symbol (`s0`) for a size it made symbolic itself; inputs sharing a `Dim` share t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -103,6 +104,38 @@ Result = Tensor | int | Symbolic | Sequence[Tensor | None] | None
 """What a converter returns: a tensor, a size (an int, or a `Symbolic` only the run knows), a
 tuple's tensors, or nothing."""
 Converter = Callable[[Graph, Node], Result]
+
+
+def along_one_axis(convert: Converter) -> Converter:
+    """`convert`, an op along dims, for 0-d operands too: ATen takes dims 0 and -1 of a 0-d
+    tensor as those of a one-element vector, while a graph op's axis must lie within its rank.
+    So 0-d tensor arguments are viewed as [1], and the tensor results (0-d in ATen) viewed back."""
+
+    @functools.wraps(convert)
+    def converter(g: Graph, node: Node) -> Result:
+        x = node.arg(0, "self")
+        if not isinstance(x, Tensor) or x.shape != ():
+            return convert(g, node)
+
+        def vector(value: Any, key: str) -> Any:
+            if isinstance(value, Tensor) and value.shape == ():
+                return g.add_reshape(value, [1], f"{node.name}.{key}_as_vector")
+            return value
+
+        args = [vector(a, str(i)) for i, a in enumerate(node.args)]
+        kwargs = {k: vector(v, k) for k, v in node.kwargs.items()}
+        results = convert(g, replace(node, args=args, kwargs=kwargs))
+
+        def scalar(value: Any, index: int) -> Any:
+            if isinstance(value, Tensor) and value.shape != ():
+                return g.add_reshape(value, [], f"{node.name}.{index}_as_scalar")
+            return value
+
+        if isinstance(results, list | tuple):
+            return [scalar(r, i) for i, r in enumerate(results)]
+        return scalar(results, 0)
+
+    return converter
 
 
 def import_program(program: Any, converters: Mapping[str, Converter], dynamic_shapes: Any = None) -> Graph:
@@ -337,6 +370,7 @@ __all__ = [
     "Converter",
     "Node",
     "Symbolic",
+    "along_one_axis",
     "check_supported",
     "import_program",
     "is_symbolic",

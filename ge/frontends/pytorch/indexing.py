@@ -14,7 +14,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
-from .importer import Converter, Node, is_symbolic
+from .importer import Converter, Node, along_one_axis, is_symbolic
 
 
 def _extreme_along(reduce_class: type, arg_class: type) -> Converter:
@@ -30,7 +30,7 @@ def _extreme_along(reduce_class: type, arg_class: type) -> Converter:
         )
         return [values, indices]
 
-    return convert
+    return along_one_axis(convert)
 
 
 def _arg_extreme(arg_class: type) -> Converter:
@@ -45,9 +45,10 @@ def _arg_extreme(arg_class: type) -> Converter:
         index = g.add_op(arg_class, [flat], {"axis": int_attr(0), "keepdims": bool_attr(False)}, node.name)
         return g.add_reshape(index, [1] * len(x.shape), f"{node.name}.keepdim") if keep else index
 
-    return convert
+    return along_one_axis(convert)
 
 
+@along_one_axis
 def _top_k(g: Graph, node: Node) -> list[Tensor]:
     """`topk(self, k, dim, largest, sorted)` and `sort(self, dim, descending)` (all of the dim,
     in order): values and int64 indices; equal values keep index order."""
@@ -64,6 +65,7 @@ def _top_k(g: Graph, node: Node) -> list[Tensor]:
     return g.add_op_results(ops.TopKOp, [x], props, node.name)
 
 
+@along_one_axis
 def _cumsum(g: Graph, node: Node) -> Tensor:
     """Integers accumulate in int64, as ATen promotes them (the export records the dtype)."""
     x = node.tensor(node.arg(0, "self"), node.dtype)
@@ -71,6 +73,7 @@ def _cumsum(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.CumSumOp, [x], {"axis": int_attr(axis)}, node.name)
 
 
+@along_one_axis
 def _gather(g: Graph, node: Node) -> Tensor:
     """`gather(self, dim, index)`: numpy's take_along_axis, the graph's gather_elements."""
     x, dim, index = node.arg(0, "self"), node.arg(1, "dim"), node.arg(2, "index")

@@ -14,7 +14,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
-from .importer import Converter, Node, is_symbolic
+from .importer import Converter, Node, along_one_axis, is_symbolic
 
 
 def _convolution(g: Graph, node: Node) -> Tensor:
@@ -162,7 +162,7 @@ def _softmax(op_class: type) -> Converter:
         x = node.tensor(node.arg(0, "self"), node.dtype)
         return g.add_op(op_class, [x], {"axis": int_attr(node.arg(1, "dim"))}, node.name)
 
-    return convert
+    return along_one_axis(convert)
 
 
 def _max_pool(g: Graph, node: Node) -> Tensor | list[Tensor]:

@@ -16,7 +16,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
-from .importer import Converter, Node, Symbolic, is_symbolic
+from .importer import Converter, Node, Symbolic, along_one_axis, is_symbolic
 
 INT64_MAX = 2**63 - 1
 
@@ -202,7 +202,7 @@ def _reduce(op_class: type) -> Converter:
         x = node.tensor(x, node.dtype)
         return g.add_op(op_class, [x], {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}, node.name)
 
-    return convert
+    return along_one_axis(convert)
 
 
 def _axes(x: Tensor, dims: Any) -> list[int]:
@@ -211,6 +211,7 @@ def _axes(x: Tensor, dims: Any) -> list[int]:
     return list(range(rank)) if not dims else [d % rank for d in ([dims] if isinstance(dims, int) else dims)]
 
 
+@along_one_axis
 def _variance(g: Graph, node: Node) -> Tensor:
     """`var.correction`: the mean squared deviation over `dim`, divided by the count less
     `correction` (1 unless given: Bessel's); `std` is its square root."""
@@ -231,6 +232,7 @@ def _variance(g: Graph, node: Node) -> Tensor:
     return g.add_div(total, node.scalar(max(math.prod(sizes) - correction, 0)), node.name)
 
 
+@along_one_axis
 def _vector_norm(g: Graph, node: Node) -> Tensor:
     """`linalg_vector_norm` of order 1, 2 or infinity over `dim`."""
     x, order = node.arg(0, "self"), node.arg(1, "ord", 2)
@@ -258,6 +260,7 @@ def _repeat(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.TileOp, [x], {"repeats": ints_attr(repeats)}, node.name)
 
 
+@along_one_axis
 def _flip(g: Graph, node: Node) -> Tensor:
     """`flip`: each of `dims` read backwards (a slice of step -1)."""
     x = node.arg(0, "self")
@@ -271,6 +274,7 @@ def _flip(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.SliceOp, [x], props, node.name)
 
 
+@along_one_axis
 def _index_select(g: Graph, node: Node) -> Tensor:
     x, dim, index = node.arg(0, "self"), node.arg(1, "dim"), node.arg(2, "index")
     return g.add_op(ops.GatherOp, [x, index], {"axis": int_attr(dim % len(x.shape))}, node.name)
