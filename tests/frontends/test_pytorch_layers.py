@@ -76,6 +76,11 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
         "repeat into more dims": (lambda: _Apply(lambda x: x.repeat(2, 1, 2, 1)), sequence),
         "flip": (lambda: _Apply(lambda x: x.flip(1, 2)), sequence),
         "index_select": (lambda: _Apply(lambda x: x.index_select(1, torch.tensor([0, 2]))), sequence),
+        # A 0-d index keeps the dim, with size 1.
+        "index_select by a 0-d index": (
+            lambda: _Apply(lambda x: x.index_select(-1, torch.tensor(3))),
+            sequence,
+        ),
         "adaptive max pool to 2x2": (lambda: nn.AdaptiveMaxPool2d(2), image),
         "adaptive max pool to 1x1": (lambda: nn.AdaptiveMaxPool2d(1), image),
         "clamp between tensors": (

@@ -276,7 +276,11 @@ def _flip(g: Graph, node: Node) -> Tensor:
 
 @along_one_axis
 def _index_select(g: Graph, node: Node) -> Tensor:
+    """Rows along `dim` picked by a 1-D index; a 0-d index picks one and keeps the dim (size 1),
+    unlike a gather by a 0-d index."""
     x, dim, index = node.arg(0, "self"), node.arg(1, "dim"), node.arg(2, "index")
+    if index.shape == ():
+        index = g.add_reshape(index, [1], f"{node.name}.index")
     return g.add_op(ops.GatherOp, [x, index], {"axis": int_attr(dim % len(x.shape))}, node.name)
 
 
