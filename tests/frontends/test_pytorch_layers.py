@@ -227,3 +227,12 @@ def test_dims_0_and_minus_1_of_a_0d_tensor_are_its_one_axis(name, level):
     """ATen takes dim 0 or -1 of a 0-d tensor as a one-element axis; the converters wrapped the
     dim modulo the rank (0), and the graph ops refuse an axis of a 0-d tensor."""
     assert_matches_eager(_Apply(ON_A_0D_TENSOR[name]).eval(), (torch.tensor(-1.5),), level)
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32])
+def test_sign_of_nan_is_zero_as_in_eager_torch(dtype, level):
+    """torch.sign gives 0 for NaN; the graph's sign (ONNX's, as onnxruntime computes it) keeps NaN."""
+    x = torch.tensor([float("nan"), -2.5, -0.0, 0.0, 3.0, float("inf"), -float("inf")])
+    x = x.nan_to_num(7.0, 9.0, -9.0).to(dtype) if dtype == torch.int32 else x.to(dtype)
+    assert_matches_eager(_Apply(torch.sign).eval(), (x,), level, rtol=0, atol=0)

@@ -151,6 +151,16 @@ def _softplus(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.WhereOp, [linear, x, result], None, node.name)
 
 
+def _sign(g: Graph, node: Node) -> Tensor:
+    """-1, 0 or 1; ATen's sign of NaN is 0, where the graph's (ONNX's) keeps NaN."""
+    x = node.arg(0, "self")
+    if "float" not in x.dtype:
+        return g.add_op(ops.SignOp, [x], None, node.name)
+    sign = g.add_op(ops.SignOp, [x], None, f"{node.name}.sign")
+    nan = g.add_op(ops.IsNaNOp, [x], None, f"{node.name}.is_nan")
+    return g.add_op(ops.WhereOp, [nan, node.scalar(0.0, x.dtype), sign], None, node.name)
+
+
 def _logical(op_class: type, bitwise: type | None = None) -> Converter:
     """`logical_and` and its kin on any dtype (nonzero is true); `bitwise_and` and its kin on
     bools (the logical op) or integers (`bitwise`)."""
@@ -274,7 +284,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.softplus.default": _softplus,
     "aten.log1p.default": _unary(ops.Log1pOp),
     "aten.round.default": _unary(ops.RoundOp),
-    "aten.sign.default": _unary(ops.SignOp),
+    "aten.sign.default": _sign,
     "aten.isnan.default": _unary(ops.IsNaNOp),
     "aten.isinf.default": _unary(ops.IsInfOp),
     "aten.tan.default": _unary(ops.TanOp),
