@@ -83,6 +83,38 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
         ),
         "adaptive max pool to 2x2": (lambda: nn.AdaptiveMaxPool2d(2), image),
         "adaptive max pool to 1x1": (lambda: nn.AdaptiveMaxPool2d(1), image),
+        "unbatched pools": (
+            lambda: _Apply(
+                lambda x: (
+                    F.max_pool2d(x, 2),
+                    F.avg_pool2d(x, 3, 1, 1),
+                    F.adaptive_avg_pool2d(x, 2),
+                    F.adaptive_avg_pool2d(x, 1),
+                    F.adaptive_max_pool2d(x, 3),
+                    F.adaptive_max_pool2d(x, 1),
+                )
+            ),
+            image[1:],
+        ),
+        # ATen's indices count within each (H, W) plane, padding included in no count.
+        "max pool indices": (lambda: _Apply(lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True)), image),
+        "max pool indices used": (
+            lambda: _Apply(lambda x: F.max_pool2d(x, 2, return_indices=True)[1] * 2),
+            image,
+        ),
+        "unbatched max pool indices": (
+            lambda: _Apply(lambda x: F.max_pool2d(x, 2, return_indices=True)),
+            image[1:],
+        ),
+        "adaptive max pool indices": (
+            lambda: _Apply(
+                lambda x: (
+                    F.adaptive_max_pool2d(x, 3, return_indices=True),
+                    F.adaptive_max_pool2d(x, 1, return_indices=True),
+                )
+            ),
+            image,
+        ),
         "clamp between tensors": (
             lambda: _Apply(lambda x: x.clamp(torch.tensor(-0.5), torch.tensor(0.5))),
             sequence,
@@ -236,3 +268,30 @@ def test_sign_of_nan_is_zero_as_in_eager_torch(dtype, level):
     x = torch.tensor([float("nan"), -2.5, -0.0, 0.0, 3.0, float("inf"), -float("inf")])
     x = x.nan_to_num(7.0, 9.0, -9.0).to(dtype) if dtype == torch.int32 else x.to(dtype)
     assert_matches_eager(_Apply(torch.sign).eval(), (x,), level, rtol=0, atol=0)
+
+
+def test_a_result_ge_does_not_compute_is_refused_naming_its_node():
+    """A batch norm's saved mean (for training's backward) is not computed; a program that
+    reads it was refused with an AttributeError of the reading converter."""
+    mean, var = torch.zeros(4), torch.ones(4)
+    norm = torch.ops.aten._native_batch_norm_legit_no_training
+    model = _Apply(lambda x: norm(x, None, None, mean, var, 0.1, 1e-5)[1])
+    with pytest.raises(
+        ge.errors.UnsupportedOperatorError,
+        match="node '_native_batch_norm_legit_no_training': its result 1, which node 'getitem_1' reads, "
+        "is not computed",
+    ):
+        ge.GraphParser().parse_pytorch(model.eval(), (torch.randn(2, 4, 3, 3),))
+
+
+def test_max_pool_indices_over_a_symbolic_plane_are_refused_naming_the_node():
+    height = torch.export.Dim("height", min=2, max=64)
+    model = _Apply(lambda x: F.adaptive_max_pool2d(x, 1, return_indices=True)[1] + 1).eval()
+    with pytest.raises(
+        ge.errors.UnsupportedOperatorError,
+        match="node 'adaptive_max_pool2d': the indices of a max pool over a symbolic height",
+    ):
+        ge.GraphParser().parse_pytorch(model, (torch.randn(1, 2, 4, 4),), dynamic_shapes=(({2: height},),))
+    # Without its indices read, the pool imports.
+    pooled = _Apply(lambda x: F.adaptive_max_pool2d(x, 1)).eval()
+    ge.GraphParser().parse_pytorch(pooled, (torch.randn(1, 2, 4, 4),), dynamic_shapes=(({2: height},),))

@@ -67,12 +67,18 @@ class Node:
     graph: Graph = field(repr=False)
     operand_shapes: list[tuple[int | Symbolic, ...] | None] = field(default_factory=list, repr=False)
     """The shape the export recorded for each positional argument (None for one not a tensor)."""
+    used_results: frozenset[int] | None = field(default=None, repr=False)
+    """The indices of the results of a multi-result op that the program reads (None: all)."""
 
     def arg(self, index: int, key: str, default: Any = None) -> Any:
         """Positional argument `index`, else keyword `key`, else `default`."""
         if index < len(self.args):
             return self.args[index]
         return self.kwargs.get(key, default)
+
+    def uses_result(self, index: int) -> bool:
+        """Whether the program reads result `index` (of a multi-result op)."""
+        return self.used_results is None or index in self.used_results
 
     def fail(self, what: str) -> UnsupportedOperatorError:
         """An unsupported form of a supported op: names the node and what is missing."""
@@ -110,30 +116,49 @@ def along_one_axis(convert: Converter) -> Converter:
     """`convert`, an op along dims, for 0-d operands too: ATen takes dims 0 and -1 of a 0-d
     tensor as those of a one-element vector, while a graph op's axis must lie within its rank.
     So 0-d tensor arguments are viewed as [1], and the tensor results (0-d in ATen) viewed back."""
+    return _through_views(convert, 0, lambda shape: [1], lambda shape: [], "vector", every_argument=True)
+
+
+def unbatched(convert: Converter) -> Converter:
+    """`convert`, a 2-D pool of (N, C, H, W) input, for an unbatched (C, H, W) one too, as ATen
+    pools it: the input viewed as a batch of one, and the results without their batch axis."""
+    return _through_views(convert, 3, lambda shape: [1, *shape], lambda shape: list(shape[1:]), "batch")
+
+
+def _through_views(
+    convert: Converter,
+    rank: int,
+    view: Callable[[tuple[int, ...]], list[int]],
+    back: Callable[[tuple[int, ...]], list[int]],
+    suffix: str,
+    every_argument: bool = False,
+) -> Converter:
+    """`convert` on the `view` of its first argument (of every tensor argument of its rank, with
+    `every_argument`) when that is a tensor of `rank`; each tensor result is reshaped by `back`."""
 
     @functools.wraps(convert)
     def converter(g: Graph, node: Node) -> Result:
         x = node.arg(0, "self")
-        if not isinstance(x, Tensor) or x.shape != ():
+        if not isinstance(x, Tensor) or len(x.shape) != rank:
             return convert(g, node)
 
-        def vector(value: Any, key: str) -> Any:
-            if isinstance(value, Tensor) and value.shape == ():
-                return g.add_reshape(value, [1], f"{node.name}.{key}_as_vector")
+        def viewed(value: Any, key: str, first: bool = False) -> Any:
+            if isinstance(value, Tensor) and len(value.shape) == rank and (first or every_argument):
+                return g.add_reshape(value, view(value.shape), f"{node.name}.{key}_{suffix}")
             return value
 
-        args = [vector(a, str(i)) for i, a in enumerate(node.args)]
-        kwargs = {k: vector(v, k) for k, v in node.kwargs.items()}
+        args = [viewed(a, str(i), first=i == 0) for i, a in enumerate(node.args)]
+        kwargs = {k: viewed(v, k) for k, v in node.kwargs.items()}
         results = convert(g, replace(node, args=args, kwargs=kwargs))
 
-        def scalar(value: Any, index: int) -> Any:
-            if isinstance(value, Tensor) and value.shape != ():
-                return g.add_reshape(value, [], f"{node.name}.{index}_as_scalar")
+        def restored(value: Any, index: int) -> Any:
+            if isinstance(value, Tensor) and back(value.shape) != list(value.shape):
+                return g.add_reshape(value, back(value.shape), f"{node.name}.{index}_without_{suffix}")
             return value
 
         if isinstance(results, list | tuple):
-            return [scalar(r, i) for i, r in enumerate(results)]
-        return scalar(results, 0)
+            return [restored(r, i) for i, r in enumerate(results)]
+        return restored(results, 0)
 
     return converter
 
@@ -300,9 +325,18 @@ def _convert(g: Graph, fx_node: Any, env: Mapping[str, Any], converters: Mapping
         shape=shape_of(first) if hasattr(first, "shape") else None,
         graph=g,
         operand_shapes=[_recorded_shape(a) for a in fx_node.args],
+        used_results=_used_results(fx_node),
     )
     with converting(f"{target} at node '{fx_node.name}'"):
         return converters[target](g, node)
+
+
+def _used_results(fx_node: Any) -> frozenset[int] | None:
+    """The results the program picks from `fx_node` (None when a user takes them all)."""
+    users = list(fx_node.users)
+    if not all(target_name(u.target) == "_operator.getitem" for u in users):
+        return None
+    return frozenset(u.args[1] for u in users)
 
 
 def _recorded_shape(value: Any) -> tuple[int | Symbolic, ...] | None:
@@ -319,6 +353,10 @@ def _resolve(value: Any, env: Mapping[str, Any]) -> Any:
 
     if isinstance(value, torch.fx.Node):
         if value.name in env:
+            if env[value.name] is None and target_name(value.target) == "_operator.getitem":
+                source, index = value.args
+                what = f"its result {index}, which node '{value.name}' reads, is not computed"
+                raise unsupported_form_error(target_name(source.target), "aten", source.name, what)
             return env[value.name]
         return Symbolic(str(value.meta.get("val", value.name)))
     if isinstance(value, list | tuple):
@@ -376,4 +414,5 @@ __all__ = [
     "is_symbolic",
     "output_names",
     "target_name",
+    "unbatched",
 ]

@@ -14,7 +14,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
-from .importer import Converter, Node, along_one_axis, is_symbolic
+from .importer import Converter, Node, along_one_axis, is_symbolic, unbatched
 
 
 def _convolution(g: Graph, node: Node) -> Tensor:
@@ -165,7 +165,8 @@ def _softmax(op_class: type) -> Converter:
     return along_one_axis(convert)
 
 
-def _max_pool(g: Graph, node: Node) -> Tensor | list[Tensor]:
+@unbatched
+def _max_pool(g: Graph, node: Node) -> Tensor | list[Tensor | None]:
     """`max_pool2d` and `max_pool2d_with_indices` (whose indices are row-major per plane)."""
     x, kernel = node.arg(0, "self"), _pair(node.arg(1, "kernel_size"))
     stride = _pair(node.arg(2, "stride") or kernel)
@@ -181,11 +182,25 @@ def _max_pool(g: Graph, node: Node) -> Tensor | list[Tensor]:
         "dilations": ints_attr(dilation),
         "ceil_mode": bool_attr(ceil),
     }
+    if node.target == "aten.max_pool2d_with_indices.default" and node.uses_result(1):
+        return _max_pool_with_indices(g, node, x, props)
     if node.target == "aten.max_pool2d_with_indices.default":
-        return g.add_op_results(ops.MaxPoolWithArgmaxOp, [x], props, node.name)
+        return [g.add_op(ops.MaxPoolOp, [x], props, node.name), None]
     return g.add_op(ops.MaxPoolOp, [x], props, node.name)
 
 
+def _max_pool_with_indices(g: Graph, node: Node, x: Tensor, props: dict[str, Attribute]) -> list[Tensor]:
+    """The maxima and, as ATen gives them, the row-major index of each within its (H, W) plane;
+    the graph's indices count through the whole (N, C, H, W) input."""
+    height, width = x.shape[2:]
+    if DYNAMIC_INDEX in (height, width):
+        raise node.fail("the indices of a max pool over a symbolic height or width are not supported")
+    values, indices = g.add_op_results(ops.MaxPoolWithArgmaxOp, [x], props, f"{node.name}.pool")
+    plane = node.scalar(height * width, "int64")
+    return [values, g.add_op(ops.ModOp, [indices, plane], None, f"{node.name}.indices")]
+
+
+@unbatched
 def _avg_pool(g: Graph, node: Node) -> Tensor:
     x, kernel = node.arg(0, "self"), _pair(node.arg(1, "kernel_size"))
     stride = _pair(node.arg(2, "stride") or kernel)
@@ -204,25 +219,34 @@ def _avg_pool(g: Graph, node: Node) -> Tensor:
 
 
 def _adaptive_pool(global_class: type, window_class: type) -> Converter:
-    """`adaptive_avg_pool2d` and `adaptive_max_pool2d` (whose indices are not computed): an output
-    of 1x1 is a global pool; one dividing the input evenly is a plain one."""
+    """`adaptive_avg_pool2d` and `adaptive_max_pool2d`: an output of 1x1 is a global pool; one
+    dividing the input evenly is a plain one. The max pool's indices, which need the height and
+    width, are those of a max pool whose window is the input's plane or an even part of it."""
 
     def convert(g: Graph, node: Node) -> Tensor | list[Tensor | None]:
         x, size = node.arg(0, "self"), _pair(node.arg(1, "output_size"))
+        height, width = x.shape[2:]
+        static = DYNAMIC_INDEX not in (height, width)
+        if size != [1, 1] and (not static or height % size[0] or width % size[1]):
+            raise node.fail(
+                f"an output size {size} that does not divide the input {[height, width]} is not supported"
+            )
+        kernel = [height // size[0], width // size[1]] if static else None
         if size == [1, 1]:
             pooled = g.add_op(global_class, [x], None, node.name)
         else:
-            height, width = x.shape[2:]
-            if DYNAMIC_INDEX in (height, width) or height % size[0] or width % size[1]:
-                raise node.fail(
-                    f"an output size {size} that does not divide the input {[height, width]} is not supported"
-                )
-            kernel = [height // size[0], width // size[1]]
             props = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
             pooled = g.add_op(window_class, [x], props, node.name)
-        return [pooled, None] if "max" in node.target else pooled
+        if "max" not in node.target:
+            return pooled
+        if not node.uses_result(1):
+            return [pooled, None]
+        if kernel is None:
+            raise node.fail("the indices of a max pool over a symbolic height or width are not supported")
+        props = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
+        return _max_pool_with_indices(g, node, x, props)
 
-    return convert
+    return unbatched(convert)
 
 
 def _attention(g: Graph, node: Node) -> Tensor:
