@@ -295,3 +295,14 @@ def test_max_pool_indices_over_a_symbolic_plane_are_refused_naming_the_node():
     # Without its indices read, the pool imports.
     pooled = _Apply(lambda x: F.adaptive_max_pool2d(x, 1)).eval()
     ge.GraphParser().parse_pytorch(pooled, (torch.randn(1, 2, 4, 4),), dynamic_shapes=(({2: height},),))
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool, torch.float32])
+def test_bitwise_not_isnan_isinf_of_any_dtype(dtype, level):
+    """`~x` complements an integer's bits and negates a bool; integers and bools are never NaN or
+    infinite. The converters gave integers to ops of bools and floats, which verification refused."""
+    values = torch.tensor([[0.0, 1.0, -3.0], [7.0, 200.0, float("nan")], [float("inf"), -float("inf"), 5.0]])
+    x = values if dtype.is_floating_point else values.nan_to_num(2.0, 9.0, 0.0).long().to(dtype)
+    model = _Apply(lambda x: (torch.isnan(x), torch.isinf(x), x if dtype.is_floating_point else ~x)).eval()
+    assert_matches_eager(model, (x,), level)

@@ -161,6 +161,25 @@ def _sign(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.WhereOp, [nan, node.scalar(0.0, x.dtype), sign], None, node.name)
 
 
+def _float_predicate(op_class: type) -> Converter:
+    """`isnan` and `isinf`: on integers and bools, which hold neither, all false (`x != x`)."""
+
+    def convert(g: Graph, node: Node) -> Tensor:
+        x = node.arg(0, "self")
+        if "float" in x.dtype:
+            return g.add_op(op_class, [x], None, node.name)
+        same = g.add_op(ops.EqualOp, [x, x], None, f"{node.name}.same")
+        return g.add_op(ops.NotOp, [same], None, node.name)
+
+    return convert
+
+
+def _bitwise_not(g: Graph, node: Node) -> Tensor:
+    """The complement of each integer's bits; on bools, logical not."""
+    x = node.arg(0, "self")
+    return g.add_op(ops.NotOp if x.dtype == "bool" else ops.BitwiseNotOp, [x], None, node.name)
+
+
 def _logical(op_class: type, bitwise: type | None = None) -> Converter:
     """`logical_and` and its kin on any dtype (nonzero is true); `bitwise_and` and its kin on
     bools (the logical op) or integers (`bitwise`)."""
@@ -246,7 +265,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.ge.Tensor": _comparison(ops.GreaterEqualOp),
     "aten.ge.Scalar": _comparison(ops.GreaterEqualOp),
     "aten.logical_not.default": _unary(ops.NotOp),
-    "aten.bitwise_not.default": _unary(ops.NotOp),
+    "aten.bitwise_not.default": _bitwise_not,
     "aten.where.self": _where,
     "aten.relu.default": _unary(ops.ReluOp),
     "aten.sigmoid.default": _unary(ops.SigmoidOp),
@@ -285,8 +304,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.log1p.default": _unary(ops.Log1pOp),
     "aten.round.default": _unary(ops.RoundOp),
     "aten.sign.default": _sign,
-    "aten.isnan.default": _unary(ops.IsNaNOp),
-    "aten.isinf.default": _unary(ops.IsInfOp),
+    "aten.isnan.default": _float_predicate(ops.IsNaNOp),
+    "aten.isinf.default": _float_predicate(ops.IsInfOp),
     "aten.tan.default": _unary(ops.TanOp),
     "aten.asin.default": _unary(ops.AsinOp),
     "aten.acos.default": _unary(ops.AcosOp),
