@@ -16,10 +16,13 @@ from ge.graph import Graph, Tensor
 from .importer import Converter, Node
 
 
-def _binary(op_class: type) -> Callable[[Graph, Node], Tensor]:
+def _binary(op_class: type, **flags: bool) -> Callable[[Graph, Node], Tensor]:
+    """`op_class` of the operands cast to the result dtype, with the boolean properties `flags`."""
+
     def convert(g: Graph, node: Node) -> Tensor:
         a, b = node.arg(0, "self"), node.arg(1, "other")
-        return g.add_op(op_class, [node.tensor(a, node.dtype), node.tensor(b, node.dtype)], None, node.name)
+        props = {name: bool_attr(value) for name, value in flags.items()} or None
+        return g.add_op(op_class, [node.tensor(a, node.dtype), node.tensor(b, node.dtype)], props, node.name)
 
     return convert
 
@@ -91,12 +94,6 @@ def _unary(op_class: type, **defaults: float) -> Converter:
         return g.add_op(op_class, [node.arg(0, "self")], props or None, node.name)
 
     return convert
-
-
-def _fmod(g: Graph, node: Node) -> Tensor:
-    """C's remainder: the dividend's sign."""
-    a, b = node.tensor(node.arg(0, "self"), node.dtype), node.tensor(node.arg(1, "other"), node.dtype)
-    return g.add_op(ops.ModOp, [a, b], {"fmod": bool_attr(True)}, node.name)
 
 
 def _rsqrt(g: Graph, node: Node) -> Tensor:
@@ -318,8 +315,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.pow.Scalar": _binary(ops.PowOp),
     "aten.remainder.Tensor": _binary(ops.ModOp),
     "aten.remainder.Scalar": _binary(ops.ModOp),
-    "aten.fmod.Tensor": _fmod,
-    "aten.fmod.Scalar": _fmod,
+    "aten.fmod.Tensor": _binary(ops.ModOp, fmod=True),  # C's remainder: the dividend's sign
+    "aten.fmod.Scalar": _binary(ops.ModOp, fmod=True),
     "aten.logical_and.default": _logical(ops.AndOp),
     "aten.logical_or.default": _logical(ops.OrOp),
     "aten.logical_xor.default": _logical(ops.XorOp),

@@ -15,6 +15,7 @@ from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Graph, Tensor
 
 from .importer import Converter, Node, along_one_axis, is_symbolic, unbatched
+from .tensor import squared_deviations
 
 
 def _convolution(g: Graph, node: Node) -> Tensor:
@@ -112,11 +113,10 @@ def _batch_statistics_norm(g: Graph, node: Node) -> list[Tensor | None]:
     if x.shape[0] == 1:
         props = {"num_groups": int_attr(channels), "epsilon": ops.float_attr(eps)}
         return [g.add_op(ops.GroupNormOp, [x, w, b], props, node.name), None, None]
-    axes = {"axes": ints_attr([a for a in range(len(x.shape)) if a != 1]), "keepdims": bool_attr(True)}
-    mean = g.add_op(ops.ReduceMeanOp, [x], axes, f"{node.name}.mean")
-    deviation = g.add_sub(x, mean, f"{node.name}.deviation")
-    squares = g.add_mul(deviation, deviation, f"{node.name}.squares")
-    variance = g.add_op(ops.ReduceMeanOp, [squares], axes, f"{node.name}.variance")
+    axes = [a for a in range(len(x.shape)) if a != 1]
+    deviation, squares = squared_deviations(g, x, axes, node.name)
+    props = {"axes": ints_attr(axes), "keepdims": bool_attr(True)}
+    variance = g.add_op(ops.ReduceMeanOp, [squares], props, f"{node.name}.variance")
     spread = g.add_op(ops.SqrtOp, [g.add_add(variance, node.scalar(eps, x.dtype), f"{node.name}.eps")], None)
     per_channel = [channels] + [1] * (len(x.shape) - 2)
     scale = g.add_reshape(w, per_channel, f"{node.name}.scale")

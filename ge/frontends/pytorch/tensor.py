@@ -223,13 +223,19 @@ def _variance(g: Graph, node: Node) -> Tensor:
     sizes = [x.shape[a] for a in axes]
     if DYNAMIC_INDEX in sizes:
         raise node.fail("a variance over a symbolic dimension is not supported")
-    props = {"axes": ints_attr(axes), "keepdims": bool_attr(True)}
-    mean = g.add_op(ops.ReduceMeanOp, [x], props, f"{node.name}.mean")
-    deviation = g.add_sub(x, mean, f"{node.name}.deviation")
-    squares = g.add_mul(deviation, deviation, f"{node.name}.squares")
+    _, squares = squared_deviations(g, x, axes, node.name)
     props = {"axes": ints_attr(axes), "keepdims": bool_attr(bool(keep))}
     total = g.add_op(ops.ReduceSumOp, [squares], props, f"{node.name}.sum")
     return g.add_div(total, node.scalar(max(math.prod(sizes) - correction, 0)), node.name)
+
+
+def squared_deviations(g: Graph, x: Tensor, axes: list[int], name: str) -> tuple[Tensor, Tensor]:
+    """`x - mean(x)` over `axes` and its squares, which a variance sums."""
+    mean = g.add_op(
+        ops.ReduceMeanOp, [x], {"axes": ints_attr(axes), "keepdims": bool_attr(True)}, f"{name}.mean"
+    )
+    deviation = g.add_sub(x, mean, f"{name}.deviation")
+    return deviation, g.add_mul(deviation, deviation, f"{name}.squares")
 
 
 @along_one_axis
