@@ -1,7 +1,8 @@
 """Common layers and tensor ops through the PyTorch frontend, each against eager PyTorch at O0
 and O3: normalizations over a batch's own statistics (instance norm), selections (topk, sort),
 masks, reductions without a dim, norms, the activations torch decomposes, tiling and flipping,
-bicubic and nearest-exact resizing."""
+bicubic and nearest-exact resizing, pools of unbatched input and their indices, padding modes,
+local response norm, and ops along a dim of 0-d tensors."""
 
 from __future__ import annotations
 
@@ -149,6 +150,34 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
         "nearest-exact resize": (
             lambda: _Apply(lambda x: F.interpolate(x, size=(9, 4), mode="nearest-exact")),
             image,
+        ),
+        "atan2": (lambda: _Apply(lambda x: torch.atan2(x[0], x[1])), sequence),
+        "any and all": (
+            lambda: _Apply(
+                lambda x: (
+                    (x > 0).any(),
+                    (x > 0).all(1),
+                    x.any(-1, keepdim=True),
+                    (x > -3).all(dim=(0, 1)),
+                    (x > -3).all(),
+                    (x > 0).to(torch.uint8).any(1),
+                )
+            ),
+            sequence,
+        ),
+        "one_hot": (lambda: _Apply(lambda x: F.one_hot((x.abs() * 2).long().clamp(max=4), 5)), sequence),
+        "circular padding": (lambda: _Apply(lambda x: F.pad(x, (1, 2, 2, 1), mode="circular")), image),
+        "reflect and replicate padding": (
+            lambda: _Apply(
+                lambda x: (F.pad(x, (1, 2, 2, 1), mode="reflect"), F.pad(x, (0, 3, 1, 0), mode="replicate"))
+            ),
+            image,
+        ),
+        "conv with circular padding": (lambda: nn.Conv2d(4, 3, 3, padding=1, padding_mode="circular"), image),
+        "local response norm": (lambda: nn.LocalResponseNorm(3), image),
+        "local response norm of a sequence": (
+            lambda: nn.LocalResponseNorm(2, alpha=1e-2, beta=0.5, k=2.0),
+            sequence,
         ),
     }
 
@@ -306,3 +335,10 @@ def test_bitwise_not_isnan_isinf_of_any_dtype(dtype, level):
     x = values if dtype.is_floating_point else values.nan_to_num(2.0, 9.0, 0.0).long().to(dtype)
     model = _Apply(lambda x: (torch.isnan(x), torch.isinf(x), x if dtype.is_floating_point else ~x)).eval()
     assert_matches_eager(model, (x,), level)
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_atan2_on_the_axes_and_at_the_origin(level):
+    y = torch.tensor([0.0, 1.0, -1.0, 0.0, 0.0, 2.0, -2.0, 3.0, -3.0])
+    x = torch.tensor([0.0, 0.0, 0.0, 1.0, -1.0, 2.0, -2.0, -4.0, -4.0])
+    assert_matches_eager(_Apply(torch.atan2).eval(), (y, x), level, rtol=1e-6, atol=1e-7)

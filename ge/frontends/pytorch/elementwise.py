@@ -7,6 +7,7 @@ ops take operands of one dtype). Comparisons cast both operands to their common 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from ge.dialects import graph as ops
@@ -158,6 +159,31 @@ def _sign(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.WhereOp, [nan, node.scalar(0.0, x.dtype), sign], None, node.name)
 
 
+def _atan2(g: Graph, node: Node) -> Tensor:
+    """`atan2(y, x)`: atan(y / x), turned by pi (toward y's side) where x < 0, and 0 at the
+    origin, where y / x is NaN. Signed zeros are not told apart (torch gives pi for y = 0,
+    x = -0; this gives 0)."""
+    y, x = node.tensor(node.arg(0, "self"), node.dtype), node.tensor(node.arg(1, "other"), node.dtype)
+    angle = g.add_op(ops.AtanOp, [g.add_div(y, x, f"{node.name}.ratio")], None, f"{node.name}.atan")
+    below = g.add_op(ops.LessOp, [y, node.scalar(0.0)], None, f"{node.name}.below")
+    turn = g.add_op(
+        ops.WhereOp, [below, node.scalar(-math.pi), node.scalar(math.pi)], None, f"{node.name}.turn"
+    )
+    left = g.add_op(ops.LessOp, [x, node.scalar(0.0)], None, f"{node.name}.left")
+    turned = g.add_add(angle, turn, f"{node.name}.turned")
+    angle = g.add_op(ops.WhereOp, [left, turned, angle], None, f"{node.name}.angle")
+    origin = g.add_op(
+        ops.AndOp,
+        [
+            g.add_op(ops.EqualOp, [x, node.scalar(0.0)], None, f"{node.name}.x_zero"),
+            g.add_op(ops.EqualOp, [y, node.scalar(0.0)], None, f"{node.name}.y_zero"),
+        ],
+        None,
+        f"{node.name}.origin",
+    )
+    return g.add_op(ops.WhereOp, [origin, node.scalar(0.0), angle], None, node.name)
+
+
 def _float_predicate(op_class: type) -> Converter:
     """`isnan` and `isinf`: on integers and bools, which hold neither, all false (`x != x`)."""
 
@@ -307,6 +333,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.asin.default": _unary(ops.AsinOp),
     "aten.acos.default": _unary(ops.AcosOp),
     "aten.atan.default": _unary(ops.AtanOp),
+    "aten.atan2.default": _atan2,
     "aten.sinh.default": _unary(ops.SinhOp),
     "aten.cosh.default": _unary(ops.CoshOp),
     "aten.asinh.default": _unary(ops.AsinhOp),

@@ -53,11 +53,17 @@ KEPT_WHOLE: tuple[str, ...] = (
     "aten._upsample_nearest_exact2d.vec",
     "aten._upsample_nearest_exact2d.default",
     "aten.embedding.default",
+    "aten.pad.default",
+    "aten.all.default",
+    "aten.all.dim",
+    "aten.all.dims",
+    "aten.one_hot.default",
     "aten.lstm.input",
 )
 """ATen ops taken out of torch's default decomposition table: each has a converter to one
 `ascend.graph` op (convolution, matmul/gemm, group_norm, layer_norm, softmax, attention, pools, batch_norm,
-the activations, resize, gather, lstm) instead of the many small ops it would decompose into."""
+the activations, resize, gather, lstm, pad in any mode, all, one_hot) instead of the many small ops it would
+decompose into (a circular pad: an empty tensor and slice scatters)."""
 
 
 def export_program(

@@ -93,6 +93,20 @@ def _index(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.GatherOp, [x, index], {"axis": int_attr(given[0])}, node.name)
 
 
+def _one_hot(g: Graph, node: Node) -> Tensor:
+    """`one_hot(self, num_classes)`: int64 rows, 1 at each index. The export needs `num_classes`
+    (-1, the largest index plus one, depends on the values). Indices are not checked as torch
+    checks them when it runs: one of num_classes or more gives a row of zeros, a negative one
+    counts from the end."""
+    indices, classes = node.arg(0, "self"), node.arg(1, "num_classes", -1)
+    if classes is None or is_symbolic(classes) or classes < 1:
+        raise node.fail(f"num_classes {classes} is not supported: give the number of classes")
+    values = g.add_constant(np.array([0, 1], np.int64), f"{node.name}.values")
+    return g.add_op(
+        ops.OneHotOp, [indices, values], {"depth": int_attr(classes), "axis": int_attr(-1)}, node.name
+    )
+
+
 def _arange(g: Graph, node: Node) -> Tensor:
     """`arange.default(end)`, `arange.start(start, end)`, `arange.start_step(start, end, step)`:
     a constant, `start + step * i` for each of the sizes the export recorded."""
@@ -118,6 +132,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.sort.default": _top_k,
     "aten.gather.default": _gather,
     "aten.index.Tensor": _index,
+    "aten.one_hot.default": _one_hot,
     "aten.arange.default": _arange,
     "aten.arange.start": _arange,
     "aten.arange.start_step": _arange,

@@ -202,9 +202,11 @@ def _max_pool_with_indices(g: Graph, node: Node, x: Tensor, props: dict[str, Att
 
 @unbatched
 def _avg_pool(g: Graph, node: Node) -> Tensor:
-    x, kernel = node.arg(0, "self"), _pair(node.arg(1, "kernel_size"))
-    stride = _pair(node.arg(2, "stride") or kernel)
-    padding, ceil = _pair(node.arg(3, "padding", 0)), node.arg(4, "ceil_mode", False)
+    """`avg_pool2d` and `avg_pool3d` (which torch's local response norm is built on)."""
+    spatial = 3 if node.target == "aten.avg_pool3d.default" else 2
+    x, kernel = node.arg(0, "self"), _spatial(node.arg(1, "kernel_size"), spatial)
+    stride = _spatial(node.arg(2, "stride") or kernel, spatial)
+    padding, ceil = _spatial(node.arg(3, "padding", 0), spatial), node.arg(4, "ceil_mode", False)
     count_pad, divisor = node.arg(5, "count_include_pad", True), node.arg(6, "divisor_override")
     if divisor is not None:
         raise node.fail("divisor_override is not supported")
@@ -215,7 +217,7 @@ def _avg_pool(g: Graph, node: Node) -> Tensor:
         "ceil_mode": bool_attr(ceil),
         "count_include_pad": bool_attr(count_pad),
     }
-    return g.add_op(ops.AvgPoolOp, [x], props, node.name)
+    return g.add_op(ops.AvgPool3DOp if spatial == 3 else ops.AvgPoolOp, [x], props, node.name)
 
 
 def _adaptive_pool(global_class: type, window_class: type) -> Converter:
@@ -312,7 +314,12 @@ def _upsample(g: Graph, node: Node) -> Tensor:
 
 
 def _pair(value: int | list[int]) -> list[int]:
-    return [value, value] if isinstance(value, int) else list(value) * (2 if len(value) == 1 else 1)
+    return _spatial(value, 2)
+
+
+def _spatial(value: int | list[int], count: int) -> list[int]:
+    """An ATen window size, stride or padding for `count` spatial axes: one number for all, or one each."""
+    return [value] * count if isinstance(value, int) else list(value) * (count if len(value) == 1 else 1)
 
 
 CONVERTERS: dict[str, Converter] = {
@@ -335,6 +342,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.max_pool2d.default": _max_pool,
     "aten.max_pool2d_with_indices.default": _max_pool,
     "aten.avg_pool2d.default": _avg_pool,
+    "aten.avg_pool3d.default": _avg_pool,
     "aten.adaptive_avg_pool2d.default": _adaptive_pool(ops.GlobalAvgPoolOp, ops.AvgPoolOp),
     "aten._adaptive_avg_pool2d.default": _adaptive_pool(ops.GlobalAvgPoolOp, ops.AvgPoolOp),
     "aten.scaled_dot_product_attention.default": _attention,

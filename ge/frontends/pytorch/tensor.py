@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.dialects.builtin import DYNAMIC_INDEX, StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
@@ -179,16 +179,28 @@ def _full(g: Graph, node: Node) -> Tensor:
     return g.add_splat(value, size, dtype, node.name)
 
 
+PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+"""The graph's pad mode of each of torch's."""
+
+
 def _pad(g: Graph, node: Node) -> Tensor:
-    """`constant_pad_nd`: ATen lists (before, after) pairs from the last dim backwards."""
-    x, pad, value = node.arg(0, "self"), list(node.arg(1, "pad")), node.arg(2, "value", 0)
+    """`constant_pad_nd`, and `pad` (F.pad) in each of its modes: constant, reflect, replicate
+    and circular. ATen lists (before, after) pairs from the last dim backwards."""
+    x, pad = node.arg(0, "self"), list(node.arg(1, "pad"))
+    mode = node.arg(2, "mode", "constant") if node.target == "aten.pad.default" else "constant"
+    value = node.arg(3 if node.target == "aten.pad.default" else 2, "value")
+    if mode not in PAD_MODES:
+        raise node.fail(f"padding mode '{mode}' is not supported ({', '.join(PAD_MODES)} are)")
+    if is_symbolic(*pad):
+        raise node.fail("a padding of a symbolic size is not supported")
     rank = len(x.shape)
     before, after = [0] * rank, [0] * rank
     for i in range(len(pad) // 2):
         before[rank - 1 - i], after[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
-    return g.add_op(
-        ops.PadOp, [x, node.scalar(value, x.dtype)], {"pads": ints_attr(before + after)}, node.name
-    )
+    props = {"pads": ints_attr(before + after), "mode": StringAttr(PAD_MODES[mode])}
+    if mode != "constant":
+        return g.add_op(ops.PadOp, [x], props, node.name)
+    return g.add_op(ops.PadOp, [x, node.scalar(value or 0, x.dtype)], props, node.name)
 
 
 def _reduce(op_class: type) -> Converter:
@@ -201,6 +213,23 @@ def _reduce(op_class: type) -> Converter:
         keep = node.arg(2, "keepdim", False)
         x = node.tensor(x, node.dtype)
         return g.add_op(op_class, [x], {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}, node.name)
+
+    return along_one_axis(convert)
+
+
+def _any_or_all(op_class: type) -> Converter:
+    """`any` and `all` (of every element, along a dim or dims): whether any (every) element is
+    nonzero, the largest (smallest) of the flags; integer-typed for uint8, as ATen gives it."""
+
+    def convert(g: Graph, node: Node) -> Tensor:
+        flags = node.tensor(node.arg(0, "self"), "bool")
+        props = {
+            "axes": ints_attr(_axes(flags, node.arg(1, "dim"))),
+            "keepdims": bool_attr(bool(node.arg(2, "keepdim", False))),
+        }
+        dtype = node.dtype or "bool"
+        result = g.add_op(op_class, [flags], props, node.name if dtype == "bool" else f"{node.name}.flags")
+        return result if dtype == "bool" else g.add_cast(result, dtype, node.name)
 
     return along_one_axis(convert)
 
@@ -348,6 +377,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.full.default": _full,
     "aten.scalar_tensor.default": _full,
     "aten.constant_pad_nd.default": _pad,
+    "aten.pad.default": _pad,
     "aten.mean.dim": _reduce(ops.ReduceMeanOp),
     "aten.sum.dim_IntList": _reduce(ops.ReduceSumOp),
     "aten.amax.default": _reduce(ops.ReduceMaxOp),
@@ -358,6 +388,12 @@ CONVERTERS: dict[str, Converter] = {
     "aten.min.default": _reduce(ops.ReduceMinOp),
     "aten.prod.default": _reduce(ops.ReduceProdOp),
     "aten.prod.dim_int": _reduce(ops.ReduceProdOp),
+    "aten.any.default": _any_or_all(ops.ReduceMaxOp),
+    "aten.any.dim": _any_or_all(ops.ReduceMaxOp),
+    "aten.any.dims": _any_or_all(ops.ReduceMaxOp),
+    "aten.all.default": _any_or_all(ops.ReduceMinOp),
+    "aten.all.dim": _any_or_all(ops.ReduceMinOp),
+    "aten.all.dims": _any_or_all(ops.ReduceMinOp),
     "aten.var.correction": _variance,
     "aten.linalg_vector_norm.default": _vector_norm,
     "aten.repeat.default": _repeat,
