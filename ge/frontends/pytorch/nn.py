@@ -182,11 +182,11 @@ def _max_pool(g: Graph, node: Node) -> Tensor | list[Tensor | None]:
         "dilations": ints_attr(dilation),
         "ceil_mode": bool_attr(ceil),
     }
-    if node.target == "aten.max_pool2d_with_indices.default" and node.uses_result(1):
+    if node.target != "aten.max_pool2d_with_indices.default":
+        return g.add_op(ops.MaxPoolOp, [x], props, node.name)
+    if node.uses_result(1):
         return _max_pool_with_indices(g, node, x, props)
-    if node.target == "aten.max_pool2d_with_indices.default":
-        return [g.add_op(ops.MaxPoolOp, [x], props, node.name), None]
-    return g.add_op(ops.MaxPoolOp, [x], props, node.name)
+    return [g.add_op(ops.MaxPoolOp, [x], props, node.name), None]
 
 
 def _max_pool_with_indices(g: Graph, node: Node, x: Tensor, props: dict[str, Attribute]) -> list[Tensor]:

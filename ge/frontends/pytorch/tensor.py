@@ -179,7 +179,7 @@ def _full(g: Graph, node: Node) -> Tensor:
     return g.add_splat(value, size, dtype, node.name)
 
 
-PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+GRAPH_PAD_MODE = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 """The graph's pad mode of each of torch's."""
 
 
@@ -189,15 +189,15 @@ def _pad(g: Graph, node: Node) -> Tensor:
     x, pad = node.arg(0, "self"), list(node.arg(1, "pad"))
     mode = node.arg(2, "mode", "constant") if node.target == "aten.pad.default" else "constant"
     value = node.arg(3 if node.target == "aten.pad.default" else 2, "value")
-    if mode not in PAD_MODES:
-        raise node.fail(f"padding mode '{mode}' is not supported ({', '.join(PAD_MODES)} are)")
+    if mode not in GRAPH_PAD_MODE:
+        raise node.fail(f"padding mode '{mode}' is not supported ({', '.join(GRAPH_PAD_MODE)} are)")
     if is_symbolic(*pad):
         raise node.fail("a padding of a symbolic size is not supported")
     rank = len(x.shape)
     before, after = [0] * rank, [0] * rank
     for i in range(len(pad) // 2):
         before[rank - 1 - i], after[rank - 1 - i] = pad[2 * i], pad[2 * i + 1]
-    props = {"pads": ints_attr(before + after), "mode": StringAttr(PAD_MODES[mode])}
+    props = {"pads": ints_attr(before + after), "mode": StringAttr(GRAPH_PAD_MODE[mode])}
     if mode != "constant":
         return g.add_op(ops.PadOp, [x], props, node.name)
     return g.add_op(ops.PadOp, [x, node.scalar(value or 0, x.dtype)], props, node.name)
