@@ -354,7 +354,8 @@ def _resolve(value: Any, env: Mapping[str, Any]) -> Any:
     if isinstance(value, torch.fx.Node):
         if value.name in env:
             if env[value.name] is None and target_name(value.target) == "_operator.getitem":
-                source, index = value.args
+                source: Any = value.args[0]
+                index = value.args[1]
                 what = f"its result {index}, which node '{value.name}' reads, is not computed"
                 raise unsupported_form_error(target_name(source.target), "aten", source.name, what)
             return env[value.name]

@@ -7,6 +7,8 @@ padding, then every trailing one, as ONNX does.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, StringAttr, f64
 from xdsl.ir import Attribute
 
@@ -189,12 +191,17 @@ def _max_pool(g: Graph, node: Node) -> Tensor | list[Tensor | None]:
     return [g.add_op(ops.MaxPoolOp, [x], props, node.name), None]
 
 
-def _max_pool_with_indices(g: Graph, node: Node, x: Tensor, props: dict[str, Attribute]) -> list[Tensor]:
+SYMBOLIC_PLANE_INDICES = "the indices of a max pool over a symbolic height or width are not supported"
+
+
+def _max_pool_with_indices(
+    g: Graph, node: Node, x: Tensor, props: Mapping[str, Attribute]
+) -> list[Tensor | None]:
     """The maxima and, as ATen gives them, the row-major index of each within its (H, W) plane;
     the graph's indices count through the whole (N, C, H, W) input."""
     height, width = x.shape[2:]
     if DYNAMIC_INDEX in (height, width):
-        raise node.fail("the indices of a max pool over a symbolic height or width are not supported")
+        raise node.fail(SYMBOLIC_PLANE_INDICES)
     values, indices = g.add_op_results(ops.MaxPoolWithArgmaxOp, [x], props, f"{node.name}.pool")
     plane = node.scalar(height * width, "int64")
     return [values, g.add_op(ops.ModOp, [indices, plane], None, f"{node.name}.indices")]
@@ -223,7 +230,7 @@ def _avg_pool(g: Graph, node: Node) -> Tensor:
 def _adaptive_pool(global_class: type, window_class: type) -> Converter:
     """`adaptive_avg_pool2d` and `adaptive_max_pool2d`: an output of 1x1 is a global pool; one
     dividing the input evenly is a plain one. The max pool's indices, which need the height and
-    width, are those of a max pool whose window is the input's plane or an even part of it."""
+    width, come from a max pool whose window is the input's plane or an even part of it."""
 
     def convert(g: Graph, node: Node) -> Tensor | list[Tensor | None]:
         x, size = node.arg(0, "self"), _pair(node.arg(1, "output_size"))
@@ -233,20 +240,18 @@ def _adaptive_pool(global_class: type, window_class: type) -> Converter:
             raise node.fail(
                 f"an output size {size} that does not divide the input {[height, width]} is not supported"
             )
-        kernel = [height // size[0], width // size[1]] if static else None
-        if size == [1, 1]:
+        reads_indices = "max" in node.target and node.uses_result(1)
+        if reads_indices and not static:
+            raise node.fail(SYMBOLIC_PLANE_INDICES)
+        if size == [1, 1] and not reads_indices:
             pooled = g.add_op(global_class, [x], None, node.name)
         else:
-            props = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
+            kernel = [height // size[0], width // size[1]]
+            props: dict[str, Attribute] = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
+            if reads_indices:
+                return _max_pool_with_indices(g, node, x, props)
             pooled = g.add_op(window_class, [x], props, node.name)
-        if "max" not in node.target:
-            return pooled
-        if not node.uses_result(1):
-            return [pooled, None]
-        if kernel is None:
-            raise node.fail("the indices of a max pool over a symbolic height or width are not supported")
-        props = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
-        return _max_pool_with_indices(g, node, x, props)
+        return [pooled, None] if "max" in node.target else pooled
 
     return unbatched(convert)
 
