@@ -195,9 +195,9 @@ def test_layer_matches_eager_pytorch(name, level):
 
 def assert_matches_eager(
     model: nn.Module, inputs: tuple[torch.Tensor, ...], level: int, rtol: float = 1e-4, atol: float = 1e-5
-) -> None:
+) -> list[np.ndarray]:
     """`model` imported and compiled at `level` gives eager PyTorch's results: their shapes and
-    dtypes, integers and flags exactly, floats within the tolerances."""
+    dtypes, integers and flags exactly, floats within the tolerances. Returns ge's results."""
     graph = ge.GraphParser().parse_pytorch(model, inputs)
     with torch.no_grad():
         expected = [r.numpy() for r in torch.utils._pytree.tree_leaves(model(*inputs))]
@@ -211,6 +211,7 @@ def assert_matches_eager(
             np.testing.assert_array_equal(got, want)
         else:
             np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    return actual
 
 
 def test_attention_with_a_key_padding_mask_matches_eager():
@@ -339,6 +340,8 @@ def test_bitwise_not_isnan_isinf_of_any_dtype(dtype, level):
 
 @pytest.mark.parametrize("level", [0, 3])
 def test_atan2_on_the_axes_and_at_the_origin(level):
-    y = torch.tensor([0.0, 1.0, -1.0, 0.0, 0.0, 2.0, -2.0, 3.0, -3.0])
-    x = torch.tensor([0.0, 0.0, 0.0, 1.0, -1.0, 2.0, -2.0, -4.0, -4.0])
-    assert_matches_eager(_Apply(torch.atan2).eval(), (y, x), level, rtol=1e-6, atol=1e-7)
+    """Signed zeros pick the side as in torch: atan2(0, -0) is pi, atan2(-0, -1) is -pi."""
+    y = torch.tensor([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, 0.0, 0.0, -0.0, 2.0, -2.0, 3.0, -3.0, 1.0, 1.0])
+    x = torch.tensor([0.0, 0.0, -0.0, -0.0, 0.0, -0.0, 1.0, -1.0, -1.0, 2.0, -2.0, -4.0, -4.0, 1e30, -1e30])
+    (got,) = assert_matches_eager(_Apply(torch.atan2).eval(), (y, x), level, rtol=1e-6, atol=0)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(torch.atan2(y, x).numpy()))

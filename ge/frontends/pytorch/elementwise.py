@@ -160,28 +160,34 @@ def _sign(g: Graph, node: Node) -> Tensor:
 
 
 def _atan2(g: Graph, node: Node) -> Tensor:
-    """`atan2(y, x)`: atan(y / x), turned by pi (toward y's side) where x < 0, and 0 at the
-    origin, where y / x is NaN. Signed zeros are not told apart (torch gives pi for y = 0,
-    x = -0; this gives 0)."""
+    """`atan2(y, x)`: atan(y / x), turned by pi toward y's side where x is negative. The sides
+    are those of 1 / x and 1 / y, so that signed zeros count as torch counts them (atan2(0, -0)
+    is pi, atan2(-0, -1) is -pi); at the origin, where y / x is NaN, the angle is y itself (a
+    signed zero) before the turn. Both operands infinite gives NaN (torch: an odd multiple of
+    pi / 4)."""
     y, x = node.tensor(node.arg(0, "self"), node.dtype), node.tensor(node.arg(1, "other"), node.dtype)
-    angle = g.add_op(ops.AtanOp, [g.add_div(y, x, f"{node.name}.ratio")], None, f"{node.name}.atan")
-    below = g.add_op(ops.LessOp, [y, node.scalar(0.0)], None, f"{node.name}.below")
-    turn = g.add_op(
-        ops.WhereOp, [below, node.scalar(-math.pi), node.scalar(math.pi)], None, f"{node.name}.turn"
-    )
-    left = g.add_op(ops.LessOp, [x, node.scalar(0.0)], None, f"{node.name}.left")
-    turned = g.add_add(angle, turn, f"{node.name}.turned")
-    angle = g.add_op(ops.WhereOp, [left, turned, angle], None, f"{node.name}.angle")
+    name = node.name
+    zero = node.scalar(0.0)
     origin = g.add_op(
         ops.AndOp,
         [
-            g.add_op(ops.EqualOp, [x, node.scalar(0.0)], None, f"{node.name}.x_zero"),
-            g.add_op(ops.EqualOp, [y, node.scalar(0.0)], None, f"{node.name}.y_zero"),
+            g.add_op(ops.EqualOp, [x, zero], None, f"{name}.x_zero"),
+            g.add_op(ops.EqualOp, [y, zero], None, f"{name}.y_zero"),
         ],
         None,
-        f"{node.name}.origin",
+        f"{name}.origin",
     )
-    return g.add_op(ops.WhereOp, [origin, node.scalar(0.0), angle], None, node.name)
+    angle = g.add_op(ops.AtanOp, [g.add_div(y, x, f"{name}.ratio")], None, f"{name}.atan")
+    angle = g.add_op(ops.WhereOp, [origin, y, angle], None, f"{name}.angle")
+
+    def negative(v: Tensor, label: str) -> Tensor:
+        side = g.add_op(ops.ReciprocalOp, [v], None, f"{name}.{label}_side")
+        return g.add_op(ops.LessOp, [side, zero], None, f"{name}.{label}_negative")
+
+    left, below = negative(x, "x"), negative(y, "y")
+    turn = g.add_op(ops.WhereOp, [below, node.scalar(-math.pi), node.scalar(math.pi)], None, f"{name}.turn")
+    turned = g.add_add(angle, turn, f"{name}.turned")
+    return g.add_op(ops.WhereOp, [left, turned, angle], None, name)
 
 
 def _float_predicate(op_class: type) -> Converter:
