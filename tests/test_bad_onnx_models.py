@@ -370,6 +370,12 @@ CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
 }
 
 
+def einsum(equation: str, *shapes: list[int]) -> onnx.ModelProto:
+    inputs = [info(f"x{i}", F, shape) for i, shape in enumerate(shapes)]
+    names = [i.name for i in inputs]
+    return model([n("Einsum", names, ["y"], name="es", equation=equation)], inputs)
+
+
 def sparse_add(indices: onnx.TensorProto) -> onnx.ModelProto:
     """x + c over [2, 3], c a sparse initializer holding 1 and 2 at `indices`."""
     proto = model([n("Add", ["x", "c"], ["y"], name="add")])
@@ -447,6 +453,22 @@ CASES.update(
             ),
             InvalidModelError,
             "Split at node 'sp': splits into 3 parts [1, 1, 1] but has 2 outputs",
+        ),
+        "Einsum '...' of 0 and 2 dimensions": (
+            parse(einsum("...ij,...jk->...ik", [2, 3], [5, 6, 3, 4])),
+            InvalidModelError,
+            "Einsum at node 'es': attribute 'equation' = '...ij,...jk->...ik': '...' stands for 0 "
+            "dimensions in input #0 (rank 2) but 2 in input #1 (rank 4)",
+        ),
+        "Einsum '...' of 1 and 2 dimensions, implicit output": (
+            parse(einsum("...ij,...jk", [7, 2, 3], [5, 6, 3, 4])),
+            InvalidModelError,
+            "'...' stands for 1 dimensions in input #0 (rank 3) but 2 in input #1 (rank 4)",
+        ),
+        "Einsum '...' dimensions that do not broadcast": (
+            parse(einsum("...ij,...jk->...ik", [5, 2, 2, 3], [5, 6, 3, 4])),
+            VerificationError,
+            "node 'es' (einsum): shapes [5, 2] and [5, 6] do not broadcast",
         ),
         "an input without a shape": (
             parse(model([n("Relu", ["x"], ["y"], name="r")], [info("x", F, None)])),

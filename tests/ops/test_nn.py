@@ -162,6 +162,8 @@ def test_gemm_opset_9_needs_c(rng) -> None:
         ("ij,jk", [(3, 4), (4, 5)]),
         ("...ij,...jk->...ik", [(2, 5, 3, 4), (2, 5, 4, 2)]),
         ("abc,cd,de->ae", [(2, 3, 4), (4, 5), (5, 2)]),
+        ("...ij,...jk->...ik", [(1, 6, 2, 3), (5, 1, 3, 4)]),
+        ("...ij,jk->...ik", [(5, 2, 3), (3, 4)]),
     ],
     ids=[
         "matmul",
@@ -174,6 +176,8 @@ def test_gemm_opset_9_needs_c(rng) -> None:
         "implicit",
         "ellipsis",
         "chain",
+        "ellipsis-of-ones",
+        "ellipsis-beside-none",
     ],
 )
 def test_einsum(equation, shapes, rng) -> None:

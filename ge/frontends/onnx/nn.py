@@ -61,8 +61,29 @@ def _einsum(imp: Importer, node: Node) -> list[Tensor]:
     equation = node.attr("equation")
     if not equation:
         raise node.invalid("Einsum needs an 'equation'")
+    operands = node.present_inputs()
+    _check_ellipses(node, equation, operands)
     props = {"equation": _string(equation)}
-    return [imp.g.add_op(ops.EinsumOp, node.present_inputs(), props, node.name)]
+    return [imp.g.add_op(ops.EinsumOp, operands, props, node.name)]
+
+
+def _check_ellipses(node: Node, equation: str, operands: Sequence[Tensor]) -> None:
+    """ONNX's Einsum has every '...' stand for the same number of dimensions (onnxruntime refuses
+    others too); numpy, whose rules the op follows, would broadcast an ellipsis of fewer."""
+    terms = equation.replace(" ", "").partition("->")[0].split(",")
+    spans = [
+        (index, len(operand.shape) - len(term.replace("...", "")), len(operand.shape))
+        for index, (term, operand) in enumerate(zip(terms, operands, strict=False))
+        if "..." in term
+    ]
+    for index, count, rank in spans[1:]:
+        first, first_count, first_rank = spans[0]
+        if count != first_count and min(count, first_count) >= 0:
+            raise node.invalid(
+                f"attribute 'equation' = '{equation}': '...' stands for {first_count} dimensions in "
+                f"input #{first} (rank {first_rank}) but {count} in input #{index} (rank {rank}); "
+                "every '...' must stand for the same number of dimensions"
+            )
 
 
 # --------------------------------------------------------------------------------------------
