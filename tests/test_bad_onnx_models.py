@@ -91,6 +91,7 @@ THEN_TWO = helper.make_graph(
     [info("t", F, [2, 3]), info("t2", F, [2, 3])],
 )
 C = info("c", B, [])
+X0 = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
 
 
 def if_node(**branches) -> onnx.NodeProto:
@@ -376,6 +377,22 @@ def einsum(equation: str, *shapes: list[int]) -> onnx.ModelProto:
     return model([n("Einsum", names, ["y"], name="es", equation=equation)], inputs)
 
 
+def returning(name: str) -> onnx.GraphProto:
+    """An If branch whose output is `name`, which it does not compute."""
+    return helper.make_graph([n("Relu", ["x"], ["t"])], "back", [], [info(name, F, [2, 3])])
+
+
+def loop_returning(name: str) -> onnx.ModelProto:
+    body = helper.make_graph(
+        [n("Identity", ["c"], ["co"])],
+        "body",
+        [info("i", I64, []), info("c", B, []), info("v", F, [2, 3])],
+        [info("co", B, []), info(name, F, [2, 3])],
+    )
+    loop = n("Loop", ["M", "", "x"], ["y"], name="lp", body=body)
+    return model([loop], initializers=[init("M", np.array(2, np.int64))])
+
+
 def sparse_add(indices: onnx.TensorProto) -> onnx.ModelProto:
     """x + c over [2, 3], c a sparse initializer holding 1 and 2 at `indices`."""
     proto = model([n("Add", ["x", "c"], ["y"], name="add")])
@@ -469,6 +486,57 @@ CASES.update(
             parse(einsum("...ij,...jk->...ik", [5, 2, 2, 3], [5, 6, 3, 4])),
             VerificationError,
             "node 'es' (einsum): shapes [5, 2] and [5, 6] do not broadcast",
+        ),
+        "If branch returning a graph input": (
+            run(model([if_node(then_branch=returning("x"), else_branch=THEN)], [X, C]), X0, np.array(True)),
+            InvalidModelError,
+            "If at node 'iff': attribute 'then_branch' (subgraph 'back'): output 'x' is a value of an "
+            "enclosing graph",
+        ),
+        "If branch not taken returning an outer node's value": (
+            run(
+                model(
+                    [n("Abs", ["x"], ["ax"]), if_node(then_branch=THEN, else_branch=returning("ax"))],
+                    [X, C],
+                ),
+                X0,
+                np.array(True),
+            ),
+            InvalidModelError,
+            "attribute 'else_branch' (subgraph 'back'): output 'ax' is a value of an enclosing graph",
+        ),
+        "If branch not taken returning a name nothing defines": (
+            parse(
+                model(
+                    [if_node(then_branch=THEN, else_branch=returning("nope"))],
+                    initializers=[init("c", np.array(True))],
+                )
+            ),
+            InvalidModelError,
+            "If at node 'iff': attribute 'else_branch' (subgraph 'back'): output 'nope' is defined by no "
+            "node, input or initializer",
+        ),
+        "If branch not taken reading a name nothing defines": (
+            parse(
+                model(
+                    [
+                        if_node(
+                            then_branch=THEN,
+                            else_branch=helper.make_graph(
+                                [n("Neg", ["ghost"], ["e"], name="ng")], "else", [], [info("e", F, [2, 3])]
+                            ),
+                        )
+                    ],
+                    initializers=[init("c", np.array(True))],
+                )
+            ),
+            InvalidModelError,
+            "Neg at node 'ng' in subgraph 'else' reads 'ghost', which nothing defines before it",
+        ),
+        "Loop body returning an outer value": (
+            parse(loop_returning("x")),
+            InvalidModelError,
+            "Loop at node 'lp': attribute 'body' (subgraph 'body'): output 'x' is a value of an enclosing",
         ),
         "an input without a shape": (
             parse(model([n("Relu", ["x"], ["y"], name="r")], [info("x", F, None)])),
@@ -574,6 +642,24 @@ def test_if_branches_of_one_dtype_import_whichever_is_taken() -> None:
     x = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
     np.testing.assert_array_equal(rep.run([x, np.array(True)])[0], np.maximum(x, 0))
     np.testing.assert_array_equal(rep.run([x, np.array(False)])[0], -x)
+
+
+def test_subgraph_outputs_of_its_own_inputs_and_initializers_are_taken() -> None:
+    # ONNX's checker and onnxruntime take these: the values are defined in the subgraph itself.
+    body = helper.make_graph(
+        [n("Identity", ["c"], ["co"])],
+        "body",
+        [info("i", I64, []), info("c", B, []), info("v", F, [2, 3])],
+        [info("co", B, []), info("v", F, [2, 3])],
+    )
+    loop = n("Loop", ["M", "", "x"], ["y"], name="lp", body=body)
+    proto = model([loop], initializers=[init("M", np.array(2, np.int64))])
+    np.testing.assert_array_equal(ge.backend.prepare(proto).run([X0])[0], X0)
+    ones = helper.make_graph(
+        [], "then", [], [info("k", F, [2, 3])], initializer=[init("k", np.ones((2, 3), np.float32))]
+    )
+    proto = model([if_node(then_branch=ones, else_branch=THEN)], [X, C])
+    np.testing.assert_array_equal(ge.backend.prepare(proto).run([X0, np.array(True)])[0], np.ones((2, 3)))
 
 
 @pytest.mark.parametrize(

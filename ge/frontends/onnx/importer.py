@@ -437,7 +437,7 @@ class Importer:
         run observed keeps its name. Its nodes go through `convert` like the main graph's, so known
         values propagate, and nested subgraphs resolve names through this scope.
         """
-        check_graph(graph, f"subgraph '{graph.name}'")
+        # `run` checked every subgraph, in its scope, with the graph.
         self.unrolled += len(graph.node)
         if self.unrolled > MAX_UNROLLED_NODES:
             raise UnsupportedOperatorError(

@@ -4,6 +4,9 @@ of the model's opset: nothing malformed is silently accepted.
 - structure: every value is defined once (graph inputs, initializers, node outputs: no second
   writer, no node output shadowing an initializer or input), inputs are unique, and the graph
   has outputs;
+- scopes, through every subgraph (the branch an If does not take included): a node reads only
+  names defined before it, here or in an enclosing graph, and a graph's outputs are defined in
+  the graph itself (ONNX's checker and onnxruntime refuse a subgraph returning an outer value);
 - declared types: no negative dimension in a graph's inputs, outputs or value_info;
 - each node: attributes its operator's schema defines, each once, of the type it defines and
   holding a value of that type, the required ones present; its required inputs given (not left
@@ -28,7 +31,13 @@ _LIST_FIELDS |= {"GRAPHS": "graphs", "SPARSE_TENSORS": "sparse_tensors", "TYPE_P
 
 
 def check_graph(graph: onnx.GraphProto, what: str = "the graph") -> None:
-    """Refuses a graph whose values are not each defined once, or that has no outputs."""
+    """Refuses a graph whose values are not each defined once, that has no outputs, or whose
+    nodes or outputs (its subgraphs' included) read names not in their scope."""
+    _check_definitions(graph, what)
+    _check_scopes(graph, what, frozenset(), "")
+
+
+def _check_definitions(graph: onnx.GraphProto, what: str) -> None:
     if not graph.output:
         raise InvalidModelError(f"{what} has no outputs: a model must say what it computes")
     defined: dict[str, str] = {}
@@ -64,6 +73,40 @@ def check_graph(graph: onnx.GraphProto, what: str = "the graph") -> None:
                     f"{what} declares {kind} '{info.name}' with shape {dims}: a dimension is a whole "
                     "number >= 0, or a name (dim_param) when only the run knows it"
                 )
+
+
+def _check_scopes(graph: onnx.GraphProto, what: str, outer: frozenset[str], inside: str) -> None:
+    """Refuses a node input defined nowhere before the node, and a graph output defined outside
+    the graph (`outer`: the names of the enclosing graphs that the graph may read)."""
+    local = {v.name for v in graph.input} | {t.name for t in graph.initializer}
+    local |= {t.values.name for t in graph.sparse_initializer}
+    for index, node in enumerate(graph.node):
+        name = node.name or f"{node.op_type}_{index}"
+        for input_name in node.input:
+            if input_name and input_name not in local and input_name not in outer:
+                raise InvalidModelError(
+                    f"{node.op_type} at node '{name}'{inside} reads '{input_name}', which nothing "
+                    "defines before it"
+                )
+        for attribute in node.attribute:
+            for sub in [attribute.g] if attribute.HasField("g") else attribute.graphs:
+                where = f"{node.op_type} at node '{name}'{inside}: attribute '{attribute.name}'"
+                where += f" (subgraph '{sub.name}')"
+                _check_definitions(sub, where)
+                _check_scopes(sub, where, outer | local, f" in subgraph '{sub.name}'")
+        local.update(o for o in node.output if o)
+    for output in graph.output:
+        if output.name in local:
+            continue
+        if output.name in outer:
+            raise InvalidModelError(
+                f"{what}: output '{output.name}' is a value of an enclosing graph; a subgraph's "
+                "outputs are computed in it (ONNX's checker and onnxruntime refuse it): pass it "
+                "through an Identity node"
+            )
+        raise InvalidModelError(
+            f"{what}: output '{output.name}' is defined by no node, input or initializer of the graph"
+        )
 
 
 def check_node(node: onnx.NodeProto, name: str, schema: OpSchema | None) -> None:
