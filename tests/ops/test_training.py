@@ -149,3 +149,43 @@ def test_batch_norm_inference_mode_is_unchanged():
     c = (1, 3, 1)
     want = (x - mean.reshape(c)) / np.sqrt(var.reshape(c) + 1e-5) * scale.reshape(c) + bias.reshape(c)
     close([got], [want.astype(np.float32)])
+
+
+def batch_norm_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    scale, bias, mean = (rng.standard_normal(3).astype(np.float32) for _ in range(3))
+    return [x, scale, bias, mean, rng.random(3).astype(np.float32)]
+
+
+@pytest.mark.parametrize(
+    ("training_mode", "outputs", "message"),
+    [
+        (1, 1, "'training_mode' = 1 needs 3 outputs (Y, running_mean and running_var), the node has 1"),
+        (1, 2, "'training_mode' = 1 needs 3 outputs (Y, running_mean and running_var), the node has 2"),
+        (0, 3, "'training_mode' = 0 needs 1 output (Y only), the node has 3"),
+    ],
+)
+def test_batch_norm_output_count_follows_the_training_mode(training_mode, outputs, message):
+    # ONNX's shape inference and onnxruntime refuse these counts.
+    inputs = batch_norm_inputs()
+    model = one_node("BatchNormalization", inputs, 15, outputs, training_mode=training_mode)
+    with pytest.raises(InvalidModelError, match=r"BatchNormalization at node '.*': attribute ") as raised:
+        ge.backend.prepare(model).run(feeds(inputs, ()))
+    assert message in str(raised.value)
+
+
+def test_batch_norm_training_mode_may_leave_out_running_mean():
+    # Three output slots, the second left out (''): ONNX allows it (onnxruntime 1.32 crashes on it).
+    inputs = batch_norm_inputs()
+    model = one_node("BatchNormalization", inputs, 15, 3, training_mode=1, momentum=0.5)
+    model.graph.node[0].output[1] = ""
+    del model.graph.output[1]
+    y, running_var = ge.backend.prepare(model).run(feeds(inputs, ()))
+    x, scale, bias, _, var = inputs
+    c = (1, 3, 1)
+    batch_mean, batch_var = x.mean(axis=(0, 2)), x.var(axis=(0, 2))
+    want = (x - batch_mean.reshape(c)) / np.sqrt(batch_var.reshape(c) + 1e-5) * scale.reshape(
+        c
+    ) + bias.reshape(c)
+    close([y, running_var], [want.astype(np.float32), (0.5 * var + 0.5 * batch_var).astype(np.float32)])

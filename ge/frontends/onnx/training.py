@@ -132,7 +132,17 @@ def _momentum(imp: Importer, node: Node) -> list[Tensor]:
 def _batch_norm(imp: Importer, node: Node) -> ConverterResults:
     """Inference, and training_mode=1 (opset 14 on): batch statistics, and the running mean and
     variance outputs."""
-    if not node.attr("training_mode", 0):
+    training = int(node.attr("training_mode", 0))
+    if node.opset >= 14:
+        # The output slots, left-out ones ('') included, as ONNX's shape inference counts them.
+        count, want = len(node.proto.output), 3 if training else 1
+        if count != want:
+            outputs = "Y, running_mean and running_var" if training else "Y only"
+            raise node.invalid(
+                f"attribute 'training_mode' = {training} needs {want} output{'s' * (want > 1)} "
+                f"({outputs}), the node has {count}"
+            )
+    if not training:
         return nn.CONVERTERS["BatchNormalization"](imp, node)
     c = Composer(imp, node)
     x = c.input(0, "X")
