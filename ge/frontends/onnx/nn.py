@@ -110,7 +110,9 @@ def _conv(imp: Importer, node: Node) -> list[Tensor]:
 
 def _conv_transpose(imp: Importer, node: Node) -> list[Tensor]:
     """1-D, 2-D and 3-D; output_shape and SAME auto_pad need static spatial dimensions. An
-    output_shape larger than the input reaches gets cells holding only the bias.
+    output_shape larger than the input reaches gets cells holding only the bias. output_padding
+    must be below the stride or the dilation, as ONNX says (onnxruntime computes only one below
+    the stride); its cells past the last one a kernel reaches hold the bias.
     """
     x, w = node.input(0), node.input(1)
     kernel = _kernel(node, w)
