@@ -251,8 +251,10 @@ def _max_pool_with_argmax(window: Window, x: np.ndarray) -> tuple[np.ndarray, np
     values = _windows(padded, kernel, strides, dilations, out).reshape(flat)
     indices = _windows(where, kernel, strides, dilations, out).reshape(flat)
     best = values.max(axis=-1)
-    # The first real cell holding the maximum: padding never wins, even against equal values.
-    first = np.argmax((values == best[..., None]) & (indices >= 0), axis=-1)
+    # The first real cell holding the maximum: padding never wins, even against equal values. A
+    # window holding a NaN has NaN as its maximum (as `max_pool`), and its first NaN's index.
+    hits = (values == best[..., None]) | ((values != values) & (best != best)[..., None])
+    first = np.argmax(hits & (indices >= 0), axis=-1)
     return best, np.take_along_axis(indices, first[..., None], axis=-1)[..., 0]
 
 

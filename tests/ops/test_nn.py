@@ -322,6 +322,34 @@ def test_pool(op_type, x, attrs, rng) -> None:
     check(op_type, [normal(rng, *x)], opset=18, **attrs)
 
 
+NAN = np.nan
+
+
+def test_max_pool_of_a_window_holding_nan_is_nan() -> None:
+    # ge's documented choice (docs/architecture.md, "NaN in maxima"): NaN wins, as numpy's max.
+    # onnxruntime skips it or not by where it sits in the window; ONNX says nothing.
+    x = np.array([[[[1, NAN, 3, 0, 6, 7], [2, 5, NAN, 4, 8, 9]]]], np.float32)
+    (y,) = run_ge("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    np.testing.assert_array_equal(y, np.array([[[[NAN, NAN, 9]]]], np.float32))
+
+
+@pytest.mark.parametrize(
+    ("x", "attrs", "values", "indices"),
+    [
+        # The index of each window's first NaN (row-major over the input), or of its maximum.
+        ([[1, NAN, 3, 0, 6, 7], [2, 5, NAN, 4, 8, 9]], {"strides": [2, 2]}, [[NAN, NAN, 9]], [[1, 8, 11]]),
+        # Every window holds cell 0, a NaN: never a padding cell's index (-1).
+        ([[NAN, 1], [2, 3]], {"pads": [1, 1, 0, 0]}, [[NAN, NAN], [NAN, NAN]], [[0, 0], [0, 0]]),
+    ],
+    ids=["strided", "padded"],
+)
+def test_max_pool_indices_of_a_window_holding_nan(x, attrs, values, indices) -> None:
+    x = np.array([[x]], np.float32)
+    y, where = run_ge("MaxPool", [x], opset=12, outputs=2, kernel_shape=[2, 2], **attrs)
+    np.testing.assert_array_equal(y, np.array([[values]], np.float32))
+    np.testing.assert_array_equal(where, np.array([[indices]], np.int64))
+
+
 @pytest.mark.parametrize(("x", "attrs"), LP_POOL_CASES, ids=[f"lp{i}" for i in range(len(LP_POOL_CASES))])
 def test_lp_pool(x, attrs, rng) -> None:
     check("LpPool", [normal(rng, *x)], opset=18, **attrs)

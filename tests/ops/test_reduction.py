@@ -497,3 +497,22 @@ def test_refused_forms(op_type: str, inputs: list[Input], opset: int, attrs: dic
         run_ge(op_type, inputs, 1, opset, **attrs)
     assert error.value.category == "attribute"
     assert op_type in str(error.value)
+
+
+NAN_ROWS = np.array([[1, np.nan, 3, 0], [2, 5, np.nan, np.nan], [4, -1, 7, 0]], np.float32)
+"""Rows with a NaN first, last and nowhere: onnxruntime's results over them depend on where it sits."""
+
+
+@pytest.mark.parametrize(
+    ("op_type", "want"), [("ReduceMax", [np.nan, np.nan, 7]), ("ReduceMin", [np.nan, np.nan, -1])]
+)
+def test_max_and_min_of_a_row_holding_nan_are_nan(op_type: str, want: list[float]) -> None:
+    # ge's documented choice (docs/architecture.md, "NaN in maxima"): NaN wins, as numpy's.
+    (got,) = run_ge(op_type, [NAN_ROWS, axes(1)], 1, 18, keepdims=0)
+    np.testing.assert_array_equal(got, np.array(want, np.float32))
+
+
+@pytest.mark.parametrize("op_type", ["ArgMax", "ArgMin"])
+def test_arg_max_and_min_of_a_row_holding_nan_point_at_its_first_nan(op_type: str) -> None:
+    (got,) = run_ge(op_type, [NAN_ROWS], 1, 13, axis=1, keepdims=0)
+    np.testing.assert_array_equal(got, np.array([1, 2, 2 if op_type == "ArgMax" else 1], np.int64))

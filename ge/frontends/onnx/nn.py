@@ -189,7 +189,8 @@ POOLS = {
 
 def _max_pool(imp: Importer, node: Node) -> list[Tensor]:
     """1-D, 2-D and 3-D windows; the Indices output is supported for 1-D and 2-D pools, in row-major
-    or (storage_order=1) column-major order.
+    or (storage_order=1) column-major order. A window holding a NaN gives NaN, and Indices its
+    first NaN (onnxruntime's answer depends on where the NaN sits; see docs/architecture.md).
     """
     return _pool(imp, node)
 
