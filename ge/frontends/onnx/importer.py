@@ -117,6 +117,15 @@ class Node:
         """A yes/no attribute, which ONNX stores as an int (0 or not)."""
         return bool(self.attr(key, int(default)))
 
+    def strict_flag(self, key: str, default: bool) -> bool:
+        """A yes/no attribute that must be 0 or 1: for another value onnxruntime and ONNX's
+        reference disagree (onnxruntime reads only 1 as yes, or refuses it; the reference reads
+        any nonzero value as yes), so the model says nothing certain."""
+        value = self.attr(key, int(default))
+        if value not in (0, 1):
+            raise self.invalid(f"attribute '{key}' is {value}: it must be 0 or 1")
+        return bool(value)
+
     @overload
     def pop_attr(self, key: str) -> Any: ...
     @overload

@@ -57,7 +57,12 @@ def _one_hot(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _trilu(imp: Importer, node: Node) -> list[Tensor]:
-    k = int(node.value(1).reshape(())) if node.has_input(1) else 0
+    k = 0
+    if node.has_input(1):
+        given = node.value(1)
+        if given.size != 1:
+            raise node.invalid(f"input #1 ('k') must hold one value, got shape {list(given.shape)}")
+        k = int(given.reshape(()))
     props = {"upper": bool_attr(bool(node.attr("upper", 1))), "k": int_attr(k)}
     return [imp.g.add_op(ops.TriluOp, [node.input(0)], props, node.name)]
 
@@ -80,11 +85,14 @@ def _compress(imp: Importer, node: Node) -> list[Tensor]:
             raise node.fail("Compress without axis of a tensor with dynamic dimensions")
         x = imp.g.add_reshape(x, [-1], f"{node.name}.flatten")
         axis = 0
-    size = x.shape[int(axis)]
+    axis, rank = int(axis), len(x.shape)
+    if not -rank <= axis < rank:
+        raise node.invalid(f"attribute 'axis' is {axis}: it is out of range for rank {rank}")
+    size = x.shape[axis]
     if size >= 0 and condition.size > size:
         raise node.invalid(f"a condition of {condition.size} values is longer than the axis ({size})")
     indices = imp.g.add_constant(np.flatnonzero(condition).astype(np.int64), f"{node.name}.indices")
-    props = {"axis": int_attr(int(axis))}
+    props = {"axis": int_attr(axis)}
     return [imp.g.add_op(ops.GatherOp, [x, indices], props, node.name)]
 
 

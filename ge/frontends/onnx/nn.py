@@ -214,11 +214,13 @@ def _pool(imp: Importer, node: Node) -> list[Tensor]:
         raise node.invalid(f"kernel_shape {list(kernel)} does not fit an input of rank {len(x.shape)}")
     props = {
         "kernel_shape": ints_attr(kernel),
-        "ceil_mode": bool_attr(node.flag("ceil_mode", False)),
+        "ceil_mode": bool_attr(node.strict_flag("ceil_mode", False)),
         **_spatial(node, x, kernel, dilated=False),
     }
     if node.op_type == "AveragePool":
         props["count_include_pad"] = bool_attr(node.flag("count_include_pad", False))
+    if node.op_type == "MaxPool":
+        node.strict_flag("storage_order", False)  # onnxruntime refuses another value
     if node.op_type == "LpPool":
         props["p"] = int_attr(int(node.attr("p", 2)))
     if len(node.proto.output) > 1 and node.proto.output[1]:

@@ -27,15 +27,15 @@ def _reduce(op_class: type[ops.ReduceOp], axes_input_since: int) -> Converter:
         if node.opset >= axes_input_since:
             if "axes" in node.attrs:
                 raise node.invalid(f"opset {node.opset} takes the axes as an input, not an attribute")
-            axes = [int(a) for a in node.value(1).reshape(-1)] if node.has_input(1) else []
-            noop = bool(node.attr("noop_with_empty_axes", 0))
+            axes = _axes_input(node) if node.has_input(1) else []
+            noop = node.strict_flag("noop_with_empty_axes", False)
         else:
             axes = [int(a) for a in node.attr("axes", [])]
         if not axes and not noop:
             axes = list(range(len(x.shape)))
         props = {
             "axes": ints_attr(normalized_axes(node, axes, len(x.shape))),
-            "keepdims": bool_attr(node.flag("keepdims", True)),
+            "keepdims": bool_attr(node.strict_flag("keepdims", True)),
         }
         return [imp.g.add_op(op_class, [x], props, node.name)]
 
@@ -46,8 +46,8 @@ def _arg_reduce(op_class: type[ops.ArgReduceOp]) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
         props = {
             "axis": int_attr(int(node.attr("axis", 0))),
-            "keepdims": bool_attr(node.flag("keepdims", True)),
-            "select_last_index": bool_attr(node.flag("select_last_index", False)),
+            "keepdims": bool_attr(node.strict_flag("keepdims", True)),
+            "select_last_index": bool_attr(node.strict_flag("select_last_index", False)),
         }
         return [imp.g.add_op(op_class, [node.input(0)], props, node.name)]
 
@@ -62,8 +62,8 @@ def _scan(op_class: type[ops.ScanOp]) -> Converter:
             raise node.invalid(f"the axis input must hold one value, got {axis.size}")
         props = {
             "axis": int_attr(int(axis[0])),
-            "exclusive": bool_attr(node.flag("exclusive", False)),
-            "reverse": bool_attr(node.flag("reverse", False)),
+            "exclusive": bool_attr(node.strict_flag("exclusive", False)),
+            "reverse": bool_attr(node.strict_flag("reverse", False)),
         }
         return [imp.g.add_op(op_class, [node.input(0)], props, node.name)]
 
@@ -73,17 +73,19 @@ def _scan(op_class: type[ops.ScanOp]) -> Converter:
 def _top_k(imp: Importer, node: Node) -> list[Tensor]:
     """K must be known when the model is imported; `sorted = 0` returns the k sorted anyway."""
     if node.opset >= 10:
-        k = node.value(1).reshape(-1)
-        if k.size != 1:
-            raise node.invalid(f"K must hold one value, got {k.size}")
-        k = int(k[0])
+        given = node.value(1)
+        if given.shape != (1,):  # as ONNX's shape inference and onnxruntime want it
+            raise node.invalid(
+                f"input #1 ('K') must be a 1-D tensor of one value, got shape {list(given.shape)}"
+            )
+        k = int(given[0])
     else:
         k = int(node.attr("k"))
     props = {
         "k": int_attr(k),
         "axis": int_attr(int(node.attr("axis", -1))),
-        "largest": bool_attr(node.flag("largest", True)),
-        "sorted": bool_attr(node.flag("sorted", True)),
+        "largest": bool_attr(node.strict_flag("largest", True)),
+        "sorted": bool_attr(node.strict_flag("sorted", True)),
     }
     return imp.g.add_op_results(ops.TopKOp, [node.input(0)], props, node.name)
 
@@ -111,6 +113,14 @@ def _softmax_family(op_class: type[ops.SoftmaxFamilyOp]) -> Converter:
         return [imp.g.add_reshape(y, list(x.shape), f"{node.name}.unflatten")]
 
     return convert
+
+
+def _axes_input(node: Node) -> list[int]:
+    """The axes input: a 1-D tensor (onnxruntime refuses another rank)."""
+    array = node.value(1)
+    if array.ndim != 1:
+        raise node.invalid(f"input #1 ('axes') must be 1-D, got shape {list(array.shape)}")
+    return [int(a) for a in array]
 
 
 def normalized_axes(node: Node, axes: list[int], rank: int) -> list[int]:

@@ -84,7 +84,7 @@ def _squeeze(imp: Importer, node: Node) -> list[Tensor]:
 
 def _unsqueeze(imp: Importer, node: Node) -> list[Tensor]:
     x = node.input(0)
-    given = _axes(node, 1, 13)
+    given = _axes(node, 1, 13, scalar=True)
     if given is None:
         raise node.invalid("Unsqueeze needs axes")
     rank = len(x.shape) + len(given)
@@ -114,9 +114,9 @@ def _slice(imp: Importer, node: Node) -> list[Tensor]:
         axes = list(node.attr("axes", range(len(starts))))
         steps = [1] * len(starts)
     else:
-        starts, ends = _ints(node.value(1)), _ints(node.value(2))
-        axes = _ints(node.value(3)) if node.has_input(3) else list(range(len(starts)))
-        steps = _ints(node.value(4)) if node.has_input(4) else [1] * len(starts)
+        starts, ends = _vector(node, 1, "starts"), _vector(node, 2, "ends")
+        axes = _vector(node, 3, "axes") if node.has_input(3) else list(range(len(starts)))
+        steps = _vector(node, 4, "steps") if node.has_input(4) else [1] * len(starts)
     props = {
         "starts": ints_attr(starts),
         "ends": ints_attr(ends),
@@ -134,13 +134,15 @@ def _split(imp: Importer, node: Node) -> list[Tensor]:
     if node.opset < 13 and "split" in node.attrs:
         sizes = list(node.attr("split"))
     elif node.opset >= 13 and node.has_input(1):
-        sizes = _ints(node.value(1))
+        sizes = _vector(node, 1, "split")
     else:
         size = x.shape[axis]
         if size < 0:
             raise node.fail("Split into equal parts of a dynamic dimension")
         if node.opset >= 18:
             count = int(node.attr("num_outputs", count))
+            if count < 1:
+                raise node.invalid(f"attribute 'num_outputs' is {count}: it must be >= 1")
             chunk = -(-size // count)  # the last part may be smaller
         elif size % count:
             raise node.invalid(f"dimension {axis} of {list(x.shape)} does not split into {count} equal parts")
@@ -169,12 +171,15 @@ def _pad(imp: Importer, node: Node) -> list[Tensor]:
             )
         axes = list(range(rank))
     else:
-        pads = _ints(node.value(1))
+        pads = _vector(node, 1, "pads")
         if node.has_input(2) and mode == "constant":
             value = node.input(2)
-        axes = (
-            [_axis(node, a, rank) for a in _ints(node.value(3))] if node.has_input(3) else list(range(rank))
-        )
+        axes = list(range(rank))
+        if node.has_input(3):
+            given = _vector(node, 3, "axes")
+            axes = [_axis(node, a, rank) for a in given]
+            if len(set(axes)) != len(axes):
+                raise node.invalid(f"input #3 ('axes') {given} names an axis twice")
     if len(pads) != 2 * len(axes):
         raise node.invalid(f"pads {pads} need 2 values for each of the {len(axes)} axes")
     full = [0] * (2 * rank)
@@ -187,8 +192,10 @@ def _center_crop_pad(imp: Importer, node: Node) -> list[Tensor]:
     """A pad whose negative amounts crop: centered, the odd element going to the end."""
     x = node.input(0)
     rank = len(x.shape)
-    target = _ints(node.value(1))
+    target = _vector(node, 1, "shape")
     axes = [_axis(node, a, rank) for a in node.attr("axes", range(rank))]
+    if len(set(axes)) != len(axes):
+        raise node.invalid(f"attribute 'axes' {list(node.attr('axes'))} names an axis twice")
     if len(target) != len(axes):
         raise node.invalid(f"shape {target} needs one value for each of the axes {axes}")
     pads = [0] * (2 * rank)
@@ -310,9 +317,11 @@ def _constant_of_shape(imp: Importer, node: Node) -> list[Tensor]:
     dims = _dims(node, 0, "input")
     value = node.attr("value")
     what = f"ConstantOfShape at node '{node.name}': tensor"
-    fill = tensor_array(value, what).reshape(-1) if value is not None else np.zeros(1, np.float32)
-    if fill.size != 1:
-        raise node.invalid(f"attribute 'value' holds {fill.size} elements, not one")
+    fill = tensor_array(value, what) if value is not None else np.zeros(1, np.float32)
+    if fill.shape != (1,):  # ONNX's shape inference and onnxruntime want exactly this shape
+        raise node.invalid(
+            f"attribute 'value' must be a 1-D tensor of one element, got shape {list(fill.shape)}"
+        )
     return [imp.g.add_splat(fill[0].item(), dims, fill.dtype.name, node.name)]
 
 
@@ -325,12 +334,18 @@ def _ints(array: np.ndarray) -> list[int]:
     return [int(v) for v in np.asarray(array).reshape(-1)]
 
 
+def _vector(node: Node, index: int, what: str, scalar: bool = False) -> list[int]:
+    """Input `index`, a 1-D tensor of integers as ONNX and onnxruntime want it (`scalar`: a 0-D
+    one too, which onnxruntime takes for Unsqueeze's axes)."""
+    array = np.asarray(node.value(index))
+    if array.ndim != 1 and not (scalar and array.ndim == 0):
+        raise node.invalid(f"input #{index} ('{what}') must be 1-D, got shape {list(array.shape)}")
+    return _ints(array)
+
+
 def _dims(node: Node, index: int, what: str, smallest: int = 0) -> list[int]:
     """Input `index`, which lists dimensions (or repeats): a 1-D tensor of integers >= `smallest`."""
-    array = np.asarray(node.value(index))
-    if array.ndim != 1:
-        raise node.invalid(f"input #{index} ('{what}') must be 1-D, got shape {list(array.shape)}")
-    values = _ints(array)
+    values = _vector(node, index, what)
     if any(v < smallest for v in values):
         raise node.invalid(
             f"input #{index} ('{what}') is {values}: each value must be >= {smallest}"
@@ -357,12 +372,12 @@ def _dynamic(shape: Sequence[int]) -> bool:
     return any(d < 0 for d in shape)
 
 
-def _axes(node: Node, index: int, since: int) -> list[int] | None:
+def _axes(node: Node, index: int, since: int, scalar: bool = False) -> list[int] | None:
     """An `axes` attribute before opset `since`, the optional input `index` from it on."""
     if node.opset < since:
         axes = node.attr("axes")
         return None if axes is None else list(axes)
-    return _ints(node.value(index)) if node.has_input(index) else None
+    return _vector(node, index, "axes", scalar) if node.has_input(index) else None
 
 
 def _axis(node: Node, axis: int, rank: int) -> int:
