@@ -180,6 +180,28 @@ CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
         VerificationError,
         "node 'n' (cum_sum): axis -3 is out of range for rank 2",
     ),
+    # Einsum equations that are not einsum equations (on the second '...', ONNX 1.23's shape
+    # inference and onnxruntime 1.32 do not return).
+    "Einsum with two '...' in one term": (
+        run(one_op("Einsum", opset=12, equation="...i...->i")),
+        VerificationError,
+        "node 'n' (einsum): '...i...' in '...i...->i' is not a term of letters and one '...'",
+    ),
+    "Einsum with two arrows": (
+        run(one_op("Einsum", opset=12, equation="ij->j->i")),
+        VerificationError,
+        "node 'n' (einsum): 'j->i' in 'ij->j->i' is not a term of letters and one '...'",
+    ),
+    "Einsum output letter no input has": (
+        run(one_op("Einsum", opset=12, equation="ij->k")),
+        VerificationError,
+        "node 'n' (einsum): output 'k' of 'ij->k' repeats or invents a letter",
+    ),
+    "Einsum letter of two sizes": (
+        run(one_op("Einsum", opset=12, equation="ii->i")),
+        VerificationError,
+        "node 'n' (einsum): 'i' is 2 in one place and 3 in another",
+    ),
     # Other values out of range.
     "Split num_outputs=0": (
         run(one_op("Split", opset=18, axis=1, num_outputs=0)),
