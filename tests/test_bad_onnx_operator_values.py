@@ -180,6 +180,32 @@ CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
         VerificationError,
         "node 'n' (cum_sum): axis -3 is out of range for rank 2",
     ),
+    # Constant indices outside the data: refused on import rather than failing the run.
+    "Gather index 3 of an axis of 3": (
+        run(one_op("Gather", i64(0, 3), axis=1)),
+        InvalidModelError,
+        "Gather at node 'n': input #1 ('indices') holds 3, outside [-3, 2] for axis 1 of the data [2, 3]",
+    ),
+    "GatherElements index -4": (
+        run(one_op("GatherElements", np.array([[0, -4, 1], [0, 0, 0]], np.int64), axis=1)),
+        InvalidModelError,
+        "GatherElements at node 'n': input #1 ('indices') holds -4, outside [-3, 2] for axis 1",
+    ),
+    "GatherND index 3 past batch_dims": (
+        run(one_op("GatherND", np.array([[1], [3]], np.int64), batch_dims=1)),
+        InvalidModelError,
+        "GatherND at node 'n': input #1 ('indices') holds 3, outside [-3, 2] for axis 1 of the data [2, 3]",
+    ),
+    "ScatterND index 2 of an axis of 2": (
+        run(one_op("ScatterND", np.array([[2]], np.int64), np.ones((1, 3), np.float32))),
+        InvalidModelError,
+        "ScatterND at node 'n': input #1 ('indices') holds 2, outside [-2, 1] for axis 0 of the data [2, 3]",
+    ),
+    "ScatterElements index 9": (
+        run(one_op("ScatterElements", np.array([[9]], np.int64), np.ones((1, 1), np.float32), axis=0)),
+        InvalidModelError,
+        "ScatterElements at node 'n': input #1 ('indices') holds 9, outside [-2, 1] for axis 0",
+    ),
     # Einsum equations that are not einsum equations (on the second '...', ONNX 1.23's shape
     # inference and onnxruntime 1.32 do not return).
     "Einsum with two '...' in one term": (
@@ -280,6 +306,8 @@ def test_bad_operator_value_gets_a_clear_error(case: str) -> None:
         one_op("TopK", i64(0), outputs=2),
         one_op("Split", opset=18, outputs=4, axis=1, num_outputs=4),
         one_op("GatherElements", np.array([[-1, -3, 0], [2, -2, 1]], np.int64), axis=1),
+        one_op("GatherND", np.array([[-1], [2]], np.int64), batch_dims=1),
+        one_op("ScatterND", np.array([[-2]], np.int64), np.ones((1, 3), np.float32)),
         one_op("AveragePool", x=X4[0], kernel_shape=[3], pads=[1, 1], count_include_pad=2),
     ],
     ids=[
@@ -294,6 +322,8 @@ def test_bad_operator_value_gets_a_clear_error(case: str) -> None:
         "topk-0",
         "split-more-parts-than-elements",
         "gather-elements-negative",
+        "gather-nd-negative",
+        "scatter-nd-negative",
         "count-include-pad-2",
     ],
 )

@@ -5,6 +5,8 @@ values with `node.value` so that every shape in the graph stays static.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
@@ -16,29 +18,35 @@ from .importer import Converter, Importer, Node
 
 
 def _gather(imp: Importer, node: Node) -> list[Tensor]:
-    props = {"axis": int_attr(int(node.attr("axis", 0)))}
+    axis = int(node.attr("axis", 0))
+    _check_known_indices(node, [(node.known[1], axis)])
+    props = {"axis": int_attr(axis)}
     return [imp.g.add_op(ops.GatherOp, node.input_tensors(2), props, node.name)]
 
 
 def _gather_elements(imp: Importer, node: Node) -> list[Tensor]:
-    props = {"axis": int_attr(int(node.attr("axis", 0)))}
+    axis = int(node.attr("axis", 0))
+    _check_known_indices(node, [(node.known[1], axis)])
+    props = {"axis": int_attr(axis)}
     return [imp.g.add_op(ops.GatherElementsOp, node.input_tensors(2), props, node.name)]
 
 
 def _gather_nd(imp: Importer, node: Node) -> list[Tensor]:
-    props = {"batch_dims": int_attr(int(node.attr("batch_dims", 0)))}
+    batch = int(node.attr("batch_dims", 0))
+    _check_known_indices(node, _columns(node.known[1], batch))
+    props = {"batch_dims": int_attr(batch)}
     return [imp.g.add_op(ops.GatherNDOp, node.input_tensors(2), props, node.name)]
 
 
 def _scatter_elements(imp: Importer, node: Node) -> list[Tensor]:
-    props = {
-        "axis": int_attr(int(node.attr("axis", 0))),
-        "reduction": StringAttr(_reduction(node)),
-    }
+    axis = int(node.attr("axis", 0))
+    _check_known_indices(node, [(node.known[1], axis)])
+    props = {"axis": int_attr(axis), "reduction": StringAttr(_reduction(node))}
     return [imp.g.add_op(ops.ScatterElementsOp, node.input_tensors(3), props, node.name)]
 
 
 def _scatter_nd(imp: Importer, node: Node) -> list[Tensor]:
+    _check_known_indices(node, _columns(node.known[1], 0))
     props = {"reduction": StringAttr(_reduction(node))}
     return [imp.g.add_op(ops.ScatterNDOp, node.input_tensors(3), props, node.name)]
 
@@ -114,6 +122,31 @@ def _unique(imp: Importer, node: Node) -> list[Tensor]:
         count = np.unique(x, axis=int(axis)).shape[int(axis)]
     props["count"] = int_attr(int(count))
     return imp.g.add_op_results(ops.UniqueOp, [node.input(0)], props, node.name)
+
+
+def _check_known_indices(node: Node, groups: Sequence[tuple[np.ndarray | None, int]]) -> None:
+    """Refuses indices known at import (constants) that lie outside [-size, size) of the data
+    axis they address, as ONNX and onnxruntime refuse them: the model is refused when imported
+    rather than when run. `groups`: each array of indices with the axis it addresses; an axis
+    out of range or of dynamic size is left to the op's verifier and to the run."""
+    data = node.input(0).shape
+    for indices, axis in groups:
+        if indices is None or not -len(data) <= axis < len(data) or data[axis] < 0:
+            continue
+        size = data[axis]
+        outside = indices[(indices < -size) | (indices >= size)] if indices.size else indices[:0]
+        if outside.size:
+            raise node.invalid(
+                f"input #1 ('indices') holds {int(outside.reshape(-1)[0])}, outside [{-size}, {size - 1}] "
+                f"for axis {axis} of the data {list(data)}"
+            )
+
+
+def _columns(indices: np.ndarray | None, first: int) -> list[tuple[np.ndarray | None, int]]:
+    """GatherND's and ScatterND's index tuples, one column per data axis from `first` on."""
+    if indices is None or indices.ndim == 0:
+        return []
+    return [(indices[..., k], first + k) for k in range(indices.shape[-1])]
 
 
 def _reduction(node: Node) -> str:
