@@ -69,6 +69,11 @@ def floats_perm() -> onnx.ModelProto:
     return proto
 
 
+SEQUENCE = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 1, 3)
+"""A sequence of 2 steps of a batch of 1, 3 features."""
+RECURRENT_WEIGHTS = (np.full((1, 16, 3), 0.1, np.float32), np.full((1, 16, 4), 0.1, np.float32))
+"""W and R of a one-direction LSTM of hidden size 4."""
+THETA = np.array([[[1, 0, 0], [0, 1, 0]]], np.float32)
 X4 = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
 
 CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
@@ -205,6 +210,63 @@ CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
         run(one_op("ScatterElements", np.array([[9]], np.int64), np.ones((1, 1), np.float32), axis=0)),
         InvalidModelError,
         "ScatterElements at node 'n': input #1 ('indices') holds 9, outside [-2, 1] for axis 0",
+    ),
+    # Recurrent layers, sampling, detection and quantization.
+    "LSTM layout=2": (
+        run(one_op("LSTM", *RECURRENT_WEIGHTS, x=SEQUENCE, hidden_size=4, layout=2), SEQUENCE),
+        InvalidModelError,
+        "LSTM at node 'n': attribute 'layout' is 2: it must be 0 or 1",
+    ),
+    "LSTM clip=-1": (
+        run(one_op("LSTM", *RECURRENT_WEIGHTS, x=SEQUENCE, hidden_size=4, clip=-1.0), SEQUENCE),
+        InvalidModelError,
+        "LSTM at node 'n': attribute 'clip' is -1.0: it must be positive",
+    ),
+    "Resize keep_aspect_ratio_policy with scales": (
+        run(
+            one_op(
+                "Resize", None, np.ones(4, np.float32), x=X4, opset=18, keep_aspect_ratio_policy="not_larger"
+            ),
+            X4,
+        ),
+        InvalidModelError,
+        "Resize at node 'n': keep_aspect_ratio_policy 'not_larger' needs 'sizes', not 'scales'",
+    ),
+    "NonMaxSuppression boxes of 3 values": (
+        run(one_op("NonMaxSuppression", np.ones((1, 1, 2), np.float32), x=X[None]), X[None]),
+        InvalidModelError,
+        "NonMaxSuppression at node 'n': boxes of shape [1, 2, 3] and scores of shape [1, 1, 2]",
+    ),
+    "AffineGrid of a negative height": (
+        run(one_op("AffineGrid", i64(1, 1, -2, 3), x=THETA, opset=20), THETA),
+        InvalidModelError,
+        "AffineGrid at node 'n': input #1 ('size') is [1, 1, -2, 3]: its spatial sizes must be positive",
+    ),
+    "AffineGrid of 10^10 cells": (
+        run(one_op("AffineGrid", i64(1, 1, 100_000, 100_000), x=THETA, opset=20), THETA),
+        InvalidModelError,
+        "AffineGrid at node 'n': its grid of cell centres would hold a tensor of 240,000,000,000 bytes",
+    ),
+    "InstanceNormalization of a rank-2 input": (
+        run(one_op("InstanceNormalization", np.ones(3, np.float32), np.zeros(3, np.float32))),
+        InvalidModelError,
+        "InstanceNormalization at node 'n': the input must have a rank of 3 or more, got shape [2, 3]",
+    ),
+    "DequantizeLinear block_size=-1": (
+        run(
+            one_op(
+                "DequantizeLinear",
+                np.ones((2, 4), np.int8),
+                np.ones((2, 2), np.float32),
+                x=None,
+                opset=21,
+                axis=1,
+                block_size=-1,
+            ),
+            None,
+        ),
+        InvalidModelError,
+        "DequantizeLinear at node 'n': attribute 'block_size' is -1: it must be >= 0",
     ),
     # Einsum equations that are not einsum equations (on the second '...', ONNX 1.23's shape
     # inference and onnxruntime 1.32 do not return).
@@ -345,3 +407,11 @@ def test_cast_ignores_saturate_outside_float8() -> None:
     want = np.array([[1.0, np.inf, -np.inf], [65504.0, 3.5, -0.25]], np.float16)
     assert got.dtype == np.float16
     np.testing.assert_array_equal(got, want)
+
+
+def test_range_takes_bounds_of_shape_one() -> None:
+    # onnxruntime refuses them, but ONNX's own AffineGrid function body feeds Range such bounds,
+    # and its reference computes them: the sequence they bound.
+    proto = one_op("Range", i64(0), i64(5), i64(2), x=None)
+    (got,) = ge.backend.prepare(proto).run([])
+    np.testing.assert_array_equal(got, np.array([0, 2, 4], np.int64))

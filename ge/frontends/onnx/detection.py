@@ -23,6 +23,12 @@ def _non_max_suppression(imp: Importer, node: Node) -> list[Tensor]:
     """The thresholds are known scalars; without max_output_boxes_per_class nothing is selected."""
     c = Composer(imp, node)
     boxes, scores = c.input(0, "boxes"), c.input(1, "scores")
+    b, s = list(boxes.shape), list(scores.shape)
+    if len(b) != 3 or b[2] != 4 or len(s) != 3 or (s[0], s[2]) != (b[0], b[1]):
+        raise node.invalid(
+            f"boxes of shape {b} and scores of shape {s}: they must be [batch, boxes, 4] and "
+            "[batch, classes, boxes]"
+        )
     max_per_class = _scalar(node, 2)
     iou = _scalar(node, 3)
     score = _scalar(node, 4)

@@ -58,6 +58,8 @@ def _group_norm(imp: Importer, node: Node) -> list[Tensor]:
 def _instance_norm(imp: Importer, node: Node) -> list[Tensor]:
     """The channel count (axis 1) must be static."""
     x, scale, bias = node.input_tensors(3)
+    if len(x.shape) < 3:  # ONNX's input is N x C x D1 x ...; onnxruntime refuses fewer axes
+        raise node.invalid(f"the input must have a rank of 3 or more, got shape {list(x.shape)}")
     props = {
         "num_groups": int_attr(_channels(node, x)),
         "epsilon": ops.float_attr(node.attr("epsilon", 1e-5)),

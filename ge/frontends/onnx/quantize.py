@@ -182,6 +182,8 @@ def _along(b: _Builder, value: Tensor, x: Tensor) -> Tensor:
         raise node.invalid(f"axis {axis} is out of range for an input of rank {rank}")
     axis %= rank
     block = int(node.attr("block_size", 0))
+    if block < 0:
+        raise node.invalid(f"attribute 'block_size' is {block}: it must be >= 0")
     if not block:
         length = value.shape[0] if len(value.shape) == 1 else None
         if length is None or -1 not in (length, x.shape[axis]) and length != x.shape[axis]:

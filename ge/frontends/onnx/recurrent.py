@@ -50,7 +50,7 @@ def _recurrent(imp: Importer, node: Node) -> list[Tensor]:
     hidden = int(node.attr("hidden_size", r.shape[-1]))
     if hidden != r.shape[-1]:
         raise node.invalid(f"hidden_size {hidden} disagrees with R of shape {list(r.shape)}")
-    batch_first = bool(node.attr("layout", 0))
+    batch_first = node.strict_flag("layout", False)
     if batch_first:
         x = imp.g.add_transpose(x, (1, 0, 2), f"{node.name}.sequence_first")
     seq, batch = x.shape[:2]
@@ -70,7 +70,10 @@ def _recurrent(imp: Importer, node: Node) -> list[Tensor]:
         operands.append(_given(imp, node, 7, [dirs, 3 * hidden], 0.0, x.dtype))
     props = {"direction": StringAttr(direction), **_activations(node, defaults, dirs)}
     if node.attr("clip") is not None:
-        props["clip"] = ops.float_attr(node.attr("clip"))
+        clip = float(node.attr("clip"))
+        if not clip > 0:  # onnxruntime refuses it; no range [-clip, clip] holds a value
+            raise node.invalid(f"attribute 'clip' is {clip}: it must be positive")
+        props["clip"] = ops.float_attr(clip)
     if op_class is ops.GRUOp:
         props["linear_before_reset"] = bool_attr(node.flag("linear_before_reset", False))
     if op_class is ops.LSTMOp:

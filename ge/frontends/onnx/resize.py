@@ -109,6 +109,9 @@ def _from_scales(node: Node, x: Tensor, axes: list[int], scales: np.ndarray) -> 
     """Per-axis scales and lengths: `floor(length * scale)` on the resized axes."""
     if scales.size != len(axes):
         raise node.invalid(f"'scales' needs {len(axes)} values, got {scales.size}")
+    policy = node.attr("keep_aspect_ratio_policy", "stretch")
+    if policy != "stretch":  # as ONNX's shape inference and onnxruntime refuse it
+        raise node.invalid(f"keep_aspect_ratio_policy '{policy}' needs 'sizes', not 'scales'")
     factors, lengths = [1.0] * len(x.shape), list(x.shape)
     for axis, scale in zip(axes, scales.tolist(), strict=True):
         if scale <= 0:

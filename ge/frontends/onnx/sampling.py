@@ -32,6 +32,9 @@ def _affine_grid(imp: Importer, node: Node) -> list[Tensor]:
     spatial = size[2:]
     if len(spatial) not in (2, 3) or list(theta.shape) != [size[0], len(spatial), len(spatial) + 1]:
         raise node.invalid(f"theta {list(theta.shape)} does not fit size {size}")
+    if min(spatial) < 1:
+        raise node.invalid(f"input #1 ('size') is {size}: its spatial sizes must be positive")
+    node.allocate([math.prod(spatial), len(spatial) + 1], np.float64, "its grid of cell centres")
     align = bool(node.attr("align_corners", 0))
     # Homogeneous coordinates of every cell centre, x (the last axis) first: (cells, n + 1).
     axes = [_normalized_centres(n, align) for n in spatial]
