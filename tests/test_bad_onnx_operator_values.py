@@ -268,6 +268,30 @@ CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
         InvalidModelError,
         "DequantizeLinear at node 'n': attribute 'block_size' is -1: it must be >= 0",
     ),
+    "MaxUnpool index 99 of 16 cells": (
+        run(
+            one_op(
+                "MaxUnpool",
+                np.array([[[[0, 3], [8, 99]]]], np.int64),
+                x=X4[:, :1],
+                kernel_shape=[2, 2],
+                strides=[2, 2],
+            ),
+            X4[:, :1],
+        ),
+        InvalidModelError,
+        "MaxUnpool at node 'n': input #1 ('I') holds 99, outside [0, 15]",
+    ),
+    "ReverseSequence length -1": (
+        run(one_op("ReverseSequence", i64(-1, 2), batch_axis=0, time_axis=1)),
+        InvalidModelError,
+        "ReverseSequence at node 'n': input #1 ('sequence_lens') holds -1, outside [0, 3] (the 3 steps",
+    ),
+    "RoiAlign batch index 5 of a batch of 1": (
+        run(one_op("RoiAlign", np.array([[0, 0, 1, 1]], np.float32), i64(5), x=X4, opset=16), X4),
+        InvalidModelError,
+        "RoiAlign at node 'n': input #2 ('batch_indices') holds 5, outside [0, 0]",
+    ),
     # Einsum equations that are not einsum equations (on the second '...', ONNX 1.23's shape
     # inference and onnxruntime 1.32 do not return).
     "Einsum with two '...' in one term": (

@@ -76,10 +76,17 @@ def _trilu(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _reverse_sequence(imp: Importer, node: Node) -> list[Tensor]:
-    props = {
-        "batch_axis": int_attr(int(node.attr("batch_axis", 1))),
-        "time_axis": int_attr(int(node.attr("time_axis", 0))),
-    }
+    batch_axis, time_axis = int(node.attr("batch_axis", 1)), int(node.attr("time_axis", 0))
+    lengths, shape = node.known[1], node.input(0).shape
+    if lengths is not None and -len(shape) <= time_axis < len(shape) and shape[time_axis] >= 0:
+        steps = shape[time_axis]
+        outside = lengths[(lengths < 0) | (lengths > steps)]
+        if outside.size:  # onnxruntime refuses it when run; a constant is refused on import
+            raise node.invalid(
+                f"input #1 ('sequence_lens') holds {int(outside[0])}, outside [0, {steps}] "
+                f"(the {steps} steps of axis {time_axis})"
+            )
+    props = {"batch_axis": int_attr(batch_axis), "time_axis": int_attr(time_axis)}
     return [imp.g.add_op(ops.ReverseSequenceOp, node.input_tensors(2), props, node.name)]
 
 

@@ -80,6 +80,8 @@ def _roi_align(imp: Importer, node: Node) -> list[Tensor]:
         "half_pixel": bool_attr(coordinates == "half_pixel"),
     }
     operands = [c.input(0, "X"), c.input(1, "rois"), c.input(2, "batch_indices")]
+    if operands[0].shape and operands[0].shape[0] >= 0:
+        _check_known_range(node, 2, "batch_indices", 0, operands[0].shape[0])
     return [c.op(ops.RoiAlignOp, operands, "", props)]
 
 
@@ -143,6 +145,7 @@ def _max_unpool(imp: Importer, node: Node) -> list[Tensor]:
         *x.shape[:2],
         *((x.shape[2 + i] - 1) * strides[i] - pads[i] - pads[rank + i] + kernel[i] for i in range(rank)),
     ]
+    _check_known_range(node, 1, "I", 0, math.prod(inferred))
     wanted = [int(v) for v in node.value(2).reshape(-1)] if node.has_input(2) else inferred
     if len(wanted) != len(inferred) or any(w < i for w, i in zip(wanted, inferred, strict=True)):
         raise node.fail(f"an output_shape {wanted} smaller than the unpooled shape {inferred}")
@@ -165,6 +168,19 @@ def _normalized_centres(count: int, align: bool) -> np.ndarray:
     if align:
         return np.linspace(-1.0, 1.0, count)
     return (2.0 * np.arange(count) + 1.0) / count - 1.0
+
+
+def _check_known_range(node: Node, index: int, what: str, low: int, high: int) -> None:
+    """Refuses input `index`, when known at import (a constant), holding a value outside
+    [low, high), as onnxruntime refuses it: the model is refused when imported rather than run."""
+    known = node.known[index]
+    if known is None or not known.size:
+        return
+    outside = known[(known < low) | (known >= high)]
+    if outside.size:
+        raise node.invalid(
+            f"input #{index} ('{what}') holds {outside.reshape(-1)[0].item()}, outside [{low}, {high - 1}]"
+        )
 
 
 CONVERTERS: dict[str, Converter] = {
