@@ -74,6 +74,21 @@ SEQUENCE = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 1, 3)
 RECURRENT_WEIGHTS = (np.full((1, 16, 3), 0.1, np.float32), np.full((1, 16, 4), 0.1, np.float32))
 """W and R of a one-direction LSTM of hidden size 4."""
 THETA = np.array([[[1, 0, 0], [0, 1, 0]]], np.float32)
+
+
+def split_to_sequence(split: np.ndarray) -> onnx.ModelProto:
+    """x split along axis 1 by `split` into a sequence, whose first element is the output."""
+    proto = one_op("SplitToSequence", split, axis=1)
+    node = proto.graph.node[0]
+    node.output[0] = "parts"
+    first = numpy_helper.from_array(np.array(0, np.int64), "first")
+    proto.graph.initializer.append(first)
+    proto.graph.node.append(helper.make_node("SequenceAt", ["parts", "first"], ["y0"], name="at"))
+    return proto
+
+
+COLUMNS = np.ones((1, 4, 4), np.float32)
+"""Col2Im's input: 4 columns of blocks of 2 x 2 cells."""
 X4 = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
 
 CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
@@ -291,6 +306,38 @@ CASES: dict[str, tuple[Callable[[], object], type[GeError], str]] = {
         run(one_op("RoiAlign", np.array([[0, 0, 1, 1]], np.float32), i64(5), x=X4, opset=16), X4),
         InvalidModelError,
         "RoiAlign at node 'n': input #2 ('batch_indices') holds 5, outside [0, 0]",
+    ),
+    "Unique axis 5": (
+        run(one_op("Unique", X, x=None, opset=11, axis=5), None),
+        InvalidModelError,
+        "Unique at node 'n': attribute 'axis' is 5: it is out of range for rank 2",
+    ),
+    "HannWindow size of two values": (
+        run(one_op("HannWindow", i64(4, 4), x=None), None),
+        InvalidModelError,
+        "HannWindow at node 'n': input #0 ('size') must hold one value, got shape [2]",
+    ),
+    "Col2Im block_shape with a 0": (
+        run(one_op("Col2Im", i64(3, 3), i64(0, 2), x=COLUMNS, opset=18), COLUMNS),
+        InvalidModelError,
+        "Col2Im at node 'n': input #2 ('block_shape') is [0, 2]: each value must be >= 1",
+    ),
+    "Col2Im strides with a 0": (
+        run(one_op("Col2Im", i64(3, 3), i64(2, 2), x=COLUMNS, opset=18, strides=[0, 1]), COLUMNS),
+        InvalidModelError,
+        "Col2Im at node 'n': attribute 'strides' is [0, 1]: each value must be >= 1",
+    ),
+    "OneHot depth of shape [1, 1]": (
+        run(
+            one_op("OneHot", i64(0, 2), np.array([[4]], np.int64), np.array([0, 1], np.float32), x=None), None
+        ),
+        InvalidModelError,
+        "OneHot at node 'n': input #1 ('depth') must be a scalar or 1-D, got shape [1, 1]",
+    ),
+    "SplitToSequence split of shape [1, 2]": (
+        run(split_to_sequence(np.array([[1, 2]], np.int64))),
+        InvalidModelError,
+        "SplitToSequence at node 'n': input #1 ('split') must be a scalar or 1-D, got shape [1, 2]",
     ),
     # Einsum equations that are not einsum equations (on the second '...', ONNX 1.23's shape
     # inference and onnxruntime 1.32 do not return).

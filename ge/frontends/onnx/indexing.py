@@ -54,7 +54,10 @@ def _scatter_nd(imp: Importer, node: Node) -> list[Tensor]:
 def _one_hot(imp: Importer, node: Node) -> list[Tensor]:
     # Negative indices count from the end in every opset, as onnxruntime and ONNX's reference
     # read them (opset 9's text left them out of range).
-    depth = node.value(1).reshape(-1)
+    given = node.value(1)
+    if given.ndim > 1:  # as ONNX's shape inference and onnxruntime refuse it
+        raise node.invalid(f"input #1 ('depth') must be a scalar or 1-D, got shape {list(given.shape)}")
+    depth = given.reshape(-1)
     if depth.size != 1:
         raise node.invalid(f"depth must be one value, got {depth.size}")
     props = {
@@ -125,8 +128,11 @@ def _unique(imp: Importer, node: Node) -> list[Tensor]:
     if axis is None:
         count = np.unique(x.reshape(-1)).size
     else:
-        props["axis"] = int_attr(int(axis))
-        count = np.unique(x, axis=int(axis)).shape[int(axis)]
+        axis = int(axis)
+        if not -x.ndim <= axis < x.ndim:
+            raise node.invalid(f"attribute 'axis' is {axis}: it is out of range for rank {x.ndim}")
+        props["axis"] = int_attr(axis)
+        count = np.unique(x, axis=axis).shape[axis]
     props["count"] = int_attr(int(count))
     return imp.g.add_op_results(ops.UniqueOp, [node.input(0)], props, node.name)
 

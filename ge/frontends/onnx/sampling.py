@@ -98,6 +98,14 @@ def _col2im(imp: Importer, node: Node) -> list[Tensor]:
     strides = node.ints("strides", rank, 1)
     dilations = node.ints("dilations", rank, 1)
     pads = node.ints("pads", 2 * rank, 0)
+    for what, values, least in (
+        ("input #2 ('block_shape')", block, 1),
+        ("attribute 'strides'", strides, 1),
+        ("attribute 'dilations'", dilations, 1),
+        ("attribute 'pads'", pads, 0),
+    ):
+        if min(values, default=least) < least:
+            raise node.invalid(f"{what} is {list(values)}: each value must be >= {least}")
     padded = [image[i] + pads[i] + pads[rank + i] for i in range(rank)]
     counts = [(padded[i] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1 for i in range(rank)]
     batch, columns, length = x.shape

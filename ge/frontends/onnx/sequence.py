@@ -125,6 +125,8 @@ def _split_to_sequence(imp: Importer, node: Node) -> list[list[Tensor]]:
     keep = True
     if node.has_input(1):
         split = np.asarray(node.value(1)).astype(np.int64)
+        if split.ndim > 1:
+            raise node.invalid(f"input #1 ('split') must be a scalar or 1-D, got shape {list(split.shape)}")
         if split.ndim == 0:
             chunk = int(split)
             if chunk <= 0:

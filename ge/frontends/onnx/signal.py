@@ -133,7 +133,10 @@ def _window(shape: str) -> Converter:
     def convert(imp: Importer, node: Node) -> list[np.ndarray]:
         """A constant (the size must be known); `periodic` (default 1) makes the window one
         sample longer before its last sample is dropped, as spectral analysis wants."""
-        size = int(node.value(0).reshape(-1)[0])
+        given = node.value(0)
+        if given.size != 1:  # ONNX's shape inference and onnxruntime want a scalar
+            raise node.invalid(f"input #0 ('size') must hold one value, got shape {list(given.shape)}")
+        size = int(given.reshape(-1)[0])
         if size < 1:
             raise node.invalid(f"the window size must be positive, got {size}")
         dtype = _output_dtype(node)
