@@ -393,6 +393,19 @@ def loop_returning(name: str) -> onnx.ModelProto:
     return model([loop], initializers=[init("M", np.array(2, np.int64))])
 
 
+def scan_returning(name: str) -> onnx.ModelProto:
+    """A Scan whose body returns `name` as its scan output."""
+    body = helper.make_graph(
+        [n("Add", ["s", "xi"], ["so"])],
+        "body",
+        [info("s", F, [3]), info("xi", F, [3])],
+        [info("so", F, [3]), info(name, F, [3])],
+    )
+    scan = n("Scan", ["s0", "x"], ["sf", "ys"], name="sc", body=body, num_scan_inputs=1)
+    constants = [init("s0", np.zeros(3, np.float32)), init("bias", np.ones(3, np.float32))]
+    return model([scan], outputs=[info("sf", F, None), info("ys", F, None)], initializers=constants)
+
+
 def sparse_add(indices: onnx.TensorProto) -> onnx.ModelProto:
     """x + c over [2, 3], c a sparse initializer holding 1 and 2 at `indices`."""
     proto = model([n("Add", ["x", "c"], ["y"], name="add")])
@@ -537,6 +550,11 @@ CASES.update(
             parse(loop_returning("x")),
             InvalidModelError,
             "Loop at node 'lp': attribute 'body' (subgraph 'body'): output 'x' is a value of an enclosing",
+        ),
+        "Scan body returning an outer value": (
+            parse(scan_returning("bias")),
+            InvalidModelError,
+            "Scan at node 'sc': attribute 'body' (subgraph 'body'): output 'bias' is a value of an enclosing",
         ),
         "an input without a shape": (
             parse(model([n("Relu", ["x"], ["y"], name="r")], [info("x", F, None)])),
