@@ -157,3 +157,38 @@ def test_a_skip_count_longer_than_the_rows_counts_as_onnxruntime_does() -> None:
     [got] = run(proto, x)()
     [want] = onnxruntime_run(proto, {"x": x})
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    ("op_type", "attrs"),
+    [("MaxPool", {}), ("LpPool", {"p": 2}), ("AveragePool", {}), ("AveragePool", {"count_include_pad": 1})],
+)
+@pytest.mark.parametrize(
+    "window",
+    [
+        {"kernel_shape": [2**20 - 1, 2], "auto_pad": "SAME_LOWER"},
+        {"kernel_shape": [3, 40], "pads": [1, 39, 1, 39]},
+        {"kernel_shape": [7, 9], "auto_pad": "SAME_UPPER", "strides": [2, 3]},
+    ],
+    ids=["kernel 2^20 - 1 over 5 rows", "pads of 39 beside 6 columns", "kernels wider than the input"],
+)
+def test_pools_wider_than_their_input_as_onnxruntime(op_type, attrs, window) -> None:
+    """A window's taps that read padding in every window are left out: a kernel of 2^20 - 1 rows
+    padded as many rows before."""
+    x = np.random.default_rng(0).standard_normal((1, 2, 5, 6)).astype(np.float32)
+    proto = model(
+        [n(op_type, ["x"], ["y"], name="p", **attrs, **window)], [info("x", F, list(x.shape))], opset=19
+    )
+    [got] = run(proto, x)()
+    [want] = onnxruntime_run(proto, {"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+
+
+def test_a_max_pool_of_2_to_the_31_rows_pads_a_few() -> None:
+    """Padding 2^31 rows was a MemoryError; onnxruntime computes it (quickly for a maximum only)."""
+    x = np.random.default_rng(1).standard_normal((1, 2, 5, 6)).astype(np.float32)
+    window = {"kernel_shape": [2**31 - 1, 2], "auto_pad": "SAME_LOWER"}
+    proto = model([n("MaxPool", ["x"], ["y"], name="p", **window)], [info("x", F, list(x.shape))], opset=19)
+    [got] = run(proto, x)()
+    [want] = onnxruntime_run(proto, {"x": x})
+    np.testing.assert_array_equal(got, want)

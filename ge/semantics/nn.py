@@ -223,6 +223,7 @@ def max_pool(op: MaxPoolOp | MaxPool3DOp) -> Compute:
 
     def pool(x: np.ndarray) -> np.ndarray:
         kernel, strides, pads, dilations, out = window(x)
+        x, kernel, pads, _ = _reaching(x, kernel, strides, pads, dilations, out)
         padded = _pad(x, pads, out, kernel, strides, dilations, _lowest(x.dtype))
         windows = _windows(padded, kernel, strides, dilations, out)
         # The maximum of each window, one window position at a time: a pass over the output per
@@ -244,8 +245,10 @@ def max_pool_with_argmax(op: MaxPoolWithArgmaxOp) -> Compute:
 
 def _max_pool_with_argmax(window: Window, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     kernel, strides, pads, dilations, out = window(x)
-    padded = _pad(x, pads, out, kernel, strides, dilations, _lowest(x.dtype))
     where = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    x, kept, kept_pads, crop = _reaching(x, kernel, strides, pads, dilations, out)
+    kernel, pads, where = kept, kept_pads, where[crop]
+    padded = _pad(x, pads, out, kernel, strides, dilations, _lowest(x.dtype))
     where = _pad(where, pads, out, kernel, strides, dilations, -1)
     flat = (*x.shape[:2], *out, -1)
     values = _windows(padded, kernel, strides, dilations, out).reshape(flat)
@@ -271,17 +274,19 @@ def avg_pool(op: AvgPoolOp | AvgPool3DOp) -> Compute:
 def _avg_pool(window: Window, include: bool, x: np.ndarray) -> np.ndarray:
     kernel, strides, pads, dilations, out = window(x)
     n = len(kernel)
-    padded = _pad(x, pads, out, kernel, strides, dilations, 0)
-    total = _windows(padded, kernel, strides, dilations, out).sum(axis=_last(n))
-    # The counted cells are a product of one interval per axis, so the counts are too.
+    cropped, kept, kept_pads, _ = _reaching(x, kernel, strides, pads, dilations, out)
+    padded = _pad(cropped, kept_pads, out, kept, strides, dilations, 0)
+    total = _windows(padded, kept, strides, dilations, out).sum(axis=_last(n))
+    # The counted cells are a product of one interval per axis, so the counts are too: per
+    # window, its taps within the input (and its explicit pads, when they count).
     count = np.ones((), dtype=total.dtype)
     for axis in range(n):
         size, before, after = x.shape[2 + axis], pads[axis], pads[axis + n]
-        counted = np.zeros(padded.shape[2 + axis], dtype=total.dtype)
-        counted[0 if include else before : before + size + (after if include else 0)] = 1
-        span = dilations[axis] * (kernel[axis] - 1) + 1
-        windows = sliding_window_view(counted, span)[:: strides[axis], :: dilations[axis]][: out[axis]]
-        count = np.multiply.outer(count, windows.sum(axis=-1))
+        low, high = (-before, size + after) if include else (0, size)
+        starts = np.arange(out[axis], dtype=np.int64) * strides[axis] - before
+        first = np.maximum(0, -((starts - low) // dilations[axis]))
+        last = np.minimum(kernel[axis] - 1, (high - 1 - starts) // dilations[axis])
+        count = np.multiply.outer(count, np.maximum(last - first + 1, 0).astype(total.dtype))
     return (total / count).astype(x.dtype, copy=False)
 
 
@@ -292,6 +297,7 @@ def lp_pool(op: LpPoolOp | LpPool3DOp) -> Compute:
 
     def pool(x: np.ndarray) -> np.ndarray:
         kernel, strides, pads, dilations, out = window(x)
+        x, kernel, pads, _ = _reaching(x, kernel, strides, pads, dilations, out)
         padded = _pad(np.abs(x), pads, out, kernel, strides, dilations, 0)
         powers = _windows(padded, kernel, strides, dilations, out) ** p
         return _root(powers.sum(axis=_last(len(kernel))), p).astype(x.dtype, copy=False)
@@ -378,6 +384,38 @@ def _output_size(
             count -= 1
         counts.append(count)
     return tuple(counts)
+
+
+def _reaching(
+    x: np.ndarray, kernel: Sizes, strides: Sizes, pads: Sizes, dilations: Sizes, out: Sizes
+) -> tuple[np.ndarray, Sizes, Sizes, tuple[slice, ...]]:
+    """The window taps that read the input in some window, for a pool whose padding is its
+    reduction's identity: the other taps read padding in every window, so they are left out (a
+    kernel of 2^31 over 5 rows pads a few rows, not 2^31). Returns `x` without the leading cells
+    no window reads, the kernel and leading pads of the kept taps (trailing pads are what the
+    windows still need, `_pad`'s to add), and the crop as an index of `x`."""
+    n = len(kernel)
+    kept, before, crop = [], [], [slice(None), slice(None)]
+    for axis in range(n):
+        size, k, s, d, o, pad = (
+            x.shape[2 + axis],
+            kernel[axis],
+            strides[axis],
+            dilations[axis],
+            out[axis],
+            pads[axis],
+        )
+        first = max(0, -((pad - (o - 1) * s) // -d))  # the last window's first tap inside
+        last = min(k - 1, (size - 1 + pad) // d)  # the first window's last tap inside
+        if first > last:  # no tap reads the input: one that reads only padding
+            first = last = min(first, k - 1)
+        lead = pad - first * d
+        kept.append(last - first + 1)
+        before.append(max(lead, 0))
+        crop.append(slice(max(-lead, 0), None))
+    if tuple(kept) == tuple(kernel) and tuple(before) == tuple(pads[:n]):
+        return x, kernel, pads, tuple(crop)
+    return x[tuple(crop)], tuple(kept), (*before, *(0,) * n), tuple(crop)
 
 
 def _pad(
