@@ -21,8 +21,17 @@ from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.frontends.tensorflow import CONVERTERS, load_model_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tensorflow"
-MODELS = ["cnn", "depthwise", "mlp", "transformer", "fused_batch_norm", "tensor_ops"]
+MODELS = [
+    "cnn",
+    "depthwise",
+    "mlp",
+    "transformer",
+    "fused_batch_norm",
+    "tensor_ops",
+    "strided_slices",
+]
 FLOAT = 1  # TensorFlow's DT_FLOAT
+INT32 = 3
 
 
 def _recorded(name: str) -> tuple[list[str], dict[str, np.ndarray], list[np.ndarray]]:
@@ -48,6 +57,7 @@ def test_fixture_matches_tensorflow(name: str, level: int) -> None:
     assert len(results) == len(expected)
     for index, (got, want) in enumerate(zip(results, expected, strict=True)):
         assert got.shape == want.shape, outputs[index]
+        assert got.dtype == want.dtype, outputs[index]
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=outputs[index])
 
 
@@ -87,8 +97,10 @@ def _node(graph_def: GraphDef, name: str, op: str, inputs=(), **attrs):
             for size in value:
                 node.attr[key].shape.dim.add(size=size)
         elif key == "value":
-            array = np.asarray(value, dtype=np.float32)
-            node.attr[key].tensor.dtype = FLOAT
+            array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=np.float32)
+            node.attr[key].tensor.dtype = {np.dtype(np.float32): FLOAT, np.dtype(np.int32): INT32}[
+                array.dtype
+            ]
             for size in array.shape:
                 node.attr[key].tensor.tensor_shape.dim.add(size=size)
             node.attr[key].tensor.tensor_content = array.tobytes()

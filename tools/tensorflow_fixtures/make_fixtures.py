@@ -5,12 +5,15 @@ with TensorFlow's convert_variables_to_constants_v2, and written as `<name>.pb`,
 outputs on fixed inputs as `<name>.npz` (`input_<placeholder>` and `output_<index>` arrays).
 
     python3 -m venv /tmp/tfvenv && /tmp/tfvenv/bin/pip install -r tools/tensorflow_fixtures/requirements.txt
-    /tmp/tfvenv/bin/python tools/tensorflow_fixtures/make_fixtures.py
+    /tmp/tfvenv/bin/python tools/tensorflow_fixtures/make_fixtures.py [name ...]
+
+Names given rebuild only those fixtures (every one by default).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -137,6 +140,133 @@ class TensorOps(tf.Module):
         return outputs
 
 
+class StridedSlices(tf.Module):
+    """Slices with every mask: reversed ranges from a masked begin, new axes, shrinks, ellipses."""
+
+    def __call__(self, x):
+        return [
+            x[:, tf.newaxis, ::-1, 2:],
+            x[..., ::-2],
+            x[::-1, ..., tf.newaxis, 1],
+            x[:, ::-3, ...],
+            x[..., 1, :],
+            x[1, ..., 2:5],
+            x[tf.newaxis, ..., 0],
+        ]
+
+
+class MathOps(tf.Module):
+    """Elementwise ops of tf.math and Keras' activations: log1p and expm1 also near 0 (scaled
+    back, so lost precision shows), roundings, trigonometry, floor division and remainders of
+    floats and integers, predicates, logic, and the reductions over booleans and norms."""
+
+    def __call__(self, x, n):
+        tiny = x * 1e-6
+        clipped = tf.clip_by_value(x, -0.9, 0.9)
+        outputs = [
+            tf.math.log1p(tiny) * 1e6,
+            tf.math.expm1(tiny) * 1e6,
+            tf.math.log1p(tf.abs(x)),
+            tf.math.expm1(x),
+            tf.math.softsign(x),
+            tf.math.reciprocal(tf.abs(x) + 0.5),
+            tf.math.floor(x * 3.0),
+            tf.math.ceil(x * 3.0),
+            tf.math.round(x * 3.0),
+            tf.math.rint(x * 2.5),
+            tf.math.sign(x),
+            tf.math.sin(x) + tf.math.cos(x) + tf.math.tan(x * 0.5) + tf.math.atan(x),
+            tf.math.sinh(x) + tf.math.cosh(x) + tf.math.asinh(x) + tf.math.acosh(tf.abs(x) + 1.0),
+            tf.math.asin(clipped) + tf.math.acos(clipped) + tf.math.atanh(clipped),
+            tf.math.floordiv(x, 0.7),
+            tf.math.floormod(x, -0.7),
+            tf.truncatemod(x, 0.7),
+            tf.math.floordiv(n, -3),
+            tf.math.floormod(n, 4),
+            tf.math.floormod(n, -4),
+            tf.truncatemod(n, -3),
+            tf.math.divide_no_nan(x, tf.nn.relu(x)),
+        ]
+        ratio = x / tf.math.floor(tf.abs(x))  # inf where |x| < 1
+        outputs += [
+            tf.cast(tf.math.is_finite(ratio), tf.float32),
+            tf.cast(tf.math.is_inf(ratio), tf.float32) + tf.cast(tf.math.is_nan(ratio * 0.0), tf.float32),
+            tf.cast(tf.math.not_equal(n, 2), tf.int32) + tf.cast(tf.math.greater_equal(x, 0.1), tf.int32),
+            tf.cast(tf.math.less_equal(x, 0.1), tf.int32),
+            tf.cast(tf.logical_or(tf.logical_and(x > 0.0, x < 1.0), tf.logical_not(x > -0.5)), tf.int32),
+            tf.cast(tf.reduce_any(x > 1.0, 1), tf.int32) + tf.cast(tf.reduce_all(x > -1.0, 1), tf.int32),
+            tf.math.reduce_euclidean_norm(x, 2),
+            tf.nn.l2_loss(x),
+        ]
+        return outputs
+
+
+class IndexOps(tf.Module):
+    """Indexing, ordering and scanning ops: argmin, top_k and sort, cumsum, reverse,
+    broadcast_to, gather_nd, gather with batch_dims, band_part, SYMMETRIC padding and einsum
+    with an ellipsis."""
+
+    def __call__(self, x, w):
+        top = tf.math.top_k(x, 3)
+        return [
+            tf.argmin(x, 2),
+            tf.argmin(x, 1, output_type=tf.int32),
+            top.values,
+            top.indices,
+            tf.sort(x, -1, direction="DESCENDING"),
+            tf.math.cumsum(x, 1),
+            tf.math.cumsum(x, 2, exclusive=True, reverse=True),
+            tf.reverse(x, [0, 2]),
+            tf.broadcast_to(x[:, :1], [2, 4, 6]),
+            tf.gather_nd(x, [[0, 1], [1, 3]]),
+            tf.gather_nd(x, [[[1, 2, 3]]]),
+            tf.gather(x, [[0, 3, 1], [2, 0, 3]], axis=1, batch_dims=1),
+            tf.gather(x, [[5, 0], [1, 1]], axis=2, batch_dims=1),
+            tf.linalg.band_part(x, 1, 2),
+            tf.linalg.band_part(x, -1, 0),
+            tf.linalg.band_part(x, 0, -1),
+            tf.pad(x, [[0, 0], [1, 2], [3, 0]], mode="SYMMETRIC"),
+            tf.einsum("...j,jk->...k", x, w),
+            tf.einsum("...ij,...kj->...ik", x, x),
+        ]
+
+
+def text_cnn() -> tf.keras.Model:
+    """Token ids through an Embedding, a dilated Conv1D (TensorFlow wraps it in
+    SpaceToBatchND and BatchToSpaceND), global max pooling and a Dense softmax."""
+    inputs = layers.Input((20,), batch_size=1, dtype="int32")
+    x = layers.Embedding(50, 8)(inputs)
+    x = layers.Conv1D(8, 3, activation="relu")(x)
+    x = layers.Conv1D(6, 3, padding="same", dilation_rate=2)(x)
+    x = layers.GlobalMaxPooling1D()(x)
+    return tf.keras.Model(inputs, layers.Dense(4, activation="softmax")(x))
+
+
+def causal_attention() -> tf.keras.Model:
+    """Self-attention with a causal mask (MatrixBandPart, LogicalAnd) and a residual layer norm."""
+    inputs = layers.Input((6, 16), batch_size=1)
+    attention = layers.MultiHeadAttention(num_heads=2, key_dim=8)(inputs, inputs, use_causal_mask=True)
+    return tf.keras.Model(inputs, layers.LayerNormalization()(inputs + attention))
+
+
+def strided_slices():
+    return StridedSlices(), [tf.TensorSpec([2, 4, 6], tf.float32, name="x")]
+
+
+def math_ops():
+    return MathOps(), [
+        tf.TensorSpec([2, 4, 6], tf.float32, name="x"),
+        tf.TensorSpec([2, 4, 6], tf.int32, name="n"),
+    ]
+
+
+def index_ops():
+    return IndexOps(), [
+        tf.TensorSpec([2, 4, 6], tf.float32, name="x"),
+        tf.TensorSpec([6, 3], tf.float32, name="w"),
+    ]
+
+
 def fused_batch_norm():
     return FusedBatchNorm(), [tf.TensorSpec([1, 10, 10, 3], tf.float32, name="image")]
 
@@ -151,6 +281,9 @@ def tensor_ops():
 
 MODELS = {"cnn": cnn, "depthwise": depthwise, "mlp": mlp, "transformer": transformer}
 MODULES = {"fused_batch_norm": fused_batch_norm, "tensor_ops": tensor_ops}
+MORE_MODELS = {"text_cnn": text_cnn, "causal_attention": causal_attention}
+MORE_MODULES = {"strided_slices": strided_slices, "math_ops": math_ops, "index_ops": index_ops}
+"""Added later: seeded after the first ones, so those keep their inputs."""
 
 
 def freeze(model: tf.keras.Model):
@@ -161,7 +294,12 @@ def freeze(model: tf.keras.Model):
 
 def built():
     """Each fixture's name and frozen function."""
-    for index, (name, build) in enumerate(MODELS.items()):
+    yield from _built(MODELS, MODULES, 0)
+    yield from _built(MORE_MODELS, MORE_MODULES, len(MODELS))
+
+
+def _built(models, modules, first_seed: int):
+    for index, (name, build) in enumerate(models.items(), first_seed):
         tf.keras.utils.set_random_seed(index)
         model = build()
         # Batch-norm statistics away from 0 and 1, so that the test sees them applied.
@@ -171,7 +309,7 @@ def built():
                 layer.moving_mean.assign(np.linspace(-0.5, 0.5, channels).astype(np.float32))
                 layer.moving_variance.assign(np.linspace(0.5, 2.0, channels).astype(np.float32))
         yield name, freeze(model)
-    for name, build in MODULES.items():
+    for name, build in modules.items():
         module, specs = build()
         yield (
             name,
@@ -179,13 +317,23 @@ def built():
         )
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
+    """Writes the fixtures `names` lists (all by default)."""
     OUT.mkdir(parents=True, exist_ok=True)
     for index, (name, frozen) in enumerate(built()):
+        if names and name not in names:
+            continue
         rng = np.random.default_rng(index)
         feeds = {}
         for t in frozen.inputs:
-            feeds[t.name.partition(":")[0]] = rng.standard_normal(t.shape).astype(np.float32)
+            name_of_input = t.name.partition(":")[0]
+            if t.dtype.is_integer:  # a Keras model's token ids; else integers to divide, some negative
+                values = rng.integers(1, 50, t.shape)
+                if not name_of_input.startswith("input_"):
+                    values *= rng.choice([-1, 1], t.shape)
+                feeds[name_of_input] = values.astype(t.dtype.as_numpy_dtype)
+            else:
+                feeds[name_of_input] = rng.standard_normal(t.shape).astype(np.float32)
         results = frozen(*[tf.constant(v) for v in feeds.values()])
         results = results if isinstance(results, list | tuple) else [results]
         (OUT / f"{name}.pb").write_bytes(frozen.graph.as_graph_def().SerializeToString())
@@ -198,4 +346,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
