@@ -28,7 +28,9 @@ MODELS = [
     "transformer",
     "fused_batch_norm",
     "tensor_ops",
+    "text_cnn",
     "strided_slices",
+    "index_ops",
 ]
 FLOAT = 1  # TensorFlow's DT_FLOAT
 INT32 = 3
@@ -264,3 +266,48 @@ def test_defaults_identity_n_select_and_batch_matmul() -> None:
     )
     assert fed.inputs == ["x", "d"]
     np.testing.assert_allclose(_run(fed, {"x": x, "d": x}, 3)[0], 2 * x)
+
+
+def _cubic_resize_axis(x: np.ndarray, size: int, axis: int, half_pixel: bool) -> np.ndarray:
+    """Bicubic interpolation along one axis, written from TensorFlow's definition: Keys' kernel
+    with a = -0.5 on half-pixel centers, samples outside the input dropped and the weights
+    renormalized; else a = -0.75 on `out * in / size`, edge samples repeated."""
+    a = -0.5 if half_pixel else -0.75
+
+    def kernel(s: float) -> float:
+        s = abs(s)
+        if s <= 1:
+            return ((a + 2) * s - (a + 3)) * s * s + 1
+        return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a if s < 2 else 0.0
+
+    length = x.shape[axis]
+    rows = []
+    for out in range(size):
+        at = (out + 0.5) * length / size - 0.5 if half_pixel else out * length / size
+        first = int(np.floor(at))
+        taps = [first - 1, first, first + 1, first + 2]
+        weights = [kernel(at - t) for t in taps]
+        if half_pixel:
+            weights = [w if 0 <= t < length else 0.0 for w, t in zip(weights, taps, strict=True)]
+            weights = [w / sum(weights) for w in weights]
+        taps = [min(max(t, 0), length - 1) for t in taps]
+        rows.append(sum(w * np.take(x, t, axis=axis) for w, t in zip(weights, taps, strict=True)))
+    return np.stack(rows, axis=axis)
+
+
+@pytest.mark.parametrize("half_pixel", [True, False])
+def test_resize_bicubic(half_pixel: bool) -> None:
+    """ResizeBicubic uses TensorFlow's kernel for each coordinate mode (TensorFlow itself reads
+    the weights from a table at 1/1024 steps, which moves its results by up to about 1e-3)."""
+    graph_def = GraphDef()
+    _node(graph_def, "image", "Placeholder", dtype=FLOAT, shape=[1, 5, 6, 2])
+    _node(graph_def, "size", "Const", value=np.array([9, 4], np.int32))
+    resize = _node(graph_def, "resized", "ResizeBicubic", ["image", "size"], T=FLOAT)
+    resize.attr["half_pixel_centers"].b = half_pixel
+    image = np.random.default_rng(3).standard_normal((1, 5, 6, 2)).astype(np.float32)
+    expected = _cubic_resize_axis(
+        _cubic_resize_axis(image.astype(np.float64), 9, 1, half_pixel), 4, 2, half_pixel
+    )
+    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
+    for level in (0, 3):
+        np.testing.assert_allclose(_run(graph, {"image": image}, level)[0], expected, rtol=1e-5, atol=1e-5)

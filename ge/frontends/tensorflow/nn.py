@@ -96,10 +96,38 @@ def _batch_matmul(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _einsum(imp: Importer, node: Node) -> list[Tensor]:
-    equation = str(node.attr("equation", ""))
-    if not equation or "..." in equation:
-        raise node.fail(f"equation '{equation}' is not supported (explicit subscripts without '...' are)")
+    equation = str(node.attr("equation", "")).replace(" ", "")
+    if not equation:
+        raise node.invalid("has no equation")
+    if "..." in equation:
+        equation = _explicit_ellipsis(node, equation)
     return [imp.g.add_op(ops.EinsumOp, node.inputs, {"equation": StringAttr(equation)}, node.name)]
+
+
+def _explicit_ellipsis(node: Node, equation: str) -> str:
+    """The equation with each '...' spelled as letters the equation does not use, one per axis
+    it stands for, aligned at the right as broadcasting aligns them."""
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(node.inputs):
+        raise node.invalid(f"equation '{equation}' names {len(terms)} operands, not {len(node.inputs)}")
+    counts = []
+    for term, t in zip(terms, node.inputs, strict=True):
+        counts.append(len(t.shape) - len(term.replace("...", "")) if "..." in term else 0)
+    if any(c < 0 for c in counts):
+        raise node.invalid(f"equation '{equation}' has more subscripts than its operands have axes")
+    spare = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation]
+    width = max(counts)
+    if width > len(spare):
+        raise node.fail(f"equation '{equation}' needs more subscript letters than there are")
+    letters = "".join(spare[:width])
+    terms = [term.replace("...", letters[width - c :]) for term, c in zip(terms, counts, strict=True)]
+    if arrow:
+        output = output.replace("...", letters)
+    else:
+        once = sorted(c for c in set("".join(terms)) if "".join(terms).count(c) == 1 and c not in letters)
+        output = letters + "".join(once)
+    return ",".join(terms) + "->" + output
 
 
 def _softmax(op_class: type) -> Converter:
@@ -111,14 +139,20 @@ def _softmax(op_class: type) -> Converter:
 
 def _resize(mode: str) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        """align_corners and half_pixel_centers map to the coordinate modes of the same meaning."""
+        """align_corners and half_pixel_centers map to the coordinate modes of the same meaning;
+        bicubic weights are Keys' (a = -0.5, samples outside the input left out and the rest
+        renormalized) with half-pixel centers and a = -0.75 (edge samples repeated) without, as
+        TensorFlow's; TensorFlow tabulates them at 1/1024 steps, so results differ from its by up to
+        about 1e-3 of the input's range."""
         x = node.inputs[0]
         height, width = node.ints(1)
+        cubic_a = -0.75
         if node.attr("align_corners", False):
             coordinates, nearest = "align_corners", "round_prefer_ceil"
         elif node.attr("half_pixel_centers", False):
-            coordinates = "half_pixel" if mode == "linear" else "tf_half_pixel_for_nn"
+            coordinates = "tf_half_pixel_for_nn" if mode == "nearest" else "half_pixel"
             nearest = "floor"
+            cubic_a = -0.5
         else:
             coordinates, nearest = "asymmetric", "floor"
         n, h, w, c = x.shape
@@ -130,8 +164,8 @@ def _resize(mode: str) -> Converter:
             "mode": StringAttr(mode),
             "coordinate_transformation_mode": StringAttr(coordinates),
             "nearest_mode": StringAttr(nearest),
-            "cubic_coeff_a": ops.float_attr(-0.75),
-            "exclude_outside": bool_attr(False),
+            "cubic_coeff_a": ops.float_attr(cubic_a),
+            "exclude_outside": bool_attr(cubic_a == -0.5),
             "extrapolation_value": ops.float_attr(0.0),
             "antialias": bool_attr(False),
         }
@@ -269,4 +303,5 @@ CONVERTERS: dict[str, Converter] = {
     "LogSoftmax": _softmax(ops.LogSoftmaxOp),
     "ResizeBilinear": _resize("linear"),
     "ResizeNearestNeighbor": _resize("nearest"),
+    "ResizeBicubic": _resize("cubic"),
 }
