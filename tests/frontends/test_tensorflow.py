@@ -29,7 +29,9 @@ MODELS = [
     "fused_batch_norm",
     "tensor_ops",
     "text_cnn",
+    "causal_attention",
     "strided_slices",
+    "math_ops",
     "index_ops",
 ]
 FLOAT = 1  # TensorFlow's DT_FLOAT

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ge.dialects import graph as ops
+from ge.dialects.common import bool_attr
 from ge.graph import Tensor
 
 from .importer import Converter, Importer, Node
@@ -32,11 +33,19 @@ def binary_op(
     return imp.g.add_op(op_class, [a, b], None, name)
 
 
-def unary_op(imp: Importer, node: Node, op_class: type, x: Tensor, props: dict | None = None) -> Tensor:
+def unary_op(
+    imp: Importer,
+    node: Node,
+    op_class: type,
+    x: Tensor,
+    props: dict | None = None,
+    name: str | None = None,
+) -> Tensor:
+    name = name or node.name
     source = imp.nchw_source.get(x.value)
     if source is not None:
-        return imp.to_nhwc(imp.g.add_op(op_class, [source], props, f"{node.name}.nchw"), node.name)
-    return imp.g.add_op(op_class, [x], props, node.name)
+        return imp.to_nhwc(imp.g.add_op(op_class, [source], props, f"{name}.nchw"), name)
+    return imp.g.add_op(op_class, [x], props, name)
 
 
 def _per_channel(imp: Importer, tensor: Tensor, name: str) -> Tensor | None:
@@ -90,10 +99,86 @@ def _squared_difference(imp: Importer, node: Node) -> list[Tensor]:
     return [binary_op(imp, node, ops.MulOp, difference, difference)]
 
 
+def _not_equal(imp: Importer, node: Node) -> list[Tensor]:
+    equal = binary_op(imp, node, ops.EqualOp, node.inputs[0], node.inputs[1], f"{node.name}.equal")
+    return [unary_op(imp, node, ops.NotOp, equal)]
+
+
 def _erfc(imp: Importer, node: Node) -> list[Tensor]:
     erf = unary_op(imp, node, ops.ErfOp, node.inputs[0])
     one = _scalar(imp, node, 1, erf.dtype, "one")
     return [binary_op(imp, node, ops.SubOp, one, erf, f"{node.name}.complement")]
+
+
+def _log1p(imp: Importer, node: Node) -> list[Tensor]:
+    """log(1 + x) as log(u) * x / (u - 1) with u = 1 + x (x itself where u rounds to 1), which keeps
+    the precision of a small x that log(1 + x) alone loses (Goldberg's formula)."""
+    x = node.inputs[0]
+    one = _scalar(imp, node, 1, x.dtype, "one")
+    u = binary_op(imp, node, ops.AddOp, x, one, f"{node.name}.u")
+    shifted = binary_op(imp, node, ops.SubOp, u, one, f"{node.name}.u_minus_one")
+    log = unary_op(imp, node, ops.LogOp, u, name=f"{node.name}.log")
+    ratio = binary_op(imp, node, ops.DivOp, x, shifted, f"{node.name}.ratio")
+    scaled = binary_op(imp, node, ops.MulOp, log, ratio, f"{node.name}.scaled")
+    exact = binary_op(imp, node, ops.EqualOp, u, one, f"{node.name}.exact")
+    return [imp.g.add_op(ops.WhereOp, [exact, x, scaled], None, node.name)]
+
+
+def _expm1(imp: Importer, node: Node) -> list[Tensor]:
+    """exp(x) - 1 as (u - 1) * x / log(u) with u = exp(x) (x itself where u rounds to 1, and -1
+    where u - 1 does), which keeps the precision of a small x (Kahan's formula)."""
+    x = node.inputs[0]
+    one = _scalar(imp, node, 1, x.dtype, "one")
+    u = unary_op(imp, node, ops.ExpOp, x, name=f"{node.name}.u")
+    shifted = binary_op(imp, node, ops.SubOp, u, one, f"{node.name}.u_minus_one")
+    log = unary_op(imp, node, ops.LogOp, u, name=f"{node.name}.log")
+    ratio = binary_op(imp, node, ops.DivOp, x, log, f"{node.name}.ratio")
+    scaled = binary_op(imp, node, ops.MulOp, shifted, ratio, f"{node.name}.scaled")
+    minus_one = _scalar(imp, node, -1, x.dtype, "minus_one")
+    saturated = binary_op(imp, node, ops.EqualOp, shifted, minus_one, f"{node.name}.saturated")
+    low = imp.g.add_op(ops.WhereOp, [saturated, minus_one, scaled], None, f"{node.name}.low")
+    exact = binary_op(imp, node, ops.EqualOp, u, one, f"{node.name}.exact")
+    return [imp.g.add_op(ops.WhereOp, [exact, x, low], None, node.name)]
+
+
+def _floor_div(imp: Importer, node: Node) -> list[Tensor]:
+    """floor(x / y): for integers (x - x mod y) / y, exact, with the divisor-signed remainder."""
+    x, y = node.inputs
+    if _is_float(x):
+        quotient = binary_op(imp, node, ops.DivOp, x, y, f"{node.name}.quotient")
+        return [unary_op(imp, node, ops.FloorOp, quotient)]
+    remainder = imp.g.add_op(ops.ModOp, [x, y], {"fmod": bool_attr(False)}, f"{node.name}.remainder")
+    whole = binary_op(imp, node, ops.SubOp, x, remainder, f"{node.name}.whole")
+    return [binary_op(imp, node, ops.DivOp, whole, y)]
+
+
+def _mod(fmod: bool) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        """FloorMod takes the divisor's sign (Python's %), TruncateMod the dividend's (C's fmod)."""
+        return [imp.g.add_op(ops.ModOp, node.inputs[:2], {"fmod": bool_attr(fmod)}, node.name)]
+
+    return convert
+
+
+def _div_no_nan(imp: Importer, node: Node) -> list[Tensor]:
+    """x / y, and 0 where y is 0."""
+    x, y = node.inputs
+    zero = _scalar(imp, node, 0, y.dtype, "zero")
+    divisor_zero = binary_op(imp, node, ops.EqualOp, y, zero, f"{node.name}.divisor_zero")
+    quotient = binary_op(imp, node, ops.DivOp, x, y, f"{node.name}.quotient")
+    return [imp.g.add_op(ops.WhereOp, [divisor_zero, zero, quotient], None, node.name)]
+
+
+def _is_finite(imp: Importer, node: Node) -> list[Tensor]:
+    x = node.inputs[0]
+    nan = unary_op(imp, node, ops.IsNaNOp, x, name=f"{node.name}.nan")
+    inf = unary_op(imp, node, ops.IsInfOp, x, name=f"{node.name}.inf")
+    either = binary_op(imp, node, ops.OrOp, nan, inf, f"{node.name}.not_finite")
+    return [unary_op(imp, node, ops.NotOp, either)]
+
+
+def _is_float(x: Tensor) -> bool:
+    return x.dtype.startswith(("float", "bfloat"))
 
 
 def _add_n(imp: Importer, node: Node) -> list[Tensor]:
@@ -150,6 +235,38 @@ CONVERTERS: dict[str, Converter] = {
     "Log": _unary(ops.LogOp),
     "Neg": _unary(ops.NegOp),
     "Square": _square,
+    "Log1p": _log1p,
+    "Expm1": _expm1,
+    "Softsign": _unary(ops.SoftsignOp),
+    "Reciprocal": _unary(ops.ReciprocalOp),
+    "Inv": _unary(ops.ReciprocalOp),
+    "Floor": _unary(ops.FloorOp),
+    "Ceil": _unary(ops.CeilOp),
+    "Round": _unary(ops.RoundOp),
+    "Rint": _unary(ops.RoundOp),
+    "Sign": _unary(ops.SignOp),
+    "Sin": _unary(ops.SinOp),
+    "Cos": _unary(ops.CosOp),
+    "Tan": _unary(ops.TanOp),
+    "Asin": _unary(ops.AsinOp),
+    "Acos": _unary(ops.AcosOp),
+    "Atan": _unary(ops.AtanOp),
+    "Sinh": _unary(ops.SinhOp),
+    "Cosh": _unary(ops.CoshOp),
+    "Asinh": _unary(ops.AsinhOp),
+    "Acosh": _unary(ops.AcoshOp),
+    "Atanh": _unary(ops.AtanhOp),
+    "IsNan": _unary(ops.IsNaNOp),
+    "IsInf": _unary(ops.IsInfOp),
+    "IsFinite": _is_finite,
+    "LogicalNot": _unary(ops.NotOp),
+    "LogicalAnd": _binary(ops.AndOp),
+    "LogicalOr": _binary(ops.OrOp),
+    "FloorDiv": _floor_div,
+    "FloorMod": _mod(fmod=False),
+    "TruncateMod": _mod(fmod=True),
+    "Mod": _mod(fmod=True),
+    "DivNoNan": _div_no_nan,
     "Add": _binary(ops.AddOp),
     "AddV2": _binary(ops.AddOp),
     "AddN": _add_n,
@@ -163,6 +280,9 @@ CONVERTERS: dict[str, Converter] = {
     "Less": _binary(ops.LessOp),
     "Greater": _binary(ops.GreaterOp),
     "Equal": _binary(ops.EqualOp),
+    "NotEqual": _not_equal,
+    "LessEqual": _binary(ops.LessEqualOp),
+    "GreaterEqual": _binary(ops.GreaterEqualOp),
     "Cast": _cast,
     "Select": _select,
     "SelectV2": _select,
