@@ -313,3 +313,21 @@ def test_resize_bicubic(half_pixel: bool) -> None:
     graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
     for level in (0, 3):
         np.testing.assert_allclose(_run(graph, {"image": image}, level)[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_shape_of_a_dynamic_batch_names_input_shapes() -> None:
+    """Keras models freeze with an unknown batch, and a Keras Reshape or Flatten reads it with
+    Shape: the refusal shows the unknown dimension as '?' and names the fix, which works."""
+    graph_def = GraphDef()
+    _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[-1, 2, 3])
+    _node(graph_def, "shape", "Shape", ["x"], T=FLOAT)
+    _node(graph_def, "flat", "Reshape", ["x", "shape"], T=FLOAT)
+    with pytest.raises(
+        UnsupportedOperatorError,
+        match=r"Shape at node 'shape': needs static dimensions, got \[\?, 2, 3\]: give the placeholders' "
+        r"shapes in input_shapes \(parse_tensorflow\(\.\.\., input_shapes=\{'x': \[\.\.\.\]\}\)\)",
+    ):
+        ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
+    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), input_shapes={"x": [1, 2, 3]})
+    x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+    np.testing.assert_array_equal(_run(graph, {"x": x}, 0)[0], x)

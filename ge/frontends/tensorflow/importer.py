@@ -280,9 +280,21 @@ def tensor_array(proto, what: str, max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BY
 
 
 def static_dims(node: Node, x: Tensor) -> list[int]:
+    """The dimensions of `x`; a dynamic one (a placeholder's unknown batch) is refused with the
+    fix: fixing the placeholder's shape by input_shapes."""
     if any(d < 0 for d in x.shape):
-        raise node.fail(f"needs static dimensions, got {list(x.shape)}")
+        shown = ", ".join("?" if d < 0 else str(d) for d in x.shape)
+        raise node.fail(
+            f"needs static dimensions, got [{shown}]: give the placeholders' shapes in input_shapes "
+            f"(parse_tensorflow(..., input_shapes={{{_placeholder_hint(node)}}}))"
+        )
     return list(x.shape)
+
+
+def _placeholder_hint(node: Node) -> str:
+    """`'name': [...]` for each graph input, the names a user passes in input_shapes."""
+    names = node.importer.g.inputs
+    return ", ".join(f"'{name}': [...]" for name in names) or "'input': [...]"
 
 
 def transpose(imp: Importer, x: Tensor, perm: Sequence[int], name: str) -> Tensor:
