@@ -33,6 +33,8 @@ MODELS = [
     "strided_slices",
     "math_ops",
     "index_ops",
+    "lstm",
+    "gru_backwards",
 ]
 FLOAT = 1  # TensorFlow's DT_FLOAT
 INT32 = 3
@@ -108,6 +110,8 @@ def _node(graph_def: GraphDef, name: str, op: str, inputs=(), **attrs):
             for size in array.shape:
                 node.attr[key].tensor.tensor_shape.dim.add(size=size)
             node.attr[key].tensor.tensor_content = array.tobytes()
+        elif key == "frame_name":
+            node.attr[key].s = value.encode()
         elif isinstance(value, bool):
             node.attr[key].b = value
         elif isinstance(value, float):
@@ -331,3 +335,97 @@ def test_a_shape_of_a_dynamic_batch_names_input_shapes() -> None:
     graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), input_shapes={"x": [1, 2, 3]})
     x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
     np.testing.assert_array_equal(_run(graph, {"x": x}, 0)[0], x)
+
+
+def _loop(limit: str) -> GraphDef:
+    """TensorFlow 1's lowered form of `acc = x; i = 0; while i < limit: acc *= x; i += 1`, as
+    convert_variables_to_constants_v2 writes a Keras RNN's loop; `limit` names its bound's node."""
+    graph_def = GraphDef()
+    _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[2])
+    _node(graph_def, "zero", "Const", value=np.array(0, np.int32))
+    _node(graph_def, "one", "Const", value=np.array(1, np.int32))
+    frame = {"frame_name": "loop"}
+    _node(graph_def, "enter_i", "Enter", ["zero"], **frame)
+    _node(graph_def, "enter_acc", "Enter", ["x"], **frame)
+    _node(graph_def, "enter_x", "Enter", ["x"], is_constant=True, **frame)
+    _node(graph_def, "enter_limit", "Enter", [limit], is_constant=True, **frame)
+    _node(graph_def, "enter_one", "Enter", ["one"], is_constant=True, **frame)
+    _node(graph_def, "merge_i", "Merge", ["enter_i", "next_i"])
+    _node(graph_def, "merge_acc", "Merge", ["enter_acc", "next_acc"])
+    _node(graph_def, "less", "Less", ["merge_i", "enter_limit"])
+    _node(graph_def, "condition", "LoopCond", ["less"])
+    _node(graph_def, "switch_i", "Switch", ["merge_i", "condition"])
+    _node(graph_def, "switch_acc", "Switch", ["merge_acc", "condition"])
+    _node(graph_def, "body_i", "Identity", ["switch_i:1"])
+    _node(graph_def, "body_acc", "Identity", ["switch_acc:1"])
+    _node(graph_def, "add", "AddV2", ["body_i", "enter_one"])
+    _node(graph_def, "times", "Mul", ["body_acc", "enter_x"])
+    _node(graph_def, "next_i", "NextIteration", ["add"])
+    _node(graph_def, "next_acc", "NextIteration", ["times"])
+    _node(graph_def, "exit_acc", "Exit", ["switch_acc"])
+    _node(graph_def, "exit_i", "Exit", ["switch_i"])
+    _node(graph_def, "y", "Identity", ["exit_acc"])
+    return graph_def
+
+
+def test_a_lowered_while_loop_is_unrolled() -> None:
+    """Three iterations of the loop: x ** 4, each iteration's ops named after it."""
+    graph_def = _loop("three")
+    _node(graph_def, "three", "Const", value=np.array(3, np.int32))
+    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["y"])
+    assert [n.name for n in graph.nodes if n.op_type == "mul"] == ["times/0", "times/1", "times/2"]
+    x = np.array([1.5, -2.0], np.float32)
+    for level in (0, 3):
+        np.testing.assert_allclose(_run(graph, {"x": x}, level)[0], x**4, rtol=1e-6)
+
+
+def test_a_loop_whose_trip_count_is_not_known_is_refused() -> None:
+    graph_def = _loop("limit")
+    _node(graph_def, "limit", "Placeholder", dtype=INT32, shape=[])
+    with pytest.raises(
+        UnsupportedOperatorError,
+        match="LoopCond at node 'condition': the condition of while loop 'loop' is not known when the "
+        "model is imported",
+    ):
+        ge.GraphParser().parse_tensorflow(
+            graph_def.SerializeToString(), outputs=["y"], input_shapes={"limit": []}
+        )
+
+
+@pytest.mark.parametrize("taken", [True, False])
+def test_a_lowered_cond_with_a_known_predicate_takes_its_branch(taken: bool) -> None:
+    """tf.cond lowered to Switch and Merge: the branch not taken is dead and builds no op."""
+    graph_def = GraphDef()
+    _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[2])
+    _node(graph_def, "p", "Const", value=np.array(1.0 if taken else -1.0, np.float32))
+    _node(graph_def, "zero", "Const", value=0.0)
+    _node(graph_def, "predicate", "Greater", ["p", "zero"])
+    _node(graph_def, "switch", "Switch", ["x", "predicate"])
+    _node(graph_def, "double", "Mul", ["switch:1", "switch:1"])
+    _node(graph_def, "negate", "Neg", ["switch:0"])
+    _node(graph_def, "merge", "Merge", ["negate", "double"])
+    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["merge"])
+    kinds = {n.op_type for n in graph.nodes}
+    assert ("mul" in kinds, "neg" in kinds) == (taken, not taken)
+    x = np.array([3.0, -0.5], np.float32)
+    np.testing.assert_allclose(_run(graph, {"x": x}, 0)[0], x * x if taken else -x)
+
+
+def test_a_cond_on_a_computed_predicate_is_refused() -> None:
+    graph_def = GraphDef()
+    _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[2])
+    _node(graph_def, "zero", "Const", value=0.0)
+    _node(graph_def, "predicate", "Greater", ["x", "zero"])
+    _node(graph_def, "switch", "Switch", ["x", "predicate"])
+    _node(graph_def, "merge", "Merge", ["switch:0", "switch:1"])
+    with pytest.raises(UnsupportedOperatorError, match="Switch at node 'switch': its predicate is not known"):
+        ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["merge"])
+
+
+def test_functional_control_flow_names_the_freezing_that_lowers_it() -> None:
+    graph_def = _small_graph()
+    _node(graph_def, "loop", "StatelessWhile", ["y"])
+    with pytest.raises(
+        UnsupportedOperatorError, match="StatelessWhile .*lower_control_flow=True.* at node 'loop'"
+    ):
+        ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())

@@ -249,6 +249,22 @@ def causal_attention() -> tf.keras.Model:
     return tf.keras.Model(inputs, layers.LayerNormalization()(inputs + attention))
 
 
+def lstm() -> tf.keras.Model:
+    """A Keras LSTM over 5 steps, frozen as TensorFlow lowers its while loop (Enter, Merge,
+    Switch, LoopCond, NextIteration, Exit and tensor lists), then a Dense; short layer names keep
+    the file small."""
+    inputs = layers.Input((5, 3), batch_size=1, name="x")
+    x = layers.LSTM(4, return_sequences=True, name="l")(inputs)
+    return tf.keras.Model(inputs, layers.Dense(2, name="d")(x), name="m")
+
+
+def gru_backwards() -> tf.keras.Model:
+    """A GRU over the reversed sequence (the backward half of a Bidirectional layer), returning
+    its last state."""
+    inputs = layers.Input((4, 3), batch_size=1, name="x")
+    return tf.keras.Model(inputs, layers.GRU(3, go_backwards=True, name="g")(inputs), name="m")
+
+
 def strided_slices():
     return StridedSlices(), [tf.TensorSpec([2, 4, 6], tf.float32, name="x")]
 
@@ -281,7 +297,12 @@ def tensor_ops():
 
 MODELS = {"cnn": cnn, "depthwise": depthwise, "mlp": mlp, "transformer": transformer}
 MODULES = {"fused_batch_norm": fused_batch_norm, "tensor_ops": tensor_ops}
-MORE_MODELS = {"text_cnn": text_cnn, "causal_attention": causal_attention}
+MORE_MODELS = {
+    "text_cnn": text_cnn,
+    "causal_attention": causal_attention,
+    "lstm": lstm,
+    "gru_backwards": gru_backwards,
+}
 MORE_MODULES = {"strided_slices": strided_slices, "math_ops": math_ops, "index_ops": index_ops}
 """Added later: seeded after the first ones, so those keep their inputs."""
 

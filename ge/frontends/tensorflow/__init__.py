@@ -18,7 +18,8 @@ from ge.graph import Graph, Tensor
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES
 
 from ..common import unsupported_operators_error
-from . import elementwise, nn, tensor
+from . import control, elementwise, nn, tensor
+from .control import Frame, back_edge, find_frames, unroll
 from .importer import DTYPES, Converter, Importer, Node, NodeDef, tensor_array, tensor_name
 
 
@@ -57,6 +58,7 @@ CONVERTERS: dict[str, Converter] = {
     **elementwise.CONVERTERS,
     **nn.CONVERTERS,
     **tensor.CONVERTERS,
+    **control.CONVERTERS,
 }
 """Every supported TensorFlow op type and its converter."""
 
@@ -158,10 +160,11 @@ def import_tensorflow(
         if node.name in nodes:
             raise InvalidModelError(f"two nodes are named '{node.name}'")
         nodes[node.name] = node
-    order = _data_order(nodes)
+    frame_of = {name: f"while {frame}" for name, frame in find_frames(nodes).items()}
+    order = _data_order(nodes, {})
     wanted = _outputs(nodes, outputs)
-    needed = _needed(nodes, order, wanted)
-    check_supported([nodes[name] for name in needed])
+    needed = _needed(nodes, wanted)
+    check_supported([nodes[name] for name in order if name in needed])
     importer = Importer(CONVERTERS, input_shapes, max_tensor_bytes)
     unknown = sorted(
         set(importer.input_shapes) - {n for n, p in nodes.items() if p.op.startswith("Placeholder")}
@@ -171,8 +174,15 @@ def import_tensorflow(
         raise InvalidModelError(
             f"input_shapes names {unknown}, which are not placeholders (they are {placeholders})"
         )
-    for name in needed:
-        importer.convert(nodes[name])
+    frames: dict[str, Frame] = {}
+    for name in order:
+        if name in frame_of and name in needed:
+            frames.setdefault(frame_of[name], Frame(frame_of[name].removeprefix("while "))).nodes.append(name)
+    for unit in _data_order(nodes, frame_of):
+        if unit in frames:
+            unroll(importer, frames[unit], nodes)
+        elif unit in needed and unit not in frame_of:
+            importer.convert(nodes[unit])
     for reference in wanted:
         importer.g.add_output(importer.tensor(reference, "the graph outputs"), reference)
     return importer.g
@@ -184,7 +194,28 @@ def check_supported(nodes: Sequence[NodeDef]) -> None:
         {"op_type": n.op, "domain": "tensorflow", "node": n.name} for n in nodes if n.op not in CONVERTERS
     ]
     if unsupported:
-        raise unsupported_operators_error("TensorFlow", unsupported)
+        raise unsupported_operators_error("TensorFlow", unsupported, describe=_described)
+
+
+FUNCTIONAL = (
+    "While",
+    "StatelessWhile",
+    "If",
+    "StatelessIf",
+    "Case",
+    "PartitionedCall",
+    "StatefulPartitionedCall",
+)
+"""Control flow that calls functions: convert_variables_to_constants_v2 lowers it by default."""
+
+
+def _described(entry: dict) -> str:
+    if entry["op_type"] in FUNCTIONAL:
+        return (
+            f"{entry['op_type']} (functional control flow: freeze with convert_variables_to_constants_v2's "
+            "default lower_control_flow=True, which ge reads)"
+        )
+    return entry["op_type"]
 
 
 def load_model_file(
@@ -197,30 +228,40 @@ def load_model_file(
     return import_tensorflow(path, outputs=outputs, input_shapes=input_shapes)
 
 
-def _data_order(nodes: Mapping[str, NodeDef]) -> list[str]:
-    """The node names in an order where every node comes after the nodes it reads."""
+def _data_order(nodes: Mapping[str, NodeDef], frame_of: Mapping[str, str]) -> list[str]:
+    """The node names in an order where every node comes after the nodes it reads, a loop's
+    NextIteration -> Merge edges left out; the nodes of each loop in `frame_of` stand as one unit,
+    named after the loop, after everything its nodes read from outside it."""
+    members: dict[str, list[str]] = {}
+    for name in nodes:
+        members.setdefault(frame_of.get(name, name), []).append(name)
     order, state = [], {}
-    for root in nodes:
+    for root in members:
         stack = [(root, False)]
         while stack:
-            name, done = stack.pop()
+            unit, done = stack.pop()
             if done:
-                state[name] = 2
-                order.append(name)
+                state[unit] = 2
+                order.append(unit)
                 continue
-            if state.get(name) == 2:
+            if state.get(unit) == 2:
                 continue
-            if state.get(name) == 1:
+            if state.get(unit) == 1:
                 raise InvalidModelError(
-                    f"node '{name}' depends on itself (a cycle): not a frozen inference graph"
+                    f"node '{unit}' depends on itself (a cycle): not a frozen inference graph"
                 )
-            state[name] = 1
-            stack.append((name, True))
-            for reference in nodes[name].input:
-                source = reference.lstrip("^").partition(":")[0]
-                if source not in nodes:
-                    raise InvalidModelError(f"node '{name}' reads '{reference}', which no node produces")
-                if state.get(source) != 2:
+            state[unit] = 1
+            stack.append((unit, True))
+            for name in members[unit]:
+                for reference in nodes[name].input:
+                    source = reference.lstrip("^").partition(":")[0]
+                    if source not in nodes:
+                        raise InvalidModelError(f"node '{name}' reads '{reference}', which no node produces")
+                    if back_edge(nodes, name, reference):
+                        continue
+                    source = frame_of.get(source, source)
+                    if source == unit or state.get(source) == 2:
+                        continue
                     if state.get(source) == 1:
                         raise InvalidModelError(
                             f"node '{name}' depends on itself (a cycle): not a frozen inference graph"
@@ -243,8 +284,8 @@ def _outputs(nodes: Mapping[str, NodeDef], outputs: Sequence[str] | None) -> lis
     return [f"{name}:0" for name, n in nodes.items() if name not in read and n.op not in NOT_OUTPUTS]
 
 
-def _needed(nodes: Mapping[str, NodeDef], order: list[str], wanted: list[str]) -> list[str]:
-    """The nodes (in `order`) the outputs read, through data edges."""
+def _needed(nodes: Mapping[str, NodeDef], wanted: list[str]) -> set[str]:
+    """The nodes the outputs read, through data edges."""
     needed, stack = set(), [w.partition(":")[0] for w in wanted]
     while stack:
         name = stack.pop()
@@ -252,7 +293,7 @@ def _needed(nodes: Mapping[str, NodeDef], order: list[str], wanted: list[str]) -
             continue
         needed.add(name)
         stack.extend(i.partition(":")[0] for i in nodes[name].input if not i.startswith("^"))
-    return [name for name in order if name in needed]
+    return needed
 
 
 __all__ = [

@@ -190,7 +190,7 @@ def _add_n(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _identity(imp: Importer, node: Node) -> list[Tensor]:
-    return list(node.inputs)
+    return list(node.raw_inputs)
 
 
 def _no_op(imp: Importer, node: Node) -> list[Tensor]:

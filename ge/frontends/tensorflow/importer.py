@@ -72,6 +72,22 @@ NodeDef = Any
 """TensorFlow's NodeDef (from TensorBoard's protos): protoc's classes come without type stubs."""
 
 
+class _Dead:
+    """The value of a Switch's untaken output, and of every op that reads one."""
+
+    def __repr__(self) -> str:
+        return "DEAD"
+
+
+DEAD = _Dead()
+
+PASSES_LISTS = frozenset(
+    {"Identity", "IdentityN", "Enter", "Exit", "NextIteration", "Switch", "Merge"}
+    | {"TensorListGetItem", "TensorListSetItem", "TensorListStack", "TensorListLength"}
+)
+"""The ops that take a tensor list (an import-time value, see `control`) as an input."""
+
+
 @dataclass
 class Node:
     """What a converter sees of one TensorFlow node."""
@@ -80,6 +96,8 @@ class Node:
     inputs: list[Tensor]
     known: list[np.ndarray | None]
     importer: Importer
+    raw_inputs: list[Any]
+    """The inputs as the importer holds them: tensors, tensor lists, DEAD."""
 
     @property
     def name(self) -> str:
@@ -164,8 +182,11 @@ class Importer:
         self.max_tensor_bytes = max_tensor_bytes
         """The most bytes a constant may hold (checked before its values are read)."""
         self.g = Graph()
-        self.values: dict[str, Tensor | None] = {}
-        """Each produced tensor by TensorFlow name (`node:index`); None for an output ge does not make."""
+        self.values: dict[str, Any] = {}
+        """Each produced tensor by TensorFlow name (`node:index`); None for an output ge does not make;
+        a `control.TensorList` or DEAD for the values of loops."""
+        self.dead_nodes: set[str] = set()
+        """Nodes whose outputs are all dead (they read a dead value)."""
         self.known: dict[SSAValue, np.ndarray] = {}
         self.nchw_source: dict[SSAValue, Tensor] = {}
         """NHWC values made by transposing an NCHW value: that value."""
@@ -190,11 +211,13 @@ class Importer:
         return tensor
 
     def known_value(self, tensor: Tensor | None) -> np.ndarray | None:
-        return None if tensor is None else self.known.get(tensor.value)
+        return self.known.get(tensor.value) if isinstance(tensor, Tensor) else None
 
-    def tensor(self, reference: str, consumer: str) -> Tensor:
-        """The tensor a node input (`name`, `name:index`) names."""
+    def tensor(self, reference: str, consumer: str) -> Any:
+        """The tensor a node input (`name`, `name:index`) names (a tensor list or DEAD in loops)."""
         name = tensor_name(reference)
+        if name.rpartition(":")[0] in self.dead_nodes:
+            return DEAD
         if name not in self.values:
             raise InvalidModelError(f"node '{consumer}' reads '{reference}', which no node produces")
         value = self.values[name]
@@ -205,9 +228,25 @@ class Importer:
             )
         return value
 
-    def convert(self, proto) -> None:
-        inputs = [self.tensor(i, proto.name) for i in proto.input if not i.startswith("^")]
-        node = Node(proto, inputs, [self.known_value(t) for t in inputs], self)
+    def convert(self, proto, label: str | None = None) -> None:
+        """Converts one node; `label` names its ops instead of the node's name (a loop's
+        iteration). A node reading a dead value is dead, but for Merge, which picks a live one."""
+        name = proto.name
+        self.dead_nodes.discard(name)
+        inputs = [self.tensor(i, name) for i in proto.input if not i.startswith("^")]
+        if proto.op != "Merge" and any(t is DEAD for t in inputs):
+            self.dead_nodes.add(name)
+            return
+        if proto.op not in PASSES_LISTS and any(not isinstance(t, Tensor) for t in inputs):
+            raise UnsupportedOperatorError(
+                f"{proto.op} at node '{name}' reads a tensor list, which ge takes only through the "
+                "TensorList ops of a loop"
+            )
+        if label is not None:
+            proto = type(proto).FromString(proto.SerializeToString())
+            proto.name = label
+        tensors = [t if isinstance(t, Tensor) else None for t in inputs]
+        node = Node(proto, tensors, [self.known_value(t) for t in tensors], self, inputs)  # pyright: ignore[reportArgumentType]
         mark = self.g.block.last_op
         with converting(f"{proto.op} at node '{proto.name}'"):
             results = self.converters[proto.op](self, node)
@@ -217,7 +256,7 @@ class Importer:
                 result = self.add_constant(
                     f"{proto.name}:{index}" if index else proto.name, np.asarray(result)
                 )
-            self.values[f"{proto.name}:{index}"] = result
+            self.values[f"{name}:{index}"] = result
 
     def _evaluate_known(self, mark) -> None:
         """Evaluates the ops a converter appended whose operands are all known."""
