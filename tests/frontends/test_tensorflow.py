@@ -35,6 +35,8 @@ MODELS = [
     "index_ops",
     "lstm",
     "gru_backwards",
+    "spatial_ops",
+    "scatter_ops",
 ]
 FLOAT = 1  # TensorFlow's DT_FLOAT
 INT32 = 3

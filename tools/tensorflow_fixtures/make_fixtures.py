@@ -265,6 +265,52 @@ def gru_backwards() -> tf.keras.Model:
     return tf.keras.Model(inputs, layers.GRU(3, go_backwards=True, name="g")(inputs), name="m")
 
 
+class SpatialOps(tf.Module):
+    """SpaceToDepth and DepthToSpace, local response normalization, 3-D convolutions and pools."""
+
+    def __init__(self):
+        rng = np.random.default_rng(11)
+        self.w3 = tf.constant(rng.standard_normal((3, 2, 3, 3, 4)).astype(np.float32) * 0.3)
+        self.w1 = tf.constant(rng.standard_normal((1, 3, 3, 3, 2)).astype(np.float32) * 0.3)
+
+    def __call__(self, image, volume):
+        return [
+            tf.nn.space_to_depth(image, 2),
+            tf.nn.depth_to_space(image, 2),
+            tf.nn.local_response_normalization(image, 1, 0.5, 0.3, 0.75),
+            tf.nn.conv3d(volume, self.w3, [1, 1, 2, 1, 1], "SAME", dilations=[1, 2, 1, 1, 1]),
+            tf.nn.conv3d(volume, self.w1, [1, 1, 1, 1, 1], "VALID"),
+            tf.nn.max_pool3d(volume, [2, 3, 2], [1, 2, 2], "SAME"),
+            tf.nn.avg_pool3d(volume, 3, 2, "SAME"),
+        ]
+
+
+class ScatterOps(tf.Module):
+    """Scatters, diagonals (tf.eye too), roll, cumprod, integer bitwise ops and divisions,
+    xlogy and atan2."""
+
+    def __call__(self, x, n):
+        square = x[:, :4, :4]
+        return [
+            tf.scatter_nd([[1], [3], [1]], x[0, :3], [5, 6]),
+            tf.tensor_scatter_nd_update(x, [[0, 1], [1, 3]], tf.ones([2, 6])),
+            tf.tensor_scatter_nd_add(x, [[1, 2, 3]], [5.0]),
+            tf.roll(x, 2, axis=2),
+            tf.roll(x, [1, -5], axis=[0, 1]),
+            tf.math.cumprod(x, 1, exclusive=True),
+            tf.linalg.diag_part(square),
+            tf.linalg.diag(x[0, 0]),
+            tf.linalg.set_diag(square, x[:, 0, :4]),
+            tf.eye(4, 6) + x[0, :, :],
+            tf.bitwise.bitwise_and(n, 6) + tf.bitwise.bitwise_or(n, 3) - tf.bitwise.bitwise_xor(n, 5),
+            tf.bitwise.left_shift(n, 2) + tf.bitwise.right_shift(n, 1) + tf.bitwise.invert(n),
+            tf.truncatediv(n, -3) + tf.truncatediv(n, 4),
+            tf.math.xlogy(tf.nn.relu(x), tf.abs(x) + 0.5),
+            tf.math.atan2(x, x[::-1]),
+            tf.math.atan2(x, tf.zeros_like(x)),
+        ]
+
+
 def strided_slices():
     return StridedSlices(), [tf.TensorSpec([2, 4, 6], tf.float32, name="x")]
 
@@ -273,6 +319,21 @@ def math_ops():
     return MathOps(), [
         tf.TensorSpec([2, 4, 6], tf.float32, name="x"),
         tf.TensorSpec([2, 4, 6], tf.int32, name="n"),
+    ]
+
+
+def spatial_ops():
+    specs = [
+        tf.TensorSpec([1, 4, 6, 8], tf.float32, name="image"),
+        tf.TensorSpec([1, 5, 6, 4, 3], tf.float32, name="volume"),
+    ]
+    return SpatialOps(), specs
+
+
+def scatter_ops():
+    return ScatterOps(), [
+        tf.TensorSpec([2, 4, 6], tf.float32, name="x"),
+        tf.TensorSpec([2, 5], tf.int32, name="n"),
     ]
 
 
@@ -303,7 +364,13 @@ MORE_MODELS = {
     "lstm": lstm,
     "gru_backwards": gru_backwards,
 }
-MORE_MODULES = {"strided_slices": strided_slices, "math_ops": math_ops, "index_ops": index_ops}
+MORE_MODULES = {
+    "strided_slices": strided_slices,
+    "math_ops": math_ops,
+    "index_ops": index_ops,
+    "spatial_ops": spatial_ops,
+    "scatter_ops": scatter_ops,
+}
 """Added later: seeded after the first ones, so those keep their inputs."""
 
 

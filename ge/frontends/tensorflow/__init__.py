@@ -18,7 +18,7 @@ from ge.graph import Graph, Tensor
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES
 
 from ..common import unsupported_operators_error
-from . import control, elementwise, nn, tensor
+from . import control, elementwise, nn, scatter, spatial, tensor
 from .control import Frame, back_edge, find_frames, unroll
 from .importer import DTYPES, Converter, Importer, Node, NodeDef, tensor_array, tensor_name
 
@@ -58,6 +58,8 @@ CONVERTERS: dict[str, Converter] = {
     **elementwise.CONVERTERS,
     **nn.CONVERTERS,
     **tensor.CONVERTERS,
+    **spatial.CONVERTERS,
+    **scatter.CONVERTERS,
     **control.CONVERTERS,
 }
 """Every supported TensorFlow op type and its converter."""
