@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 from google.protobuf import text_format
@@ -40,6 +41,7 @@ MODELS = [
 ]
 FLOAT = 1  # TensorFlow's DT_FLOAT
 INT32 = 3
+BFLOAT16 = 14
 
 
 def _recorded(name: str) -> tuple[list[str], dict[str, np.ndarray], list[np.ndarray]]:
@@ -106,8 +108,8 @@ def _node(graph_def: GraphDef, name: str, op: str, inputs=(), **attrs):
                 node.attr[key].shape.dim.add(size=size)
         elif key == "value":
             array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=np.float32)
-            node.attr[key].tensor.dtype = {np.dtype(np.float32): FLOAT, np.dtype(np.int32): INT32}[
-                array.dtype
+            node.attr[key].tensor.dtype = {"float32": FLOAT, "int32": INT32, "bfloat16": BFLOAT16}[
+                array.dtype.name
             ]
             for size in array.shape:
                 node.attr[key].tensor.tensor_shape.dim.add(size=size)
@@ -431,3 +433,47 @@ def test_functional_control_flow_names_the_freezing_that_lowers_it() -> None:
         UnsupportedOperatorError, match="StatelessWhile .*lower_control_flow=True.* at node 'loop'"
     ):
         ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
+
+
+def test_grouped_conv2d() -> None:
+    """A filter [3, 3, 2, 6] on 4 channels (Keras' Conv2D with groups=2): each half of the
+    output channels sees its half of the input channels."""
+    rng = np.random.default_rng(5)
+    filters = rng.standard_normal((3, 3, 2, 6)).astype(np.float32)
+    graph_def = GraphDef()
+    _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[1, 5, 5, 4])
+    _node(graph_def, "w", "Const", value=filters)
+    conv = _node(graph_def, "conv", "Conv2D", ["x", "w"], T=FLOAT)
+    conv.attr["strides"].list.i.extend([1, 1, 1, 1])
+    conv.attr["padding"].s = b"VALID"
+    x = rng.standard_normal((1, 5, 5, 4)).astype(np.float32)
+    expected = np.zeros((1, 3, 3, 6))
+    for out in range(6):
+        group = out // 3
+        for i in range(3):
+            for j in range(3):
+                window = x[0, i : i + 3, j : j + 3, 2 * group : 2 * group + 2]
+                expected[0, i, j, out] = np.sum(window * filters[:, :, :, out])
+    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
+    for level in (0, 3):
+        np.testing.assert_allclose(_run(graph, {"x": x}, level)[0], expected, rtol=1e-5, atol=1e-5)
+
+
+def test_bfloat16_constants() -> None:
+    """bfloat16 constants (Keras' mixed_bfloat16 policy) are read from their raw bytes and from
+    half_val, where TensorFlow keeps their bits."""
+    graph_def = GraphDef()
+    _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[3])
+    _node(graph_def, "scale", "Const", value=np.array([1.5, -2.25, 3.0], ml_dtypes.bfloat16))
+    shift = _node(graph_def, "shift", "Const")
+    shift.attr["value"].tensor.dtype = BFLOAT16
+    shift.attr["value"].tensor.tensor_shape.dim.add(size=3)
+    shift.attr["value"].tensor.half_val.append(int(np.array(0.5, ml_dtypes.bfloat16).view(np.uint16)))
+    for name, source in (("scale_f", "scale"), ("shift_f", "shift")):
+        cast = _node(graph_def, name, "Cast", [source])
+        cast.attr["DstT"].type = FLOAT
+    _node(graph_def, "scaled", "Mul", ["x", "scale_f"], T=FLOAT)
+    _node(graph_def, "y", "AddV2", ["scaled", "shift_f"], T=FLOAT)
+    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["y"])
+    x = np.array([2.0, 1.0, -1.0], np.float32)
+    np.testing.assert_array_equal(_run(graph, {"x": x}, 0)[0], x * [1.5, -2.25, 3.0] + 0.5)

@@ -23,6 +23,7 @@ from xdsl.ir import SSAValue
 
 from ge.dialects import graph as ops
 from ge.dialects.common import describe, ints_attr
+from ge.dtypes import element_type, numpy_dtype
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 from ge.graph import Graph, Tensor, tensor_type
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
@@ -63,6 +64,7 @@ _VALUE_FIELDS = {
     "int64": "int64_val",
     "bool": "bool_val",
     "float16": "half_val",
+    "bfloat16": "half_val",
     "uint32": "uint32_val",
     "uint64": "uint64_val",
 }
@@ -296,9 +298,7 @@ def tensor_array(proto, what: str, max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BY
         raise InvalidModelError(f"{what} has no static shape")
     shape = [d.size for d in proto.tensor_shape.dim]
     count = math.prod(shape)
-    numpy_type = np.float32 if dtype == "bfloat16" else np.dtype(dtype)
-    if dtype == "bfloat16":
-        raise UnsupportedOperatorError(f"{what} is a bfloat16 constant", category="dtype")
+    numpy_type = numpy_dtype(element_type(dtype))
     size = count * np.dtype(numpy_type).itemsize
     check_bytes(size, f"shape {shape}", max_tensor_bytes, InvalidModelError, what)
     if proto.tensor_content:
@@ -307,8 +307,8 @@ def tensor_array(proto, what: str, max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BY
             raise InvalidModelError(f"{what} holds {data.size} values for shape {shape}")
         return data.reshape(shape).copy()
     values = list(getattr(proto, _VALUE_FIELDS[dtype]))
-    if dtype == "float16":
-        values = np.array(values, dtype=np.uint16).view(np.float16)
+    if dtype in ("float16", "bfloat16"):  # both keep their bits in half_val
+        values = np.array(values, dtype=np.uint16).view(numpy_type)
     values = np.asarray(values, dtype=numpy_type)
     if values.size > count:
         raise InvalidModelError(f"{what} holds {values.size} values for shape {shape}")

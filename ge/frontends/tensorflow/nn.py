@@ -18,10 +18,20 @@ from .importer import Converter, Importer, Node, transpose
 
 
 def _conv2d(imp: Importer, node: Node) -> list[Tensor]:
+    """A filter [H, W, I, O] on C input channels is a grouped convolution of C / I groups (Keras'
+    Conv2D with `groups`)."""
     x, w = node.inputs
     kernel = w.shape[:2]
+    channels = x.shape[-1] if node.data_format() == "NHWC" else x.shape[1]
+    props = _window_props(node, x, kernel, dilated=True)
+    if channels >= 0 and w.shape[2] > 0 and channels != w.shape[2]:
+        if channels % w.shape[2] or w.shape[3] % (channels // w.shape[2]):
+            raise node.invalid(
+                f"{channels} input channels and filter {list(w.shape)} do not make groups of equal size"
+            )
+        props["groups"] = int_attr(channels // w.shape[2])
     weight = _constant_or_op(imp, node, w, (3, 2, 0, 1), "filter")
-    return [_nchw(imp, node, x, ops.Conv2DOp, [weight], _window_props(node, x, kernel, dilated=True))]
+    return [_nchw(imp, node, x, ops.Conv2DOp, [weight], props)]
 
 
 def _depthwise_conv2d(imp: Importer, node: Node) -> list[Tensor]:
