@@ -38,6 +38,7 @@ MODELS = [
     "gru_backwards",
     "spatial_ops",
     "scatter_ops",
+    "grouped_conv",
 ]
 FLOAT = 1  # TensorFlow's DT_FLOAT
 INT32 = 3
@@ -477,3 +478,15 @@ def test_bfloat16_constants() -> None:
     graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["y"])
     x = np.array([2.0, 1.0, -1.0], np.float32)
     np.testing.assert_array_equal(_run(graph, {"x": x}, 0)[0], x * [1.5, -2.25, 3.0] + 0.5)
+
+
+def test_a_call_of_a_function_the_library_lacks_is_refused() -> None:
+    graph_def = _small_graph()
+    call = _node(graph_def, "call", "StatefulPartitionedCall", ["y"])
+    call.attr["f"].func.name = "missing"
+    _node(graph_def, "z", "Relu", ["call"], T=FLOAT)
+    with pytest.raises(
+        InvalidModelError,
+        match="StatefulPartitionedCall at node 'call' calls 'missing', which the graph's library lacks",
+    ):
+        ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())

@@ -311,6 +311,15 @@ class ScatterOps(tf.Module):
         ]
 
 
+def grouped_conv() -> tf.keras.Model:
+    """Keras' Conv2D with groups runs through a jit-compiled function, which freezing keeps as a
+    StatefulPartitionedCall of the graph's library; a ConvNeXt-style depthwise 7x7 as well."""
+    inputs = layers.Input((8, 8, 4), batch_size=1)
+    x = layers.Conv2D(6, 3, groups=2, padding="same")(inputs)
+    x = layers.Conv2D(6, 7, groups=6, padding="same")(x)
+    return tf.keras.Model(inputs, layers.LayerNormalization()(x))
+
+
 def strided_slices():
     return StridedSlices(), [tf.TensorSpec([2, 4, 6], tf.float32, name="x")]
 
@@ -363,6 +372,7 @@ MORE_MODELS = {
     "causal_attention": causal_attention,
     "lstm": lstm,
     "gru_backwards": gru_backwards,
+    "grouped_conv": grouped_conv,
 }
 MORE_MODULES = {
     "strided_slices": strided_slices,

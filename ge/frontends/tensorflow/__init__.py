@@ -20,6 +20,7 @@ from ge.limits import DEFAULT_MAX_TENSOR_BYTES
 from ..common import unsupported_operators_error
 from . import control, elementwise, nn, scatter, spatial, tensor
 from .control import Frame, back_edge, find_frames, unroll
+from .functions import inline_calls
 from .importer import DTYPES, Converter, Importer, Node, NodeDef, tensor_array, tensor_name
 
 
@@ -156,7 +157,7 @@ def import_tensorflow(
     max_tensor_bytes: int = DEFAULT_MAX_TENSOR_BYTES,
 ) -> Graph:
     """Imports a frozen GraphDef (a path, bytes or a `GraphDef`); see `GraphParser.parse_tensorflow`."""
-    graph_def = source if hasattr(source, "node") else load_graph_def(source)
+    graph_def = inline_calls(source if hasattr(source, "node") else load_graph_def(source))
     nodes = {}
     for node in graph_def.node:
         if node.name in nodes:
@@ -199,16 +200,9 @@ def check_supported(nodes: Sequence[NodeDef]) -> None:
         raise unsupported_operators_error("TensorFlow", unsupported, describe=_described)
 
 
-FUNCTIONAL = (
-    "While",
-    "StatelessWhile",
-    "If",
-    "StatelessIf",
-    "Case",
-    "PartitionedCall",
-    "StatefulPartitionedCall",
-)
-"""Control flow that calls functions: convert_variables_to_constants_v2 lowers it by default."""
+FUNCTIONAL = ("While", "StatelessWhile", "If", "StatelessIf", "Case")
+"""Control flow that calls functions: convert_variables_to_constants_v2 lowers it by default
+(function calls themselves are inlined, see `functions`)."""
 
 
 def _described(entry: dict) -> str:
