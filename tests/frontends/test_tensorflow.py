@@ -39,6 +39,8 @@ MODELS = [
     "spatial_ops",
     "scatter_ops",
     "grouped_conv",
+    "control_flow",
+    "lstm_unlowered",
 ]
 FLOAT = 1  # TensorFlow's DT_FLOAT
 INT32 = 3
@@ -427,12 +429,10 @@ def test_a_cond_on_a_computed_predicate_is_refused() -> None:
         ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["merge"])
 
 
-def test_functional_control_flow_names_the_freezing_that_lowers_it() -> None:
+def test_a_functional_case_names_the_freezing_that_lowers_it() -> None:
     graph_def = _small_graph()
-    _node(graph_def, "loop", "StatelessWhile", ["y"])
-    with pytest.raises(
-        UnsupportedOperatorError, match="StatelessWhile .*lower_control_flow=True.* at node 'loop'"
-    ):
+    _node(graph_def, "switch", "Case", ["y"])
+    with pytest.raises(UnsupportedOperatorError, match="Case .*lower_control_flow=True.* at node 'switch'"):
         ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
 
 

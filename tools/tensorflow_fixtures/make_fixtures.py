@@ -320,6 +320,18 @@ def grouped_conv() -> tf.keras.Model:
     return tf.keras.Model(inputs, layers.LayerNormalization()(x))
 
 
+class ControlFlow(tf.Module):
+    """A tf.function's own control flow, kept as functional While and If (frozen with
+    lower_control_flow=False): an autograph loop over tf.range and a cond on a static size."""
+
+    def __call__(self, x):
+        total = x
+        for step in tf.range(3):
+            total = total * 0.5 + tf.cast(step, tf.float32)
+        wide = tf.size(x) > 6
+        return [total, tf.cond(wide, lambda: total * 2.0, lambda: total - 1.0)]
+
+
 def strided_slices():
     return StridedSlices(), [tf.TensorSpec([2, 4, 6], tf.float32, name="x")]
 
@@ -344,6 +356,10 @@ def scatter_ops():
         tf.TensorSpec([2, 4, 6], tf.float32, name="x"),
         tf.TensorSpec([2, 5], tf.int32, name="n"),
     ]
+
+
+def control_flow():
+    return ControlFlow(), [tf.TensorSpec([2, 4], tf.float32, name="x")]
 
 
 def index_ops():
@@ -373,6 +389,7 @@ MORE_MODELS = {
     "lstm": lstm,
     "gru_backwards": gru_backwards,
     "grouped_conv": grouped_conv,
+    "lstm_unlowered": lstm,
 }
 MORE_MODULES = {
     "strided_slices": strided_slices,
@@ -380,14 +397,19 @@ MORE_MODULES = {
     "index_ops": index_ops,
     "spatial_ops": spatial_ops,
     "scatter_ops": scatter_ops,
+    "control_flow": control_flow,
 }
+UNLOWERED = {"control_flow", "lstm_unlowered"}
+"""Fixtures frozen with lower_control_flow=False: their While and If stay functional."""
 """Added later: seeded after the first ones, so those keep their inputs."""
 
 
-def freeze(model: tf.keras.Model):
+def freeze(model: tf.keras.Model, lower_control_flow: bool = True):
     spec = [tf.TensorSpec(t.shape, t.dtype, name=f"input_{i}") for i, t in enumerate(model.inputs)]
     function = tf.function(lambda *xs: model(list(xs) if len(xs) > 1 else xs[0], training=False))
-    return convert_variables_to_constants_v2(function.get_concrete_function(*spec))
+    return convert_variables_to_constants_v2(
+        function.get_concrete_function(*spec), lower_control_flow=lower_control_flow
+    )
 
 
 def built():
@@ -406,13 +428,11 @@ def _built(models, modules, first_seed: int):
                 channels = layer.moving_mean.shape[0]
                 layer.moving_mean.assign(np.linspace(-0.5, 0.5, channels).astype(np.float32))
                 layer.moving_variance.assign(np.linspace(0.5, 2.0, channels).astype(np.float32))
-        yield name, freeze(model)
+        yield name, freeze(model, name not in UNLOWERED)
     for name, build in modules.items():
         module, specs = build()
-        yield (
-            name,
-            convert_variables_to_constants_v2(tf.function(module.__call__).get_concrete_function(*specs)),
-        )
+        function = tf.function(module.__call__).get_concrete_function(*specs)
+        yield name, convert_variables_to_constants_v2(function, lower_control_flow=name not in UNLOWERED)
 
 
 def main(names: list[str]) -> None:

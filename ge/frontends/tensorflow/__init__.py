@@ -20,7 +20,7 @@ from ge.limits import DEFAULT_MAX_TENSOR_BYTES
 from ..common import unsupported_operators_error
 from . import control, elementwise, nn, scatter, spatial, tensor
 from .control import Frame, back_edge, find_frames, unroll
-from .functions import inline_calls
+from .functions import inline_calls, library
 from .importer import DTYPES, Converter, Importer, Node, NodeDef, tensor_array, tensor_name
 
 
@@ -169,6 +169,7 @@ def import_tensorflow(
     needed = _needed(nodes, wanted)
     check_supported([nodes[name] for name in order if name in needed])
     importer = Importer(CONVERTERS, input_shapes, max_tensor_bytes)
+    importer.functions = library(graph_def)
     unknown = sorted(
         set(importer.input_shapes) - {n for n, p in nodes.items() if p.op.startswith("Placeholder")}
     )
@@ -200,7 +201,7 @@ def check_supported(nodes: Sequence[NodeDef]) -> None:
         raise unsupported_operators_error("TensorFlow", unsupported, describe=_described)
 
 
-FUNCTIONAL = ("While", "StatelessWhile", "If", "StatelessIf", "Case")
+FUNCTIONAL = ("Case", "StatelessCase")
 """Control flow that calls functions: convert_variables_to_constants_v2 lowers it by default
 (function calls themselves are inlined, see `functions`)."""
 

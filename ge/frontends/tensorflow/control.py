@@ -29,6 +29,7 @@ from ge.dialects.common import int_attr
 from ge.errors import UnsupportedOperatorError
 from ge.graph import Tensor
 
+from .functions import call_function
 from .importer import DEAD, Converter, Importer, Node, NodeDef
 
 MAX_ITERATIONS = 100_000
@@ -184,6 +185,41 @@ def _merge(imp: Importer, node: Node) -> list[object]:
     return [value, np.array(index, dtype=np.int32)]
 
 
+def _while(imp: Importer, node: Node) -> list[object]:
+    """While(inputs) {cond, body}: the body function imported once per iteration while the cond
+    function, known at import time, holds (a loop that freezing left unlowered)."""
+    cond, body = (node.proto.attr[key].func.name for key in ("cond", "body"))
+    values = list(node.raw_inputs)
+    for iteration in range(MAX_ITERATIONS):
+        (go_on,) = call_function(imp, node, cond, values, f"{node.name}/cond{iteration}")[:1]
+        known = imp.known_value(go_on) if isinstance(go_on, Tensor) else None
+        if known is None:
+            raise node.fail(
+                "its condition is not known when the model is imported (a sequence length that depends "
+                "on the input?); ge unrolls loops, so their trip count must be fixed: give input_shapes "
+                "with the sequence length"
+            )
+        if not bool(np.asarray(known).reshape(-1)[0]):
+            return values
+        values = call_function(imp, node, body, values, f"{node.name}/{iteration}")
+    raise node.fail(f"still runs after {MAX_ITERATIONS} iterations at import time")
+
+
+def _if(imp: Importer, node: Node) -> list[object]:
+    """If(cond, inputs) {then_branch, else_branch}: the branch the known condition picks."""
+    condition = node.raw_inputs[0]
+    known = imp.known_value(condition) if isinstance(condition, Tensor) else None
+    if known is None:
+        raise node.fail(
+            "its condition is not known when the model is imported: ge graphs have no branches "
+            "(a tf.cond on a computed value)"
+        )
+    branch = "then_branch" if bool(np.asarray(known).reshape(-1)[0]) else "else_branch"
+    return call_function(
+        imp, node, node.proto.attr[branch].func.name, node.raw_inputs[1:], f"{node.name}/{branch}"
+    )
+
+
 def _list_from_tensor(imp: Importer, node: Node) -> list[object]:
     x = node.inputs[0]
     if not x.shape or x.shape[0] < 0:
@@ -257,6 +293,10 @@ CONVERTERS: dict[str, Converter] = {
     "LoopCond": _pass,
     "Switch": _switch,
     "Merge": _merge,
+    "While": _while,
+    "StatelessWhile": _while,
+    "If": _if,
+    "StatelessIf": _if,
     "TensorListFromTensor": _list_from_tensor,
     "TensorListReserve": _list_reserve,
     "TensorListGetItem": _list_get_item,

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 
-from .importer import NodeDef
+from .importer import Importer, Node, NodeDef
 
 CALLS = ("PartitionedCall", "StatefulPartitionedCall")
 
@@ -53,22 +53,77 @@ def inline_calls(graph_def):
     function's nodes (the same object when it has none)."""
     if not any(node.op in CALLS for node in graph_def.node):
         return graph_def
-    functions = {f.signature.name: f for f in graph_def.library.function}
     inlined = type(graph_def)()
     inlined.CopyFrom(graph_def)
     del inlined.node[:]
-    pending = deque((node, 0) for node in graph_def.node)
+    inlined.node.extend(expand_calls(list(graph_def.node), library(graph_def)))
+    return inlined
+
+
+def library(graph_def) -> dict[str, object]:
+    """The GraphDef's functions by name."""
+    return {f.signature.name: f for f in graph_def.library.function}
+
+
+def expand_calls(nodes: list[NodeDef], functions: Mapping[str, object]) -> list[NodeDef]:
+    """`nodes` with every call replaced by the nodes of the function it calls, recursively."""
+    expanded = []
+    pending = deque((node, 0) for node in nodes)
     while pending:
         node, depth = pending.popleft()
         if node.op not in CALLS:
-            inlined.node.append(node)
+            expanded.append(node)
             continue
         if depth >= MAX_DEPTH:
             raise UnsupportedOperatorError(
                 f"{node.op} at node '{node.name}': calls nested more than {MAX_DEPTH} deep (recursion?)"
             )
         pending.extend((inner, depth + 1) for inner in _inline(node, functions))
-    return inlined
+    return expanded
+
+
+def call_function(
+    imp: Importer, caller: Node, function: str, arguments: list[object], label: str
+) -> list[object]:
+    """Imports the nodes of `function` (of the GraphDef's library) on `arguments` (values the
+    importer holds) under the names `<label>/<node>`, and returns its results: the body of a
+    functional While or If, once per call."""
+    if function not in imp.functions:
+        raise caller.invalid(f"calls '{function}', which the graph's library lacks")
+    call = type(caller.proto)(name=label, op="PartitionedCall")
+    call.attr["f"].func.name = function
+    for index, value in enumerate(arguments):
+        imp.values[f"{label}/argument{index}:0"] = value
+        call.input.append(f"{label}/argument{index}")
+    nodes = expand_calls([call], imp.functions)
+    unsupported = sorted({n.op for n in nodes if n.op not in imp.converters})
+    if unsupported:
+        raise caller.fail(f"function '{function}' uses ops ge does not support: {', '.join(unsupported)}")
+    for node in _in_data_order(nodes):
+        imp.convert(node)
+    count = len(imp.functions[function].signature.output_arg)  # pyright: ignore[reportAttributeAccessIssue]
+    return [imp.tensor(f"{label}:{index}", caller.name) for index in range(count)]
+
+
+def _in_data_order(nodes: list[NodeDef]) -> list[NodeDef]:
+    by_name = {node.name: node for node in nodes}
+    order, done = [], set()
+    for root in nodes:
+        stack = [(root.name, False)]
+        while stack:
+            name, ready = stack.pop()
+            if ready:
+                order.append(by_name[name])
+                continue
+            if name in done:
+                continue
+            done.add(name)
+            stack.append((name, True))
+            for reference in by_name[name].input:
+                source = reference.lstrip("^").partition(":")[0]
+                if source in by_name and source not in done:
+                    stack.append((source, False))
+    return order
 
 
 def _inline(call: NodeDef, functions: Mapping[str, object]) -> list[NodeDef]:

@@ -85,6 +85,7 @@ DEAD = _Dead()
 
 PASSES_LISTS = frozenset(
     {"Identity", "IdentityN", "Enter", "Exit", "NextIteration", "Switch", "Merge"}
+    | {"While", "StatelessWhile", "If", "StatelessIf"}
     | {"TensorListGetItem", "TensorListSetItem", "TensorListStack", "TensorListLength"}
 )
 """The ops that take a tensor list (an import-time value, see `control`) as an input."""
@@ -187,6 +188,8 @@ class Importer:
         self.values: dict[str, Any] = {}
         """Each produced tensor by TensorFlow name (`node:index`); None for an output ge does not make;
         a `control.TensorList` or DEAD for the values of loops."""
+        self.functions: dict[str, Any] = {}
+        """The GraphDef's library of functions (FunctionDef) by name, which While and If call."""
         self.dead_nodes: set[str] = set()
         """Nodes whose outputs are all dead (they read a dead value)."""
         self.known: dict[SSAValue, np.ndarray] = {}
