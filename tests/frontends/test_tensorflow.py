@@ -436,6 +436,18 @@ def test_a_functional_case_names_the_freezing_that_lowers_it() -> None:
         ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
 
 
+def test_a_graph_with_variables_names_freezing() -> None:
+    """A tf.function's graph before freezing reads its variables with ReadVariableOp."""
+    graph_def = _small_graph()
+    _node(graph_def, "read", "ReadVariableOp", ["y"])
+    with pytest.raises(
+        UnsupportedOperatorError,
+        match=r"ReadVariableOp \(a variable: freeze the graph first, with "
+        r"convert_variables_to_constants_v2\(concrete_function\)\) at node 'read'",
+    ):
+        ge.GraphParser().parse_tensorflow(graph_def.SerializeToString())
+
+
 def test_grouped_conv2d() -> None:
     """A filter [3, 3, 2, 6] on 4 channels (Keras' Conv2D with groups=2): each half of the
     output channels sees its half of the input channels."""

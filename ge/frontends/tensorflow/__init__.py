@@ -206,7 +206,16 @@ FUNCTIONAL = ("Case", "StatelessCase")
 (function calls themselves are inlined, see `functions`)."""
 
 
+VARIABLES = ("ReadVariableOp", "VarHandleOp", "VariableV2", "Variable", "ResourceGather", "AssignVariableOp")
+"""Ops of a graph that still holds variables, which freezing turns into constants."""
+
+
 def _described(entry: dict) -> str:
+    if entry["op_type"] in VARIABLES:
+        return (
+            f"{entry['op_type']} (a variable: freeze the graph first, with "
+            "convert_variables_to_constants_v2(concrete_function))"
+        )
     if entry["op_type"] in FUNCTIONAL:
         return (
             f"{entry['op_type']} (functional control flow: freeze with convert_variables_to_constants_v2's "
