@@ -41,6 +41,7 @@ MODELS = [
     "grouped_conv",
     "control_flow",
     "lstm_unlowered",
+    "image_resizes",
 ]
 FLOAT = 1  # TensorFlow's DT_FLOAT
 INT32 = 3

@@ -332,6 +332,31 @@ class ControlFlow(tf.Module):
         return [total, tf.cond(wide, lambda: total * 2.0, lambda: total - 1.0)]
 
 
+class ImageResizes(tf.Module):
+    """The resizes TensorFlow computes with ResizeArea and ScaleAndTranslate: area, antialiased
+    bilinear and bicubic, lanczos, gaussian, mitchellcubic, a box kernel, down and up."""
+
+    def __call__(self, image):
+        resize = tf.image.resize
+        outputs = [
+            resize(image, [3, 5], "area"),
+            resize(image, [9, 13], "area"),
+            tf.compat.v1.image.resize_area(image, [4, 7], align_corners=True),
+            resize(image, [3, 4], "bilinear", antialias=True),
+            resize(image, [4, 5], "bicubic", antialias=True),
+            resize(image, [9, 11], "lanczos3"),
+            resize(image, [4, 6], "lanczos5"),
+            resize(image, [5, 3], "gaussian"),
+            resize(image, [9, 11], "mitchellcubic"),
+        ]
+        outputs.append(
+            tf.raw_ops.ScaleAndTranslate(
+                images=image, size=[5, 7], scale=[5 / 6, 7 / 8], translation=[0.25, -0.5], kernel_type="box"
+            )
+        )
+        return outputs
+
+
 def strided_slices():
     return StridedSlices(), [tf.TensorSpec([2, 4, 6], tf.float32, name="x")]
 
@@ -360,6 +385,10 @@ def scatter_ops():
 
 def control_flow():
     return ControlFlow(), [tf.TensorSpec([2, 4], tf.float32, name="x")]
+
+
+def image_resizes():
+    return ImageResizes(), [tf.TensorSpec([1, 6, 8, 3], tf.float32, name="image")]
 
 
 def index_ops():
@@ -398,6 +427,7 @@ MORE_MODULES = {
     "spatial_ops": spatial_ops,
     "scatter_ops": scatter_ops,
     "control_flow": control_flow,
+    "image_resizes": image_resizes,
 }
 UNLOWERED = {"control_flow", "lstm_unlowered"}
 """Fixtures frozen with lower_control_flow=False: their While and If stay functional."""

@@ -1,12 +1,15 @@
 """Converters of TensorFlow's image-layout ops beyond the 2-D convolutions: 3-D convolutions and
-pools (NDHWC), local response normalization, and the block rearrangements SpaceToDepth and
-DepthToSpace.
+pools (NDHWC), local response normalization, the block rearrangements SpaceToDepth and
+DepthToSpace, and the area resize.
 
 3-D ops import as their NCDHW op between transposes, as the 2-D ones do (see the importer); the
 block rearrangements are a reshape, a transpose and a reshape in NHWC.
 """
 
 from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
@@ -89,6 +92,134 @@ def _depth_to_space(imp: Importer, node: Node) -> list[Tensor]:
     return [imp.g.add_reshape(y, [n, h * block, w * block, depth], node.name)]
 
 
+def _resize_area(imp: Importer, node: Node) -> list[Tensor]:
+    """Each output cell averages the input cells under its box [o * s, (o + 1) * s), weighted by
+    the length they share (s = in / out, or (in - 1) / (out - 1) with align_corners), as
+    TensorFlow's ResizeArea does: one constant weight matrix per axis, applied by einsum. The
+    result is float32 whatever the input's type."""
+    x = node.inputs[0]
+    n, h, w, c = _nhwc_dims(node, x)
+    height, width = node.ints(1)
+    if height <= 0 or width <= 0:
+        raise node.invalid(f"size {[height, width]} must be positive")
+    aligned = bool(node.attr("align_corners", False))
+    if x.dtype != "float32":
+        x = imp.g.add_cast(x, "float32", f"{node.name}.float")
+    rows = imp.add_constant(f"{node.name}.rows", _area_weights(h, height, aligned))
+    columns = imp.add_constant(f"{node.name}.columns", _area_weights(w, width, aligned))
+    y = imp.g.add_op(
+        ops.EinsumOp, [rows, x], {"equation": StringAttr("oh,nhwc->nowc")}, f"{node.name}.height"
+    )
+    return [imp.g.add_op(ops.EinsumOp, [columns, y], {"equation": StringAttr("pw,nowc->nopc")}, node.name)]
+
+
+def _scale_and_translate(imp: Importer, node: Node) -> list[Tensor]:
+    """ScaleAndTranslate(images, size, scale, translation) {kernel_type, antialias}: what
+    tf.image.resize does with antialias or the lanczos, gaussian and mitchellcubic methods. Each
+    output cell weighs the input cells near its sample point by the kernel (widened by 1 / scale
+    when antialiasing a downscale), the weights normalized to sum to 1, a sample point outside
+    the input giving 0: one constant weight matrix per axis, as TensorFlow's spans."""
+    x = node.inputs[0]
+    n, h, w, c = _nhwc_dims(node, x)
+    height, width = node.ints(1)
+    scales = [float(v) for v in node.value(2).reshape(-1)]
+    shifts = [float(v) for v in node.value(3).reshape(-1)]
+    kind = str(node.attr("kernel_type", "lanczos3"))
+    if kind not in KERNELS:
+        raise node.fail(f"kernel_type '{kind}' is not supported ({', '.join(sorted(KERNELS))} are)")
+    antialias = bool(node.attr("antialias", True))
+    if x.dtype != "float32":
+        x = imp.g.add_cast(x, "float32", f"{node.name}.float")
+    matrices = [
+        _span_weights(size, out, scale, shift, KERNELS[kind], antialias)
+        for size, out, scale, shift in zip((h, w), (height, width), scales, shifts, strict=True)
+    ]
+    rows = imp.add_constant(f"{node.name}.rows", matrices[0])
+    columns = imp.add_constant(f"{node.name}.columns", matrices[1])
+    y = imp.g.add_op(
+        ops.EinsumOp, [rows, x], {"equation": StringAttr("oh,nhwc->nowc")}, f"{node.name}.height"
+    )
+    return [imp.g.add_op(ops.EinsumOp, [columns, y], {"equation": StringAttr("pw,nowc->nopc")}, node.name)]
+
+
+def _span_weights(size: int, out: int, scale: float, shift: float, kernel, antialias: bool) -> np.ndarray:
+    """The weights in float32 arithmetic, step by step as TensorFlow's: a sample point that
+    falls on the kernel's edge is in or out as it is there."""
+    function, radius = kernel
+    f32 = np.float32
+    inverse = f32(1) / f32(scale)
+    offset = -inverse * f32(shift)
+    width = max(inverse, f32(1)) if antialias else f32(1)
+    reach = f32(radius) * width
+    weights = np.zeros((out, size), dtype=np.float32)
+    for o in range(out):
+        sample = (f32(o) + f32(0.5)) * inverse + offset
+        if sample < 0 or sample > size:
+            continue
+        first = min(max(int(np.ceil(sample - reach - f32(0.5))), 0), size - 1)
+        last = min(max(int(np.floor(sample + reach - f32(0.5))), 0), size - 1) + 1
+        taps = np.array(
+            [function(float(abs((f32(cell) + f32(0.5) - sample) / width))) for cell in range(first, last)],
+            dtype=np.float32,
+        )
+        total = taps.sum(dtype=np.float32)
+        weights[o, first:last] = taps / total if abs(total) >= 1000 * np.finfo(np.float32).tiny else taps
+    return weights
+
+
+def _lanczos(radius: float):
+    def kernel(x: float) -> float:
+        if x > radius:
+            return 0.0
+        if x <= 1e-3:
+            return 1.0
+        return radius * np.sin(np.pi * x) * np.sin(np.pi * x / radius) / (np.pi * np.pi * x * x)
+
+    return kernel, radius
+
+
+def _mitchell(x: float) -> float:
+    if x >= 2:
+        return 0.0
+    if x >= 1:
+        return (((-7 / 18) * x + 2) * x - 10 / 3) * x + 16 / 9
+    return ((7 / 6) * x - 2) * x * x + 8 / 9
+
+
+def _keys(x: float) -> float:
+    if x >= 2:
+        return 0.0
+    if x >= 1:
+        return ((-0.5 * x + 2.5) * x - 4) * x + 2
+    return (1.5 * x - 2.5) * x * x + 1
+
+
+KERNELS = {
+    "lanczos1": _lanczos(1.0),
+    "lanczos3": _lanczos(3.0),
+    "lanczos5": _lanczos(5.0),
+    "gaussian": (lambda x: float(np.exp(-x * x / (2 * 0.5 * 0.5))) if x < 1.5 else 0.0, 1.5),
+    "box": (lambda x: 1.0 if x < 0.5 else 0.5 if x == 0.5 else 0.0, 1.0),
+    "triangle": (lambda x: max(0.0, 1.0 - x), 1.0),
+    "keyscubic": (_keys, 2.0),
+    "mitchellcubic": (_mitchell, 2.0),
+}
+"""TensorFlow's sampling kernels (sampling_kernels.h) by kernel_type: the function of the
+distance and its radius."""
+
+
+def _area_weights(size: int, out: int, aligned: bool) -> np.ndarray:
+    scale = (size - 1) / (out - 1) if aligned and out > 1 else size / out
+    weights = np.zeros((out, size))
+    for o in range(out):
+        start, end = o * scale, (o + 1) * scale
+        cell = int(np.floor(start))
+        while cell < end:
+            weights[o, min(cell, size - 1)] += min(cell + 1, end) - max(cell, start)
+            cell += 1
+    return (weights / scale).astype(np.float32)
+
+
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
@@ -166,4 +297,6 @@ CONVERTERS: dict[str, Converter] = {
     "LRN": _lrn,
     "SpaceToDepth": _space_to_depth,
     "DepthToSpace": _depth_to_space,
+    "ResizeArea": _resize_area,
+    "ScaleAndTranslate": _scale_and_translate,
 }
