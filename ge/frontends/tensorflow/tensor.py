@@ -13,6 +13,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
+from ..strided_slice import MASKS, add_strided_slice
 from .importer import TO_NCHW, Converter, Importer, Node, static_dims, transpose
 
 
@@ -178,90 +179,10 @@ def _slice(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _strided_slice(imp: Importer, node: Node) -> list[Tensor]:
-    """begin, end and strides with their masks; an ellipsis stands for the full range of the
-    axes the other entries leave out."""
-    x = node.inputs[0]
+    """begin, end and strides with their masks (see `ge.frontends.strided_slice`)."""
+    masks = {key: int(node.attr(key, 0)) for key in MASKS}
     begin, end, strides = node.ints(1), node.ints(2), node.ints(3)
-    masks = {
-        key: int(node.attr(key, 0))
-        for key in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
-    }
-    if masks["ellipsis_mask"]:
-        begin, end, strides, masks = _without_ellipsis(node, begin, end, strides, masks, len(x.shape))
-    starts, ends, axes, steps, shape = [], [], [], [], []
-    axis = 0
-    for i, (b, e, s) in enumerate(zip(begin, end, strides, strict=True)):
-        if masks["new_axis_mask"] >> i & 1:
-            shape.append(1)
-            continue
-        size = x.shape[axis]
-        if masks["shrink_axis_mask"] >> i & 1:
-            b = b + size if b < 0 and size >= 0 else b
-            starts.append(b)
-            ends.append(b + 1)
-            steps.append(1)
-            axes.append(axis)
-        else:
-            big = np.iinfo(np.int64).max
-            starts.append((big if s < 0 else 0) if masks["begin_mask"] >> i & 1 else b)
-            ends.append((-big if s < 0 else big) if masks["end_mask"] >> i & 1 else e)
-            steps.append(s)
-            axes.append(axis)
-            shape.append(None)
-        axis += 1
-    sliced = _add_slice(imp, f"{node.name}.slice", x, starts, ends, axes, steps)
-    rest = list(sliced.shape[axis:])
-    kept = iter(d for a, d in enumerate(sliced.shape[:axis]) if not _shrunk(masks, begin, a))
-    final = [next(kept) if d is None else d for d in shape] + rest
-    return [imp.g.add_reshape(sliced, final, node.name)]
-
-
-def _without_ellipsis(
-    node: Node, begin: list[int], end: list[int], strides: list[int], masks: dict, rank: int
-) -> tuple[list[int], list[int], list[int], dict]:
-    """The same slice spelled without its ellipsis: full-range entries (both masks set) for the
-    axes it covers. TensorFlow takes the first ellipsis bit and ignores any later one."""
-    ellipsis = masks["ellipsis_mask"]
-    at = (ellipsis & -ellipsis).bit_length() - 1
-    count = len(begin)
-    explicit = sum(1 for i in range(count) if not (masks["new_axis_mask"] | ellipsis) >> i & 1)
-    covered = rank - explicit
-    if covered < 0:
-        raise node.invalid(f"slices {explicit} axes of a rank-{rank} input")
-    entries = [i for i in range(count) if i == at or not (ellipsis >> i & 1)]
-    new_begin, new_end, new_strides = [], [], []
-    new_masks = dict.fromkeys(masks, 0)
-    position = 0
-    for i in entries:
-        if i == at:
-            for _ in range(covered):
-                new_begin.append(0)
-                new_end.append(0)
-                new_strides.append(1)
-                new_masks["begin_mask"] |= 1 << position
-                new_masks["end_mask"] |= 1 << position
-                position += 1
-            continue
-        new_begin.append(begin[i])
-        new_end.append(end[i])
-        new_strides.append(strides[i])
-        for key in ("begin_mask", "end_mask", "new_axis_mask", "shrink_axis_mask"):
-            if masks[key] >> i & 1:
-                new_masks[key] |= 1 << position
-        position += 1
-    return new_begin, new_end, new_strides, new_masks
-
-
-def _shrunk(masks: dict, begin: list[int], axis: int) -> bool:
-    """Whether input axis `axis` is shrunk: the spec index of that axis has its shrink bit."""
-    index = -1
-    for i in range(len(begin)):
-        if masks["new_axis_mask"] >> i & 1:
-            continue
-        index += 1
-        if index == axis:
-            return bool(masks["shrink_axis_mask"] >> i & 1)
-    return False
+    return [add_strided_slice(imp.g, node.inputs[0], begin, end, strides, masks, node.name)]
 
 
 def _pad(imp: Importer, node: Node) -> list[Tensor]:
