@@ -1,12 +1,14 @@
-"""Builds the MindSpore test fixtures: small LeNet-, ResNet- and MLP-style networks, and one network of
-the other primitives ge converts, exported as MINDIR with MindSpore's own outputs on fixed inputs,
-into tests/frontends/fixtures/mindspore/.
+"""Builds the MindSpore test fixtures: small LeNet-, ResNet- and MLP-style networks, a MobileNet
+block, self-attention, and networks of the other primitives ge converts, exported as MINDIR with
+MindSpore's own outputs on fixed inputs, into tests/frontends/fixtures/mindspore/.
 
 MindSpore is not one of ge's dependencies: run this in a virtual environment of its own,
 
     python3.11 -m venv /tmp/msvenv
     /tmp/msvenv/bin/pip install -r tools/mindspore_fixtures/requirements.txt
-    /tmp/msvenv/bin/python tools/mindspore_fixtures/make_fixtures.py
+    /tmp/msvenv/bin/python tools/mindspore_fixtures/make_fixtures.py [name ...]
+
+Names given rebuild only those fixtures (every one by default).
 
 Each fixture is `<name>.mindir` and `<name>.npz` (the input `x` and the outputs `y0`, `y1`, ...).
 The MLP is saved as MindSpore saves a large model, its weights in `mlp_variables/data_0` beside
@@ -142,7 +144,158 @@ class Ops(nn.Cell):
         return s, extremes, ops.log_softmax(products, -1), dense
 
 
-def main() -> None:
+class MobileBlock(nn.Cell):
+    """A MobileNet-style block: depthwise (grouped) convolution, ReLU6, HSwish, adaptive average pooling."""
+
+    def __init__(self):
+        super().__init__()
+        self.expand = nn.Conv2d(8, 16, 1, has_bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.dw = nn.Conv2d(16, 16, 3, pad_mode="pad", padding=1, group=16, has_bias=False)
+        self.bn2 = nn.BatchNorm2d(16)
+        self.project = nn.Conv2d(16, 8, 1, has_bias=True)
+        self.act = nn.ReLU6()
+        self.hs = nn.HSwish()
+        self.pool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Dense(8, 5)
+        self.flatten = nn.Flatten()
+
+    def construct(self, x):
+        y = self.act(self.bn1(self.expand(x)))
+        y = self.hs(self.bn2(self.dw(y)))
+        y = self.project(y) + x
+        return self.fc(self.flatten(self.pool(y)))
+
+
+class Attention(nn.Cell):
+    """Self-attention written with Split, MatMul, a scalar division, softmax, LayerNorm, GELU and Dropout."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Dense(16, 48)
+        self.out = nn.Dense(16, 16)
+        self.norm = nn.LayerNorm((16,))
+        self.ff = nn.Dense(16, 32)
+        self.ff2 = nn.Dense(32, 16)
+        self.gelu = nn.GELU(approximate=False)
+        self.drop = nn.Dropout(p=0.1)
+        self.norm2 = nn.LayerNorm((16,))
+
+    def construct(self, x):
+        b, t, c = x.shape
+        q, k, v = ops.split(self.qkv(x), 16, axis=-1)
+        q = ops.transpose(ops.reshape(q, (b, t, 2, 8)), (0, 2, 1, 3))
+        k = ops.transpose(ops.reshape(k, (b, t, 2, 8)), (0, 2, 1, 3))
+        v = ops.transpose(ops.reshape(v, (b, t, 2, 8)), (0, 2, 1, 3))
+        a = ops.softmax(ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) / 8**0.5, axis=-1)
+        y = ops.reshape(ops.transpose(ops.matmul(a, v), (0, 2, 1, 3)), (b, t, c))
+        x = self.norm(x + self.drop(self.out(y)))
+        return self.norm2(x + self.ff2(self.gelu(self.ff(x))))
+
+
+class Activations(nn.Cell):
+    """Activation cells and the elementwise primitives of ops, on one tensor."""
+
+    def __init__(self):
+        super().__init__()
+        self.acts = nn.CellList(
+            [
+                nn.LeakyReLU(0.1),
+                nn.SiLU(),
+                nn.GELU(),
+                nn.GELU(approximate=False),
+                nn.HSigmoid(),
+                nn.ELU(),
+                nn.Tanh(),
+                nn.Sigmoid(),
+                nn.Mish(),
+                nn.ReLU(),
+                nn.Softsign(),
+                nn.PReLU(),
+            ]
+        )
+
+    def construct(self, x):
+        outs = ()
+        for c in self.acts:
+            outs = outs + (c(x),)
+        return outs + (
+            ops.clamp(x, -0.5, 0.5),
+            ops.pow(ops.abs(x), 1.5),
+            ops.rsqrt(ops.abs(x) + 1),
+            ops.square(x),
+            ops.reciprocal(x + 5),
+            ops.floor(x),
+            ops.neg(x),
+            ops.sign(x),
+            ops.sin(x),
+            ops.cos(x),
+            ops.log1p(ops.abs(x)),
+            ops.round(x * 3),
+        )
+
+
+class TensorOps(nn.Cell):
+    """Splitting, stacking, slicing, gathering, tiling, padding, selecting and ordering primitives."""
+
+    def construct(self, x):
+        a, b = ops.split(x, 2, axis=2)
+        return (
+            ops.concat((a, b * 2), 1),
+            ops.stack((a, b), 0),
+            x[:, 1:3],
+            x[:, ::2, 1],
+            ops.gather(x, ms.Tensor([2, 0], ms.int32), 1),
+            ops.tile(x, (1, 2, 1)),
+            ops.broadcast_to(x[:, :1], (2, 4, 6)),
+            ops.pad(x, (1, 2)),
+            ops.where(x > 0, x, -x),
+            ops.cast(x > 0, ms.float32),
+            ops.one_hot(ops.argmax(x, -1), 6, ms.Tensor(1.0), ms.Tensor(0.0)),
+            ops.cumsum(x, 1),
+            ops.topk(x, 2)[0],
+            ops.squeeze(x[:, :1], 1),
+            ops.zeros_like(x) + 1,
+            ops.argmin(x, 1),
+            ops.reduce_max(x, (1, 2)),
+            ops.mean(x, 2, True),
+            ops.prod(x, 1),
+            ops.reverse(x, [2]),
+            ops.expand_dims(x, 0),
+            ops.transpose(x, (2, 0, 1)),
+            ops.flatten(x),
+            ops.maximum(x, 0.1),
+            ops.logical_and(x > 0, x < 1),
+            ops.equal(x, x),
+            ops.sub(1.0, x),
+            ops.div(x, 2.0),
+        )
+
+
+class Upsample(nn.Cell):
+    """Resizes (bilinear, nearest, align_corners), a transposed convolution and pools."""
+
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Conv2dTranspose(3, 4, 2, stride=2)
+        self.mp = nn.MaxPool2d(3, 2, pad_mode="same")
+        self.ap = nn.AvgPool2d(2, 2)
+        self.apool = nn.AdaptiveAvgPool2d((2, 4))
+
+    def construct(self, x):
+        return (
+            ops.interpolate(x, size=(12, 16), mode="bilinear", align_corners=False),
+            ops.interpolate(x, scale_factor=2.0, mode="nearest", recompute_scale_factor=True),
+            self.up(x),
+            self.mp(x),
+            self.ap(x),
+            self.apool(x),
+            ops.interpolate(x, size=(9, 11), mode="bilinear", align_corners=True),
+        )
+
+
+def main(names: list[str]) -> None:
+    """Writes the fixtures `names` lists (all by default)."""
 
     ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
     OUT.mkdir(parents=True, exist_ok=True)
@@ -152,8 +305,15 @@ def main() -> None:
         "resnet": (SmallResNet, rng.standard_normal((2, 3, 16, 16)).astype(np.float32), False),
         "mlp": (MLP, rng.standard_normal((4, 16)).astype(np.float32), True),
         "ops": (Ops, rng.standard_normal((3, 4, 5)).astype(np.float32), False),
+        "mobile": (MobileBlock, rng.standard_normal((1, 8, 8, 8)).astype(np.float32), False),
+        "attention": (Attention, rng.standard_normal((1, 6, 16)).astype(np.float32), False),
+        "activations": (Activations, rng.standard_normal((2, 3, 4)).astype(np.float32), False),
+        "tensor_ops": (TensorOps, rng.standard_normal((2, 4, 6)).astype(np.float32), False),
+        "upsample": (Upsample, rng.standard_normal((1, 3, 6, 8)).astype(np.float32), False),
     }
     for name, (network, x, external) in networks.items():
+        if names and name not in names:
+            continue
         ms.set_seed(SEED)
         net = network()
         net.set_train(False)
@@ -179,4 +339,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -6,6 +6,8 @@ as MindSpore's implicit type promotion gives it for float tensors.
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import StringAttr
+
 from ge.dialects import graph as ops
 from ge.dialects.common import int_attr
 from ge.graph import Tensor
@@ -50,6 +52,108 @@ def _softmax(op_class: type) -> Converter:
     return convert
 
 
+def _not_equal(imp: Importer, node: Node) -> Value:
+    like = next((value for value in node.inputs[:2] if isinstance(value, Tensor)), None)
+    equal = imp.g.add_op(
+        ops.EqualOp, [node.tensor(0, like), node.tensor(1, like)], None, f"{node.name}.equal"
+    )
+    return imp.g.add_op(ops.NotOp, [equal], None, node.name)
+
+
+def _relu6(imp: Importer, node: Node) -> Value:
+    x = node.tensor(0)
+    low = imp.g.add_op(
+        ops.MaxOp, [x, imp.constant(0.0, f"{node.name}.zero", x, node)], None, f"{node.name}.relu"
+    )
+    return imp.g.add_op(ops.MinOp, [low, imp.constant(6.0, f"{node.name}.six", x, node)], None, node.name)
+
+
+def _scaled(op_class: type) -> Converter:
+    def convert(imp: Importer, node: Node) -> Value:
+        """Muls and Divs: a tensor and a Python number, the number in the tensor's dtype."""
+        x = node.tensor(0)
+        return imp.g.add_op(op_class, [x, node.tensor(1, x)], None, node.name)
+
+    return convert
+
+
+def _activation(op_class: type, **props: float) -> Converter:
+    def convert(imp: Importer, node: Node) -> Value:
+        properties = {key: ops.float_attr(value) for key, value in props.items()} or None
+        return imp.g.add_op(op_class, [node.tensor(0)], properties, node.name)
+
+    return convert
+
+
+def _gelu(imp: Importer, node: Node) -> Value:
+    """MindSpore's GeLU primitive is the tanh approximation (nn.GELU(approximate=False) is built
+    from Erf instead)."""
+    props = {"approximate": StringAttr("tanh")}
+    return imp.g.add_op(ops.GeluOp, [node.tensor(0)], props, node.name)
+
+
+def _elu(imp: Importer, node: Node) -> Value:
+    alpha = node.value(1) if len(node.inputs) > 1 else node.attr("alpha", 1.0)
+    return imp.g.add_op(ops.EluOp, [node.tensor(0)], {"alpha": ops.float_attr(float(alpha))}, node.name)
+
+
+def _prelu(imp: Importer, node: Node) -> Value:
+    """The slope is per channel, the input's axis 1."""
+    x, slope = node.tensor(0), node.tensor(1)
+    if len(x.shape) > 2 and len(slope.shape) == 1 and slope.shape[0] > 1:
+        slope = imp.g.add_reshape(slope, [slope.shape[0], *[1] * (len(x.shape) - 2)], f"{node.name}.slope")
+    return imp.g.add_op(ops.PReluOp, [x, slope], None, node.name)
+
+
+def _clamp(imp: Importer, node: Node) -> Value:
+    """ClampScalar(x, min, max); a bound may be None."""
+    x = node.tensor(0)
+    for index, op_class, what in ((1, ops.MaxOp, "min"), (2, ops.MinOp, "max")):
+        if len(node.inputs) > index and node.inputs[index] is not None:
+            x = imp.g.add_op(op_class, [x, node.tensor(index, x)], None, f"{node.name}.{what}")
+    return x
+
+
+def _round(imp: Importer, node: Node) -> Value:
+    decimals = node.value(1) if len(node.inputs) > 1 else 0
+    if decimals not in (0, None):
+        raise node.fail(f"rounding to {decimals} decimals is not supported (to integers is)")
+    return imp.g.add_op(ops.RoundOp, [node.tensor(0)], None, node.name)
+
+
+def _square(imp: Importer, node: Node) -> Value:
+    x = node.tensor(0)
+    return imp.g.add_op(ops.MulOp, [x, x], None, node.name)
+
+
+def _rsqrt(imp: Importer, node: Node) -> Value:
+    root = imp.g.add_op(ops.SqrtOp, [node.tensor(0)], None, f"{node.name}.sqrt")
+    return imp.g.add_op(ops.ReciprocalOp, [root], None, node.name)
+
+
+def _log1p(imp: Importer, node: Node) -> Value:
+    """log(u) * x / (u - 1) with u = 1 + x, and x where u rounds to 1 (keeps a small x's precision)."""
+    x = node.tensor(0)
+    one = imp.constant(1.0, f"{node.name}.one", x, node)
+    u = imp.g.add_op(ops.AddOp, [x, one], None, f"{node.name}.u")
+    ratio = imp.g.add_op(
+        ops.DivOp, [x, imp.g.add_op(ops.SubOp, [u, one], None, f"{node.name}.u1")], None, f"{node.name}.ratio"
+    )
+    scaled = imp.g.add_op(
+        ops.MulOp,
+        [imp.g.add_op(ops.LogOp, [u], None, f"{node.name}.log"), ratio],
+        None,
+        f"{node.name}.scaled",
+    )
+    exact = imp.g.add_op(ops.EqualOp, [u, one], None, f"{node.name}.exact")
+    return imp.g.add_op(ops.WhereOp, [exact, x, scaled], None, node.name)
+
+
+def _select(imp: Importer, node: Node) -> Value:
+    x = node.tensor(1)
+    return imp.g.add_op(ops.WhereOp, [node.tensor(0), x, node.tensor(2, x)], None, node.name)
+
+
 def _cast(imp: Importer, node: Node) -> Value:
     """The target type is MindSpore's type id (an integer input) or a dtype attribute."""
     target = node.value(1) if len(node.inputs) > 1 else node.attr("dst_type")
@@ -82,4 +186,40 @@ CONVERTERS: dict[str, Converter] = {
     "Softmax": _softmax(ops.SoftmaxOp),
     "LogSoftmax": _softmax(ops.LogSoftmaxOp),
     "Cast": _cast,
+    "Muls": _scaled(ops.MulOp),
+    "Divs": _scaled(ops.DivOp),
+    "Pow": _binary(ops.PowOp),
+    "Equal": _binary(ops.EqualOp),
+    "NotEqual": _not_equal,
+    "Greater": _binary(ops.GreaterOp),
+    "GreaterEqual": _binary(ops.GreaterEqualOp),
+    "Less": _binary(ops.LessOp),
+    "LessEqual": _binary(ops.LessEqualOp),
+    "LessScalar": _binary(ops.LessOp),
+    "GreaterScalar": _binary(ops.GreaterOp),
+    "LogicalAnd": _binary(ops.AndOp),
+    "LogicalOr": _binary(ops.OrOp),
+    "LogicalNot": _unary(ops.NotOp),
+    "Select": _select,
+    "ReLU6": _relu6,
+    "HSwish": _activation(ops.HardSwishOp),
+    "HSigmoid": _activation(ops.HardSigmoidOp, alpha=1 / 6, beta=0.5),
+    "SiLU": _activation(ops.SwishOp, alpha=1.0),
+    "GeLU": _gelu,
+    "Elu": _elu,
+    "Mish": _unary(ops.MishOp),
+    "Softsign": _unary(ops.SoftsignOp),
+    "Softplus": _unary(ops.SoftplusOp),
+    "PReLU": _prelu,
+    "ClampScalar": _clamp,
+    "Round": _round,
+    "Square": _square,
+    "Rsqrt": _rsqrt,
+    "Reciprocal": _unary(ops.ReciprocalOp),
+    "Floor": _unary(ops.FloorOp),
+    "Ceil": _unary(ops.CeilOp),
+    "Sign": _unary(ops.SignOp),
+    "Sin": _unary(ops.SinOp),
+    "Cos": _unary(ops.CosOp),
+    "Log1p": _log1p,
 }

@@ -9,6 +9,8 @@ cell after, as MindSpore does.
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
+
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
@@ -130,6 +132,116 @@ def _dense(imp: Importer, node: Node) -> Value:
     return y
 
 
+def _matmul_ext(imp: Importer, node: Node) -> Value:
+    """numpy's matmul, batch axes broadcast."""
+    return imp.g.add_op(ops.MatMulOp, [node.tensor(0), node.tensor(1)], None, node.name)
+
+
+def _layer_norm(imp: Importer, node: Node) -> Value:
+    """LayerNorm(x, gamma, beta, begin_norm_axis, begin_params_axis, epsilon): over the axes from
+    begin_norm_axis on; its mean and rstd outputs are the op's own."""
+    x, gamma, beta = node.tensor(0), node.tensor(1), node.tensor(2)
+    if len(node.inputs) > 5:
+        axis, params_axis, epsilon = node.value(3), node.value(4), node.value(5)
+    else:
+        axis = node.attr("begin_norm_axis", -1)
+        params_axis, epsilon = node.attr("begin_params_axis", -1), node.attr("epsilon", 1e-7)
+    rank = len(x.shape)
+    if int(axis) % rank != int(params_axis) % rank:
+        raise node.fail(f"begin_norm_axis {axis} and begin_params_axis {params_axis} differ")
+    props = {"axis": int_attr(int(axis)), "epsilon": ops.float_attr(float(epsilon))}
+    return tuple(imp.g.add_op_results(ops.LayerNormOp, [x, gamma, beta], props, node.name))
+
+
+def _adaptive_avg_pool(imp: Importer, node: Node) -> Value:
+    """An output size that divides the input's is an average pool of input / output cells (None
+    keeps the input's size); others are refused."""
+    x = node.tensor(0)
+    if len(x.shape) != 4 or any(d < 0 for d in x.shape[2:]):
+        raise node.fail(f"needs an NCHW input of static size, got {list(x.shape)}")
+    sizes = node.value(1) if len(node.inputs) > 1 else node.attr("output_size")
+    sizes = sizes if isinstance(sizes, tuple | list) else (sizes, sizes)
+    out = [x.shape[2 + i] if size is None else int(size) for i, size in enumerate(sizes)]
+    if any(o <= 0 or d % o for d, o in zip(x.shape[2:], out, strict=True)):
+        raise node.fail(f"an output size {out} that does not divide the input's {list(x.shape[2:])}")
+    kernel = [d // o for d, o in zip(x.shape[2:], out, strict=True)]
+    props = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel), "pads": ints_attr([0, 0, 0, 0])}
+    return imp.g.add_op(ops.AvgPoolOp, [x], props, node.name)
+
+
+def _conv2d_transpose(imp: Importer, node: Node) -> Value:
+    """Conv2DTranspose(dout, weight, input_size): the gradient of a convolution, whose input
+    size (NCHW) it produces; weight [C_in, C_out / group, kH, kW], as ge's transposed
+    convolution takes it."""
+    dy, w = node.tensor(0), node.tensor(1)
+    _check_nchw(node, node.attr("format", "NCHW"))
+    sizes = node.ints(node.value(2), "input_size")
+    if len(dy.shape) != 4 or len(w.shape) != 4 or len(sizes) != 4:
+        raise node.fail(f"needs NCHW tensors, got {list(dy.shape)}, {list(w.shape)} and size {sizes}")
+    strides = _pair(node, node.attr("stride", 1), "stride")
+    dilations = _pair(node, node.attr("dilation", 1), "dilation")
+    mode = _pad_mode(node, node.attr("pad_mode", "valid"))
+    begin, end, extra = [], [], []
+    for i in range(2):
+        span = (w.shape[2 + i] - 1) * dilations[i] + 1
+        full = (dy.shape[2 + i] - 1) * strides[i] + span
+        if mode == "same":
+            total = max(0, full - sizes[2 + i])
+            first = total // 2
+        elif mode == "pad":
+            pads = node.ints(node.attr("pad_list", node.attr("pad", 0)), "pad_list")
+            pads = pads * 4 if len(pads) == 1 else pads
+            first, total = pads[2 * i], pads[2 * i] + pads[2 * i + 1]
+        else:
+            first = total = 0
+        begin.append(first)
+        end.append(total - first)
+        extra.append(sizes[2 + i] - (full - total))
+    if any(e < 0 or e >= max(s, d) for e, s, d in zip(extra, strides, dilations, strict=True)):
+        raise node.invalid(f"input_size {sizes} does not fit a gradient of shape {list(dy.shape)}")
+    props = {
+        "strides": ints_attr(strides),
+        "pads": ints_attr([*begin, *end]),
+        "dilations": ints_attr(dilations),
+        "output_padding": ints_attr(extra),
+        "groups": int_attr(int(node.attr("group", node.attr("groups", 1)))),
+    }
+    return imp.g.add_op(ops.ConvTranspose2DOp, [dy, w], props, node.name)
+
+
+def _resize(mode: str) -> Converter:
+    def convert(imp: Importer, node: Node) -> Value:
+        """ResizeBilinearV2 and ResizeNearestNeighborV2(x, size, align_corners, half_pixel_centers),
+        NCHW: the coordinate modes of the same meaning (TensorFlow's)."""
+        x = node.tensor(0)
+        height, width = node.ints(node.value(1), "size")[-2:]
+        aligned = bool(node.value(2)) if len(node.inputs) > 2 else bool(node.attr("align_corners", False))
+        half = bool(node.value(3)) if len(node.inputs) > 3 else bool(node.attr("half_pixel_centers", False))
+        if aligned:
+            coordinates, nearest = "align_corners", "round_prefer_ceil"
+        elif half:
+            coordinates, nearest = ("tf_half_pixel_for_nn" if mode == "nearest" else "half_pixel"), "floor"
+        else:
+            coordinates, nearest = "asymmetric", "floor"
+        n, c, h, w = x.shape
+        if h < 0 or w < 0:
+            raise node.fail("needs static spatial dimensions")
+        props = {
+            "scales": DenseArrayBase.from_list(f64, [1.0, 1.0, height / h, width / w]),
+            "sizes": ints_attr([n, c, height, width]),
+            "mode": StringAttr(mode),
+            "coordinate_transformation_mode": StringAttr(coordinates),
+            "nearest_mode": StringAttr(nearest),
+            "cubic_coeff_a": ops.float_attr(-0.75),
+            "exclude_outside": bool_attr(False),
+            "extrapolation_value": ops.float_attr(0.0),
+            "antialias": bool_attr(False),
+        }
+        return imp.g.add_op(ops.ResizeOp, [x], props, node.name)
+
+    return convert
+
+
 def _transposed_last(imp: Importer, x: Tensor, name: str) -> Tensor:
     perm = [*range(len(x.shape) - 2), len(x.shape) - 1, len(x.shape) - 2]
     return imp.g.add_op(ops.TransposeOp, [x], {"perm": ints_attr(perm)}, name)
@@ -182,4 +294,10 @@ CONVERTERS: dict[str, Converter] = {
     "MatMul": _matmul,
     "BatchMatMul": _matmul,
     "Dense": _dense,
+    "MatMulExt": _matmul_ext,
+    "LayerNorm": _layer_norm,
+    "AdaptiveAvgPool2D": _adaptive_avg_pool,
+    "Conv2DTranspose": _conv2d_transpose,
+    "ResizeBilinearV2": _resize("linear"),
+    "ResizeNearestNeighborV2": _resize("nearest"),
 }

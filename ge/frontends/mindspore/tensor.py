@@ -1,16 +1,22 @@
-"""Converters of MindSpore's shape and reduction primitives: Flatten, Reshape, Transpose, Concat,
-ExpandDims, Squeeze and the Reduce* family.
+"""Converters of MindSpore's shape, indexing and reduction primitives: Flatten, Reshape, Transpose,
+Concat, Stack, Split, ExpandDims, Squeeze, StridedSlice, Gather, Tile, BroadcastTo, PadV3, the
+Reduce* family, Argmax and Argmin, OneHot, CumSum, TopK and ReverseV2.
 
 Shapes, permutations and axes are constant inputs of the node (tuples of integers).
 """
 
 from __future__ import annotations
 
+import numpy as np
+from xdsl.dialects.builtin import StringAttr
+
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
+from ..strided_slice import MASKS, add_strided_slice
 from .importer import Converter, Importer, Node, Value
+from .values import TYPE_IDS
 
 
 def _flatten(imp: Importer, node: Node) -> Value:
@@ -75,6 +81,172 @@ def _reduce(op_class: type) -> Converter:
     return convert
 
 
+def _split(imp: Importer, node: Node) -> Value:
+    """Split(x, axis, output_num): equal parts."""
+    x = node.tensor(0)
+    axis = node.ints(node.value(1) if len(node.inputs) > 1 else node.attr("axis", 0), "axis")[0]
+    count = node.ints(node.value(2) if len(node.inputs) > 2 else node.attr("output_num", 1), "output_num")[0]
+    axis %= len(x.shape)
+    if x.shape[axis] < 0 or count <= 0 or x.shape[axis] % count:
+        raise node.invalid(f"axis {axis} of {list(x.shape)} does not split into {count} equal parts")
+    props = {"axis": int_attr(axis), "sizes": ints_attr([x.shape[axis] // count] * count)}
+    return tuple(imp.g.add_op_results(ops.SplitOp, [x], props, node.name))
+
+
+def _stack(imp: Importer, node: Node) -> Value:
+    values = node.input(0)
+    values = values if isinstance(values, tuple) else tuple(node.inputs)
+    tensors = [
+        v if isinstance(v, Tensor) else imp.constant(v, f"{node.name}.input", None, node) for v in values
+    ]
+    rank = len(tensors[0].shape) + 1
+    axis = int(node.attr("axis", 0)) % rank
+    parts = []
+    for index, t in enumerate(tensors):
+        shape = list(t.shape)
+        shape.insert(axis, 1)
+        parts.append(imp.g.add_reshape(t, shape, f"{node.name}.{index}"))
+    return parts[0] if len(parts) == 1 else imp.g.add_concat(parts, axis, node.name)
+
+
+def _strided_slice(imp: Importer, node: Node) -> Value:
+    """StridedSlice(x, begin, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask,
+    shrink_axis_mask), TensorFlow's slice."""
+    x = node.tensor(0)
+    begin, end, strides = (
+        node.ints(node.value(i), name) for i, name in ((1, "begin"), (2, "end"), (3, "strides"))
+    )
+    masks = {
+        key: int(node.value(4 + i)) if len(node.inputs) > 4 + i else int(node.attr(key, 0))
+        for i, key in enumerate(MASKS)
+    }
+    return add_strided_slice(imp.g, x, begin, end, strides, masks, node.name)
+
+
+def _gather(imp: Importer, node: Node) -> Value:
+    """Gather(x, indices, axis, batch_dims)."""
+    x, indices = node.tensor(0), node.tensor(1)
+    axis = node.ints(node.value(2), "axis")[0] if len(node.inputs) > 2 else 0
+    if len(node.inputs) > 3 and node.value(3):
+        raise node.fail("batch_dims other than 0 is not supported")
+    return imp.g.add_op(ops.GatherOp, [x, indices], {"axis": int_attr(axis)}, node.name)
+
+
+def _tile(imp: Importer, node: Node) -> Value:
+    x = node.tensor(0)
+    repeats = node.ints(node.value(1), "multiples")
+    if len(repeats) > len(x.shape):
+        x = imp.g.add_reshape(x, [1] * (len(repeats) - len(x.shape)) + list(x.shape), f"{node.name}.rank")
+    return imp.g.add_op(ops.TileOp, [x], {"repeats": ints_attr(repeats)}, node.name)
+
+
+def _broadcast_to(imp: Importer, node: Node) -> Value:
+    """A -1 in the shape keeps the input's size."""
+    x = node.tensor(0)
+    shape = node.ints(node.value(1) if len(node.inputs) > 1 else node.attr("shape"), "shape")
+    offset = len(shape) - len(x.shape)
+    shape = [x.shape[i - offset] if d == -1 and i >= offset else d for i, d in enumerate(shape)]
+    return imp.g.add_op(ops.ExpandOp, [x], {"shape": ints_attr(shape)}, node.name)
+
+
+def _pad(imp: Importer, node: Node) -> Value:
+    """PadV3(x, paddings, value): pairs from the last axis backwards, as torch's pad."""
+    x = node.tensor(0)
+    pairs = node.ints(node.value(1), "paddings")
+    mode = str(node.attr("mode", "constant"))
+    if mode != "constant":
+        raise node.fail(f"mode '{mode}' is not supported (constant is)")
+    if not node.attr("paddings_contiguous", True):
+        raise node.fail("paddings_contiguous=False is not supported")
+    rank = len(x.shape)
+    if len(pairs) % 2 or len(pairs) > 2 * rank:
+        raise node.invalid(f"paddings {pairs} do not fit a rank-{rank} input")
+    begin, end = [0] * rank, [0] * rank
+    for index in range(len(pairs) // 2):
+        begin[rank - 1 - index], end[rank - 1 - index] = pairs[2 * index], pairs[2 * index + 1]
+    operands = [x]
+    if len(node.inputs) > 2 and node.inputs[2] is not None:
+        operands.append(node.tensor(2, x))
+    props = {"pads": ints_attr(begin + end), "mode": StringAttr("constant")}
+    return imp.g.add_op(ops.PadOp, operands, props, node.name)
+
+
+def _arg_reduce(op_class: type) -> Converter:
+    def convert(imp: Importer, node: Node) -> Value:
+        """Argmax(x, axis, output_type): int32 unless the type id says otherwise."""
+        x = node.tensor(0)
+        axis = node.ints(node.value(1) if len(node.inputs) > 1 else node.attr("axis", -1), "axis")[0]
+        props = {"axis": int_attr(axis), "keepdims": bool_attr(False), "select_last_index": bool_attr(False)}
+        y = imp.g.add_op(op_class, [x], props, node.name)
+        target = node.value(2) if len(node.inputs) > 2 else node.attr("output_type", 34)
+        dtype = TYPE_IDS.get(target, "int32") if isinstance(target, int) else "int32"
+        return y if y.dtype == dtype else imp.g.add_cast(y, dtype, f"{node.name}.cast")
+
+    return convert
+
+
+def _one_hot(imp: Importer, node: Node) -> Value:
+    """OneHot(indices, depth, on_value, off_value, axis)."""
+    on, off = node.tensor(2), node.tensor(3)
+    values = imp.g.add_concat(
+        [imp.g.add_reshape(t, [1], f"{node.name}.{what}") for t, what in ((off, "off"), (on, "on"))],
+        0,
+        f"{node.name}.values",
+    )
+    axis = node.value(4) if len(node.inputs) > 4 else node.attr("axis", -1)
+    props = {"depth": int_attr(node.ints(node.value(1), "depth")[0]), "axis": int_attr(int(axis))}
+    return imp.g.add_op(ops.OneHotOp, [node.tensor(0), values], props, node.name)
+
+
+def _cumsum(imp: Importer, node: Node) -> Value:
+    """CumSum(x, axis, exclusive, reverse)."""
+    props = {
+        "axis": int_attr(node.ints(node.value(1), "axis")[0]),
+        "exclusive": bool_attr(bool(node.value(2)) if len(node.inputs) > 2 else False),
+        "reverse": bool_attr(bool(node.value(3)) if len(node.inputs) > 3 else False),
+    }
+    return imp.g.add_op(ops.CumSumOp, [node.tensor(0)], props, node.name)
+
+
+def _top_k(imp: Importer, node: Node) -> Value:
+    """TopK(x, k): the k largest along the last axis, sorted, with int32 indices."""
+    k = node.ints(node.value(1), "k")[0]
+    props = {"k": int_attr(k), "axis": int_attr(-1), "largest": bool_attr(True), "sorted": bool_attr(True)}
+    values, indices = imp.g.add_op_results(ops.TopKOp, [node.tensor(0)], props, node.name)
+    return values, imp.g.add_cast(indices, "int32", f"{node.name}.indices")
+
+
+def _prod(imp: Importer, node: Node) -> Value:
+    """ProdExt(x, axis, keep_dims, dtype); axis None reduces every axis."""
+    x = node.tensor(0)
+    axis = node.value(1) if len(node.inputs) > 1 else None
+    keep = bool(node.value(2)) if len(node.inputs) > 2 else False
+    if len(node.inputs) > 3 and node.value(3) is not None:
+        raise node.fail("a dtype for the product is not supported")
+    axes = list(range(len(x.shape))) if axis is None else node.ints(axis, "axis")
+    props = {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}
+    return imp.g.add_op(ops.ReduceProdOp, [x], props, node.name)
+
+
+def _reverse(imp: Importer, node: Node) -> Value:
+    """ReverseV2(x, axis): a slice with step -1 along each axis."""
+    x = node.tensor(0)
+    axes = sorted(
+        {
+            a % len(x.shape)
+            for a in node.ints(node.value(1) if len(node.inputs) > 1 else node.attr("axis"), "axis")
+        }
+    )
+    big = np.iinfo(np.int64).max
+    props = {
+        "starts": ints_attr([-1] * len(axes)),
+        "ends": ints_attr([-big] * len(axes)),
+        "axes": ints_attr(axes),
+        "steps": ints_attr([-1] * len(axes)),
+    }
+    return imp.g.add_op(ops.SliceOp, [x], props, node.name) if axes else x
+
+
 CONVERTERS: dict[str, Converter] = {
     "Flatten": _flatten,
     "Reshape": _reshape,
@@ -86,4 +258,18 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceSum": _reduce(ops.ReduceSumOp),
     "ReduceMax": _reduce(ops.ReduceMaxOp),
     "ReduceMin": _reduce(ops.ReduceMinOp),
+    "Split": _split,
+    "Stack": _stack,
+    "StridedSlice": _strided_slice,
+    "Gather": _gather,
+    "Tile": _tile,
+    "BroadcastTo": _broadcast_to,
+    "PadV3": _pad,
+    "Argmax": _arg_reduce(ops.ArgMaxOp),
+    "Argmin": _arg_reduce(ops.ArgMinOp),
+    "OneHot": _one_hot,
+    "CumSum": _cumsum,
+    "TopK": _top_k,
+    "ProdExt": _prod,
+    "ReverseV2": _reverse,
 }
