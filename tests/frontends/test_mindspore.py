@@ -32,9 +32,11 @@ MODELS = {
     "activations": "activations.mindir",
     "tensor_ops": "tensor_ops.mindir",
     "upsample": "upsample.mindir",
+    "sequence": "sequence.mindir",
+    "norms": "norms.mindir",
 }
 OUTPUTS = {"lenet": 1, "resnet": 1, "mlp": 2, "ops": 4, "mobile": 1, "attention": 1, "activations": 24}
-OUTPUTS |= {"tensor_ops": 28, "upsample": 7}
+OUTPUTS |= {"tensor_ops": 28, "upsample": 7, "sequence": 5, "norms": 6}
 
 
 @pytest.mark.parametrize("level", [0, 3])

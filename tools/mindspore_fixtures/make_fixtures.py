@@ -294,6 +294,40 @@ class Upsample(nn.Cell):
         )
 
 
+class Sequence(nn.Cell):
+    """Token ids through an Embedding, a Conv1d, BatchNorm1d and 1-D pools; sums and maxima."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(40, 8)
+        self.conv = nn.Conv1d(8, 6, 3, pad_mode="pad", padding=1, has_bias=True)
+        self.bn = nn.BatchNorm1d(6)
+        self.pool = nn.MaxPool1d(2, 2)
+        self.apool = nn.AvgPool1d(2, 2)
+
+    def construct(self, x):
+        x = self.bn(self.conv(ops.transpose(self.emb(x), (0, 2, 1))))
+        return self.pool(ops.relu(x)), self.apool(x), ops.sum(x, 2), ops.max(x, 2)[0], ops.max(x, 2)[1]
+
+
+class Norms(nn.Cell):
+    """GroupNorm, PixelShuffle, Upsample, a dilated convolution with SeLU, LogSoftmax, and a Conv3d."""
+
+    def __init__(self):
+        super().__init__()
+        self.gn = nn.GroupNorm(2, 4)
+        self.ps = nn.PixelShuffle(2)
+        self.up = nn.Upsample(scale_factor=2.0, mode="nearest", recompute_scale_factor=True)
+        self.conv = nn.Conv2d(4, 8, 3, pad_mode="pad", padding=2, dilation=2, has_bias=True)
+        self.selu = nn.SeLU()
+        self.lsm = nn.LogSoftmax(1)
+        self.conv3d = nn.Conv3d(1, 3, 3, pad_mode="same", has_bias=True)
+
+    def construct(self, x):
+        volume = self.conv3d(ops.expand_dims(x, 1))
+        return self.gn(x), self.ps(x), self.up(x), self.selu(self.conv(x)), self.lsm(x), volume
+
+
 def main(names: list[str]) -> None:
     """Writes the fixtures `names` lists (all by default)."""
 
@@ -310,6 +344,8 @@ def main(names: list[str]) -> None:
         "activations": (Activations, rng.standard_normal((2, 3, 4)).astype(np.float32), False),
         "tensor_ops": (TensorOps, rng.standard_normal((2, 4, 6)).astype(np.float32), False),
         "upsample": (Upsample, rng.standard_normal((1, 3, 6, 8)).astype(np.float32), False),
+        "sequence": (Sequence, rng.integers(0, 40, (1, 12)).astype(np.int32), False),
+        "norms": (Norms, rng.standard_normal((1, 4, 6, 8)).astype(np.float32), False),
     }
     for name, (network, x, external) in networks.items():
         if names and name not in names:

@@ -208,6 +208,7 @@ CONVERTERS: dict[str, Converter] = {
     "GeLU": _gelu,
     "Elu": _elu,
     "Mish": _unary(ops.MishOp),
+    "SeLU": _unary(ops.SeluOp),
     "Softsign": _unary(ops.SoftsignOp),
     "Softplus": _unary(ops.SoftplusOp),
     "PReLU": _prelu,

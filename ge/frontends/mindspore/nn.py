@@ -22,6 +22,8 @@ PAD_MODES = {0: "pad", 1: "same", 2: "valid"}
 """MindSpore's PadMode enum, as a pad mode given as an input holds it."""
 FORMATS = {0: "NCHW", 1: "NHWC"}
 """MindSpore's Format enum (the `data_format` input)."""
+NCDHW = (14, "NCDHW")
+"""The 3-D channel-first format, as its Format enum value or name (BiasAdd after a Conv3D)."""
 
 
 def _conv2d(imp: Importer, node: Node) -> Value:
@@ -54,7 +56,7 @@ def _conv2d(imp: Importer, node: Node) -> Value:
 def _bias_add(imp: Importer, node: Node) -> Value:
     x, bias = node.tensor(0), node.tensor(1)
     data_format = node.value(2) if len(node.inputs) > 2 else node.attr("data_format", node.attr("format", 0))
-    if len(x.shape) > 2 and _format(node, data_format) == "NCHW":
+    if len(x.shape) > 2 and (data_format in NCDHW or _format(node, data_format) == "NCHW"):
         shape = [bias.shape[0], *[1] * (len(x.shape) - 2)]
         bias = imp.g.add_reshape(bias, shape, f"{node.name}.bias")
     return imp.g.add_op(ops.AddOp, [x, bias], None, node.name)
@@ -216,11 +218,13 @@ def _resize(mode: str) -> Converter:
         x = node.tensor(0)
         height, width = node.ints(node.value(1), "size")[-2:]
         aligned = bool(node.value(2)) if len(node.inputs) > 2 else bool(node.attr("align_corners", False))
+        cubic_a = -0.75
         half = bool(node.value(3)) if len(node.inputs) > 3 else bool(node.attr("half_pixel_centers", False))
         if aligned:
             coordinates, nearest = "align_corners", "round_prefer_ceil"
         elif half:
             coordinates, nearest = ("tf_half_pixel_for_nn" if mode == "nearest" else "half_pixel"), "floor"
+            cubic_a = -0.5
         else:
             coordinates, nearest = "asymmetric", "floor"
         n, c, h, w = x.shape
@@ -232,14 +236,52 @@ def _resize(mode: str) -> Converter:
             "mode": StringAttr(mode),
             "coordinate_transformation_mode": StringAttr(coordinates),
             "nearest_mode": StringAttr(nearest),
-            "cubic_coeff_a": ops.float_attr(-0.75),
-            "exclude_outside": bool_attr(False),
+            "cubic_coeff_a": ops.float_attr(cubic_a),
+            "exclude_outside": bool_attr(cubic_a == -0.5),
             "extrapolation_value": ops.float_attr(0.0),
             "antialias": bool_attr(False),
         }
         return imp.g.add_op(ops.ResizeOp, [x], props, node.name)
 
     return convert
+
+
+def _group_norm(imp: Importer, node: Node) -> Value:
+    """GroupNorm(x, num_groups, gamma, beta, epsilon); its mean and rstd outputs are not read."""
+    x = node.tensor(0)
+    groups = node.ints(node.value(1), "num_groups")[0]
+    epsilon = node.value(4) if len(node.inputs) > 4 else 1e-5
+    props = {"num_groups": int_attr(groups), "epsilon": ops.float_attr(float(epsilon))}
+    y = imp.g.add_op(ops.GroupNormOp, [x, node.tensor(2, x), node.tensor(3, x)], props, node.name)
+    return (y, None, None)
+
+
+def _conv3d(imp: Importer, node: Node) -> Value:
+    """NCDHW; `pad_list` holds (front, back, top, bottom, left, right), which SAME also fills."""
+    x, w = node.tensor(0), node.tensor(1)
+    if str(node.attr("format", "NCDHW")) != "NCDHW":
+        raise node.fail(f"data format {node.attr('format')} is not supported (NCDHW is)")
+    strides = node.ints(node.attr("stride", 1), "stride")[-3:]
+    dilations = node.ints(node.attr("dilation", 1), "dilation")[-3:]
+    strides, dilations = (v * 3 if len(v) == 1 else v for v in (strides, dilations))
+    mode = _pad_mode(node, node.attr("pad_mode", "valid"))
+    if mode == "same":
+        if any(d < 0 for d in x.shape[2:]):
+            raise node.fail("SAME padding needs static spatial dimensions")
+        begin, end = same_pads(x.shape[2:], w.shape[2:], strides, dilations)
+    elif mode == "pad":
+        pads = node.ints(node.attr("pad_list", node.attr("pad", 0)), "pad_list")
+        pads = pads * 6 if len(pads) == 1 else pads
+        begin, end = pads[0::2], pads[1::2]
+    else:
+        begin, end = [0, 0, 0], [0, 0, 0]
+    props = {
+        "strides": ints_attr(strides),
+        "pads": ints_attr([*begin, *end]),
+        "dilations": ints_attr(dilations),
+        "groups": int_attr(int(node.attr("group", node.attr("groups", 1)))),
+    }
+    return imp.g.add_op(ops.Conv3DOp, [x, w], props, node.name)
 
 
 def _transposed_last(imp: Importer, x: Tensor, name: str) -> Tensor:
@@ -300,4 +342,7 @@ CONVERTERS: dict[str, Converter] = {
     "Conv2DTranspose": _conv2d_transpose,
     "ResizeBilinearV2": _resize("linear"),
     "ResizeNearestNeighborV2": _resize("nearest"),
+    "ResizeBicubic": _resize("cubic"),
+    "GroupNorm": _group_norm,
+    "Conv3D": _conv3d,
 }

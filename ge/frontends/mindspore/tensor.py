@@ -247,6 +247,34 @@ def _reverse(imp: Importer, node: Node) -> Value:
     return imp.g.add_op(ops.SliceOp, [x], props, node.name) if axes else x
 
 
+def _sum(imp: Importer, node: Node) -> Value:
+    """SumExt(x, axis, keep_dims, dtype); axis None sums every axis."""
+    x = node.tensor(0)
+    axis = node.value(1) if len(node.inputs) > 1 else None
+    keep = bool(node.value(2)) if len(node.inputs) > 2 else False
+    if len(node.inputs) > 3 and node.value(3) is not None:
+        raise node.fail("a dtype for the sum is not supported")
+    axes = list(range(len(x.shape))) if axis is None else node.ints(axis, "axis")
+    return imp.g.add_op(
+        ops.ReduceSumOp, [x], {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}, node.name
+    )
+
+
+def _arg_with_value(arg_class: type, reduce_class: type) -> Converter:
+    def convert(imp: Importer, node: Node) -> Value:
+        """ArgMaxWithValue(x, axis, keep_dims): (the index, int64 as MindSpore 2.10 gives it, and
+        the value)."""
+        x = node.tensor(0)
+        axis = node.ints(node.value(1) if len(node.inputs) > 1 else node.attr("axis", 0), "axis")[0]
+        keep = bool(node.value(2)) if len(node.inputs) > 2 else bool(node.attr("keep_dims", False))
+        props = {"axis": int_attr(axis), "keepdims": bool_attr(keep), "select_last_index": bool_attr(False)}
+        index = imp.g.add_op(arg_class, [x], props, f"{node.name}.index")
+        values = {"axes": ints_attr([axis]), "keepdims": bool_attr(keep)}
+        return index, imp.g.add_op(reduce_class, [x], values, node.name)
+
+    return convert
+
+
 CONVERTERS: dict[str, Converter] = {
     "Flatten": _flatten,
     "Reshape": _reshape,
@@ -272,4 +300,7 @@ CONVERTERS: dict[str, Converter] = {
     "TopK": _top_k,
     "ProdExt": _prod,
     "ReverseV2": _reverse,
+    "SumExt": _sum,
+    "ArgMaxWithValue": _arg_with_value(ops.ArgMaxOp, ops.ReduceMaxOp),
+    "ArgMinWithValue": _arg_with_value(ops.ArgMinOp, ops.ReduceMinOp),
 }
