@@ -34,9 +34,10 @@ MODELS = {
     "upsample": "upsample.mindir",
     "sequence": "sequence.mindir",
     "norms": "norms.mindir",
+    "recurrent": "recurrent.mindir",
 }
 OUTPUTS = {"lenet": 1, "resnet": 1, "mlp": 2, "ops": 4, "mobile": 1, "attention": 1, "activations": 24}
-OUTPUTS |= {"tensor_ops": 28, "upsample": 7, "sequence": 5, "norms": 6}
+OUTPUTS |= {"tensor_ops": 28, "upsample": 7, "sequence": 5, "norms": 6, "recurrent": 3}
 
 
 @pytest.mark.parametrize("level", [0, 3])

@@ -328,6 +328,19 @@ class Norms(nn.Cell):
         return self.gn(x), self.ps(x), self.up(x), self.selu(self.conv(x)), self.lsm(x), volume
 
 
+class Recurrent(nn.Cell):
+    """nn.LSTM of two bidirectional layers, batch first: one LSTM primitive per layer and
+    direction, the backward ones over a reversed sequence."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(5, 4, num_layers=2, bidirectional=True, batch_first=True)
+
+    def construct(self, x):
+        y, (h, c) = self.lstm(x)
+        return y, h, c
+
+
 def main(names: list[str]) -> None:
     """Writes the fixtures `names` lists (all by default)."""
 
@@ -346,6 +359,7 @@ def main(names: list[str]) -> None:
         "upsample": (Upsample, rng.standard_normal((1, 3, 6, 8)).astype(np.float32), False),
         "sequence": (Sequence, rng.integers(0, 40, (1, 12)).astype(np.int32), False),
         "norms": (Norms, rng.standard_normal((1, 4, 6, 8)).astype(np.float32), False),
+        "recurrent": (Recurrent, rng.standard_normal((1, 6, 5)).astype(np.float32), False),
     }
     for name, (network, x, external) in networks.items():
         if names and name not in names:

@@ -15,7 +15,7 @@ from ge.errors import GeError, InvalidModelError
 from ge.graph import Graph
 
 from ..common import unsupported_operators_error
-from . import elementwise, nn, tensor
+from . import elementwise, nn, recurrent, tensor
 from . import mind_ir_pb2 as mind_ir
 from .importer import REF, STRUCTURAL, Converter, Importer, Node
 from .reader import load_mindir
@@ -24,6 +24,7 @@ CONVERTERS: dict[str, Converter] = {
     **nn.CONVERTERS,
     **elementwise.CONVERTERS,
     **tensor.CONVERTERS,
+    **recurrent.CONVERTERS,
 }
 """Converters by MindSpore primitive name (`Conv2D`, `ReLU`, ...); STRUCTURAL holds the primitives
 that only move values (MakeTuple, TupleGetItem, Depend, Load, UpdateState, Return)."""
