@@ -94,7 +94,8 @@ def _gelu(imp: Importer, node: Node) -> Value:
 
 def _elu(imp: Importer, node: Node) -> Value:
     alpha = node.value(1) if len(node.inputs) > 1 else node.attr("alpha", 1.0)
-    return imp.g.add_op(ops.EluOp, [node.tensor(0)], {"alpha": ops.float_attr(float(alpha))}, node.name)
+    props = {"alpha": ops.float_attr(node.number(alpha, "alpha"))}
+    return imp.g.add_op(ops.EluOp, [node.tensor(0)], props, node.name)
 
 
 def _prelu(imp: Importer, node: Node) -> Value:

@@ -66,6 +66,14 @@ class Node:
             raise self.invalid(f"has {len(self.inputs)} inputs, needs at least {index + 1}")
         return self.inputs[index]
 
+    def number(self, value: object, what: str) -> float:
+        """A constant number (an epsilon, a slope)."""
+        if isinstance(value, np.ndarray) and value.size == 1:
+            value = value.reshape(()).item()
+        if not isinstance(value, int | float | np.number) or isinstance(value, bool):
+            raise self.invalid(f"{what} must be a number, got {value!r:.60}")
+        return float(value)
+
     def ints(self, value: object, what: str) -> list[int]:
         """A constant tuple (or scalar) of integers, such as an axis list or a shape."""
         values = value if isinstance(value, tuple | list) else (value,)

@@ -149,9 +149,10 @@ def _layer_norm(imp: Importer, node: Node) -> Value:
         axis = node.attr("begin_norm_axis", -1)
         params_axis, epsilon = node.attr("begin_params_axis", -1), node.attr("epsilon", 1e-7)
     rank = len(x.shape)
-    if int(axis) % rank != int(params_axis) % rank:
+    axis, params_axis = node.ints(axis, "begin_norm_axis")[0], node.ints(params_axis, "begin_params_axis")[0]
+    if axis % rank != params_axis % rank:
         raise node.fail(f"begin_norm_axis {axis} and begin_params_axis {params_axis} differ")
-    props = {"axis": int_attr(int(axis)), "epsilon": ops.float_attr(float(epsilon))}
+    props = {"axis": int_attr(axis), "epsilon": ops.float_attr(node.number(epsilon, "epsilon"))}
     return tuple(imp.g.add_op_results(ops.LayerNormOp, [x, gamma, beta], props, node.name))
 
 
@@ -163,7 +164,9 @@ def _adaptive_avg_pool(imp: Importer, node: Node) -> Value:
         raise node.fail(f"needs an NCHW input of static size, got {list(x.shape)}")
     sizes = node.value(1) if len(node.inputs) > 1 else node.attr("output_size")
     sizes = sizes if isinstance(sizes, tuple | list) else (sizes, sizes)
-    out = [x.shape[2 + i] if size is None else int(size) for i, size in enumerate(sizes)]
+    out = [
+        x.shape[2 + i] if size is None else node.ints(size, "output_size")[0] for i, size in enumerate(sizes)
+    ]
     if any(o <= 0 or d % o for d, o in zip(x.shape[2:], out, strict=True)):
         raise node.fail(f"an output size {out} that does not divide the input's {list(x.shape[2:])}")
     kernel = [d // o for d, o in zip(x.shape[2:], out, strict=True)]
@@ -251,7 +254,7 @@ def _group_norm(imp: Importer, node: Node) -> Value:
     x = node.tensor(0)
     groups = node.ints(node.value(1), "num_groups")[0]
     epsilon = node.value(4) if len(node.inputs) > 4 else 1e-5
-    props = {"num_groups": int_attr(groups), "epsilon": ops.float_attr(float(epsilon))}
+    props = {"num_groups": int_attr(groups), "epsilon": ops.float_attr(node.number(epsilon, "epsilon"))}
     y = imp.g.add_op(ops.GroupNormOp, [x, node.tensor(2, x), node.tensor(3, x)], props, node.name)
     return (y, None, None)
 

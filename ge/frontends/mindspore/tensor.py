@@ -117,7 +117,7 @@ def _strided_slice(imp: Importer, node: Node) -> Value:
         node.ints(node.value(i), name) for i, name in ((1, "begin"), (2, "end"), (3, "strides"))
     )
     masks = {
-        key: int(node.value(4 + i)) if len(node.inputs) > 4 + i else int(node.attr(key, 0))
+        key: node.ints(node.value(4 + i) if len(node.inputs) > 4 + i else node.attr(key, 0), key)[0]
         for i, key in enumerate(MASKS)
     }
     return add_strided_slice(imp.g, x, begin, end, strides, masks, node.name)
@@ -194,7 +194,10 @@ def _one_hot(imp: Importer, node: Node) -> Value:
         f"{node.name}.values",
     )
     axis = node.value(4) if len(node.inputs) > 4 else node.attr("axis", -1)
-    props = {"depth": int_attr(node.ints(node.value(1), "depth")[0]), "axis": int_attr(int(axis))}
+    props = {
+        "depth": int_attr(node.ints(node.value(1), "depth")[0]),
+        "axis": int_attr(node.ints(axis, "axis")[0]),
+    }
     return imp.g.add_op(ops.OneHotOp, [node.tensor(0), values], props, node.name)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -159,12 +160,12 @@ def _frame(node: NodeDef) -> str:
 # Converters ---------------------------------------------------------------------------------
 
 
-def _pass(imp: Importer, node: Node) -> list[object]:
+def _pass(imp: Importer, node: Node) -> list[Any]:
     """Enter, Exit, NextIteration, LoopCond: the value itself (the loop is unrolled around them)."""
     return [node.raw_inputs[0]]
 
 
-def _switch(imp: Importer, node: Node) -> list[object]:
+def _switch(imp: Importer, node: Node) -> list[Any]:
     """Output 0 when the predicate is false, 1 when true; the other is dead."""
     data, predicate = node.raw_inputs[:2]
     known = imp.known_value(predicate) if isinstance(predicate, Tensor) else None
@@ -176,7 +177,7 @@ def _switch(imp: Importer, node: Node) -> list[object]:
     return [DEAD, data] if bool(np.asarray(known).reshape(-1)[0]) else [data, DEAD]
 
 
-def _merge(imp: Importer, node: Node) -> list[object]:
+def _merge(imp: Importer, node: Node) -> list[Any]:
     """The live input, and its index (Merge outside a loop joins the two sides of a tf.cond)."""
     live = [(i, v) for i, v in enumerate(node.raw_inputs) if v is not DEAD]
     if len(live) != 1:
@@ -185,7 +186,7 @@ def _merge(imp: Importer, node: Node) -> list[object]:
     return [value, np.array(index, dtype=np.int32)]
 
 
-def _while(imp: Importer, node: Node) -> list[object]:
+def _while(imp: Importer, node: Node) -> list[Any]:
     """While(inputs) {cond, body}: the body function imported once per iteration while the cond
     function, known at import time, holds (a loop that freezing left unlowered)."""
     cond, body = (node.proto.attr[key].func.name for key in ("cond", "body"))
@@ -205,7 +206,7 @@ def _while(imp: Importer, node: Node) -> list[object]:
     raise node.fail(f"still runs after {MAX_ITERATIONS} iterations at import time")
 
 
-def _if(imp: Importer, node: Node) -> list[object]:
+def _if(imp: Importer, node: Node) -> list[Any]:
     """If(cond, inputs) {then_branch, else_branch}: the branch the known condition picks."""
     condition = node.raw_inputs[0]
     known = imp.known_value(condition) if isinstance(condition, Tensor) else None
@@ -220,21 +221,21 @@ def _if(imp: Importer, node: Node) -> list[object]:
     )
 
 
-def _list_from_tensor(imp: Importer, node: Node) -> list[object]:
+def _list_from_tensor(imp: Importer, node: Node) -> list[Any]:
     x = node.inputs[0]
     if not x.shape or x.shape[0] < 0:
         raise node.fail(f"needs a static leading dimension, got {list(x.shape)}")
     return [TensorList([None] * x.shape[0], x)]
 
 
-def _list_reserve(imp: Importer, node: Node) -> list[object]:
+def _list_reserve(imp: Importer, node: Node) -> list[Any]:
     count = int(node.value(1).reshape(()))
     if count < 0:
         raise node.fail("needs a known number of elements")
     return [TensorList([None] * count)]
 
 
-def _list_get_item(imp: Importer, node: Node) -> list[object]:
+def _list_get_item(imp: Importer, node: Node) -> list[Any]:
     items = _tensor_list(node, 0)
     index = _index(node, items)
     item = items.items[index]
@@ -246,7 +247,7 @@ def _list_get_item(imp: Importer, node: Node) -> list[object]:
     return [item]
 
 
-def _list_set_item(imp: Importer, node: Node) -> list[object]:
+def _list_set_item(imp: Importer, node: Node) -> list[Any]:
     items = _tensor_list(node, 0)
     item = node.raw_inputs[2]
     if not isinstance(item, Tensor):
@@ -254,7 +255,7 @@ def _list_set_item(imp: Importer, node: Node) -> list[object]:
     return [items.with_item(_index(node, items), item)]
 
 
-def _list_stack(imp: Importer, node: Node) -> list[object]:
+def _list_stack(imp: Importer, node: Node) -> list[Any]:
     items = _tensor_list(node, 0)
     if items.source is not None and all(i is None for i in items.items):
         return [items.source]
@@ -262,13 +263,15 @@ def _list_stack(imp: Importer, node: Node) -> list[object]:
     if unset:
         raise node.fail(f"stacks a tensor list whose items {unset} are not set")
     parts = [
-        imp.g.add_reshape(item, [1, *item.shape], f"{node.name}.{i}")  # pyright: ignore[reportOptionalMemberAccess]
+        imp.g.add_reshape(item, [1, *item.shape], f"{node.name}.{i}")
         for i, item in enumerate(items.items)
+        if item is not None  # every item is set (checked above)
     ]
+
     return [parts[0] if len(parts) == 1 else imp.g.add_concat(parts, 0, node.name)]
 
 
-def _list_length(imp: Importer, node: Node) -> list[object]:
+def _list_length(imp: Importer, node: Node) -> list[Any]:
     return [np.array(len(_tensor_list(node, 0).items), dtype=np.int32)]
 
 
