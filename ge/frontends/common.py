@@ -1,5 +1,5 @@
 """What every frontend builds the same way: its errors, how a converter's own errors are named,
-and SAME padding.
+SAME padding, and the resize properties of TensorFlow's resizes (which MindSpore's copy).
 
 Each frontend lists every unsupported operator of a model in one `UnsupportedOperatorError`, names
 a node in the error for an unsupported form of a supported operator, and resolves SAME padding to
@@ -13,6 +13,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
+from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
+
+from ge.dialects import graph as ops
+from ge.dialects.common import bool_attr, ints_attr
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
 
 AttributeT = TypeVar("AttributeT")
@@ -104,6 +108,39 @@ def same_pads(
         begin.append(first)
         end.append(total - first)
     return begin, end
+
+
+def tensorflow_resize_props(
+    mode: str, nchw: Sequence[int], size: Sequence[int], align_corners: bool, half_pixel_centers: bool
+) -> dict:
+    """The `ascend.graph.resize` properties of TensorFlow's ResizeBilinear, ResizeNearestNeighbor
+    and ResizeBicubic (and MindSpore's, which are TensorFlow's) from an NCHW shape to `size`
+    (height, width): align_corners and half_pixel_centers map to the coordinate modes of the same
+    meaning; bicubic weights are Keys' (a = -0.5, samples outside the input left out and the rest
+    renormalized) with half-pixel centers and a = -0.75 (edge samples repeated) without. Both
+    frameworks tabulate the cubic weights at 1/1024 steps, so their results differ from these by
+    up to about 1e-3 of the input's range."""
+    n, c, h, w = nchw
+    height, width = size
+    cubic_a = -0.75
+    if align_corners:
+        coordinates, nearest = "align_corners", "round_prefer_ceil"
+    elif half_pixel_centers:
+        coordinates = "tf_half_pixel_for_nn" if mode == "nearest" else "half_pixel"
+        nearest, cubic_a = "floor", -0.5
+    else:
+        coordinates, nearest = "asymmetric", "floor"
+    return {
+        "scales": DenseArrayBase.from_list(f64, [1.0, 1.0, height / h, width / w]),
+        "sizes": ints_attr([n, c, height, width]),
+        "mode": StringAttr(mode),
+        "coordinate_transformation_mode": StringAttr(coordinates),
+        "nearest_mode": StringAttr(nearest),
+        "cubic_coeff_a": ops.float_attr(cubic_a),
+        "exclude_outside": bool_attr(cubic_a == -0.5),
+        "extrapolation_value": ops.float_attr(0.0),
+        "antialias": bool_attr(False),
+    }
 
 
 def _op_type(entry: dict) -> str:

@@ -9,13 +9,11 @@ cell after, as MindSpore does.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
-
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
-from ..common import same_pads
+from ..common import same_pads, tensorflow_resize_props
 from .importer import Converter, Importer, Node, Value
 
 PAD_MODES = {0: "pad", 1: "same", 2: "valid"}
@@ -216,34 +214,15 @@ def _conv2d_transpose(imp: Importer, node: Node) -> Value:
 
 def _resize(mode: str) -> Converter:
     def convert(imp: Importer, node: Node) -> Value:
-        """ResizeBilinearV2 and ResizeNearestNeighborV2(x, size, align_corners, half_pixel_centers),
-        NCHW: the coordinate modes of the same meaning (TensorFlow's)."""
+        """ResizeBilinearV2, ResizeNearestNeighborV2 and ResizeBicubic(x, size, align_corners,
+        half_pixel_centers), NCHW: TensorFlow's (see `tensorflow_resize_props`)."""
         x = node.tensor(0)
-        height, width = node.ints(node.value(1), "size")[-2:]
+        if len(x.shape) != 4 or any(d < 0 for d in x.shape[2:]):
+            raise node.fail(f"needs an NCHW input of static size, got {list(x.shape)}")
         aligned = bool(node.value(2)) if len(node.inputs) > 2 else bool(node.attr("align_corners", False))
-        cubic_a = -0.75
         half = bool(node.value(3)) if len(node.inputs) > 3 else bool(node.attr("half_pixel_centers", False))
-        if aligned:
-            coordinates, nearest = "align_corners", "round_prefer_ceil"
-        elif half:
-            coordinates, nearest = ("tf_half_pixel_for_nn" if mode == "nearest" else "half_pixel"), "floor"
-            cubic_a = -0.5
-        else:
-            coordinates, nearest = "asymmetric", "floor"
-        n, c, h, w = x.shape
-        if h < 0 or w < 0:
-            raise node.fail("needs static spatial dimensions")
-        props = {
-            "scales": DenseArrayBase.from_list(f64, [1.0, 1.0, height / h, width / w]),
-            "sizes": ints_attr([n, c, height, width]),
-            "mode": StringAttr(mode),
-            "coordinate_transformation_mode": StringAttr(coordinates),
-            "nearest_mode": StringAttr(nearest),
-            "cubic_coeff_a": ops.float_attr(cubic_a),
-            "exclude_outside": bool_attr(cubic_a == -0.5),
-            "extrapolation_value": ops.float_attr(0.0),
-            "antialias": bool_attr(False),
-        }
+        size = node.ints(node.value(1), "size")[-2:]
+        props = tensorflow_resize_props(mode, x.shape, size, aligned, half)
         return imp.g.add_op(ops.ResizeOp, [x], props, node.name)
 
     return convert

@@ -219,16 +219,19 @@ def _top_k(imp: Importer, node: Node) -> Value:
     return values, imp.g.add_cast(indices, "int32", f"{node.name}.indices")
 
 
-def _prod(imp: Importer, node: Node) -> Value:
-    """ProdExt(x, axis, keep_dims, dtype); axis None reduces every axis."""
-    x = node.tensor(0)
-    axis = node.value(1) if len(node.inputs) > 1 else None
-    keep = bool(node.value(2)) if len(node.inputs) > 2 else False
-    if len(node.inputs) > 3 and node.value(3) is not None:
-        raise node.fail("a dtype for the product is not supported")
-    axes = list(range(len(x.shape))) if axis is None else node.ints(axis, "axis")
-    props = {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}
-    return imp.g.add_op(ops.ReduceProdOp, [x], props, node.name)
+def _reduce_ext(op_class: type) -> Converter:
+    def convert(imp: Importer, node: Node) -> Value:
+        """SumExt and ProdExt(x, axis, keep_dims, dtype); axis None reduces every axis."""
+        x = node.tensor(0)
+        axis = node.value(1) if len(node.inputs) > 1 else None
+        keep = bool(node.value(2)) if len(node.inputs) > 2 else False
+        if len(node.inputs) > 3 and node.value(3) is not None:
+            raise node.fail("a dtype for the result is not supported")
+        axes = list(range(len(x.shape))) if axis is None else node.ints(axis, "axis")
+        props = {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}
+        return imp.g.add_op(op_class, [x], props, node.name)
+
+    return convert
 
 
 def _reverse(imp: Importer, node: Node) -> Value:
@@ -248,19 +251,6 @@ def _reverse(imp: Importer, node: Node) -> Value:
         "steps": ints_attr([-1] * len(axes)),
     }
     return imp.g.add_op(ops.SliceOp, [x], props, node.name) if axes else x
-
-
-def _sum(imp: Importer, node: Node) -> Value:
-    """SumExt(x, axis, keep_dims, dtype); axis None sums every axis."""
-    x = node.tensor(0)
-    axis = node.value(1) if len(node.inputs) > 1 else None
-    keep = bool(node.value(2)) if len(node.inputs) > 2 else False
-    if len(node.inputs) > 3 and node.value(3) is not None:
-        raise node.fail("a dtype for the sum is not supported")
-    axes = list(range(len(x.shape))) if axis is None else node.ints(axis, "axis")
-    return imp.g.add_op(
-        ops.ReduceSumOp, [x], {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}, node.name
-    )
 
 
 def _arg_with_value(arg_class: type, reduce_class: type) -> Converter:
@@ -301,9 +291,9 @@ CONVERTERS: dict[str, Converter] = {
     "OneHot": _one_hot,
     "CumSum": _cumsum,
     "TopK": _top_k,
-    "ProdExt": _prod,
+    "ProdExt": _reduce_ext(ops.ReduceProdOp),
     "ReverseV2": _reverse,
-    "SumExt": _sum,
+    "SumExt": _reduce_ext(ops.ReduceSumOp),
     "ArgMaxWithValue": _arg_with_value(ops.ArgMaxOp, ops.ReduceMaxOp),
     "ArgMinWithValue": _arg_with_value(ops.ArgMinOp, ops.ReduceMinOp),
 }

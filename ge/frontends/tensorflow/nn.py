@@ -7,13 +7,13 @@ NHWC ops become their NCHW `ascend.graph` op between a transpose to NCHW and one
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
+from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
-from ..common import same_pads
+from ..common import same_pads, tensorflow_resize_props
 from .importer import Converter, Importer, Node, transpose
 
 
@@ -149,36 +149,13 @@ def _softmax(op_class: type) -> Converter:
 
 def _resize(mode: str) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        """align_corners and half_pixel_centers map to the coordinate modes of the same meaning;
-        bicubic weights are Keys' (a = -0.5, samples outside the input left out and the rest
-        renormalized) with half-pixel centers and a = -0.75 (edge samples repeated) without, as
-        TensorFlow's; TensorFlow tabulates them at 1/1024 steps, so results differ from its by up to
-        about 1e-3 of the input's range."""
+        """See `tensorflow_resize_props`."""
         x = node.inputs[0]
-        height, width = node.ints(1)
-        cubic_a = -0.75
-        if node.attr("align_corners", False):
-            coordinates, nearest = "align_corners", "round_prefer_ceil"
-        elif node.attr("half_pixel_centers", False):
-            coordinates = "tf_half_pixel_for_nn" if mode == "nearest" else "half_pixel"
-            nearest = "floor"
-            cubic_a = -0.5
-        else:
-            coordinates, nearest = "asymmetric", "floor"
         n, h, w, c = x.shape
         if h < 0 or w < 0:
             raise node.fail("needs static spatial dimensions")
-        props = {
-            "scales": DenseArrayBase.from_list(f64, [1.0, 1.0, height / h, width / w]),
-            "sizes": ints_attr([n, c, height, width]),
-            "mode": StringAttr(mode),
-            "coordinate_transformation_mode": StringAttr(coordinates),
-            "nearest_mode": StringAttr(nearest),
-            "cubic_coeff_a": ops.float_attr(cubic_a),
-            "exclude_outside": bool_attr(cubic_a == -0.5),
-            "extrapolation_value": ops.float_attr(0.0),
-            "antialias": bool_attr(False),
-        }
+        aligned, half = bool(node.attr("align_corners", False)), bool(node.attr("half_pixel_centers", False))
+        props = tensorflow_resize_props(mode, (n, c, h, w), node.ints(1), aligned, half)
         return [_nchw(imp, node, x, ops.ResizeOp, [], props)]
 
     return convert

@@ -1,4 +1,4 @@
-"""Converters of TensorFlow's scatter, diagonal, roll and running-product ops.
+"""Converters of TensorFlow's scatter, diagonal and roll ops.
 
 Scatters are ONNX's ScatterND (ScatterNd sums duplicate indices into zeros, as TensorFlow does);
 diagonals of the last two axes are gathers and selects against an identity mask, for the main
@@ -11,7 +11,7 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import bool_attr, int_attr, ints_attr
+from ge.dialects.common import int_attr, ints_attr
 from ge.graph import Tensor
 
 from .importer import Converter, Importer, Node, static_dims
@@ -54,15 +54,6 @@ def _roll(imp: Importer, node: Node) -> list[Tensor]:
         head = _slice(imp, f"{node.name}.head{axis}", x, 0, cut, axis)
         x = imp.g.add_concat([tail, head], axis, f"{node.name}.axis{axis}")
     return [x]
-
-
-def _cumprod(imp: Importer, node: Node) -> list[Tensor]:
-    props = {
-        "axis": int_attr(int(node.value(1).reshape(()))),
-        "exclusive": bool_attr(bool(node.attr("exclusive", False))),
-        "reverse": bool_attr(bool(node.attr("reverse", False))),
-    }
-    return [imp.g.add_op(ops.CumProdOp, [node.inputs[0]], props, node.name)]
 
 
 def _diag_part(imp: Importer, node: Node) -> list[Tensor]:
@@ -140,7 +131,6 @@ CONVERTERS: dict[str, Converter] = {
     "TensorScatterMax": _tensor_scatter("max"),
     "TensorScatterMin": _tensor_scatter("min"),
     "Roll": _roll,
-    "Cumprod": _cumprod,
     "MatrixDiagPartV3": _diag_part,
     "MatrixDiagV3": _diag,
     "MatrixSetDiagV3": _set_diag,

@@ -62,13 +62,17 @@ def _top_k(imp: Importer, node: Node) -> list[Tensor]:
     return [values, indices]
 
 
-def _cumsum(imp: Importer, node: Node) -> list[Tensor]:
-    props = {
-        "axis": int_attr(int(node.value(1).reshape(()))),
-        "exclusive": bool_attr(bool(node.attr("exclusive", False))),
-        "reverse": bool_attr(bool(node.attr("reverse", False))),
-    }
-    return [imp.g.add_op(ops.CumSumOp, [node.inputs[0]], props, node.name)]
+def _scan(op_class: type) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        """Cumsum and Cumprod(x, axis) {exclusive, reverse}."""
+        props = {
+            "axis": int_attr(int(node.value(1).reshape(()))),
+            "exclusive": bool_attr(bool(node.attr("exclusive", False))),
+            "reverse": bool_attr(bool(node.attr("reverse", False))),
+        }
+        return [imp.g.add_op(op_class, [node.inputs[0]], props, node.name)]
+
+    return convert
 
 
 def _reverse(imp: Importer, node: Node) -> list[Tensor]:
@@ -398,7 +402,8 @@ CONVERTERS: dict[str, Converter] = {
     "ArgMax": _arg_reduce(ops.ArgMaxOp),
     "ArgMin": _arg_reduce(ops.ArgMinOp),
     "TopKV2": _top_k,
-    "Cumsum": _cumsum,
+    "Cumsum": _scan(ops.CumSumOp),
+    "Cumprod": _scan(ops.CumProdOp),
     "ReverseV2": _reverse,
     "BroadcastTo": _broadcast_to,
     "GatherNd": _gather_nd,
