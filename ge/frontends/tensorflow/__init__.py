@@ -18,7 +18,7 @@ from ge.graph import Graph, Tensor
 from ge.limits import DEFAULT_MAX_TENSOR_BYTES
 
 from ..common import unsupported_operators_error
-from . import control, elementwise, nn, scatter, spatial, tensor
+from . import control, elementwise, indexing, nn, spatial, tensor
 from .control import Frame, back_edge, find_frames, unroll
 from .functions import inline_calls, library
 from .importer import DTYPES, Converter, Importer, Node, NodeDef, tensor_array, tensor_name
@@ -60,7 +60,7 @@ CONVERTERS: dict[str, Converter] = {
     **nn.CONVERTERS,
     **tensor.CONVERTERS,
     **spatial.CONVERTERS,
-    **scatter.CONVERTERS,
+    **indexing.CONVERTERS,
     **control.CONVERTERS,
 }
 """Every supported TensorFlow op type and its converter."""

@@ -341,3 +341,14 @@ def _placeholder_hint(node: Node) -> str:
 
 def transpose(imp: Importer, x: Tensor, perm: Sequence[int], name: str) -> Tensor:
     return imp.g.add_op(ops.TransposeOp, [x], {"perm": ints_attr(list(perm))}, name)
+
+
+def add_slice(imp: Importer, name: str, x: Tensor, starts, ends, axes, steps) -> Tensor:
+    """`x[starts:ends:steps]` along `axes` (ONNX Slice)."""
+    props = {
+        "starts": ints_attr(starts),
+        "ends": ints_attr(ends),
+        "axes": ints_attr(axes),
+        "steps": ints_attr(steps),
+    }
+    return imp.g.add_op(ops.SliceOp, [x], props, name)

@@ -1,6 +1,6 @@
 """Converters of TensorFlow's image-layout ops beyond the 2-D convolutions: 3-D convolutions and
-pools (NDHWC), local response normalization, the block rearrangements SpaceToDepth and
-DepthToSpace, and the area resize.
+pools (NDHWC), local response normalization, the block rearrangements (SpaceToDepth,
+DepthToSpace, SpaceToBatchND, BatchToSpaceND), and the area and kernel resizes.
 
 3-D ops import as their NCDHW op between transposes, as the 2-D ones do (see the importer); the
 block rearrangements are a reshape, a transpose and a reshape in NHWC.
@@ -16,7 +16,7 @@ from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
 from ..common import same_pads
-from .importer import Converter, Importer, Node, static_dims, transpose
+from .importer import Converter, Importer, Node, add_slice, static_dims, transpose
 
 TO_NCDHW = (0, 4, 1, 2, 3)
 TO_NDHWC = (0, 2, 3, 4, 1)
@@ -220,6 +220,64 @@ def _area_weights(size: int, out: int, aligned: bool) -> np.ndarray:
     return (weights / scale).astype(np.float32)
 
 
+def _space_to_batch(imp: Importer, node: Node) -> list[Tensor]:
+    """SpaceToBatchND(x, block_shape, paddings): pad the M block axes, split each into
+    (size / block, block), move the blocks before the batch and merge them into it."""
+    x = node.inputs[0]
+    block = node.ints(1)
+    paddings = node.value(2).reshape(-1, 2).tolist()
+    dims = static_dims(node, x)
+    m = len(block)
+    if len(paddings) != m or len(dims) < m + 1:
+        raise node.invalid(f"block_shape {block} and paddings {paddings} do not fit input {dims}")
+    pads = [0] * len(dims) * 2
+    for i, (before, after) in enumerate(paddings):
+        pads[1 + i], pads[len(dims) + 1 + i] = int(before), int(after)
+    if any(pads):
+        props = {"pads": ints_attr(pads), "mode": StringAttr("constant")}
+        x = imp.g.add_op(ops.PadOp, [x], props, f"{node.name}.pad")
+    padded = list(x.shape)
+    split = [padded[0]]
+    for i, b in enumerate(block):
+        if padded[1 + i] % b:
+            raise node.invalid(f"padded axis {1 + i} of size {padded[1 + i]} does not divide by block {b}")
+        split += [padded[1 + i] // b, b]
+    rest = padded[1 + m :]
+    x = imp.g.add_reshape(x, split + rest, f"{node.name}.split")
+    perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)]
+    perm += list(range(1 + 2 * m, 1 + 2 * m + len(rest)))
+    x = transpose(imp, x, perm, f"{node.name}.blocks_first")
+    batch = padded[0] * int(np.prod(block))
+    return [imp.g.add_reshape(x, [batch] + [split[1 + 2 * i] for i in range(m)] + rest, node.name)]
+
+
+def _batch_to_space(imp: Importer, node: Node) -> list[Tensor]:
+    """BatchToSpaceND(x, block_shape, crops): the inverse of SpaceToBatchND, then the crops."""
+    x = node.inputs[0]
+    block = node.ints(1)
+    crops = node.value(2).reshape(-1, 2).tolist()
+    dims = static_dims(node, x)
+    m = len(block)
+    total = int(np.prod(block))
+    if len(crops) != m or len(dims) < m + 1 or dims[0] % total:
+        raise node.invalid(f"block_shape {block} and crops {crops} do not fit input {dims}")
+    batch = dims[0] // total
+    spatial, rest = dims[1 : 1 + m], dims[1 + m :]
+    x = imp.g.add_reshape(x, [*block, batch, *spatial, *rest], f"{node.name}.split")
+    perm = [m]
+    for i in range(m):
+        perm += [m + 1 + i, i]
+    perm += list(range(2 * m + 1, 2 * m + 1 + len(rest)))
+    x = transpose(imp, x, perm, f"{node.name}.blocks_last")
+    grown = [s * b for s, b in zip(spatial, block, strict=True)]
+    x = imp.g.add_reshape(x, [batch, *grown, *rest], f"{node.name}.merge")
+    if not any(v for pair in crops for v in pair):
+        return [x]
+    starts = [int(c[0]) for c in crops]
+    ends = [g - int(c[1]) for g, c in zip(grown, crops, strict=True)]
+    return [add_slice(imp, node.name, x, starts, ends, list(range(1, 1 + m)), [1] * m)]
+
+
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
@@ -297,6 +355,8 @@ CONVERTERS: dict[str, Converter] = {
     "LRN": _lrn,
     "SpaceToDepth": _space_to_depth,
     "DepthToSpace": _depth_to_space,
+    "SpaceToBatchND": _space_to_batch,
+    "BatchToSpaceND": _batch_to_space,
     "ResizeArea": _resize_area,
     "ScaleAndTranslate": _scale_and_translate,
 }

@@ -1,4 +1,4 @@
-"""Converters of TensorFlow's shape, slicing, reduction and indexing ops.
+"""Converters of TensorFlow's shape, slicing, padding, reduction and scan ops.
 
 Shapes, axes, sizes and paddings come in as inputs, which must be known at import time;
 reductions over NHWC's spatial or channel axes of a value with an NCHW source reduce that source.
@@ -14,7 +14,7 @@ from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
 from ..strided_slice import MASKS, add_strided_slice
-from .importer import TO_NCHW, Converter, Importer, Node, static_dims, transpose
+from .importer import TO_NCHW, Converter, Importer, Node, add_slice, static_dims, transpose
 
 
 def _reduce(op_class: type) -> Converter:
@@ -38,30 +38,6 @@ def _reduce(op_class: type) -> Converter:
     return convert
 
 
-def _arg_reduce(op_class: type) -> Converter:
-    def convert(imp: Importer, node: Node) -> list[Tensor]:
-        x = node.inputs[0]
-        axis = int(node.value(1).reshape(()))
-        props = {"axis": int_attr(axis), "keepdims": bool_attr(False), "select_last_index": bool_attr(False)}
-        y = imp.g.add_op(op_class, [x], props, node.name)
-        dtype = node.dtype("output_type") if "output_type" in node.proto.attr else "int64"
-        return [y if y.dtype == dtype else imp.g.add_cast(y, dtype, f"{node.name}.cast")]
-
-    return convert
-
-
-def _top_k(imp: Importer, node: Node) -> list[Tensor]:
-    """The k largest along the last axis, sorted (an unsorted TopKV2 may return them in any
-    order, so sorted is one of its answers); indices in the op's index_type (int32 by default)."""
-    k = int(node.value(1).reshape(()))
-    props = {"k": int_attr(k), "axis": int_attr(-1), "largest": bool_attr(True), "sorted": bool_attr(True)}
-    values, indices = imp.g.add_op_results(ops.TopKOp, [node.inputs[0]], props, node.name)
-    dtype = node.dtype("index_type") if "index_type" in node.proto.attr else "int32"
-    if indices.dtype != dtype:
-        indices = imp.g.add_cast(indices, dtype, f"{node.name}.indices")
-    return [values, indices]
-
-
 def _scan(op_class: type) -> Converter:
     def convert(imp: Importer, node: Node) -> list[Tensor]:
         """Cumsum and Cumprod(x, axis) {exclusive, reverse}."""
@@ -83,7 +59,7 @@ def _reverse(imp: Importer, node: Node) -> list[Tensor]:
     if not axes:
         return [x]
     big = np.iinfo(np.int64).max
-    return [_add_slice(imp, node.name, x, [-1] * len(axes), [-big] * len(axes), axes, [-1] * len(axes))]
+    return [add_slice(imp, node.name, x, [-1] * len(axes), [-big] * len(axes), axes, [-1] * len(axes))]
 
 
 def _l2_loss(imp: Importer, node: Node) -> list[Tensor]:
@@ -179,7 +155,7 @@ def _slice(imp: Importer, node: Node) -> list[Tensor]:
     begin, size = node.ints(1), node.ints(2)
     dims = static_dims(node, x)
     ends = [dims[i] if s == -1 else b + s for i, (b, s) in enumerate(zip(begin, size, strict=True))]
-    return [_add_slice(imp, node.name, x, begin, ends, list(range(len(begin))), [1] * len(begin))]
+    return [add_slice(imp, node.name, x, begin, ends, list(range(len(begin))), [1] * len(begin))]
 
 
 def _strided_slice(imp: Importer, node: Node) -> list[Tensor]:
@@ -219,11 +195,11 @@ def _symmetric_pad(imp: Importer, node: Node, x: Tensor, paddings: np.ndarray) -
             raise node.invalid(f"pads {before}, {after} of axis {axis} exceed its size {size}")
         parts = []
         if before:
-            parts.append(_add_slice(imp, f"{node.name}.before{axis}", x, [before - 1], [-big], [axis], [-1]))
+            parts.append(add_slice(imp, f"{node.name}.before{axis}", x, [before - 1], [-big], [axis], [-1]))
         parts.append(x)
         if after:
             stop = size - 1 - after if size - 1 - after >= 0 else -big
-            parts.append(_add_slice(imp, f"{node.name}.after{axis}", x, [size - 1], [stop], [axis], [-1]))
+            parts.append(add_slice(imp, f"{node.name}.after{axis}", x, [size - 1], [stop], [axis], [-1]))
         if len(parts) > 1:
             x = imp.g.add_concat(parts, axis, f"{node.name}.axis{axis}")
     return x
@@ -254,141 +230,6 @@ def _broadcast_to(imp: Importer, node: Node) -> list[Tensor]:
     return [imp.g.add_op(ops.ExpandOp, [node.inputs[0]], {"shape": ints_attr(node.ints(1))}, node.name)]
 
 
-def _gather_nd(imp: Importer, node: Node) -> list[Tensor]:
-    """The slices the last axis of `indices` addresses (ONNX GatherND with batch_dims 0)."""
-    return [imp.g.add_op(ops.GatherNDOp, node.inputs[:2], {"batch_dims": int_attr(0)}, node.name)]
-
-
-def _matrix_band_part(imp: Importer, node: Node) -> list[Tensor]:
-    """Keeps the band of `num_lower` diagonals below and `num_upper` above the main one of the
-    last two axes (a negative count keeps the whole triangle): two triangle masks."""
-    y = node.inputs[0]
-    lower, upper = (int(node.value(i).reshape(())) for i in (1, 2))
-    if lower >= 0:
-        props = {"upper": bool_attr(True), "k": int_attr(-lower)}
-        y = imp.g.add_op(ops.TriluOp, [y], props, f"{node.name}.lower" if upper >= 0 else node.name)
-    if upper >= 0:
-        y = imp.g.add_op(ops.TriluOp, [y], {"upper": bool_attr(False), "k": int_attr(upper)}, node.name)
-    return [y]
-
-
-def _gather(imp: Importer, node: Node) -> list[Tensor]:
-    params, indices = node.inputs[:2]
-    axis = int(node.value(2).reshape(())) % len(params.shape)
-    batch = int(node.attr("batch_dims", 0)) % (len(indices.shape) + 1) if indices.shape else 0
-    if not batch:
-        return [imp.g.add_op(ops.GatherOp, [params, indices], {"axis": int_attr(axis)}, node.name)]
-    return [_batched_gather(imp, node, params, indices, axis, batch)]
-
-
-def _batched_gather(
-    imp: Importer, node: Node, params: Tensor, indices: Tensor, axis: int, batch: int
-) -> Tensor:
-    """Gather with `batch` leading axes shared by params and indices: GatherND over indices with
-    a last axis of one, on params whose gathered axis is moved right after the batch axes; the
-    axes between them are moved back before the indices' own."""
-    if axis < batch:
-        raise node.invalid(f"batch_dims {batch} exceeds axis {axis}")
-    rank = len(params.shape)
-    between = list(range(batch, axis))
-    perm = [*range(batch), axis, *between, *range(axis + 1, rank)]
-    moved = transpose(imp, params, perm, f"{node.name}.params") if between else params
-    column = imp.g.add_reshape(indices, [*indices.shape, 1], f"{node.name}.indices")
-    props = {"batch_dims": int_attr(batch)}
-    name = f"{node.name}.gather" if between else node.name
-    gathered = imp.g.add_op(ops.GatherNDOp, [moved, column], props, name)
-    if not between:
-        return gathered
-    own = len(indices.shape) - batch
-    # gathered: batch, indices' own axes, the axes between, the rest; TensorFlow puts `between` first.
-    order = [
-        *range(batch),
-        *range(batch + own, batch + own + len(between)),
-        *range(batch, batch + own),
-        *range(batch + own + len(between), len(gathered.shape)),
-    ]
-    return transpose(imp, gathered, order, node.name)
-
-
-def _one_hot(imp: Importer, node: Node) -> list[Tensor]:
-    indices, _, on, off = node.inputs
-    values = imp.g.add_concat(
-        [imp.g.add_reshape(t, [1], f"{node.name}.{what}") for t, what in ((off, "off"), (on, "on"))],
-        0,
-        f"{node.name}.values",
-    )
-    props = {"depth": int_attr(int(node.value(1).reshape(()))), "axis": int_attr(int(node.attr("axis", -1)))}
-    return [imp.g.add_op(ops.OneHotOp, [indices, values], props, node.name)]
-
-
-def _space_to_batch(imp: Importer, node: Node) -> list[Tensor]:
-    """SpaceToBatchND(x, block_shape, paddings): pad the M block axes, split each into
-    (size / block, block), move the blocks before the batch and merge them into it."""
-    x = node.inputs[0]
-    block = node.ints(1)
-    paddings = node.value(2).reshape(-1, 2).tolist()
-    dims = static_dims(node, x)
-    m = len(block)
-    if len(paddings) != m or len(dims) < m + 1:
-        raise node.invalid(f"block_shape {block} and paddings {paddings} do not fit input {dims}")
-    pads = [0] * len(dims) * 2
-    for i, (before, after) in enumerate(paddings):
-        pads[1 + i], pads[len(dims) + 1 + i] = int(before), int(after)
-    if any(pads):
-        props = {"pads": ints_attr(pads), "mode": StringAttr("constant")}
-        x = imp.g.add_op(ops.PadOp, [x], props, f"{node.name}.pad")
-    padded = list(x.shape)
-    split = [padded[0]]
-    for i, b in enumerate(block):
-        if padded[1 + i] % b:
-            raise node.invalid(f"padded axis {1 + i} of size {padded[1 + i]} does not divide by block {b}")
-        split += [padded[1 + i] // b, b]
-    rest = padded[1 + m :]
-    x = imp.g.add_reshape(x, split + rest, f"{node.name}.split")
-    perm = [2 + 2 * i for i in range(m)] + [0] + [1 + 2 * i for i in range(m)]
-    perm += list(range(1 + 2 * m, 1 + 2 * m + len(rest)))
-    x = transpose(imp, x, perm, f"{node.name}.blocks_first")
-    batch = padded[0] * int(np.prod(block))
-    return [imp.g.add_reshape(x, [batch] + [split[1 + 2 * i] for i in range(m)] + rest, node.name)]
-
-
-def _batch_to_space(imp: Importer, node: Node) -> list[Tensor]:
-    """BatchToSpaceND(x, block_shape, crops): the inverse of SpaceToBatchND, then the crops."""
-    x = node.inputs[0]
-    block = node.ints(1)
-    crops = node.value(2).reshape(-1, 2).tolist()
-    dims = static_dims(node, x)
-    m = len(block)
-    total = int(np.prod(block))
-    if len(crops) != m or len(dims) < m + 1 or dims[0] % total:
-        raise node.invalid(f"block_shape {block} and crops {crops} do not fit input {dims}")
-    batch = dims[0] // total
-    spatial, rest = dims[1 : 1 + m], dims[1 + m :]
-    x = imp.g.add_reshape(x, [*block, batch, *spatial, *rest], f"{node.name}.split")
-    perm = [m]
-    for i in range(m):
-        perm += [m + 1 + i, i]
-    perm += list(range(2 * m + 1, 2 * m + 1 + len(rest)))
-    x = transpose(imp, x, perm, f"{node.name}.blocks_last")
-    grown = [s * b for s, b in zip(spatial, block, strict=True)]
-    x = imp.g.add_reshape(x, [batch, *grown, *rest], f"{node.name}.merge")
-    if not any(v for pair in crops for v in pair):
-        return [x]
-    starts = [int(c[0]) for c in crops]
-    ends = [g - int(c[1]) for g, c in zip(grown, crops, strict=True)]
-    return [_add_slice(imp, node.name, x, starts, ends, list(range(1, 1 + m)), [1] * m)]
-
-
-def _add_slice(imp: Importer, name: str, x: Tensor, starts, ends, axes, steps) -> Tensor:
-    props = {
-        "starts": ints_attr(starts),
-        "ends": ints_attr(ends),
-        "axes": ints_attr(axes),
-        "steps": ints_attr(steps),
-    }
-    return imp.g.add_op(ops.SliceOp, [x], props, name)
-
-
 CONVERTERS: dict[str, Converter] = {
     "Mean": _reduce(ops.ReduceMeanOp),
     "Sum": _reduce(ops.ReduceSumOp),
@@ -399,15 +240,10 @@ CONVERTERS: dict[str, Converter] = {
     "Any": _reduce(ops.ReduceMaxOp),
     "EuclideanNorm": _reduce(ops.ReduceL2Op),
     "L2Loss": _l2_loss,
-    "ArgMax": _arg_reduce(ops.ArgMaxOp),
-    "ArgMin": _arg_reduce(ops.ArgMinOp),
-    "TopKV2": _top_k,
     "Cumsum": _scan(ops.CumSumOp),
     "Cumprod": _scan(ops.CumProdOp),
     "ReverseV2": _reverse,
     "BroadcastTo": _broadcast_to,
-    "GatherNd": _gather_nd,
-    "MatrixBandPart": _matrix_band_part,
     "Reshape": _reshape,
     "Transpose": _transpose,
     "ConcatV2": _concat,
@@ -426,8 +262,4 @@ CONVERTERS: dict[str, Converter] = {
     "Fill": _fill,
     "Range": _range,
     "Tile": _tile,
-    "GatherV2": _gather,
-    "SpaceToBatchND": _space_to_batch,
-    "BatchToSpaceND": _batch_to_space,
-    "OneHot": _one_hot,
 }

@@ -1,4 +1,5 @@
-"""Converters of TensorFlow's scatter, diagonal and roll ops.
+"""Converters of TensorFlow's indexing ops: gathers, scatters, one-hot, arg-max and top-k,
+diagonals and bands, and roll.
 
 Scatters are ONNX's ScatterND (ScatterNd sums duplicate indices into zeros, as TensorFlow does);
 diagonals of the last two axes are gathers and selects against an identity mask, for the main
@@ -11,10 +12,10 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr, ints_attr
+from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
 
-from .importer import Converter, Importer, Node, static_dims
+from .importer import Converter, Importer, Node, add_slice, static_dims, transpose
 
 
 def _scatter_nd(imp: Importer, node: Node) -> list[Tensor]:
@@ -50,10 +51,101 @@ def _roll(imp: Importer, node: Node) -> list[Tensor]:
         cut = dims[axis] - shift % dims[axis] if dims[axis] else 0
         if cut in (0, dims[axis]):
             continue
-        tail = _slice(imp, f"{node.name}.tail{axis}", x, cut, dims[axis], axis)
-        head = _slice(imp, f"{node.name}.head{axis}", x, 0, cut, axis)
+        tail = add_slice(imp, f"{node.name}.tail{axis}", x, [cut], [dims[axis]], [axis], [1])
+        head = add_slice(imp, f"{node.name}.head{axis}", x, [0], [cut], [axis], [1])
         x = imp.g.add_concat([tail, head], axis, f"{node.name}.axis{axis}")
     return [x]
+
+
+def _arg_reduce(op_class: type) -> Converter:
+    def convert(imp: Importer, node: Node) -> list[Tensor]:
+        x = node.inputs[0]
+        axis = int(node.value(1).reshape(()))
+        props = {"axis": int_attr(axis), "keepdims": bool_attr(False), "select_last_index": bool_attr(False)}
+        y = imp.g.add_op(op_class, [x], props, node.name)
+        dtype = node.dtype("output_type") if "output_type" in node.proto.attr else "int64"
+        return [y if y.dtype == dtype else imp.g.add_cast(y, dtype, f"{node.name}.cast")]
+
+    return convert
+
+
+def _top_k(imp: Importer, node: Node) -> list[Tensor]:
+    """The k largest along the last axis, sorted (an unsorted TopKV2 may return them in any
+    order, so sorted is one of its answers); indices in the op's index_type (int32 by default)."""
+    k = int(node.value(1).reshape(()))
+    props = {"k": int_attr(k), "axis": int_attr(-1), "largest": bool_attr(True), "sorted": bool_attr(True)}
+    values, indices = imp.g.add_op_results(ops.TopKOp, [node.inputs[0]], props, node.name)
+    dtype = node.dtype("index_type") if "index_type" in node.proto.attr else "int32"
+    if indices.dtype != dtype:
+        indices = imp.g.add_cast(indices, dtype, f"{node.name}.indices")
+    return [values, indices]
+
+
+def _gather_nd(imp: Importer, node: Node) -> list[Tensor]:
+    """The slices the last axis of `indices` addresses (ONNX GatherND with batch_dims 0)."""
+    return [imp.g.add_op(ops.GatherNDOp, node.inputs[:2], {"batch_dims": int_attr(0)}, node.name)]
+
+
+def _matrix_band_part(imp: Importer, node: Node) -> list[Tensor]:
+    """Keeps the band of `num_lower` diagonals below and `num_upper` above the main one of the
+    last two axes (a negative count keeps the whole triangle): two triangle masks."""
+    y = node.inputs[0]
+    lower, upper = (int(node.value(i).reshape(())) for i in (1, 2))
+    if lower >= 0:
+        props = {"upper": bool_attr(True), "k": int_attr(-lower)}
+        y = imp.g.add_op(ops.TriluOp, [y], props, f"{node.name}.lower" if upper >= 0 else node.name)
+    if upper >= 0:
+        y = imp.g.add_op(ops.TriluOp, [y], {"upper": bool_attr(False), "k": int_attr(upper)}, node.name)
+    return [y]
+
+
+def _gather(imp: Importer, node: Node) -> list[Tensor]:
+    params, indices = node.inputs[:2]
+    axis = int(node.value(2).reshape(())) % len(params.shape)
+    batch = int(node.attr("batch_dims", 0)) % (len(indices.shape) + 1) if indices.shape else 0
+    if not batch:
+        return [imp.g.add_op(ops.GatherOp, [params, indices], {"axis": int_attr(axis)}, node.name)]
+    return [_batched_gather(imp, node, params, indices, axis, batch)]
+
+
+def _batched_gather(
+    imp: Importer, node: Node, params: Tensor, indices: Tensor, axis: int, batch: int
+) -> Tensor:
+    """Gather with `batch` leading axes shared by params and indices: GatherND over indices with
+    a last axis of one, on params whose gathered axis is moved right after the batch axes; the
+    axes between them are moved back before the indices' own."""
+    if axis < batch:
+        raise node.invalid(f"batch_dims {batch} exceeds axis {axis}")
+    rank = len(params.shape)
+    between = list(range(batch, axis))
+    perm = [*range(batch), axis, *between, *range(axis + 1, rank)]
+    moved = transpose(imp, params, perm, f"{node.name}.params") if between else params
+    column = imp.g.add_reshape(indices, [*indices.shape, 1], f"{node.name}.indices")
+    props = {"batch_dims": int_attr(batch)}
+    name = f"{node.name}.gather" if between else node.name
+    gathered = imp.g.add_op(ops.GatherNDOp, [moved, column], props, name)
+    if not between:
+        return gathered
+    own = len(indices.shape) - batch
+    # gathered: batch, indices' own axes, the axes between, the rest; TensorFlow puts `between` first.
+    order = [
+        *range(batch),
+        *range(batch + own, batch + own + len(between)),
+        *range(batch, batch + own),
+        *range(batch + own + len(between), len(gathered.shape)),
+    ]
+    return transpose(imp, gathered, order, node.name)
+
+
+def _one_hot(imp: Importer, node: Node) -> list[Tensor]:
+    indices, _, on, off = node.inputs
+    values = imp.g.add_concat(
+        [imp.g.add_reshape(t, [1], f"{node.name}.{what}") for t, what in ((off, "off"), (on, "on"))],
+        0,
+        f"{node.name}.values",
+    )
+    props = {"depth": int_attr(int(node.value(1).reshape(()))), "axis": int_attr(int(node.attr("axis", -1)))}
+    return [imp.g.add_op(ops.OneHotOp, [indices, values], props, node.name)]
 
 
 def _diag_part(imp: Importer, node: Node) -> list[Tensor]:
@@ -114,17 +206,14 @@ def _main_diagonal_only(node: Node, index: int = 1) -> None:
         raise node.fail(f"diagonals k = {[int(v) for v in k]} are not supported (the main one, k = 0, is)")
 
 
-def _slice(imp: Importer, name: str, x: Tensor, start: int, end: int, axis: int) -> Tensor:
-    props = {
-        "starts": ints_attr([start]),
-        "ends": ints_attr([end]),
-        "axes": ints_attr([axis]),
-        "steps": ints_attr([1]),
-    }
-    return imp.g.add_op(ops.SliceOp, [x], props, name)
-
-
 CONVERTERS: dict[str, Converter] = {
+    "ArgMax": _arg_reduce(ops.ArgMaxOp),
+    "ArgMin": _arg_reduce(ops.ArgMinOp),
+    "TopKV2": _top_k,
+    "GatherNd": _gather_nd,
+    "MatrixBandPart": _matrix_band_part,
+    "GatherV2": _gather,
+    "OneHot": _one_hot,
     "ScatterNd": _scatter_nd,
     "TensorScatterUpdate": _tensor_scatter("none"),
     "TensorScatterAdd": _tensor_scatter("add"),
