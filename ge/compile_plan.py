@@ -98,7 +98,8 @@ def check_static_inputs(module: ModuleOp) -> None:
             raise CompileError(
                 f"input '{name}' has a dynamic dimension at axis {axis} ({t}); compiling needs static "
                 f"shapes: specialize the graph (graph.specialize({{'{dims[axis]}': 8}})){gears}, or "
-                f"give its sizes when importing (parse_onnx(..., input_shapes={{'{name}': [...]}}) "
+                f"give its sizes when importing (input_shapes={{'{name}': [...]}} of parse_onnx, "
+                "parse_tensorflow or parse_mindspore, "
                 f'or ge compile --input_shape "{name}:{sizes}" with N a number)'
             )
 

@@ -168,6 +168,6 @@ def test_a_dynamic_input_is_refused_with_the_way_to_size_it() -> None:
         "input 'a' has a dynamic dimension at axis 0 (tensor<?x4xf32>); compiling needs static shapes: "
         "specialize the graph (graph.specialize({'N': 8})), compile gears for its batch "
         "(compile(graph, dynamic_batch_size=[1, 8])), or give its sizes when importing "
-        "(parse_onnx(..., input_shapes={'a': [...]}) or ge compile "
+        "(input_shapes={'a': [...]} of parse_onnx, parse_tensorflow or parse_mindspore, or ge compile "
         '--input_shape "a:N,4" with N a number)'
     )
