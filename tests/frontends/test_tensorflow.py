@@ -400,6 +400,19 @@ def test_a_loop_whose_trip_count_is_not_known_is_refused() -> None:
         )
 
 
+def test_a_loop_merge_without_its_next_iteration_is_refused() -> None:
+    """A malformed loop (a Merge fed twice by its entry) is named, not a Python error."""
+    graph_def = _loop("three")
+    _node(graph_def, "three", "Const", value=np.array(3, np.int32))
+    merge = next(n for n in graph_def.node if n.name == "merge_acc")
+    merge.input[1] = "enter_acc"
+    with pytest.raises(
+        UnsupportedOperatorError,
+        match="Merge at node 'merge_acc' of while loop 'loop' needs one entry and one NextIteration",
+    ):
+        ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["y"])
+
+
 @pytest.mark.parametrize("taken", [True, False])
 def test_a_lowered_cond_with_a_known_predicate_takes_its_branch(taken: bool) -> None:
     """tf.cond lowered to Switch and Merge: the branch not taken is dead and builds no op."""

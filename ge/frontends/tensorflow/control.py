@@ -111,13 +111,18 @@ def unroll(imp: Importer, frame: Frame, nodes: Mapping[str, NodeDef]) -> None:
         )
     condition = conditions[0]
     state: dict[str, object] = {}
+    backs: dict[str, str] = {}
     for merge in merges:
-        entry = [i for i in merge.input if not i.startswith("^") and not back_edge(nodes, merge.name, i)]
-        if len(entry) != 1:
+        data = [i for i in merge.input if not i.startswith("^")]
+        entry = [i for i in data if not back_edge(nodes, merge.name, i)]
+        back = [i for i in data if back_edge(nodes, merge.name, i)]
+        if len(entry) != 1 or len(back) != 1:
             raise UnsupportedOperatorError(
-                f"Merge at node '{merge.name}' of loop '{frame.name}' has no single entry"
+                f"Merge at node '{merge.name}' of while loop '{frame.name}' needs one entry and one "
+                f"NextIteration, got inputs {data}"
             )
         state[merge.name] = imp.tensor(entry[0], merge.name)
+        backs[merge.name] = back[0]
     for iteration in range(MAX_ITERATIONS):
         for merge in merges:
             imp.values[f"{merge.name}:0"] = state[merge.name]  # pyright: ignore[reportArgumentType]
@@ -129,11 +134,14 @@ def unroll(imp: Importer, frame: Frame, nodes: Mapping[str, NodeDef]) -> None:
             imp.convert(proto, f"{proto.name}/{iteration}")
             if proto is condition:
                 known = _known_condition(imp, condition, frame)
+        if known is None:  # the condition read a dead value
+            raise UnsupportedOperatorError(
+                f"LoopCond at node '{condition.name}' of while loop '{frame.name}' has no value"
+            )
         if not bool(np.asarray(known).reshape(-1)[0]):
             return
         for merge in merges:
-            back = next(i for i in merge.input if back_edge(nodes, merge.name, i))
-            state[merge.name] = imp.tensor(back, merge.name)
+            state[merge.name] = imp.tensor(backs[merge.name], merge.name)
     raise UnsupportedOperatorError(
         f"while loop '{frame.name}' still runs after {MAX_ITERATIONS} iterations at import time"
     )
