@@ -35,9 +35,10 @@ MODELS = {
     "sequence": "sequence.mindir",
     "norms": "norms.mindir",
     "recurrent": "recurrent.mindir",
+    "gru": "gru.mindir",
 }
 OUTPUTS = {"lenet": 1, "resnet": 1, "mlp": 2, "ops": 4, "mobile": 1, "attention": 1, "activations": 24}
-OUTPUTS |= {"tensor_ops": 28, "upsample": 7, "sequence": 5, "norms": 6, "recurrent": 3}
+OUTPUTS |= {"tensor_ops": 28, "upsample": 7, "sequence": 5, "norms": 6, "recurrent": 3, "gru": 2}
 
 
 @pytest.mark.parametrize("level", [0, 3])

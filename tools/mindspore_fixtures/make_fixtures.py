@@ -341,6 +341,19 @@ class Recurrent(nn.Cell):
         return y, h, c
 
 
+class Gru(nn.Cell):
+    """nn.GRU, which MindSpore exports as a loop over time steps written out, its outputs kept in
+    a Python list (make_list) and stacked."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(3, 4, batch_first=True)
+
+    def construct(self, x):
+        y, h = self.gru(x)
+        return y, h
+
+
 def main(names: list[str]) -> None:
     """Writes the fixtures `names` lists (all by default)."""
 
@@ -360,6 +373,7 @@ def main(names: list[str]) -> None:
         "sequence": (Sequence, rng.integers(0, 40, (1, 12)).astype(np.int32), False),
         "norms": (Norms, rng.standard_normal((1, 4, 6, 8)).astype(np.float32), False),
         "recurrent": (Recurrent, rng.standard_normal((1, 6, 5)).astype(np.float32), False),
+        "gru": (Gru, rng.standard_normal((1, 4, 3)).astype(np.float32), False),
     }
     for name, (network, x, external) in networks.items():
         if names and name not in names:

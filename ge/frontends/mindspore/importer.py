@@ -6,7 +6,8 @@ primitive, with its attributes, is in `ModelProto.primitives`) and each value no
 `ModelProto.functions`, which is inlined. Values are ge `Tensor`s or Python constants (scalars,
 tuples, numpy arrays) that converters read as attributes; a constant becomes a graph constant
 only where an op takes it as a tensor. MakeTuple, TupleGetItem, Depend, Load, UpdateState and
-Return move values around and build no op.
+Return, and the lists a `construct` builds (make_list, list_getitem), move values around and
+build no op.
 """
 
 from __future__ import annotations
@@ -134,6 +135,8 @@ STRUCTURAL: dict[str, Converter] = {
     "Load": _load,
     "MakeTuple": _make_tuple,
     "TupleGetItem": _tuple_get_item,
+    "make_list": _make_tuple,  # a Python list built in construct (nn.GRU's outputs per step)
+    "list_getitem": _tuple_get_item,
     "Depend": lambda imp, node: node.input(0),  # its other input only orders side effects
     "UpdateState": lambda imp, node: MONAD,
     "Return": lambda imp, node: node.input(0),
