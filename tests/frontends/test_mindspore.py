@@ -36,9 +36,10 @@ MODELS = {
     "norms": "norms.mindir",
     "recurrent": "recurrent.mindir",
     "gru": "gru.mindir",
+    "misc": "misc.mindir",
 }
 OUTPUTS = {"lenet": 1, "resnet": 1, "mlp": 2, "ops": 4, "mobile": 1, "attention": 1, "activations": 24}
-OUTPUTS |= {"tensor_ops": 28, "upsample": 7, "sequence": 5, "norms": 6, "recurrent": 3, "gru": 2}
+OUTPUTS |= {"tensor_ops": 28, "upsample": 7, "sequence": 5, "norms": 6, "recurrent": 3, "gru": 2, "misc": 13}
 
 
 @pytest.mark.parametrize("level", [0, 3])

@@ -354,6 +354,28 @@ class Gru(nn.Cell):
         return y, h
 
 
+class Misc(nn.Cell):
+    """Standard deviation and variance, triangles, narrow, masked_fill, isnan, floor division of
+    floats and integers, diag, eye and linspace."""
+
+    def construct(self, x):
+        return (
+            ops.std(x, 1),
+            ops.var(x, 1),
+            ops.triu(x[0]),
+            ops.tril(x[0], 1),
+            ops.narrow(x, 1, 1, 2),
+            ops.masked_fill(x, x > 0, 0.5),
+            ops.isnan(x),
+            ops.floor_divide(x, 0.7),
+            ops.floor_divide(ops.cast(x * 10, ms.int32), -3),
+            ops.diag(x[0, 0]),
+            ops.eye(3, 4, ms.float32) + 1,
+            ops.linspace(0.0, 1.0, 5),
+            ops.std(x, (1, 2), keepdims=True),
+        )
+
+
 def main(names: list[str]) -> None:
     """Writes the fixtures `names` lists (all by default)."""
 
@@ -374,6 +396,7 @@ def main(names: list[str]) -> None:
         "norms": (Norms, rng.standard_normal((1, 4, 6, 8)).astype(np.float32), False),
         "recurrent": (Recurrent, rng.standard_normal((1, 6, 5)).astype(np.float32), False),
         "gru": (Gru, rng.standard_normal((1, 4, 3)).astype(np.float32), False),
+        "misc": (Misc, rng.standard_normal((2, 4, 6)).astype(np.float32), False),
     }
     for name, (network, x, external) in networks.items():
         if names and name not in names:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import int_attr
+from ge.dialects.common import bool_attr, int_attr
 from ge.graph import Tensor
 
 from .importer import Converter, Importer, Node, Value
@@ -150,6 +150,18 @@ def _log1p(imp: Importer, node: Node) -> Value:
     return imp.g.add_op(ops.WhereOp, [exact, x, scaled], None, node.name)
 
 
+def _floor_div(imp: Importer, node: Node) -> Value:
+    """floor(x / y); for integers (x - x mod y) / y, exact, with the divisor-signed remainder."""
+    like = next((value for value in node.inputs[:2] if isinstance(value, Tensor)), None)
+    x, y = node.tensor(0, like), node.tensor(1, like)
+    if x.dtype.startswith(("float", "bfloat")):
+        quotient = imp.g.add_op(ops.DivOp, [x, y], None, f"{node.name}.quotient")
+        return imp.g.add_op(ops.FloorOp, [quotient], None, node.name)
+    remainder = imp.g.add_op(ops.ModOp, [x, y], {"fmod": bool_attr(False)}, f"{node.name}.remainder")
+    whole = imp.g.add_op(ops.SubOp, [x, remainder], None, f"{node.name}.whole")
+    return imp.g.add_op(ops.DivOp, [whole, y], None, node.name)
+
+
 def _select(imp: Importer, node: Node) -> Value:
     x = node.tensor(1)
     return imp.g.add_op(ops.WhereOp, [node.tensor(0), x, node.tensor(2, x)], None, node.name)
@@ -224,4 +236,6 @@ CONVERTERS: dict[str, Converter] = {
     "Sin": _unary(ops.SinOp),
     "Cos": _unary(ops.CosOp),
     "Log1p": _log1p,
+    "IsNan": _unary(ops.IsNaNOp),
+    "FloorDiv": _floor_div,
 }

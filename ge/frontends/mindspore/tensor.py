@@ -268,6 +268,93 @@ def _arg_with_value(arg_class: type, reduce_class: type) -> Converter:
     return convert
 
 
+def _slice(imp: Importer, node: Node) -> Value:
+    """Slice(x, begin, size); a size of -1 takes the rest of the axis."""
+    x = node.tensor(0)
+    begin, size = node.ints(node.value(1), "begin"), node.ints(node.value(2), "size")
+    if len(begin) != len(size) or len(begin) > len(x.shape):
+        raise node.invalid(f"begin {begin} and size {size} do not fit shape {list(x.shape)}")
+    ends = [x.shape[a] if n == -1 else b + n for a, (b, n) in enumerate(zip(begin, size, strict=True))]
+    props = {
+        "starts": ints_attr(begin),
+        "ends": ints_attr(ends),
+        "axes": ints_attr(list(range(len(begin)))),
+        "steps": ints_attr([1] * len(begin)),
+    }
+    return imp.g.add_op(ops.SliceOp, [x], props, node.name)
+
+
+def _triangle(upper: bool) -> Converter:
+    def convert(imp: Importer, node: Node) -> Value:
+        """Triu and Tril: the diagonal as an input (Triu) or an attribute (Tril)."""
+        k = node.value(1) if len(node.inputs) > 1 else node.attr("diagonal", 0)
+        props = {"upper": bool_attr(upper), "k": int_attr(node.ints(k, "diagonal")[0])}
+        return imp.g.add_op(ops.TriluOp, [node.tensor(0)], props, node.name)
+
+    return convert
+
+
+def _reduce_std(imp: Importer, node: Node) -> Value:
+    """ReduceStd(x, axis, unbiased, keep_dims): (the standard deviation, the mean)."""
+    x = node.tensor(0)
+    axes = node.ints(node.value(1), "axis") if len(node.inputs) > 1 else []
+    axes = sorted({a % len(x.shape) for a in axes}) or list(range(len(x.shape)))
+    unbiased = bool(node.value(2)) if len(node.inputs) > 2 else True
+    keep = bool(node.value(3)) if len(node.inputs) > 3 else False
+    if any(x.shape[a] < 0 for a in axes):
+        raise node.fail("a standard deviation over a dynamic axis is not supported")
+    count = int(np.prod([x.shape[a] for a in axes]))
+    kept = {"axes": ints_attr(axes), "keepdims": bool_attr(True)}
+    mean = imp.g.add_op(ops.ReduceMeanOp, [x], kept, f"{node.name}.mean")
+    deviation = imp.g.add_op(ops.SubOp, [x, mean], None, f"{node.name}.deviation")
+    squares = imp.g.add_op(ops.ReduceSumSquareOp, [deviation], kept, f"{node.name}.squares")
+    divisor = imp.constant(float(max(count - int(unbiased), 1)), f"{node.name}.count", x, node)
+    std = imp.g.add_op(
+        ops.SqrtOp, [imp.g.add_op(ops.DivOp, [squares, divisor], None, f"{node.name}.var")], None, node.name
+    )
+    if keep:
+        return std, mean
+    shape = [d for a, d in enumerate(x.shape) if a not in axes]
+    return imp.g.add_reshape(std, shape, f"{node.name}.std"), imp.g.add_reshape(
+        mean, shape, f"{node.name}.average"
+    )
+
+
+def _masked_fill(imp: Importer, node: Node) -> Value:
+    """MaskedFill(x, mask, value): value where the mask holds."""
+    x = node.tensor(0)
+    return imp.g.add_op(ops.WhereOp, [node.tensor(1), node.tensor(2, x), x], None, node.name)
+
+
+def _diag(imp: Importer, node: Node) -> Value:
+    """Diag of a vector: the square matrix holding it on its diagonal."""
+    x = node.tensor(0)
+    if len(x.shape) != 1 or x.shape[0] < 0:
+        raise node.fail(f"Diag of a tensor of shape {list(x.shape)} is not supported (of a vector is)")
+    size = x.shape[0]
+    mask = imp.constant(np.eye(size, dtype=bool), f"{node.name}.mask", None, node)
+    zero = imp.constant(0, f"{node.name}.zero", x, node)
+    row = imp.g.add_reshape(x, [1, size], f"{node.name}.row")
+    return imp.g.add_op(ops.WhereOp, [mask, row, zero], None, node.name)
+
+
+def _eye(imp: Importer, node: Node) -> Value:
+    """Eye(n, m, dtype): a constant."""
+    rows, columns = node.ints(node.value(0), "n")[0], node.ints(node.value(1), "m")[0]
+    target = node.value(2) if len(node.inputs) > 2 else 43
+    dtype = TYPE_IDS.get(target) if isinstance(target, int) else None
+    if dtype is None:
+        raise node.fail(f"an identity of type {target!r} is not supported")
+    return imp.constant(np.eye(rows, columns, dtype=np.dtype(dtype)), node.name, None, node)
+
+
+def _linspace(imp: Importer, node: Node) -> Value:
+    """LinSpace(start, stop, num) of constants: a constant."""
+    start, stop = node.number(node.value(0), "start"), node.number(node.value(1), "stop")
+    count = node.ints(node.value(2), "num")[0]
+    return imp.constant(np.linspace(start, stop, count, dtype=np.float32), node.name, None, node)
+
+
 CONVERTERS: dict[str, Converter] = {
     "Flatten": _flatten,
     "Reshape": _reshape,
@@ -296,4 +383,12 @@ CONVERTERS: dict[str, Converter] = {
     "SumExt": _reduce_ext(ops.ReduceSumOp),
     "ArgMaxWithValue": _arg_with_value(ops.ArgMaxOp, ops.ReduceMaxOp),
     "ArgMinWithValue": _arg_with_value(ops.ArgMinOp, ops.ReduceMinOp),
+    "Slice": _slice,
+    "Triu": _triangle(upper=True),
+    "Tril": _triangle(upper=False),
+    "ReduceStd": _reduce_std,
+    "MaskedFill": _masked_fill,
+    "Diag": _diag,
+    "Eye": _eye,
+    "LinSpace": _linspace,
 }
