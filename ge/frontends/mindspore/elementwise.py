@@ -132,24 +132,6 @@ def _rsqrt(imp: Importer, node: Node) -> Value:
     return imp.g.add_op(ops.ReciprocalOp, [root], None, node.name)
 
 
-def _log1p(imp: Importer, node: Node) -> Value:
-    """log(u) * x / (u - 1) with u = 1 + x, and x where u rounds to 1 (keeps a small x's precision)."""
-    x = node.tensor(0)
-    one = imp.constant(1.0, f"{node.name}.one", x, node)
-    u = imp.g.add_op(ops.AddOp, [x, one], None, f"{node.name}.u")
-    ratio = imp.g.add_op(
-        ops.DivOp, [x, imp.g.add_op(ops.SubOp, [u, one], None, f"{node.name}.u1")], None, f"{node.name}.ratio"
-    )
-    scaled = imp.g.add_op(
-        ops.MulOp,
-        [imp.g.add_op(ops.LogOp, [u], None, f"{node.name}.log"), ratio],
-        None,
-        f"{node.name}.scaled",
-    )
-    exact = imp.g.add_op(ops.EqualOp, [u, one], None, f"{node.name}.exact")
-    return imp.g.add_op(ops.WhereOp, [exact, x, scaled], None, node.name)
-
-
 def _floor_div(imp: Importer, node: Node) -> Value:
     """floor(x / y); for integers (x - x mod y) / y, exact, with the divisor-signed remainder."""
     like = next((value for value in node.inputs[:2] if isinstance(value, Tensor)), None)
@@ -235,7 +217,7 @@ CONVERTERS: dict[str, Converter] = {
     "Sign": _unary(ops.SignOp),
     "Sin": _unary(ops.SinOp),
     "Cos": _unary(ops.CosOp),
-    "Log1p": _log1p,
+    "Log1p": _unary(ops.Log1pOp),
     "IsNan": _unary(ops.IsNaNOp),
     "FloorDiv": _floor_div,
 }

@@ -110,20 +110,6 @@ def _erfc(imp: Importer, node: Node) -> list[Tensor]:
     return [binary_op(imp, node, ops.SubOp, one, erf, f"{node.name}.complement")]
 
 
-def _log1p(imp: Importer, node: Node) -> list[Tensor]:
-    """log(1 + x) as log(u) * x / (u - 1) with u = 1 + x (x itself where u rounds to 1), which keeps
-    the precision of a small x that log(1 + x) alone loses (Goldberg's formula)."""
-    x = node.inputs[0]
-    one = _scalar(imp, node, 1, x.dtype, "one")
-    u = binary_op(imp, node, ops.AddOp, x, one, f"{node.name}.u")
-    shifted = binary_op(imp, node, ops.SubOp, u, one, f"{node.name}.u_minus_one")
-    log = unary_op(imp, node, ops.LogOp, u, name=f"{node.name}.log")
-    ratio = binary_op(imp, node, ops.DivOp, x, shifted, f"{node.name}.ratio")
-    scaled = binary_op(imp, node, ops.MulOp, log, ratio, f"{node.name}.scaled")
-    exact = binary_op(imp, node, ops.EqualOp, u, one, f"{node.name}.exact")
-    return [imp.g.add_op(ops.WhereOp, [exact, x, scaled], None, node.name)]
-
-
 def _expm1(imp: Importer, node: Node) -> list[Tensor]:
     """exp(x) - 1 as (u - 1) * x / log(u) with u = exp(x) (x itself where u rounds to 1, and -1
     where u - 1 does), which keeps the precision of a small x (Kahan's formula)."""
@@ -293,7 +279,7 @@ CONVERTERS: dict[str, Converter] = {
     "Log": _unary(ops.LogOp),
     "Neg": _unary(ops.NegOp),
     "Square": _square,
-    "Log1p": _log1p,
+    "Log1p": _unary(ops.Log1pOp),
     "Expm1": _expm1,
     "Softsign": _unary(ops.SoftsignOp),
     "Reciprocal": _unary(ops.ReciprocalOp),
