@@ -510,12 +510,18 @@ class Graph:
     ) -> Tensor:
         shape = arguments.integers(shape, "Graph.add_splat: shape", minimum=0)
         element = element_type(dtype)
-        if isinstance(element, AnyFloat):
-            scalar: Attribute = FloatAttr(float(value), element)
-        elif isinstance(element, IntegerType):
-            scalar = IntegerAttr(int(value), element)
-        else:
+        if not isinstance(element, AnyFloat | IntegerType):
             raise GeError(f"Graph.add_splat: a splat of dtype {dtype} is not supported (numbers only)")
+        try:
+            scalar: Attribute = (
+                FloatAttr(float(value), element)
+                if isinstance(element, AnyFloat)
+                else IntegerAttr(int(value), element)
+            )
+        except VerifyException:  # an integer out of the dtype's range
+            raise GeError(
+                f"Graph.add_splat '{name or 'splat'}': {value} is out of the range of {dtype}"
+            ) from None
         op = ops.ConstOp(scalar, TensorType(element, list(shape)))
         return self._append(op, self._unique(name or "splat"))[0]
 

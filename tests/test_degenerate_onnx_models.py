@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto
 from test_bad_onnx_models import info, init, model, n, parse, run
 
-from ge.errors import InvalidModelError, VerificationError
+from ge.errors import GeError, InvalidModelError, VerificationError
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
@@ -192,3 +192,27 @@ def test_a_max_pool_of_2_to_the_31_rows_pads_a_few() -> None:
     [got] = run(proto, x)()
     [want] = onnxruntime_run(proto, {"x": x})
     np.testing.assert_array_equal(got, want)
+
+
+def test_conv_transpose_whose_windows_reach_past_max_tensor_bytes_is_refused() -> None:
+    """A stride of 2^31 with a small output_shape scattered 320 GiB of products before cropping."""
+    proto = model(
+        [n("ConvTranspose", ["x", "w"], ["y"], name="t", strides=[3, 2**31], output_shape=[10, 8])],
+        [info("x", F, [1, 1, 3, 3])],
+        initializers=[init("w", np.ones((1, 2, 3, 3), np.float32))],
+    )
+    with pytest.raises(
+        InvalidModelError, match="ConvTranspose at node 't': the cells its windows reach would hold"
+    ):
+        parse(proto)()
+
+
+def test_a_recurrent_sequence_too_long_for_its_lengths_is_refused() -> None:
+    """Default sequence lengths are int32: a sequence of 2^40 steps raised xDSL's VerifyException."""
+    proto = model(
+        [n("RNN", ["x", "w", "r"], ["y"], name="rnn", hidden_size=2)],
+        [info("x", F, [2**40, 1, 3])],
+        initializers=[init("w", np.ones((1, 2, 3), np.float32)), init("r", np.ones((1, 2, 2), np.float32))],
+    )
+    with pytest.raises(GeError, match=r"'rnn.default_4': 1099511627776 is out of the range of int32"):
+        parse(proto)()

@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
+from ge.dtypes import numpy_dtype
 from ge.graph import Tensor
 
 from ..common import same_pads
@@ -151,6 +152,16 @@ def _conv_transpose(imp: Importer, node: Node) -> list[Tensor]:
         pads = (0,) * 2 * n if auto_pad == "VALID" else node.ints("pads", 2 * n, 0)
     else:
         raise node.invalid(f"unknown auto_pad '{auto_pad}'")
+    if all(d >= 0 for d in (*x.shape[:1], *w.shape[1:2], *sizes)):
+        # The products are scattered over every cell the windows reach before pads crop them.
+        reached = [
+            s * (size - 1) + e + d * (k - 1) + 1
+            for s, size, e, d, k in zip(strides, sizes, extra, dilations, kernel, strict=True)
+        ]
+        channels = w.shape[1] * int(node.attr("group", 1))
+        node.allocate(
+            [x.shape[0], channels, *reached], numpy_dtype(x.element_type), "the cells its windows reach"
+        )
     props = {
         "strides": ints_attr(strides),
         "pads": ints_attr(pads),
