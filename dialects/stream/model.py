@@ -120,7 +120,7 @@ class ModelOp(IRDLOperation):
         for op in ops:
             if isinstance(op, BufferOp) and op.output is not None:
                 index = op.output.value.data
-                if index >= len(returned) or root_buffer(returned[index]).owner is not op:
+                if not 0 <= index < len(returned) or root_buffer(returned[index]).owner is not op:
                     raise fail(op, f"a buffer bound to output {index} must hold that output")
 
 

@@ -458,6 +458,24 @@ builtin.module {
 
 // -----
 
+// A negative output index is no output (it read the outputs from the end).
+// CHECK: {{^}}'ascend.stream.buffer': a buffer bound to output -1 must hold that output
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 0 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 {output = -1 : i64} : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
 // A launch's buffer must be in the format of the kernel's operand, not only hold as many bytes.
 // CHECK: {{^}}'ascend.stream.launch' at loc("conv_in"): input buffer memref<1x16x2x2xf32> (NCHW) does not hold kernel input tensor<1x16x2x2xf32, #ascend.format<NC1HWC0>> (NC1HWC0)
 builtin.module {
