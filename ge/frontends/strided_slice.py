@@ -44,13 +44,21 @@ def add_strided_slice(
             raise ValueError(f"the slice spec covers more than the {len(x.shape)} axes of the input")
         size = x.shape[axis]
         if masks["shrink_axis_mask"] >> i & 1:
-            b = b + size if b < 0 and size >= 0 else b
+            if size >= 0 and not -size <= b < size:
+                raise ValueError(f"index {b} is out of range for axis {axis} of size {size}")
+            # -1 is the last element whatever the size: its end is the axis' end, not 0.
             starts.append(b)
-            ends.append(b + 1)
+            ends.append(b + 1 if b + 1 != 0 else big)
             steps.append(1)
         else:
-            starts.append((big if s < 0 else 0) if masks["begin_mask"] >> i & 1 else b)
-            ends.append((-big if s < 0 else big) if masks["end_mask"] >> i & 1 else e)
+            start = (big if s < 0 else 0) if masks["begin_mask"] >> i & 1 else b
+            stop = (-big if s < 0 else big) if masks["end_mask"] >> i & 1 else e
+            if s < 0 and start < 0 and size >= 0 and start + size < 0:
+                start = stop = (
+                    0  # a backward slice from before the first element is empty; a slice clamps to it
+                )
+            starts.append(start)
+            ends.append(stop)
             steps.append(s)
             shape.append(None)
         axes.append(axis)

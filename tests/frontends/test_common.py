@@ -1,9 +1,12 @@
-"""The errors and SAME padding every frontend shares (ge/frontends/common.py)."""
+"""The errors, SAME padding and strided slice the frontends share (ge/frontends/common.py,
+ge/frontends/strided_slice.py)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+import ge
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.frontends.common import (
     invalid_node_error,
@@ -11,6 +14,7 @@ from ge.frontends.common import (
     unsupported_form_error,
     unsupported_operators_error,
 )
+from ge.frontends.strided_slice import add_strided_slice
 
 
 @pytest.mark.parametrize(
@@ -79,3 +83,58 @@ def test_node_errors() -> None:
     invalid = invalid_node_error("Conv", "c", "needs 2 inputs")
     assert isinstance(invalid, InvalidModelError)
     assert str(invalid) == "Conv at node 'c': needs 2 inputs"
+
+
+@pytest.mark.parametrize(
+    ("shape", "begin", "end", "strides", "masks", "index"),
+    [
+        # a backward slice from before the first element is empty, as numpy and TensorFlow have it
+        (
+            [5, 3],
+            [4, -6],
+            [5, -1],
+            [1, -1],
+            {"begin_mask": 1, "end_mask": 2},
+            (slice(None, 5), slice(-6, None, -1)),
+        ),
+        (
+            [3, 4],
+            [0, -5],
+            [0, 0],
+            [1, -2],
+            {"begin_mask": 1, "end_mask": 3},
+            (slice(None), slice(-5, None, -2)),
+        ),
+        # the last element of a dynamic axis (an RNN's last step)
+        (
+            [2, None, 3],
+            [0, -1, 0],
+            [0, 0, 0],
+            [1, 1, 1],
+            {"begin_mask": 5, "end_mask": 5, "shrink_axis_mask": 2},
+            (slice(None), -1),
+        ),
+        (
+            [2, None, 3],
+            [0, -2, 0],
+            [0, 0, 0],
+            [1, 1, 1],
+            {"begin_mask": 5, "end_mask": 5, "shrink_axis_mask": 2},
+            (slice(None), -2),
+        ),
+    ],
+)
+def test_strided_slice_as_numpy(shape, begin, end, strides, masks, index) -> None:
+    graph = ge.Graph("slice")
+    x = graph.add_input("x", shape)
+    graph.add_output(add_strided_slice(graph, x, begin, end, strides, masks, "y"), "y")
+    executor = ge.GraphExecutor()
+    if None in shape:
+        graph = graph.specialize({"x_1": 4})
+    executor.load_graph(ge.GraphCompiler().compile(graph, optimization_level=0))
+    value = np.arange(2 * 4 * 3 if None in shape else np.prod(shape), dtype=np.float32)
+    value = value.reshape([4 if d is None else d for d in shape])
+    [got] = executor.run({"x": value})
+    want = value[index]
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

@@ -432,6 +432,30 @@ def test_a_lowered_cond_with_a_known_predicate_takes_its_branch(taken: bool) -> 
     np.testing.assert_allclose(_run(graph, {"x": x}, 0)[0], x * x if taken else -x)
 
 
+@pytest.mark.parametrize(("outer", "inner"), [(False, True), (True, True), (True, False)])
+def test_a_cond_nested_in_a_cond_takes_its_branches(outer: bool, inner: bool) -> None:
+    """The inner cond sits in the outer's true branch; when the outer takes the other, both
+    inputs of the inner Merge are dead, and so is that Merge (it was refused as "0 live")."""
+    graph_def = GraphDef()
+    _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[2])
+    _node(graph_def, "zero", "Const", value=0.0)
+    _node(graph_def, "sign_p", "Const", value=1.0 if outer else -1.0)
+    _node(graph_def, "sign_q", "Const", value=1.0 if inner else -1.0)
+    _node(graph_def, "p", "Greater", ["sign_p", "zero"])
+    _node(graph_def, "q", "Greater", ["sign_q", "zero"])
+    _node(graph_def, "outer", "Switch", ["x", "p"])
+    _node(graph_def, "negate", "Neg", ["outer:0"])
+    _node(graph_def, "inner", "Switch", ["outer:1", "q"])
+    _node(graph_def, "double", "Add", ["inner:0", "inner:0"])
+    _node(graph_def, "square", "Mul", ["inner:1", "inner:1"])
+    _node(graph_def, "inner_merge", "Merge", ["double", "square"])
+    _node(graph_def, "outer_merge", "Merge", ["negate", "inner_merge"])
+    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["outer_merge"])
+    x = np.array([3.0, -0.5], np.float32)
+    want = (x * x if inner else x + x) if outer else -x
+    np.testing.assert_allclose(_run(graph, {"x": x}, 0)[0], want)
+
+
 def test_a_cond_on_a_computed_predicate_is_refused() -> None:
     graph_def = GraphDef()
     _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[2])

@@ -186,8 +186,12 @@ def _switch(imp: Importer, node: Node) -> list[Any]:
 
 
 def _merge(imp: Importer, node: Node) -> list[Any]:
-    """The live input, and its index (Merge outside a loop joins the two sides of a tf.cond)."""
+    """The live input, and its index (Merge outside a loop joins the two sides of a tf.cond). A
+    Merge whose inputs are all dead is dead, as in TensorFlow's executor: the merge of a cond
+    nested in the branch not taken, or in a loop's last, dead iteration."""
     live = [(i, v) for i, v in enumerate(node.raw_inputs) if v is not DEAD]
+    if not live:
+        return [DEAD, DEAD]
     if len(live) != 1:
         raise node.fail(f"{len(live)} of its inputs are live: a Merge takes exactly one")
     index, value = live[0]
