@@ -59,7 +59,11 @@ def check_bytes(size: int, what: str, limit: int, error: type[GeError], where: s
         )
 
 
-_SPLAT = re.compile(r"dense<\s*([^\s\[<>][^<>]*?)\s*>\s*:\s*tensor<((?:\d+x)+)([a-z][a-z0-9]*)>")
+_SPLAT = re.compile(
+    r"dense<\s*(\[*\s*(?:\([^()<>]*\)|[^\s\[\]<>,()]+)\s*\]*)\s*>\s*:\s*"  # one value, maybe bracketed
+    r"(tensor|vector|memref)<((?:\d+x)+)(complex<)?([a-z][a-z0-9]*)"
+)
+"""A splat: `dense<v>` (or `dense<[[v]]>`, which xDSL expands too) of a shaped type."""
 
 
 def check_splat_bytes(text: str, limit: object, error: type[GeError]) -> None:
@@ -69,10 +73,12 @@ def check_splat_bytes(text: str, limit: object, error: type[GeError]) -> None:
     MemoryError and a large one would swap."""
     limit = check_limit(limit, error)
     for match in _SPLAT.finditer(text):
-        dims, element = match.group(2), match.group(3)
+        kind, dims, complex_, element = match.group(2, 3, 4, 5)
         bits = re.search(r"\d+", element)
-        size = math.prod(int(d) for d in dims.split("x")[:-1]) * max(int(bits.group()) // 8 if bits else 8, 1)
+        itemsize = max(int(bits.group()) // 8 if bits else 8, 1) * (2 if complex_ else 1)
+        size = math.prod(int(d) for d in dims.split("x")[:-1]) * itemsize
         if size > limit:
             line = text.count("\n", 0, match.start()) + 1
             where = f"line {line}: the splat dense<{match.group(1)}>"
-            check_bytes(size, f"tensor<{dims}{element}>", limit, error, where)
+            shown = f"{kind}<{dims}{complex_ or ''}{element}{'>' if complex_ else ''}>"
+            check_bytes(size, shown, limit, error, where)

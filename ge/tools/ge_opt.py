@@ -100,10 +100,16 @@ class GeOptMain(xDSLOptMain):
             raise GeError(
                 f"the input does not parse: a float constant is out of its type's range ({error})"
             ) from None
-        except (ValueError, MemoryError, RecursionError) as error:
-            raise GeError(
-                f"the input does not parse: {_one_line(str(error)) or type(error).__name__}"
-            ) from None
+        except (
+            ValueError,
+            MemoryError,
+            RecursionError,
+            AssertionError,
+        ) as error:  # xDSL asserts on complex splats
+            what = (
+                _one_line(str(error)) or f"xDSL cannot build one of its attributes ({type(error).__name__})"
+            )
+            raise GeError(f"the input does not parse: {what}") from None
 
     def apply_passes(self, prog: ModuleOp) -> None:
         _check_resources(prog, self.session.weights, self.args.weights)
