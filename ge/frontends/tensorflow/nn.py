@@ -6,6 +6,8 @@ NHWC ops become their NCHW `ascend.graph` op between a transpose to NCHW and one
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
@@ -47,19 +49,23 @@ def _depthwise_conv2d(imp: Importer, node: Node) -> list[Tensor]:
     return [_nchw(imp, node, x, ops.Conv2DOp, [weight], props)]
 
 
-def _pool(op_class: type) -> Converter:
+def pool_converter(op_class: type, spatial: Callable, window_props: Callable, layout: Callable) -> Converter:
+    """A pool of `op_class`, its window read by `spatial` and `window_props` and its input laid
+    out by `layout` (2-D or 3-D). SAME average pools divide by the cells inside the input, as
+    TensorFlow does: an op with `count_include_pad` leaves the pads out."""
+    average = "count_include_pad" in op_class.get_irdl_definition().properties
+
     def convert(imp: Importer, node: Node) -> list[Tensor]:
-        """SAME average pools divide by the cells inside the input, as TensorFlow does."""
         x = node.inputs[0]
-        ksize = _spatial_attr(node, "ksize")
+        kernel = spatial(node, "ksize")
         props = {
-            "kernel_shape": ints_attr(ksize),
+            "kernel_shape": ints_attr(kernel),
             "ceil_mode": bool_attr(False),
-            **_window_props(node, x, ksize, dilated=False),
+            **window_props(node, x, kernel, dilated=False),
         }
-        if op_class is ops.AvgPoolOp:
+        if average:
             props["count_include_pad"] = bool_attr(False)
-        return [_nchw(imp, node, x, op_class, [], props)]
+        return [layout(imp, node, x, op_class, [], props)]
 
     return convert
 
@@ -277,8 +283,8 @@ CONVERTERS: dict[str, Converter] = {
     "Conv2D": _conv2d,
     "DepthwiseConv2dNative": _depthwise_conv2d,
     "Conv2DBackpropInput": _conv2d_backprop_input,
-    "MaxPool": _pool(ops.MaxPoolOp),
-    "AvgPool": _pool(ops.AvgPoolOp),
+    "MaxPool": pool_converter(ops.MaxPoolOp, _spatial_attr, _window_props, _nchw),
+    "AvgPool": pool_converter(ops.AvgPoolOp, _spatial_attr, _window_props, _nchw),
     "FusedBatchNorm": _fused_batch_norm,
     "FusedBatchNormV3": _fused_batch_norm,
     "BiasAdd": _bias_add,

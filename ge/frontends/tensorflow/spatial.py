@@ -12,11 +12,12 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import bool_attr, int_attr, ints_attr
+from ge.dialects.common import int_attr, ints_attr
 from ge.graph import Tensor
 
 from ..common import same_pads
 from .importer import Converter, Importer, Node, add_slice, static_dims, transpose
+from .nn import pool_converter
 
 TO_NCDHW = (0, 4, 1, 2, 3)
 TO_NDHWC = (0, 2, 3, 4, 1)
@@ -34,23 +35,6 @@ def _conv3d(imp: Importer, node: Node) -> list[Tensor]:
         raise node.invalid(f"{channels} input channels do not divide into groups of {w.shape[3]}")
     props = {**_window_props(node, x, w.shape[:3], dilated=True), "groups": int_attr(channels // w.shape[3])}
     return [_ncdhw(imp, node, x, ops.Conv3DOp, [weight], props)]
-
-
-def _pool3d(op_class: type) -> Converter:
-    def convert(imp: Importer, node: Node) -> list[Tensor]:
-        """SAME average pools divide by the cells inside the input, as TensorFlow does."""
-        x = node.inputs[0]
-        kernel = _spatial(node, "ksize")
-        props = {
-            "kernel_shape": ints_attr(kernel),
-            "ceil_mode": bool_attr(False),
-            **_window_props(node, x, kernel, dilated=False),
-        }
-        if op_class is ops.AvgPool3DOp:
-            props["count_include_pad"] = bool_attr(False)
-        return [_ncdhw(imp, node, x, op_class, [], props)]
-
-    return convert
 
 
 def _lrn(imp: Importer, node: Node) -> list[Tensor]:
@@ -350,8 +334,8 @@ def _ncdhw(
 
 CONVERTERS: dict[str, Converter] = {
     "Conv3D": _conv3d,
-    "MaxPool3D": _pool3d(ops.MaxPool3DOp),
-    "AvgPool3D": _pool3d(ops.AvgPool3DOp),
+    "MaxPool3D": pool_converter(ops.MaxPool3DOp, _spatial, _window_props, _ncdhw),
+    "AvgPool3D": pool_converter(ops.AvgPool3DOp, _spatial, _window_props, _ncdhw),
     "LRN": _lrn,
     "SpaceToDepth": _space_to_depth,
     "DepthToSpace": _depth_to_space,
