@@ -37,6 +37,7 @@ from .detection import NonMaxSuppressionOp
 from .elementwise import (
     AddOp,
     AndOp,
+    Atan2Op,
     BinaryElementwiseOp,
     BitwiseAndOp,
     BitwiseOp,
@@ -378,6 +379,7 @@ __all__ = [
     "Pool3DOp",
     "PoolOp",
     "PowOp",
+    "Atan2Op",
     "RMSNormOp",
     "RNNOp",
     "ReciprocalOp",

@@ -277,6 +277,20 @@ class ModOp(BinaryElementwiseOp):
 
 
 @irdl_op_definition
+class Atan2Op(BinaryElementwiseOp):
+    """The angle of the point (`rhs`, `lhs`): `atan2(y, x)`, its quadrant by the signs of both,
+    signed zeros and infinities included (C's atan2).
+
+    `%c = ascend.graph.atan2 %y, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>`
+    """
+
+    name = "ascend.graph.atan2"
+
+    ELEMENTS: ClassVar[frozenset[str]] = FLOAT
+    traits = traits_def(Transcendental(), KeepsPrecision())
+
+
+@irdl_op_definition
 class MaxOp(BinaryElementwiseOp):
     """The larger element (NaN if either is NaN).
 
@@ -563,6 +577,7 @@ OPS = (
     MaxOp,
     MinOp,
     PowOp,
+    Atan2Op,
     PReluOp,
     BitwiseAndOp,
     BitwiseOrOp,

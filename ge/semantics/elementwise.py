@@ -88,6 +88,7 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.MaxOp: Ufunc(np.maximum),
     ops.MinOp: Ufunc(np.minimum),
     ops.PowOp: _pow,
+    ops.Atan2Op: Ufunc(np.arctan2),
     ops.PReluOp: _prelu,
     ops.BitwiseAndOp: Ufunc(np.bitwise_and),
     ops.BitwiseOrOp: Ufunc(np.bitwise_or),

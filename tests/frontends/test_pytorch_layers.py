@@ -340,8 +340,14 @@ def test_bitwise_not_isnan_isinf_of_any_dtype(dtype, level):
 
 @pytest.mark.parametrize("level", [0, 3])
 def test_atan2_on_the_axes_and_at_the_origin(level):
-    """Signed zeros pick the side as in torch: atan2(0, -0) is pi, atan2(-0, -1) is -pi."""
-    y = torch.tensor([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, 0.0, 0.0, -0.0, 2.0, -2.0, 3.0, -3.0, 1.0, 1.0])
-    x = torch.tensor([0.0, 0.0, -0.0, -0.0, 0.0, -0.0, 1.0, -1.0, -1.0, 2.0, -2.0, -4.0, -4.0, 1e30, -1e30])
+    """Signed zeros pick the side as in torch: atan2(0, -0) is pi, atan2(-0, -1) is -pi; two
+    infinities give an odd multiple of pi / 4."""
+    inf = float("inf")
+    y = torch.tensor(
+        [0.0, -0.0, 0.0, -0.0, 1.0, -1.0, 0.0, 0.0, -0.0, 2.0, -2.0, 3.0, -3.0, 1.0, 1.0, inf, -inf, inf]
+    )
+    x = torch.tensor(
+        [0.0, 0.0, -0.0, -0.0, 0.0, -0.0, 1.0, -1.0, -1.0, 2.0, -2.0, -4.0, -4.0, 1e30, -1e30, inf, -inf, 1.0]
+    )
     (got,) = assert_matches_eager(_Apply(torch.atan2).eval(), (y, x), level, rtol=1e-6, atol=0)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(torch.atan2(y, x).numpy()))

@@ -7,7 +7,6 @@ ops take operands of one dtype). Comparisons cast both operands to their common 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from ge.dialects import graph as ops
@@ -159,37 +158,6 @@ def _sign(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.WhereOp, [nan, node.scalar(0.0, x.dtype), sign], None, node.name)
 
 
-def _atan2(g: Graph, node: Node) -> Tensor:
-    """`atan2(y, x)`: atan(y / x), turned by pi toward y's side where x is negative. The sides
-    are those of 1 / x and 1 / y, so that signed zeros count as torch counts them (atan2(0, -0)
-    is pi, atan2(-0, -1) is -pi); at the origin, where y / x is NaN, the angle is y itself (a
-    signed zero) before the turn. Both operands infinite gives NaN (torch: an odd multiple of
-    pi / 4)."""
-    y, x = node.tensor(node.arg(0, "self"), node.dtype), node.tensor(node.arg(1, "other"), node.dtype)
-    name = node.name
-    zero = node.scalar(0.0)
-    origin = g.add_op(
-        ops.AndOp,
-        [
-            g.add_op(ops.EqualOp, [x, zero], None, f"{name}.x_zero"),
-            g.add_op(ops.EqualOp, [y, zero], None, f"{name}.y_zero"),
-        ],
-        None,
-        f"{name}.origin",
-    )
-    angle = g.add_op(ops.AtanOp, [g.add_div(y, x, f"{name}.ratio")], None, f"{name}.atan")
-    angle = g.add_op(ops.WhereOp, [origin, y, angle], None, f"{name}.angle")
-
-    def negative(v: Tensor, label: str) -> Tensor:
-        side = g.add_op(ops.ReciprocalOp, [v], None, f"{name}.{label}_side")
-        return g.add_op(ops.LessOp, [side, zero], None, f"{name}.{label}_negative")
-
-    left, below = negative(x, "x"), negative(y, "y")
-    turn = g.add_op(ops.WhereOp, [below, node.scalar(-math.pi), node.scalar(math.pi)], None, f"{name}.turn")
-    turned = g.add_add(angle, turn, f"{name}.turned")
-    return g.add_op(ops.WhereOp, [left, turned, angle], None, name)
-
-
 def _float_predicate(op_class: type) -> Converter:
     """`isnan` and `isinf`: on integers and bools, which hold neither, all false (`x != x`)."""
 
@@ -339,7 +307,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.asin.default": _unary(ops.AsinOp),
     "aten.acos.default": _unary(ops.AcosOp),
     "aten.atan.default": _unary(ops.AtanOp),
-    "aten.atan2.default": _atan2,
+    "aten.atan2.default": _binary(ops.Atan2Op),
     "aten.sinh.default": _unary(ops.SinhOp),
     "aten.cosh.default": _unary(ops.CoshOp),
     "aten.asinh.default": _unary(ops.AsinhOp),

@@ -173,46 +173,6 @@ def _xlogy(imp: Importer, node: Node) -> list[Tensor]:
     return [imp.g.add_op(ops.WhereOp, [is_zero, zero, product], None, node.name)]
 
 
-def _atan2(imp: Importer, node: Node) -> list[Tensor]:
-    """atan(y / x), turned by pi into the left half-plane (+pi for y >= 0), and +-pi/2 (0 for
-    y = 0) on the vertical axis."""
-    y, x = node.inputs
-    dtype = y.dtype
-
-    def constant(value: float, what: str) -> Tensor:
-        return _scalar(imp, node, value, dtype, what)
-
-    zero = constant(0, "zero")
-    base = unary_op(
-        imp,
-        node,
-        ops.AtanOp,
-        binary_op(imp, node, ops.DivOp, y, x, f"{node.name}.ratio"),
-        name=f"{node.name}.atan",
-    )
-    upper = binary_op(imp, node, ops.GreaterEqualOp, y, zero, f"{node.name}.upper")
-    turn = imp.g.add_op(
-        ops.WhereOp, [upper, constant(np.pi, "pi"), constant(-np.pi, "minus_pi")], None, f"{node.name}.turn"
-    )
-    left = binary_op(imp, node, ops.LessOp, x, zero, f"{node.name}.left")
-    turned = imp.g.add_op(
-        ops.WhereOp,
-        [left, binary_op(imp, node, ops.AddOp, base, turn, f"{node.name}.turned"), base],
-        None,
-        f"{node.name}.halves",
-    )
-    vertical = binary_op(
-        imp,
-        node,
-        ops.MulOp,
-        unary_op(imp, node, ops.SignOp, y, name=f"{node.name}.sign"),
-        constant(np.pi / 2, "half_pi"),
-        f"{node.name}.vertical",
-    )
-    on_axis = binary_op(imp, node, ops.EqualOp, x, zero, f"{node.name}.on_axis")
-    return [imp.g.add_op(ops.WhereOp, [on_axis, vertical, turned], None, node.name)]
-
-
 def _is_finite(imp: Importer, node: Node) -> list[Tensor]:
     x = node.inputs[0]
     nan = unary_op(imp, node, ops.IsNaNOp, x, name=f"{node.name}.nan")
@@ -313,7 +273,7 @@ CONVERTERS: dict[str, Converter] = {
     "DivNoNan": _div_no_nan,
     "TruncateDiv": _truncate_div,
     "Xlogy": _xlogy,
-    "Atan2": _atan2,
+    "Atan2": _binary(ops.Atan2Op),
     "BitwiseAnd": _binary(ops.BitwiseAndOp),
     "BitwiseOr": _binary(ops.BitwiseOrOp),
     "BitwiseXor": _binary(ops.BitwiseXorOp),

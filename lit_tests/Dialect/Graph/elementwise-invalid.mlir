@@ -12,6 +12,14 @@ func.func @exp_integer(%x: tensor<4xi32>) {
 
 // -----
 
+// CHECK: {{^}}'ascend.graph.atan2': operands must be floating-point, got i32
+func.func @atan2_integer(%y: tensor<4xi32>, %x: tensor<4xi32>) {
+  %0 = ascend.graph.atan2 %y, %x : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
 // CHECK: {{^}}'ascend.graph.log1p': the operand must be floating-point, got i64
 func.func @log1p_integer(%x: tensor<4xi64>) {
   %0 = ascend.graph.log1p %x : (tensor<4xi64>) -> tensor<4xi64>

@@ -5,6 +5,13 @@
 // printer: unary math and activations, predicates, arithmetic with broadcasting, bitwise and
 // logical ops, comparisons, selection and casts.
 
+// CHECK-LABEL: func.func @atan2
+// CHECK-NEXT: ascend.graph.atan2 %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+func.func @atan2(%y: tensor<2x3xf32>, %x: tensor<3xf32>) {
+  %0 = ascend.graph.atan2 %y, %x : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
 // CHECK-LABEL: func.func @float_unary
 // CHECK-NEXT: ascend.graph.exp %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.log %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
