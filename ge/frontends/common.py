@@ -1,5 +1,6 @@
 """What every frontend builds the same way: its errors, how a converter's own errors are named,
-SAME padding, and the resize properties of TensorFlow's resizes (which MindSpore's copy).
+SAME padding, integer floor division, and the resize properties of TensorFlow's resizes (which
+MindSpore's copy).
 
 Each frontend lists every unsupported operator of a model in one `UnsupportedOperatorError`, names
 a node in the error for an unsupported form of a supported operator, and resolves SAME padding to
@@ -18,6 +19,7 @@ from xdsl.dialects.builtin import DenseArrayBase, StringAttr, f64
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, ints_attr
 from ge.errors import GeError, InvalidModelError, UnsupportedOperatorError
+from ge.graph import Graph, Tensor
 
 AttributeT = TypeVar("AttributeT")
 """The type of an attribute accessor's default, and so of the value it returns."""
@@ -108,6 +110,16 @@ def same_pads(
         begin.append(first)
         end.append(total - first)
     return begin, end
+
+
+def add_floor_division(g: Graph, x: Tensor, y: Tensor, name: str) -> Tensor:
+    """`(x - mod(x, y)) / y` with the divisor-signed remainder, named `name` (its steps
+    `name.remainder` and `name.whole`): the floor division of integers, exact where the graph's
+    integer div truncates toward zero (`-7 // 2 = (-7 - 1) / 2 = -4`). On floats it is the
+    quotient Python and ATen round for their floor division."""
+    remainder = g.add_op(ops.ModOp, [x, y], {"fmod": bool_attr(False)}, f"{name}.remainder")
+    whole = g.add_op(ops.SubOp, [x, remainder], None, f"{name}.whole")
+    return g.add_op(ops.DivOp, [whole, y], None, name)
 
 
 def tensorflow_resize_props(

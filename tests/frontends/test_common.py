@@ -1,5 +1,5 @@
-"""The errors, SAME padding and strided slice the frontends share (ge/frontends/common.py,
-ge/frontends/strided_slice.py)."""
+"""The errors, SAME padding, integer floor division and strided slice the frontends share
+(ge/frontends/common.py, ge/frontends/strided_slice.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 import ge
 from ge.errors import InvalidModelError, UnsupportedOperatorError
 from ge.frontends.common import (
+    add_floor_division,
     invalid_node_error,
     same_pads,
     unsupported_form_error,
@@ -138,3 +139,19 @@ def test_strided_slice_as_numpy(shape, begin, end, strides, masks, index) -> Non
     want = value[index]
     assert got.shape == want.shape
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_floor_division_of_integers_as_numpy(dtype: str, level: int) -> None:
+    """Every pair of signs, with and without a remainder, and a zero dividend: Python's `//`."""
+    x = np.array([7, -7, 7, -7, 6, -6, 6, -6, 0, 0, 1, -1, 45, -45], dtype=dtype)
+    y = np.array([2, 2, -2, -2, 3, 3, -3, -3, 5, -5, 4, 4, -7, -7], dtype=dtype)
+    graph = ge.Graph("floor_division")
+    a, b = graph.add_input("x", x.shape, dtype), graph.add_input("y", y.shape, dtype)
+    graph.add_output(add_floor_division(graph, a, b, "q"), "q")
+    executor = ge.GraphExecutor()
+    executor.load_graph(ge.GraphCompiler().compile(graph, optimization_level=level))
+    [got] = executor.run({"x": x, "y": y})
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(got, x // y)

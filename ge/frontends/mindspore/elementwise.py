@@ -9,9 +9,10 @@ from __future__ import annotations
 from xdsl.dialects.builtin import StringAttr
 
 from ge.dialects import graph as ops
-from ge.dialects.common import bool_attr, int_attr
+from ge.dialects.common import int_attr
 from ge.graph import Tensor
 
+from ..common import add_floor_division
 from .importer import Converter, Importer, Node, Value
 from .values import TYPE_IDS
 
@@ -133,15 +134,14 @@ def _rsqrt(imp: Importer, node: Node) -> Value:
 
 
 def _floor_div(imp: Importer, node: Node) -> Value:
-    """floor(x / y); for integers (x - x mod y) / y, exact, with the divisor-signed remainder."""
+    """floor(x / y): the float quotient floored; integers divide exactly (see
+    `add_floor_division`)."""
     like = next((value for value in node.inputs[:2] if isinstance(value, Tensor)), None)
     x, y = node.tensor(0, like), node.tensor(1, like)
     if x.dtype.startswith(("float", "bfloat")):
         quotient = imp.g.add_op(ops.DivOp, [x, y], None, f"{node.name}.quotient")
         return imp.g.add_op(ops.FloorOp, [quotient], None, node.name)
-    remainder = imp.g.add_op(ops.ModOp, [x, y], {"fmod": bool_attr(False)}, f"{node.name}.remainder")
-    whole = imp.g.add_op(ops.SubOp, [x, remainder], None, f"{node.name}.whole")
-    return imp.g.add_op(ops.DivOp, [whole, y], None, node.name)
+    return add_floor_division(imp.g, x, y, node.name)
 
 
 def _select(imp: Importer, node: Node) -> Value:

@@ -13,6 +13,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr
 from ge.graph import Graph, Tensor
 
+from ..common import add_floor_division
 from .importer import Converter, Node
 
 
@@ -53,9 +54,9 @@ def _div(g: Graph, node: Node) -> Tensor:
     """True division, or with `rounding_mode` "trunc" or "floor" a rounded one.
 
     The graph's integer division truncates toward zero, so integer "trunc" is one div, and
-    integer "floor" subtracts the divisor-signed remainder first (exact: `-7 // 2 = (-7 - 1) / 2
-    = -4`). For floats, "trunc" drops the dividend-signed remainder of the quotient, `q - fmod(q,
-    1)`, and "floor" rounds `(a - mod(a, b)) / b`, as Python and ATen compute a float floor
+    integer "floor" subtracts the divisor-signed remainder first (`add_floor_division`). For
+    floats, "trunc" drops the dividend-signed remainder of the quotient, `q - fmod(q, 1)`, and
+    "floor" rounds that same `(a - mod(a, b)) / b`, as Python and ATen compute a float floor
     division (so `1 // 0.1` is 9, not the 10 of `floor(1 / 0.1)`).
     """
     mode = node.arg(2, "rounding_mode")
@@ -66,9 +67,10 @@ def _div(g: Graph, node: Node) -> Tensor:
     a, b = node.tensor(node.arg(0, "self"), node.dtype), node.tensor(node.arg(1, "other"), node.dtype)
     is_float = "float" in (node.dtype or a.dtype)
     if mode == "floor":
-        remainder = g.add_op(ops.ModOp, [a, b], None, f"{node.name}.remainder")
-        whole = g.add_div(g.add_sub(a, remainder, f"{node.name}.whole"), b, f"{node.name}.quotient")
-        return g.add_op(ops.RoundOp, [whole], None, node.name) if is_float else whole
+        if not is_float:
+            return add_floor_division(g, a, b, node.name)
+        quotient = add_floor_division(g, a, b, f"{node.name}.quotient")
+        return g.add_op(ops.RoundOp, [quotient], None, node.name)
     quotient = g.add_div(a, b, f"{node.name}.quotient" if is_float else node.name)
     if not is_float:
         return quotient

@@ -13,6 +13,7 @@ from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr
 from ge.graph import Tensor
 
+from ..common import add_floor_division
 from .importer import Converter, Importer, Node
 
 
@@ -128,14 +129,13 @@ def _expm1(imp: Importer, node: Node) -> list[Tensor]:
 
 
 def _floor_div(imp: Importer, node: Node) -> list[Tensor]:
-    """floor(x / y): for integers (x - x mod y) / y, exact, with the divisor-signed remainder."""
+    """floor(x / y): TensorFlow floors the float quotient; integers divide exactly (see
+    `add_floor_division`)."""
     x, y = node.inputs
     if _is_float(x):
         quotient = binary_op(imp, node, ops.DivOp, x, y, f"{node.name}.quotient")
         return [unary_op(imp, node, ops.FloorOp, quotient)]
-    remainder = imp.g.add_op(ops.ModOp, [x, y], {"fmod": bool_attr(False)}, f"{node.name}.remainder")
-    whole = binary_op(imp, node, ops.SubOp, x, remainder, f"{node.name}.whole")
-    return [binary_op(imp, node, ops.DivOp, whole, y)]
+    return [add_floor_division(imp.g, x, y, node.name)]
 
 
 def _mod(fmod: bool) -> Converter:
