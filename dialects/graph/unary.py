@@ -159,6 +159,18 @@ class ExpOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class Expm1Op(FloatUnaryOp):
+    """`exp(x) - 1`, accurate where `x` is tiny (where `exp(x)` would round to 1).
+
+    `%y = ascend.graph.expm1 %x : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.expm1"
+
+    traits = traits_def(Transcendental(), KeepsPrecision())
+
+
+@irdl_op_definition
 class LogOp(FloatUnaryOp):
     """The natural logarithm. `%y = ascend.graph.log %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
@@ -546,6 +558,7 @@ OPS = (
     IsNaNOp,
     IsInfOp,
     ExpOp,
+    Expm1Op,
     LogOp,
     Log1pOp,
     SqrtOp,

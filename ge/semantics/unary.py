@@ -216,6 +216,7 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.IsNaNOp: _math(np.isnan),
     ops.IsInfOp: _is_inf,
     ops.ExpOp: _math(np.exp),
+    ops.Expm1Op: _math(np.expm1),
     ops.LogOp: _math(np.log),
     ops.Log1pOp: _math(np.log1p),
     ops.SqrtOp: _math(np.sqrt),

@@ -264,6 +264,24 @@ def test_log1p_keeps_tiny_values(level):
     assert_matches_eager(_Apply(torch.log1p).eval(), (x,), level, rtol=2e-7, atol=0)
 
 
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize(("dtype", "rtol"), [(torch.float32, 2e-7), (torch.float64, 1e-15)])
+def test_expm1_keeps_tiny_values_and_its_limits(dtype, rtol, level):
+    """expm1(+-1e-10) keeps every digit (x + x^2 / 2), where `exp(x) - 1` rounds exp(x) to 1
+    first and gives 0; it is -1 at -inf and far below 0, inf at inf and past the dtype's range
+    (89 in float32, 710 in float64), NaN for NaN, and a zero keeps its sign: as eager torch and
+    np.expm1."""
+    inf, nan = float("inf"), float("nan")
+    values = [1e-10, -1e-10, 1e-6, -1e-6, 3e-8, 0.0, -0.0, 0.5, -0.5, 20.0, 88.0, 89.0, 700.0, 710.0]
+    x = torch.tensor([*values, -20.0, -100.0, inf, -inf, nan], dtype=dtype)
+    (got,) = assert_matches_eager(_Apply(torch.expm1).eval(), (x,), level, rtol=rtol, atol=0)
+    with np.errstate(over="ignore"):
+        want = np.expm1(x.numpy())
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(got[-4:-1], [-1.0, inf, -1.0])
+
+
 ON_A_0D_TENSOR: dict[str, Callable[[torch.Tensor], object]] = {
     "sum(0)": lambda x: x.sum(0),
     "sum(-1)": lambda x: x.sum(-1),

@@ -270,6 +270,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.sigmoid.default": _unary(ops.SigmoidOp),
     "aten.tanh.default": _unary(ops.TanhOp),
     "aten.exp.default": _unary(ops.ExpOp),
+    "aten.expm1.default": _unary(ops.Expm1Op),
     "aten.log.default": _unary(ops.LogOp),
     "aten.sqrt.default": _unary(ops.SqrtOp),
     "aten.rsqrt.default": _rsqrt,

@@ -14,6 +14,7 @@ func.func @atan2(%y: tensor<2x3xf32>, %x: tensor<3xf32>) {
 
 // CHECK-LABEL: func.func @float_unary
 // CHECK-NEXT: ascend.graph.exp %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: ascend.graph.expm1 %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.log %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.log1p %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.sqrt %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
@@ -54,6 +55,7 @@ func.func @atan2(%y: tensor<2x3xf32>, %x: tensor<3xf32>) {
 // CHECK-NEXT: ascend.graph.relu %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 func.func @float_unary(%x: tensor<2x3xf32>) {
   %0 = ascend.graph.exp %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %expm1 = ascend.graph.expm1 %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %1 = ascend.graph.log %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %log1p = ascend.graph.log1p %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %2 = ascend.graph.sqrt %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
