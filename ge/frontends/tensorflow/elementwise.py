@@ -111,23 +111,6 @@ def _erfc(imp: Importer, node: Node) -> list[Tensor]:
     return [binary_op(imp, node, ops.SubOp, one, erf, f"{node.name}.complement")]
 
 
-def _expm1(imp: Importer, node: Node) -> list[Tensor]:
-    """exp(x) - 1 as (u - 1) * x / log(u) with u = exp(x) (x itself where u rounds to 1, and -1
-    where u - 1 does), which keeps the precision of a small x (Kahan's formula)."""
-    x = node.inputs[0]
-    one = _scalar(imp, node, 1, x.dtype, "one")
-    u = unary_op(imp, node, ops.ExpOp, x, name=f"{node.name}.u")
-    shifted = binary_op(imp, node, ops.SubOp, u, one, f"{node.name}.u_minus_one")
-    log = unary_op(imp, node, ops.LogOp, u, name=f"{node.name}.log")
-    ratio = binary_op(imp, node, ops.DivOp, x, log, f"{node.name}.ratio")
-    scaled = binary_op(imp, node, ops.MulOp, shifted, ratio, f"{node.name}.scaled")
-    minus_one = _scalar(imp, node, -1, x.dtype, "minus_one")
-    saturated = binary_op(imp, node, ops.EqualOp, shifted, minus_one, f"{node.name}.saturated")
-    low = imp.g.add_op(ops.WhereOp, [saturated, minus_one, scaled], None, f"{node.name}.low")
-    exact = binary_op(imp, node, ops.EqualOp, u, one, f"{node.name}.exact")
-    return [imp.g.add_op(ops.WhereOp, [exact, x, low], None, node.name)]
-
-
 def _floor_div(imp: Importer, node: Node) -> list[Tensor]:
     """floor(x / y): TensorFlow floors the float quotient; integers divide exactly (see
     `add_floor_division`)."""
@@ -240,7 +223,7 @@ CONVERTERS: dict[str, Converter] = {
     "Neg": _unary(ops.NegOp),
     "Square": _square,
     "Log1p": _unary(ops.Log1pOp),
-    "Expm1": _expm1,
+    "Expm1": _unary(ops.Expm1Op),
     "Softsign": _unary(ops.SoftsignOp),
     "Reciprocal": _unary(ops.ReciprocalOp),
     "Inv": _unary(ops.ReciprocalOp),
