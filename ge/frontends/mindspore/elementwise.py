@@ -173,6 +173,7 @@ CONVERTERS: dict[str, Converter] = {
     "Sigmoid": _unary(ops.SigmoidOp),
     "Tanh": _unary(ops.TanhOp),
     "Exp": _unary(ops.ExpOp),
+    "Expm1": _unary(ops.Expm1Op),  # exact near 0, where MindSpore 2.10's CPU kernel gives exp(x) - 1
     "Log": _unary(ops.LogOp),
     "Sqrt": _unary(ops.SqrtOp),
     "Neg": _unary(ops.NegOp),
