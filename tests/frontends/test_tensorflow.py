@@ -510,6 +510,38 @@ def test_grouped_conv2d() -> None:
         np.testing.assert_allclose(_run(graph, {"x": x}, level)[0], expected, rtol=1e-5, atol=1e-5)
 
 
+def test_explicit_pads_and_channels_first_windows() -> None:
+    """The window of a 2-D and a 3-D op is read from the spatial axes of its data format:
+    EXPLICIT pads of an NHWC Conv2D ([N, H, W, C] pairs) and a max pool over NCDHW."""
+    rng = np.random.default_rng(7)
+    filters = rng.standard_normal((2, 2, 1, 1)).astype(np.float32)
+    graph_def = GraphDef()
+    _node(graph_def, "x", "Placeholder", dtype=FLOAT, shape=[1, 4, 4, 1])
+    _node(graph_def, "w", "Const", value=filters)
+    conv = _node(graph_def, "conv", "Conv2D", ["x", "w"], T=FLOAT)
+    conv.attr["strides"].list.i.extend([1, 1, 1, 1])
+    conv.attr["padding"].s = b"EXPLICIT"
+    conv.attr["explicit_paddings"].list.i.extend([0, 0, 1, 2, 0, 1, 0, 0])
+    _node(graph_def, "v", "Placeholder", dtype=FLOAT, shape=[1, 2, 4, 4, 6])
+    pool = _node(graph_def, "pool", "MaxPool3D", ["v"], T=FLOAT)
+    pool.attr["ksize"].list.i.extend([1, 1, 2, 2, 3])
+    pool.attr["strides"].list.i.extend([1, 1, 2, 2, 3])
+    pool.attr["padding"].s = b"VALID"
+    pool.attr["data_format"].s = b"NCDHW"
+    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["conv", "pool"])
+    x = rng.standard_normal((1, 4, 4, 1)).astype(np.float32)
+    v = rng.standard_normal((1, 2, 4, 4, 6)).astype(np.float32)
+    padded = np.pad(x[0, :, :, 0], ((1, 2), (0, 1)))
+    conv_expected = np.array(
+        [[np.sum(padded[i : i + 2, j : j + 2] * filters[:, :, 0, 0]) for j in range(4)] for i in range(6)]
+    )
+    pool_expected = v.reshape(1, 2, 2, 2, 2, 2, 2, 3).max(axis=(3, 5, 7))
+    for level in (0, 3):
+        got_conv, got_pool = _run(graph, {"x": x, "v": v}, level)
+        np.testing.assert_allclose(got_conv, conv_expected[None, :, :, None], rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(got_pool, pool_expected)
+
+
 def test_bfloat16_constants() -> None:
     """bfloat16 constants (Keras' mixed_bfloat16 policy) are read from their raw bytes and from
     half_val, where TensorFlow keeps their bits."""

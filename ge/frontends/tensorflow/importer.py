@@ -31,6 +31,8 @@ from ge.semantics import evaluate
 
 from ..common import AttributeT, converting, invalid_node_error, unsupported_form_error
 
+DATA_FORMATS = {2: ("NHWC", "NCHW"), 3: ("NDHWC", "NCDHW")}
+"""The channels-last and channels-first data formats of 2-D and 3-D ops."""
 TO_NCHW = (0, 3, 1, 2)
 TO_NHWC = (0, 2, 3, 1)
 KNOWN_LIMIT = 1 << 20
@@ -153,10 +155,13 @@ class Node:
     def ints(self, index: int) -> list[int]:
         return [int(v) for v in self.value(index).reshape(-1).tolist()]
 
-    def data_format(self) -> str:
-        data_format = str(self.attr("data_format", "NHWC"))
-        if data_format not in ("NHWC", "NCHW"):
-            raise self.fail(f"data_format '{data_format}' is not supported (NHWC and NCHW are)")
+    def data_format(self, rank: int = 2) -> str:
+        """The layout of the node's data around a `rank`-D window (see DATA_FORMATS), channels
+        last when the attribute is absent, as TensorFlow's default."""
+        last, first = DATA_FORMATS[rank]
+        data_format = str(self.attr("data_format", last))
+        if data_format not in (last, first):
+            raise self.fail(f"data_format '{data_format}' is not supported ({last} and {first} are)")
         return data_format
 
     def fail(self, what: str) -> UnsupportedOperatorError:

@@ -1,4 +1,5 @@
-"""Converters of TensorFlow's neural-network ops: convolutions, pools, batch norm, matrix products.
+"""Converters of TensorFlow's neural-network ops: convolutions, pools, batch norm, matrix products,
+and the window of every convolution and pool, 2-D or 3-D (`spatial_attr`, `window_props`).
 
 NHWC ops become their NCHW `ascend.graph` op between a transpose to NCHW and one back to NHWC
 (see the importer's docstring); filters (HWIO) are transposed to OIHW at import time.
@@ -6,7 +7,7 @@ NHWC ops become their NCHW `ascend.graph` op between a transpose to NCHW and one
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
@@ -25,7 +26,7 @@ def _conv2d(imp: Importer, node: Node) -> list[Tensor]:
     x, w = node.inputs
     kernel = w.shape[:2]
     channels = x.shape[-1] if node.data_format() == "NHWC" else x.shape[1]
-    props = _window_props(node, x, kernel, dilated=True)
+    props = window_props(node, x, kernel, dilated=True)
     if channels >= 0 and w.shape[2] > 0 and channels != w.shape[2]:
         if channels % w.shape[2] or w.shape[3] % (channels // w.shape[2]):
             raise node.invalid(
@@ -45,19 +46,19 @@ def _depthwise_conv2d(imp: Importer, node: Node) -> list[Tensor]:
         raise node.fail("the filter must be a constant")
     oihw = known.transpose(2, 3, 0, 1).reshape(channels * multiplier, 1, height, width)
     weight = imp.add_constant(f"{node.name}.filter", np.ascontiguousarray(oihw))
-    props = {**_window_props(node, x, (height, width), dilated=True), "groups": int_attr(channels)}
+    props = {**window_props(node, x, (height, width), dilated=True), "groups": int_attr(channels)}
     return [_nchw(imp, node, x, ops.Conv2DOp, [weight], props)]
 
 
-def pool_converter(op_class: type, spatial: Callable, window_props: Callable, layout: Callable) -> Converter:
-    """A pool of `op_class`, its window read by `spatial` and `window_props` and its input laid
-    out by `layout` (2-D or 3-D). SAME average pools divide by the cells inside the input, as
+def pool_converter(op_class: type[ops.PoolOp], layout: Callable) -> Converter:
+    """A pool of `op_class`, its window as many axes as the op's (`SPATIAL`), its input laid out
+    by `layout` (2-D or 3-D). SAME average pools divide by the cells inside the input, as
     TensorFlow does: an op with `count_include_pad` leaves the pads out."""
     average = "count_include_pad" in op_class.get_irdl_definition().properties
 
     def convert(imp: Importer, node: Node) -> list[Tensor]:
         x = node.inputs[0]
-        kernel = spatial(node, "ksize")
+        kernel = spatial_attr(node, "ksize", op_class.SPATIAL)
         props = {
             "kernel_shape": ints_attr(kernel),
             "ceil_mode": bool_attr(False),
@@ -174,8 +175,8 @@ def _conv2d_backprop_input(imp: Importer, node: Node) -> list[Tensor]:
     nhwc = node.data_format() == "NHWC"
     out_h, out_w = (sizes[1], sizes[2]) if nhwc else (sizes[2], sizes[3])
     in_h, in_w = (dy.shape[1], dy.shape[2]) if nhwc else (dy.shape[2], dy.shape[3])
-    strides = _spatial_attr(node, "strides")
-    dilations = _spatial_attr(node, "dilations", 1)
+    strides = spatial_attr(node, "strides", 2)
+    dilations = spatial_attr(node, "dilations", 2, 1)
     kernel = w.shape[:2]
     padding = str(node.attr("padding", "VALID"))
     if padding not in ("SAME", "VALID"):
@@ -227,48 +228,53 @@ def _nchw(
     return imp.to_nhwc(y, node.name)
 
 
-def _spatial_attr(node: Node, key: str, default: int | None = None) -> list[int]:
-    """The two spatial values of a 4-value attribute in the node's data format."""
-    values = node.attr(key, None if default is None else [default] * 4)
-    if values is None or len(values) != 4:
-        raise node.invalid(f"attribute '{key}' needs 4 values, got {values}")
-    values = [int(v) for v in values]
-    return values[1:3] if node.data_format() == "NHWC" else values[2:4]
+def channels_last(node: Node, rank: int) -> bool:
+    """Whether the node's data is NHWC (NDHWC for a 3-D window) rather than NCHW (NCDHW)."""
+    return node.data_format(rank).endswith("C")
 
 
-def _window_props(node: Node, x: Tensor, kernel, dilated: bool) -> dict:
-    """strides, dilations and pads (both leading, then both trailing) from TensorFlow's padding:
-    SAME puts the odd cell at the end, EXPLICIT gives every pad."""
-    strides = _spatial_attr(node, "strides")
-    dilations = _spatial_attr(node, "dilations", 1) if dilated else [1, 1]
+def spatial_attr(node: Node, key: str, rank: int, default: int | None = None) -> list[int]:
+    """The `rank` spatial values of a per-axis attribute (`rank` + 2 values: ksize, strides,
+    dilations) in the node's data format."""
+    count = rank + 2
+    values = node.attr(key, None if default is None else [default] * count)
+    if values is None or len(values) != count:
+        raise node.invalid(f"attribute '{key}' needs {count} values, got {values}")
+    return [int(values[axis]) for axis in _spatial_axes(node, rank)]
+
+
+def window_props(node: Node, x: Tensor, kernel: Sequence[int], dilated: bool) -> dict:
+    """strides, dilations and pads (every leading, then every trailing) of a window of
+    len(kernel) axes from TensorFlow's padding: SAME puts the odd cell at the end, EXPLICIT
+    gives every pad."""
+    rank = len(kernel)
+    strides = spatial_attr(node, "strides", rank)
+    dilations = spatial_attr(node, "dilations", rank, 1) if dilated else [1] * rank
     padding = str(node.attr("padding", "VALID"))
-    sizes = x.shape[1:3] if node.data_format() == "NHWC" else x.shape[2:4]
+    axes = _spatial_axes(node, rank)
     if padding == "SAME":
+        sizes = [x.shape[axis] for axis in axes]
         if any(size < 0 for size in sizes):
             raise node.fail("SAME padding needs static spatial dimensions")
         begin, end = same_pads(sizes, kernel, strides, dilations)
-        pads = [*begin, *end]
     elif padding == "VALID":
-        pads = [0, 0, 0, 0]
+        begin, end = [0] * rank, [0] * rank
     elif padding == "EXPLICIT":
         explicit = [int(v) for v in node.attr("explicit_paddings", [])]
-        if len(explicit) != 8:
-            raise node.invalid(f"explicit_paddings needs 8 values, got {explicit}")
-        axes = (1, 2) if node.data_format() == "NHWC" else (2, 3)
-        pads = [
-            explicit[2 * axes[0]],
-            explicit[2 * axes[1]],
-            explicit[2 * axes[0] + 1],
-            explicit[2 * axes[1] + 1],
-        ]
+        if len(explicit) != 2 * (rank + 2):
+            raise node.invalid(f"explicit_paddings needs {2 * (rank + 2)} values, got {explicit}")
+        begin, end = [explicit[2 * axis] for axis in axes], [explicit[2 * axis + 1] for axis in axes]
     else:
         raise node.invalid(f"unknown padding '{padding}'")
-    props = {"strides": ints_attr(strides), "pads": ints_attr(pads)}
-    if dilated:
-        props["dilations"] = ints_attr(dilations)
-    else:
-        props["dilations"] = ints_attr([1, 1])
-    return props
+    return {
+        "strides": ints_attr(strides),
+        "pads": ints_attr([*begin, *end]),
+        "dilations": ints_attr(dilations),
+    }
+
+
+def _spatial_axes(node: Node, rank: int) -> range:
+    return range(1, rank + 1) if channels_last(node, rank) else range(2, rank + 2)
 
 
 def _constant_or_op(imp: Importer, node: Node, t: Tensor, perm, what: str) -> Tensor:
@@ -283,8 +289,8 @@ CONVERTERS: dict[str, Converter] = {
     "Conv2D": _conv2d,
     "DepthwiseConv2dNative": _depthwise_conv2d,
     "Conv2DBackpropInput": _conv2d_backprop_input,
-    "MaxPool": pool_converter(ops.MaxPoolOp, _spatial_attr, _window_props, _nchw),
-    "AvgPool": pool_converter(ops.AvgPoolOp, _spatial_attr, _window_props, _nchw),
+    "MaxPool": pool_converter(ops.MaxPoolOp, _nchw),
+    "AvgPool": pool_converter(ops.AvgPoolOp, _nchw),
     "FusedBatchNorm": _fused_batch_norm,
     "FusedBatchNormV3": _fused_batch_norm,
     "BiasAdd": _bias_add,

@@ -15,9 +15,8 @@ from ge.dialects import graph as ops
 from ge.dialects.common import int_attr, ints_attr
 from ge.graph import Tensor
 
-from ..common import same_pads
 from .importer import Converter, Importer, Node, add_slice, static_dims, transpose
-from .nn import pool_converter
+from .nn import channels_last, pool_converter, window_props
 
 TO_NCDHW = (0, 4, 1, 2, 3)
 TO_NDHWC = (0, 2, 3, 4, 1)
@@ -33,7 +32,7 @@ def _conv3d(imp: Importer, node: Node) -> list[Tensor]:
     channels = static_dims(node, x)[-1]
     if channels % w.shape[3]:
         raise node.invalid(f"{channels} input channels do not divide into groups of {w.shape[3]}")
-    props = {**_window_props(node, x, w.shape[:3], dilated=True), "groups": int_attr(channels // w.shape[3])}
+    props = {**window_props(node, x, w.shape[:3], dilated=True), "groups": int_attr(channels // w.shape[3])}
     return [_ncdhw(imp, node, x, ops.Conv3DOp, [weight], props)]
 
 
@@ -283,45 +282,10 @@ def _nhwc_dims(node: Node, x: Tensor) -> list[int]:
     return dims
 
 
-def _channels_last(node: Node) -> bool:
-    data_format = str(node.attr("data_format", "NDHWC"))
-    if data_format not in ("NDHWC", "NCDHW"):
-        raise node.fail(f"data_format '{data_format}' is not supported (NDHWC and NCDHW are)")
-    return data_format == "NDHWC"
-
-
-def _spatial(node: Node, key: str, default: int | None = None) -> list[int]:
-    """The three spatial values of a 5-value attribute in the node's data format."""
-    values = node.attr(key, None if default is None else [default] * 5)
-    if values is None or len(values) != 5:
-        raise node.invalid(f"attribute '{key}' needs 5 values, got {values}")
-    values = [int(v) for v in values]
-    return values[1:4] if _channels_last(node) else values[2:5]
-
-
-def _window_props(node: Node, x: Tensor, kernel, dilated: bool) -> dict:
-    strides = _spatial(node, "strides")
-    dilations = _spatial(node, "dilations", 1) if dilated else [1, 1, 1]
-    padding = str(node.attr("padding", "VALID"))
-    dims = static_dims(node, x)
-    sizes = dims[1:4] if _channels_last(node) else dims[2:5]
-    if padding == "SAME":
-        begin, end = same_pads(sizes, kernel, strides, dilations)
-    elif padding == "VALID":
-        begin, end = [0, 0, 0], [0, 0, 0]
-    else:
-        raise node.fail(f"padding '{padding}' is not supported (SAME and VALID are)")
-    return {
-        "strides": ints_attr(strides),
-        "pads": ints_attr([*begin, *end]),
-        "dilations": ints_attr(dilations),
-    }
-
-
 def _ncdhw(
     imp: Importer, node: Node, x: Tensor, op_class: type, operands: list[Tensor], props: dict
 ) -> Tensor:
-    if not _channels_last(node):
+    if not channels_last(node, 3):
         return imp.g.add_op(op_class, [x, *operands], props, node.name)
     y = imp.g.add_op(
         op_class,
@@ -334,8 +298,8 @@ def _ncdhw(
 
 CONVERTERS: dict[str, Converter] = {
     "Conv3D": _conv3d,
-    "MaxPool3D": pool_converter(ops.MaxPool3DOp, _spatial, _window_props, _ncdhw),
-    "AvgPool3D": pool_converter(ops.AvgPool3DOp, _spatial, _window_props, _ncdhw),
+    "MaxPool3D": pool_converter(ops.MaxPool3DOp, _ncdhw),
+    "AvgPool3D": pool_converter(ops.AvgPool3DOp, _ncdhw),
     "LRN": _lrn,
     "SpaceToDepth": _space_to_depth,
     "DepthToSpace": _depth_to_space,
