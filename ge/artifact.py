@@ -2,10 +2,12 @@
 
 Layout: the magic `GE-MODEL`, a little-endian u32 length, a JSON manifest of that length, the
 stream-level IR as UTF-8 text, then the weight blob as raw bytes. The manifest holds the format
-version, the SoC, the options, the byte lengths and SHA-256 checksums of the IR and the blob.
-A model with gears (version 3) holds one IR per gear, one after the other, and its manifest lists
-the gears in order, each with its input shapes and its IR's length and checksum; the blob they
-share follows the last IR. A model of one shape is still written as version 2, byte for byte.
+version, the SoC, the options, the byte lengths and SHA-256 checksums of the IR and the blob, and
+the checksum of the manifest itself (`manifest_sha256`, over its other keys as written: sorted,
+compact JSON), so no byte of the file goes unchecked.
+A model with gears holds one IR per gear, one after the other, and its manifest lists the gears in
+order, each with its input shapes and its IR's length and checksum; the blob they share follows
+the last IR.
 Loading checks the magic, the version, the lengths and the checksums before parsing the IR, then
 that the IR is one `ascend.stream` model for the SoC the manifest names, and the recorded options
 by the rules `compile` applies (`ge.options`).
@@ -37,13 +39,12 @@ from .options import check_optimization_level, check_options
 from .soc import known_socs
 
 MAGIC = b"GE-MODEL"
-FORMAT_VERSION = 3
-"""Version 3: a model with gears, an IR per gear (`gears` in the manifest). Version 2, which a
-model of one shape is written in: buffers are memrefs of the logical shape with the device format
-as their layout, and kernel types carry formats as encodings (version 1 wrote stored shapes and
-format lists)."""
-SINGLE_SHAPE_VERSION = 2
-READ_VERSIONS = (SINGLE_SHAPE_VERSION, FORMAT_VERSION)
+FORMAT_VERSION = 4
+"""Version 4: the manifest carries its own checksum, and a model with gears is told by its
+`gears` key. Version 3 was a model with gears, version 2 one of one shape, both with a manifest
+no checksum covered (a flipped bit could change the recorded optimization level or options);
+version 1 wrote stored shapes and format lists."""
+READ_VERSIONS = (FORMAT_VERSION,)
 
 
 @dataclass(frozen=True)
@@ -62,12 +63,11 @@ class Artifact:
 
 
 def save(model: Artifact, path: str | Path) -> None:
-    """Writes `model` to `path` as the module docstring lays the file out (version 2 for one
-    shape, 3 with gears)."""
+    """Writes `model` to `path` as the module docstring lays the file out."""
     arguments.path(path, "CompiledModel.save: path")
     irs = [str(gear.module).encode() for gear in model.gears] or [str(model.module).encode()]
     manifest: dict[str, Any] = {
-        "format_version": FORMAT_VERSION if model.gears else SINGLE_SHAPE_VERSION,
+        "format_version": FORMAT_VERSION,
         "target": model.target,
         "optimization_level": model.optimization_level,
         "options": model.options,
@@ -87,7 +87,8 @@ def save(model: Artifact, path: str | Path) -> None:
             manifest["batch_padding"] = model.batch_padding.to_json()
     else:
         manifest |= {"ir_bytes": len(irs[0]), "ir_sha256": hashlib.sha256(irs[0]).hexdigest()}
-    header = json.dumps(manifest, sort_keys=True).encode()
+    manifest["manifest_sha256"] = _manifest_checksum(manifest)
+    header = _encode(manifest)
     try:
         Path(path).write_bytes(
             MAGIC + struct.pack("<I", len(header)) + header + b"".join(irs) + model.weight_blob
@@ -162,11 +163,17 @@ def _read(path: str | Path) -> tuple[bytes, dict[str, Any], int]:
         raise InvalidModelError(f"'{path}' is not a .ge model file")
     (length,) = struct.unpack_from("<I", data, len(MAGIC))
     start = len(MAGIC) + 4
+    if start + length > len(data):
+        raise InvalidModelError(
+            f"'{path}': the header gives a manifest of {length:,} bytes, past the end of the "
+            f"{len(data):,}-byte file (the file is truncated or damaged)"
+        )
+    header = data[start : start + length]
     try:
-        manifest = json.loads(data[start : start + length])
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        manifest = json.loads(header)
+    except (ValueError, RecursionError):  # bad JSON or UTF-8, too many digits, too deeply nested
         raise InvalidModelError(f"'{path}': the manifest is damaged") from None
-    _check_manifest(manifest, path)
+    _check_manifest(manifest, header, path)
     return data, manifest, start + length
 
 
@@ -179,29 +186,43 @@ MANIFEST: dict[str, type | tuple[type, ...]] = {
     "ir_sha256": str,
     "weight_bytes": int,
     "weight_sha256": str,
+    "manifest_sha256": str,
 }
-"""The manifest's keys and the JSON type of each (version 2; version 3 has `gears` instead of the
-`ir_` keys)."""
+"""The manifest's keys and the JSON type of each, for a model of one shape (a model with gears
+has `gears`, and maybe `batch_padding`, instead of the `ir_` keys)."""
 GEAR_ENTRY: dict[str, type | tuple[type, ...]] = {"input_shapes": dict, "ir_bytes": int, "ir_sha256": str}
-"""The keys of a version 3 manifest's `gears` entries and the JSON type of each."""
+"""The keys of the manifest's `gears` entries and the JSON type of each."""
 
 
-def _check_manifest(manifest: object, path: str | Path) -> None:
+def _encode(manifest: dict[str, Any]) -> bytes:
+    """The manifest as a file holds it: sorted keys, compact JSON."""
+    return json.dumps(manifest, sort_keys=True).encode()
+
+
+def _manifest_checksum(manifest: dict[str, Any]) -> str:
+    """The SHA-256 of the manifest's other keys, encoded as the file holds them."""
+    return hashlib.sha256(_encode({k: v for k, v in manifest.items() if k != "manifest_sha256"})).hexdigest()
+
+
+def _check_manifest(manifest: object, header: bytes, path: str | Path) -> None:
     if not isinstance(manifest, dict):
         raise InvalidModelError(f"'{path}': the manifest is a JSON {type(manifest).__name__}, not an object")
     version = manifest.get("format_version")
     if version not in READ_VERSIONS or isinstance(version, bool):
         raise InvalidModelError(
             f"'{path}': manifest format_version is {version!r} ({type(version).__name__}); this ge "
-            f"reads versions {' and '.join(map(str, READ_VERSIONS))} (integers), so recompile the model "
-            "with this ge"
+            f"reads version{'s' if len(READ_VERSIONS) > 1 else ''} "
+            f"{' and '.join(map(str, READ_VERSIONS))} (integers), so recompile the model with this ge"
         )
     keys = dict(MANIFEST)
-    if version == FORMAT_VERSION:
+    if "gears" in manifest:
         del keys["ir_bytes"], keys["ir_sha256"]
         keys["gears"] = list
-    _check_keys(manifest, keys, "manifest", path)
-    if version == FORMAT_VERSION:
+    optional = {"batch_padding"} if "gears" in manifest else set()
+    _check_keys(manifest, keys, "manifest", path, optional)
+    if header != _encode(manifest) or manifest["manifest_sha256"] != _manifest_checksum(manifest):
+        raise InvalidModelError(f"'{path}': the manifest does not match its checksum (the file is damaged)")
+    if "gears" in manifest:
         if len(manifest["gears"]) < 2:
             raise InvalidModelError(
                 f"'{path}': the manifest lists {len(manifest['gears'])} gears, not 2 or more"
@@ -212,6 +233,14 @@ def _check_manifest(manifest: object, path: str | Path) -> None:
                     f"'{path}': manifest gear {index} is not an object (the file is damaged)"
                 )
             _check_keys(entry, GEAR_ENTRY, f"manifest gear {index}", path)
+            for name, shape in entry["input_shapes"].items():
+                if not isinstance(shape, list) or not all(
+                    isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+                ):
+                    raise InvalidModelError(
+                        f"'{path}': manifest gear {index} gives input '{name}' the shape {shape!r}; "
+                        "a shape is a list of sizes (integers, 0 or more)"
+                    )
     try:
         check_optimization_level(manifest["optimization_level"])
         check_options(manifest["options"])
@@ -220,9 +249,20 @@ def _check_manifest(manifest: object, path: str | Path) -> None:
 
 
 def _check_keys(
-    table: dict[str, Any], keys: dict[str, type | tuple[type, ...]], where: str, path: str | Path
+    table: dict[str, Any],
+    keys: dict[str, type | tuple[type, ...]],
+    where: str,
+    path: str | Path,
+    optional: set[str] | frozenset[str] = frozenset(),
 ) -> None:
-    """Every key of `keys` is in `table`, of its JSON type; byte counts are not negative."""
+    """Every key of `keys` is in `table`, of its JSON type, and no other but the `optional` ones;
+    byte counts are not negative."""
+    unknown = sorted(set(table) - set(keys) - optional)
+    if unknown:
+        raise InvalidModelError(
+            f"'{path}': the {where} has keys no ge writes: {', '.join(map(repr, unknown))} "
+            "(the file is damaged)"
+        )
     for key, kind in keys.items():
         if key not in table:
             raise InvalidModelError(f"'{path}': the {where} lacks '{key}' (the file is damaged)")

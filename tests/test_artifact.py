@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import struct
 from pathlib import Path
@@ -43,32 +44,98 @@ def test_tampering_and_versions_are_detected(tmp_path: Path) -> None:
     with pytest.raises(ge.InvalidModelError, match="weight blob does not match its checksum"):
         ge.GraphCompiler.load(tmp_path / "bad.ge")
     (tmp_path / "old.ge").write_bytes(
-        path.read_bytes().replace(b'"format_version": 2', b'"format_version": 9')
+        path.read_bytes().replace(b'"format_version": 4', b'"format_version": 9')
     )
-    with pytest.raises(
-        ge.InvalidModelError, match="format_version is 9 .int.; this ge reads versions 2 and 3"
-    ):
+    with pytest.raises(ge.InvalidModelError, match="format_version is 9 .int.; this ge reads version 4"):
         ge.GraphCompiler.load(tmp_path / "old.ge")
     (tmp_path / "junk.ge").write_bytes(b"not a model")
     with pytest.raises(ge.InvalidModelError, match="is not a .ge model file"):
         ge.GraphCompiler.load(tmp_path / "junk.ge")
 
 
-def _with_manifest(path: Path, edit) -> bytes:
-    """The .ge file at `path` with its manifest changed by `edit` (lengths kept consistent)."""
+def _with_manifest(path: Path, edit, signed: bool = False) -> bytes:
+    """The .ge file at `path` with its manifest changed by `edit` (lengths kept consistent; with
+    `signed`, the manifest's checksum made right again, as a writer other than ge would)."""
     data = path.read_bytes()
     (length,) = struct.unpack_from("<I", data, 8)
-    manifest = json.loads(data[12 : 12 + length])
-    header = json.dumps(edit(manifest)).encode()
+    manifest = edit(json.loads(data[12 : 12 + length]))
+    if signed:
+        manifest.pop("manifest_sha256")
+        manifest["manifest_sha256"] = hashlib.sha256(
+            json.dumps(manifest, sort_keys=True).encode()
+        ).hexdigest()
+    header = json.dumps(manifest, sort_keys=signed).encode()
     return data[:8] + struct.pack("<I", len(header)) + header + data[12 + length :]
+
+
+def _gears() -> ge.CompiledModel:
+    g = ge.Graph()
+    g.add_output(g.add_relu(g.add_input("x", ["N", 4])))
+    return ge.GraphCompiler().compile(g, dynamic_batch_size=[1, 2])
+
+
+def test_every_byte_of_the_manifest_is_checked(tmp_path: Path) -> None:
+    """A changed value the JSON still reads (one bit turns optimization level 3 into 2, which
+    changes what the model reports of itself), spacing, a repeated key or a renamed one (a
+    gear model's batch_padding, dropped silently) are a damaged file, not another model."""
+    path = tmp_path / "m.ge"
+    ge.GraphCompiler().compile(cnn().graph, optimization_level=3).save(path)
+    data = path.read_bytes()
+    level = data.index(b'"optimization_level": 3') + len(b'"optimization_level": ')
+    changed = [
+        data[:level] + bytes([data[level] ^ 1]) + data[level + 1 :],  # 3 -> 2
+        data.replace(b'"target": ', b'"target":  ').replace(
+            data[8:12], struct.pack("<I", int.from_bytes(data[8:12], "little") + 1)
+        ),
+    ]
+    _gears().save(tmp_path / "g.ge")
+    gears = (tmp_path / "g.ge").read_bytes()
+    changed.append(gears.replace(b'"batch_padding"', b'"batch_pqdding"'))
+    for index, damaged in enumerate(changed):
+        (tmp_path / "bad.ge").write_bytes(damaged)
+        with pytest.raises(
+            ge.InvalidModelError, match="does not match its checksum|keys no ge writes"
+        ) as error:
+            ge.GraphCompiler.load(tmp_path / "bad.ge")
+        assert "damaged" in str(error.value), index
+
+
+def test_a_manifest_json_cannot_break_the_reader(tmp_path: Path) -> None:
+    path = tmp_path / "m.ge"
+    ge.GraphCompiler().compile(cnn().graph).save(path)
+    rest = path.read_bytes()[12 + int.from_bytes(path.read_bytes()[8:12], "little") :]
+    for header in (b"[" * 100_000 + b"]" * 100_000, b'{"format_version": ' + b"9" * 5000 + b"}"):
+        (tmp_path / "bad.ge").write_bytes(b"GE-MODEL" + struct.pack("<I", len(header)) + header + rest)
+        with pytest.raises(ge.InvalidModelError, match="the manifest is damaged"):
+            ge.GraphCompiler.load(tmp_path / "bad.ge")
+    (tmp_path / "bad.ge").write_bytes(path.read_bytes()[:8] + struct.pack("<I", 1 << 31) + rest)
+    with pytest.raises(ge.InvalidModelError, match="manifest of 2,147,483,648 bytes, past the end"):
+        ge.GraphCompiler.load(tmp_path / "bad.ge")
+
+
+@pytest.mark.parametrize(
+    "shape", [3, [1, "4"], [1, -4], [1, True], None], ids=["int", "text", "negative", "bool", "null"]
+)
+def test_a_gear_shape_in_the_manifest_is_checked(tmp_path: Path, shape) -> None:
+    _gears().save(tmp_path / "g.ge")
+
+    def edit(manifest):
+        manifest["gears"][0]["input_shapes"]["x"] = shape
+        return manifest
+
+    (tmp_path / "bad.ge").write_bytes(_with_manifest(tmp_path / "g.ge", edit, signed=True))
+    with pytest.raises(
+        ge.InvalidModelError, match=r"manifest gear 0 gives input 'x' the shape .*a shape is a list"
+    ):
+        ge.GraphCompiler.load(tmp_path / "bad.ge")
 
 
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
         (
-            lambda m: {**m, "format_version": "2"},
-            "format_version is '2' (str); this ge reads versions 2 and 3 (integers)",
+            lambda m: {**m, "format_version": "4"},
+            "format_version is '4' (str); this ge reads version 4 (integers)",
         ),
         (lambda m: {k: v for k, v in m.items() if k != "ir_bytes"}, "the manifest lacks 'ir_bytes'"),
         (lambda m: {**m, "weight_bytes": "12"}, "manifest 'weight_bytes' is '12' (str), it must be int"),

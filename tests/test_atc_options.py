@@ -11,7 +11,7 @@ import pytest
 from models import relu_add
 
 import ge
-from ge.artifact import SINGLE_SHAPE_VERSION, read_manifest
+from ge.artifact import FORMAT_VERSION, read_manifest
 
 O1 = [
     "ge-constant-fold",
@@ -153,7 +153,7 @@ def test_read_manifest_without_loading(tmp_path: Path) -> None:
         tmp_path / "m.ge"
     )
     manifest = read_manifest(tmp_path / "m.ge")
-    assert manifest["format_version"] == SINGLE_SHAPE_VERSION  # a model without gears
+    assert manifest["format_version"] == FORMAT_VERSION and "gears" not in manifest
     assert (manifest["target"], manifest["optimization_level"]) == ("Ascend310P3", 2)
     (tmp_path / "bad.ge").write_bytes(b"not a model")
     with pytest.raises(ge.InvalidModelError, match="is not a .ge model file"):

@@ -59,7 +59,9 @@ def rewritten(tmp: Path, ir: bytes | None = None, **manifest: object) -> Callabl
     ir = data[start + length : start + length + header["ir_bytes"]] if ir is None else ir
     blob = data[start + length + header["ir_bytes"] :]
     header.update(manifest, ir_bytes=len(ir), ir_sha256=hashlib.sha256(ir).hexdigest())
-    encoded = json.dumps(header).encode()
+    del header["manifest_sha256"]
+    header["manifest_sha256"] = hashlib.sha256(json.dumps(header, sort_keys=True).encode()).hexdigest()
+    encoded = json.dumps(header, sort_keys=True).encode()
     path.write_bytes(MAGIC + struct.pack("<I", len(encoded)) + encoded + ir + blob)
     return lambda: ge.GraphCompiler.load(path)
 

@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import ge
 import ge.passes.stream.plan_memory as plan_memory
-from ge.artifact import read_manifest
+from ge.artifact import FORMAT_VERSION, read_manifest
 from ge.dialects.stream import WeightOp
 from ge.gears import BatchPadding, GearChoice
 
@@ -283,7 +283,7 @@ def test_a_three_gear_model_round_trips_through_a_file(cnn_gears: ge.CompiledMod
     path = tmp_path / "cnn.ge"
     cnn_gears.save(path)
     manifest = read_manifest(path)
-    assert manifest["format_version"] == 3
+    assert manifest["format_version"] == FORMAT_VERSION
     assert [g["input_shapes"] for g in manifest["gears"]] == [
         {"x": [1, 3, 8, 8]},
         {"x": [4, 3, 8, 8]},
@@ -309,10 +309,10 @@ def test_compiling_gears_twice_gives_the_same_bytes(cnn_gears: ge.CompiledModel,
     assert (tmp_path / "first.ge").read_bytes() == (tmp_path / "second.ge").read_bytes()
 
 
-def test_a_model_of_one_shape_is_still_written_as_version_2(tmp_path: Path) -> None:
+def test_a_model_of_one_shape_has_one_ir_and_no_gears(tmp_path: Path) -> None:
     compile_at(small_cnn(), {"x": [1, 3, 8, 8]}).save(tmp_path / "one.ge")
     manifest = read_manifest(tmp_path / "one.ge")
-    assert manifest["format_version"] == 2
+    assert manifest["format_version"] == FORMAT_VERSION
     assert "gears" not in manifest and {"ir_bytes", "ir_sha256"} <= set(manifest)
 
 
