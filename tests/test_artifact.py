@@ -152,3 +152,45 @@ def test_a_damaged_manifest_is_named(tmp_path: Path, edit, message: str) -> None
     with pytest.raises(ge.InvalidModelError) as error:
         ge.GraphCompiler.load(tmp_path / "bad.ge")
     assert message in str(error.value)
+
+
+def _with_ir(path: Path, edit) -> bytes:
+    """The one-shape .ge file at `path` with its IR text changed by `edit`, every checksum made
+    right again: a file that is whole, holding a model that is not."""
+    data = path.read_bytes()
+    (length,) = struct.unpack_from("<I", data, 8)
+    manifest = json.loads(data[12 : 12 + length])
+    start = 12 + length
+    ir = edit(data[start : start + manifest["ir_bytes"]].decode()).encode()
+    blob = data[start + manifest["ir_bytes"] :]
+
+    def sign(m):
+        return {**m, "ir_bytes": len(ir), "ir_sha256": hashlib.sha256(ir).hexdigest()}
+
+    header = _with_manifest(path, sign, signed=True)
+    (length,) = struct.unpack_from("<I", header, 8)
+    return header[: 12 + length] + ir + blob
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (  # the last launch gone: the output buffer was never written and read zeros
+            lambda ir: "\n".join(line for line in ir.split("\n") if "launch @relu(" not in line),
+            "'ascend.stream.outputs': reads %relu before any launch writes it",
+        ),
+        (  # the first launch writing the input it reads: the caller's array was changed
+            lambda ir: ir.replace("@softmax(%x) -> (%softmax)", "@softmax(%x) -> (%x)", 1),
+            "'ascend.stream.launch': writes %x, model input 0: the caller's array",
+        ),
+    ],
+    ids=["missing-launch", "input-written"],
+)
+def test_a_whole_file_with_a_broken_task_list_is_refused(tmp_path: Path, edit, message: str) -> None:
+    g = ge.Graph()
+    g.add_output(g.add_relu(g.add_softmax(g.add_input("x", [2, 4]))))
+    path = tmp_path / "m.ge"
+    ge.GraphCompiler().compile(g, optimization_level=0).save(path)
+    (tmp_path / "bad.ge").write_bytes(_with_ir(path, edit))
+    with pytest.raises(ge.InvalidModelError, match=message):
+        ge.GraphCompiler.load(tmp_path / "bad.ge")

@@ -3,7 +3,9 @@ ops it holds in task order, ending with `ascend.stream.outputs`.
 
 The model's verifier checks what no single op can: every slot lies inside its space, each input
 and output is bound once, every wait follows its record, every launch fits the kernel it names,
-and a buffer bound to an output holds that output.
+a buffer bound to an output holds that output, and in task order every buffer is written before
+it is read (an input by the caller, the others by a launch) and no launch writes an input, which
+is the caller's array, read in place.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class ModelOp(IRDLOperation):
         outputs: set[int] = set()
         ops = list(self.body.block.ops)
         kernels = self.kernels()
+        written: set[SSAValue] = set()
         for position, op in enumerate(ops):
             if isinstance(op, BufferOp | WeightOp) and not (isinstance(op, BufferOp) and op.bound):
                 limit = arena if isinstance(op, BufferOp) else weights
@@ -94,6 +97,7 @@ class ModelOp(IRDLOperation):
                     if op.input.value.data in inputs:
                         raise fail(op, f"input {op.input.value.data} is bound twice")
                     inputs.add(op.input.value.data)
+                    written.add(op.buffer)
                 if op.output is not None:
                     if op.output.value.data in outputs:
                         raise fail(op, f"output {op.output.value.data} is bound twice")
@@ -105,9 +109,11 @@ class ModelOp(IRDLOperation):
                     raise fail(op, f"event {op.event.value.data} is waited for before it is recorded")
             elif isinstance(op, LaunchOp):
                 op.verify_callee(kernels.get(op.kernel.root_reference.data))
+                _check_dataflow(op, op.inputs, op.outputs, written)
             elif isinstance(op, OutputsOp):
                 if position != len(ops) - 1:
                     raise fail(op, "'ascend.stream.outputs' must be the model's last op")
+                _check_dataflow(op, op.values, (), written)
                 if len(op.values) != len(self.output_names.data):
                     raise fail(op, f"{len(op.values)} outputs for {len(self.output_names.data)} output names")
             elif not isinstance(op, WeightOp | ViewOp | SubviewOp):
@@ -122,6 +128,26 @@ class ModelOp(IRDLOperation):
                 index = op.output.value.data
                 if not 0 <= index < len(returned) or root_buffer(returned[index]).owner is not op:
                     raise fail(op, f"a buffer bound to output {index} must hold that output")
+
+
+def _check_dataflow(
+    op: Operation, reads: Sequence[SSAValue], writes: Sequence[SSAValue], written: set[SSAValue]
+) -> None:
+    """`op` reads only buffers written before it and writes no model input; adds what it writes
+    to `written` (the buffers written so far in task order, the inputs included)."""
+    for value in reads:
+        root = root_buffer(value)
+        if isinstance(root.owner, BufferOp) and root not in written:
+            raise fail(op, f"reads %{root.name_hint or '?'} before any launch writes it")
+    for value in writes:
+        root = root_buffer(value)
+        if isinstance(root.owner, BufferOp) and root.owner.input is not None:
+            raise fail(
+                op,
+                f"writes %{root.name_hint or '?'}, model input {root.owner.input.value.data}: "
+                "the caller's array, which a run reads in place and never changes",
+            )
+        written.add(root)
 
 
 @irdl_op_definition

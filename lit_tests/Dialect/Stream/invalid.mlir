@@ -580,3 +580,52 @@ builtin.module {
     ascend.stream.outputs %y : memref<4xf32>
   }
 }
+
+// -----
+
+// A buffer read before any launch writes it (here the model's output: its launch is missing).
+// CHECK: {{^}}'ascend.stream.launch': reads %mid before any launch writes it
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %mid = ascend.stream.buffer offset 0 size 16 : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 {output = 0 : i64} : memref<4xf32>
+    ascend.stream.launch @relu_0 (%mid) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.outputs': reads %y before any launch writes it
+builtin.module {
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 {output = 0 : i64} : memref<4xf32>
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// A launch may not write a model input: a run reads the caller's array in place.
+// CHECK: {{^}}'ascend.stream.launch': writes %x, model input 0: the caller's array, which a run reads in place and never changes
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 {output = 0 : i64} : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%x) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.launch @relu_0 (%x) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
