@@ -126,7 +126,10 @@ def as_strings(
     fixed-width `<U` strings; other arrays as they are. An object array holding anything else is
     refused, naming `what` (`"input 'x'"`) and the `expected` dtype: numpy would write None as
     'None', or make a float input's data strings."""
-    array = np.asarray(array)
+    try:
+        array = np.asarray(array)
+    except (ValueError, TypeError) as failure:  # ragged nested lists, objects numpy cannot read
+        raise error(f"{what} is not an array ({expected}): {failure}") from None
     if array.dtype.kind != "O":
         return array
     items = array.ravel().tolist()

@@ -54,6 +54,10 @@ class GraphExecutor:
     ) -> list[np.ndarray]:
         """The model's outputs on `inputs`; `launch_times`, if given, receives each launch's wall
         time in seconds on the emulator, in task order (as `ge.GraphProfiler` measures)."""
+        if launch_times is not None and not isinstance(launch_times, list):
+            raise GeError(
+                f"launch_times is a list that receives each launch's time, got {type(launch_times).__name__}"
+            )
         if self._graph is not None:
             self._specialize(self._graph, inputs)
         loaded = self._loaded

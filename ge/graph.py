@@ -52,6 +52,7 @@ from ge.dialects.graph.base import shape_error
 from . import arguments, symbolic
 from .dtypes import dtype_name, element_type, numpy_dtype, tensor_type
 from .errors import GeError, VerificationError
+from .limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
 from .symbolic import Dim
 from .weights import WeightStore
 
@@ -612,6 +613,9 @@ class Graph:
         offset: float = 0.0,
     ) -> Tensor:
         if given is None:
+            # Measured before the generator allocates: a layer of 2**31 channels is a clear error.
+            elements = math.prod(shape)
+            check_bytes(elements * 8, f"{list(shape)} float64", DEFAULT_MAX_TENSOR_BYTES, GeError, name)
             given = offset + scale * self._rng.standard_normal(tuple(shape))
         data = np.asarray(given)
         if tuple(data.shape) != tuple(shape):

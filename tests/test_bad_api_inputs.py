@@ -121,10 +121,10 @@ def string_identity() -> object:
     return onnx_model("Identity", {"s": TensorProto.STRING}, TensorProto.STRING)
 
 
-def executor_run(value: object) -> Callable[[], object]:
+def executor_run(value: object, **options: object) -> Callable[[], object]:
     runner = ge.GraphExecutor()
     runner.load_graph(ge.GraphCompiler().compile(relu_graph()))
-    return lambda: runner.run(value)
+    return lambda: runner.run(value, **options)
 
 
 def other_graphs_tensor() -> object:
@@ -499,6 +499,21 @@ CASES: dict[str, Case] = {
         lambda tmp: executor_run(np.array([1.0, None], dtype=object)),
         RuntimeInputError,
         "input 'x' is an object array holding None (NoneType) at index 1; it must be float32",
+    ),
+    "a ragged nested list for an input": (
+        lambda tmp: executor_run([[[1.0], [1.0, 2.0]]]),
+        RuntimeInputError,
+        "input 'x' is not an array (float32): setting an array element with a sequence",
+    ),
+    "launch_times that is no list": (
+        lambda tmp: executor_run(np.ones(2, np.float32), launch_times=()),
+        GeError,
+        "launch_times is a list that receives each launch's time, got tuple",
+    ),
+    "a layer whose generated weight is past max_tensor_bytes": (
+        lambda tmp: conv(out_channels=2**31),
+        GeError,
+        "would hold a tensor of 154,618,822,656 bytes ([2147483648, 1, 3, 3] float64), over max_tensor_bytes",
     ),
 }
 
