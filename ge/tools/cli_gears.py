@@ -40,7 +40,7 @@ class OnnxGears:
 def gear_options(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The compile options of atc's gear flags (`--dynamic_batch_size "1,4,8"`, and so on), with
     `--input_shape` and `--input_format` as they apply to them; none without a gear flag."""
-    given = [name for name in GEAR_LISTS if settings.get(name)]
+    given = [name for name in GEAR_LISTS if settings.get(name) is not None]  # "" is a bad list
     if not given:
         return {}
     options: dict[str, Any] = {}

@@ -84,6 +84,7 @@ def test_a_dynamic_input_without_gears_or_input_shape_is_refused(cnn_file: Path,
     ("flags", "message"),
     [
         (("--dynamic_batch_size", "1,a"), '--dynamic_batch_size "1,a" is not B,B,... (whole numbers)'),
+        (("--dynamic_batch_size", ""), '--dynamic_batch_size "" is not B,B,... (whole numbers)'),
         (
             ("--dynamic_batch_size", "2"),
             "--dynamic_batch_size 2 has 1 gear; atc takes 2 to 100 (a single shape is given by "
