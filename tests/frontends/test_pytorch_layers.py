@@ -2,7 +2,8 @@
 and O3: normalizations over a batch's own statistics (instance norm), selections (topk, sort),
 masks, reductions without a dim, norms, the activations torch decomposes, tiling and flipping,
 bicubic and nearest-exact resizing, pools of unbatched input and their indices, padding modes,
-local response norm, and ops along a dim of 0-d tensors."""
+local response norm, indexing by several tensors and the writes (index_put, scatters, slice
+assignment), and ops along a dim of 0-d tensors."""
 
 from __future__ import annotations
 
@@ -179,7 +180,88 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             lambda: nn.LocalResponseNorm(2, alpha=1e-2, beta=0.5, k=2.0),
             sequence,
         ),
+        # Several index tensors: together after a sliced dim, apart (their dims go first), and
+        # negative; their writes (index_put, with accumulate), as `x[i, j] = v` and index_add give.
+        "index by several tensors": (
+            lambda: _Apply(
+                lambda x: (
+                    x[:, torch.tensor([[0, 4], [2, -1]]), torch.tensor([1, 7])],
+                    x[torch.tensor([1, 0, 1]), :, torch.tensor([-2])],
+                    x[torch.tensor([1, 0]), torch.tensor([3, 4])],
+                )
+            ),
+            sequence,
+        ),
+        "index_put by several tensors": (
+            lambda: _Apply(
+                lambda x: (
+                    _written_apart(x),
+                    x.index_put((torch.tensor([0, 0, 1]), torch.tensor([1, 1, -1])), torch.tensor(1.5), True),
+                    x.index_add(2, torch.tensor([0, 3, 3, 1]), x[..., :4], alpha=2.0),
+                )
+            ),
+            sequence,
+        ),
+        "unfold and fold": (
+            lambda: nn.Sequential(
+                nn.Unfold(3, dilation=(1, 2), padding=1, stride=2), nn.Fold((6, 6), (3, 3), (1, 2), 1, 2)
+            ),
+            image,
+        ),
+        "trilinear and 3-D nearest resize": (
+            lambda: _Apply(
+                lambda x: (
+                    F.interpolate(x, size=(3, 7, 5), mode="trilinear"),
+                    F.interpolate(x, scale_factor=(2, 1, 1.5)),
+                )
+            ),
+            (2, 2, 4, 5, 6),
+        ),
+        "scatter, scatter_add and scatter_reduce": (
+            lambda: _Apply(
+                lambda x: (
+                    x.scatter(1, torch.tensor([[[4, 0, 2]], [[1, 3, 0]]]), x[:, :1, 3:] * 10),
+                    x.scatter(-1, torch.tensor([[[7], [0], [2], [5], [3]]] * 2), -7.0),
+                    x.scatter_add(1, torch.tensor([[[0, 1, 2, 1, 0, 2, 2, 4]] * 5] * 2), x),
+                    *(
+                        x.scatter_reduce(
+                            1, torch.tensor([[[0, 1, 2, 1, 0, 2, 2, 0]] * 3] * 2), x[:, :3], op, **kw
+                        )
+                        for op in ("sum", "prod", "mean", "amax", "amin")
+                        for kw in ({}, {"include_self": False})
+                    ),
+                )
+            ),
+            sequence,
+        ),
+        "writes into slices": (lambda: _Apply(_written_slices), sequence),
+        "diagonal": (
+            lambda: _Apply(
+                lambda x: (
+                    x.diagonal(),
+                    x.diagonal(2, 1, 2),
+                    x.diagonal(-3, -1, 1),
+                    torch.einsum("bii->b", x[:, :, :5]),
+                )
+            ),
+            sequence,
+        ),
     }
+
+
+def _written_slices(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[:, 1:3] = 0.5
+    y[..., ::3] = y[..., 1::3] * 2
+    y[:, -1] = x[:, 0]
+    y[0] = 7.0
+    return y
+
+
+def _written_apart(x: torch.Tensor) -> torch.Tensor:
+    y = x.clone()
+    y[torch.tensor([1, 0]), :, torch.tensor([-2, 0])] = x[0, :, :2].T * 3
+    return y
 
 
 CASES = _cases()

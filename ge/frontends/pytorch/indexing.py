@@ -1,6 +1,6 @@
 """Converters of ATen ops that pick along an axis or build index ranges: `max`/`min` along a dim
-(values and indices), `argmax`/`argmin`, `cumsum`, `gather`, `index.Tensor` with one index
-tensor, and `arange`.
+(values and indices), `argmax`/`argmin`, `cumsum`, `gather`, `index.Tensor` and its writes
+(`index_put`, the scatters, slice and select scatters), `diagonal`, and `arange`.
 
 Ties pick the first index, as the graph's arg reductions do (ATen's CPU kernels do the same).
 """
@@ -8,7 +8,7 @@ Ties pick the first index, as the graph's arg reductions do (ATen's CPU kernels 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import DYNAMIC_INDEX
+from xdsl.dialects.builtin import DYNAMIC_INDEX, StringAttr
 
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
@@ -82,15 +82,211 @@ def _gather(g: Graph, node: Node) -> Tensor:
 
 
 def _index(g: Graph, node: Node) -> Tensor:
-    """`x[..., idx]` with one integer index tensor (the dims before it sliced whole): a gather."""
+    """`x[..., idx]` with one integer index tensor (the dims before it sliced whole): a gather;
+    with several (`x[rows, cols]`), a gather_nd of the indexed dims moved to the front."""
     x, indices = node.arg(0, "self"), list(node.arg(1, "indices"))
+    given = _index_tensors(node, indices)
+    if len(given) == 1:
+        return g.add_op(ops.GatherOp, [x, indices[given[0]]], {"axis": int_attr(given[0])}, node.name)
+    front, index, batch = _indexed_front(g, node, x, indices, given)
+    picked = g.add_op(ops.GatherNDOp, [front, index], None, f"{node.name}.gather_nd")
+    return _indexed_back(g, node, picked, len(batch), given, len(x.shape))
+
+
+def _index_put(g: Graph, node: Node) -> Tensor:
+    """`index_put(self, indices, values, accumulate)`, what `x[rows, cols] = v`, `index_add`
+    and `index_copy` become: a scatter_nd into the indexed dims moved to the front, adding
+    with `accumulate`."""
+    x, indices = node.arg(0, "self"), list(node.arg(1, "indices"))
+    values, accumulate = node.arg(2, "values"), bool(node.arg(3, "accumulate", False))
+    given = _index_tensors(node, indices)
+    front, index, batch = _indexed_front(g, node, x, indices, given)
+    rest = list(front.shape[len(given) :])
+    # `values` broadcasts to what `x[indices]` gives, in ATen's order of its dims.
+    picked_shape = _indexed_shape(batch, given, list(x.shape))
+    updates = g.add_op(
+        ops.ExpandOp,
+        [node.tensor(values, x.dtype)],
+        {"shape": ints_attr(picked_shape)},
+        f"{node.name}.values",
+    )
+    if picked_shape != batch + rest:  # the indexed dims stood together, after others
+        perm = _front_of(len(batch), given, len(x.shape))
+        updates = g.add_transpose(updates, perm, f"{node.name}.values_front")
+    props = {"reduction": StringAttr("add")} if accumulate else None
+    written = g.add_op(ops.ScatterNDOp, [front, index, updates], props, f"{node.name}.scatter_nd")
+    order = given + [d for d in range(len(x.shape)) if d not in given]
+    if order == sorted(order):
+        return written
+    return g.add_transpose(written, [order.index(d) for d in range(len(x.shape))], node.name)
+
+
+def _index_tensors(node: Node, indices: list) -> list[int]:
+    """The dims `indices` indexes with a tensor; boolean masks (a data-dependent size) refused."""
     given = [i for i, index in enumerate(indices) if index is not None]
-    if len(given) != 1:
-        raise node.fail(f"{len(given)} index tensors; one is supported (use gather for more)")
-    index = indices[given[0]]
-    if not isinstance(index, Tensor) or index.dtype == "bool":
-        raise node.fail("a boolean mask index is not supported (its result size depends on the data)")
-    return g.add_op(ops.GatherOp, [x, index], {"axis": int_attr(given[0])}, node.name)
+    for i in given:
+        if not isinstance(indices[i], Tensor) or indices[i].dtype == "bool":
+            raise node.fail("a boolean mask index is not supported (its result size depends on the data)")
+    return given
+
+
+def _indexed_front(
+    g: Graph, node: Node, x: Tensor, indices: list, given: list[int]
+) -> tuple[Tensor, Tensor, list[int]]:
+    """`x` with its indexed dims moved to the front, the index tensors broadcast together and
+    stacked along a last axis (int64), and their broadcast shape."""
+    shapes = [tuple(indices[i].shape) for i in given]
+    if any(d == DYNAMIC_INDEX for shape in shapes for d in shape):
+        raise node.fail("index tensors of a symbolic size are not supported")
+    batch = [int(d) for d in np.broadcast_shapes(*shapes)]
+    order = given + [d for d in range(len(x.shape)) if d not in given]
+    front = x if order == list(range(len(x.shape))) else g.add_transpose(x, order, f"{node.name}.front")
+    columns = []
+    for i in given:
+        index = g.add_cast(indices[i], "int64") if indices[i].dtype != "int64" else indices[i]
+        if list(index.shape) != batch:
+            index = g.add_op(ops.ExpandOp, [index], {"shape": ints_attr(batch)}, f"{node.name}.index{i}")
+        columns.append(g.add_reshape(index, [*batch, 1], f"{node.name}.column{i}"))
+    return front, g.add_concat(columns, -1, f"{node.name}.indices"), batch
+
+
+def _indexed_shape(batch: list[int], given: list[int], shape: list[int]) -> list[int]:
+    """The shape of `x[indices]`: the index shape in place of the indexed dims when they stand
+    together, else first (ATen's, and numpy's, rule)."""
+    rest = [d for i, d in enumerate(shape) if i not in given]
+    if given == list(range(given[0], given[0] + len(given))):
+        return rest[: given[0]] + batch + rest[given[0] :]
+    return batch + rest
+
+
+def _front_of(batch_rank: int, given: list[int], rank: int) -> list[int]:
+    """The permutation taking `x[indices]` in ATen's order to the index dims first."""
+    start, rest = given[0], rank - len(given)
+    return [*range(start, start + batch_rank), *range(start), *range(start + batch_rank, batch_rank + rest)]
+
+
+def _indexed_back(
+    g: Graph, node: Node, picked: Tensor, batch_rank: int, given: list[int], rank: int
+) -> Tensor:
+    """gather_nd's result (index dims first) in ATen's order of `x[indices]`."""
+    perm = _front_of(batch_rank, given, rank)
+    together = given == list(range(given[0], given[0] + len(given)))
+    if not together or perm == list(range(len(perm))):
+        return picked
+    return g.add_transpose(picked, [perm.index(d) for d in range(len(perm))], node.name)
+
+
+@along_one_axis
+def _scatter(g: Graph, node: Node) -> Tensor:
+    """`scatter(self, dim, index, src or value)`, `scatter_add` and `scatter_reduce(..., reduce,
+    include_self)`: scatter_elements. Only the part of `src` that `index` covers is written, as
+    ATen does. Without `include_self`, the written places start from the reduction's identity;
+    a mean divides the sum by the count of what was combined there."""
+    x, dim, index, source = node.arg(0, "self"), node.arg(1, "dim"), node.arg(2, "index"), node.arg(3, "src")
+    axis = dim % len(x.shape)
+    shape = [int(d) for d in index.shape]
+    if isinstance(source, Tensor):
+        if list(source.shape) != shape:
+            props = {"starts": ints_attr([0] * len(shape)), "ends": ints_attr(shape)}
+            source = g.add_op(ops.SliceOp, [source], props, f"{node.name}.src")
+        source = node.tensor(source, x.dtype)
+    else:
+        source = g.add_splat(
+            source if "float" in x.dtype else int(source), shape, x.dtype, f"{node.name}.value"
+        )
+    reduce = {"aten.scatter_add.default": "sum"}.get(node.target, node.arg(4, "reduce"))
+    include_self = bool(node.arg(5, "include_self", True))
+
+    def scatter(data: Tensor, updates: Tensor, reduction: str, name: str) -> Tensor:
+        props = {"axis": int_attr(axis), "reduction": StringAttr(reduction)}
+        return g.add_op(ops.ScatterElementsOp, [data, index, updates], props, name)
+
+    if reduce is None:
+        return scatter(x, source, "none", node.name)
+    reductions = {"sum": "add", "mean": "add", "prod": "mul", "amax": "max", "amin": "min"}
+    if reduce not in reductions or (reduce == "mean" and "float" not in x.dtype):
+        raise node.fail(f"reduce '{reduce}' is not supported" + (" on integers" if reduce == "mean" else ""))
+    data = x
+    if not include_self:
+        identity = {"sum": 0, "mean": 0, "prod": 1, "amax": -np.inf, "amin": np.inf}[reduce]
+        if "float" not in x.dtype and reduce in ("amax", "amin"):
+            info = np.iinfo(x.dtype)
+            identity = info.min if reduce == "amax" else info.max
+        start = g.add_splat(
+            identity if "float" in x.dtype else int(identity), shape, x.dtype, f"{node.name}.identity"
+        )
+        data = scatter(x, start, "none", f"{node.name}.cleared")
+    combined = scatter(
+        data, source, reductions[reduce], node.name if reduce != "mean" else f"{node.name}.sum"
+    )
+    if reduce != "mean":
+        return combined
+    ones = g.add_splat(1.0, shape, x.dtype, f"{node.name}.one")
+    zeros = g.add_splat(
+        1.0 if include_self else 0.0, [int(d) for d in x.shape], x.dtype, f"{node.name}.start"
+    )
+    count = scatter(zeros, ones, "add", f"{node.name}.count")
+    mean = g.add_div(
+        combined,
+        g.add_op(ops.MaxOp, [count, node.scalar(1.0, x.dtype)], None, f"{node.name}.at_least_one"),
+        f"{node.name}.mean",
+    )
+    touched = g.add_op(ops.GreaterOp, [count, node.scalar(0.0, x.dtype)], None, f"{node.name}.touched")
+    return g.add_op(ops.WhereOp, [touched, mean, x], None, node.name)
+
+
+def _slice_scatter(g: Graph, node: Node) -> Tensor:
+    """`slice_scatter(self, src, dim, start, end, step)` (what `x[:, 1:3] = v` becomes) and
+    `select_scatter(self, src, dim, index)`: `src` written along `dim` at the sliced positions,
+    a scatter_elements of constant indices."""
+    x, source = node.arg(0, "self"), node.arg(1, "src")
+    axis = node.arg(2, "dim", 0) % len(x.shape)
+    size = x.shape[axis]
+    if size == DYNAMIC_INDEX or any(d == DYNAMIC_INDEX for d in x.shape):
+        raise node.fail("writing into a tensor of a symbolic size is not supported")
+    if node.target == "aten.select_scatter.default":
+        start = node.arg(3, "index") % size
+        positions = np.array([start])
+        source = g.add_reshape(source, [*source.shape[:axis], 1, *source.shape[axis:]], f"{node.name}.src")
+    else:
+        start, end, step = node.arg(3, "start"), node.arg(4, "end"), node.arg(5, "step", 1)
+        if is_symbolic(start, end, step):
+            raise node.fail("a slice of symbolic bounds is not supported")
+        positions = np.arange(size)[slice(start, end, step)]
+    shape = [int(d) for d in source.shape]
+    view = [1] * len(shape)
+    view[axis] = len(positions)
+    index = g.add_constant(positions.astype(np.int64).reshape(view), f"{node.name}.positions")
+    index = g.add_op(ops.ExpandOp, [index], {"shape": ints_attr(shape)}, f"{node.name}.index")
+    props = {"axis": int_attr(axis)}
+    return g.add_op(ops.ScatterElementsOp, [x, index, node.tensor(source, x.dtype)], props, node.name)
+
+
+def _copy(g: Graph, node: Node) -> Tensor:
+    """`copy(self, src)`: `src` broadcast to `self`'s shape, in its dtype."""
+    x, source = node.arg(0, "self"), node.tensor(node.arg(1, "src"), node.arg(0, "self").dtype)
+    if list(source.shape) == list(x.shape):
+        return source
+    return g.add_op(ops.ExpandOp, [source], {"shape": ints_attr([int(d) for d in x.shape])}, node.name)
+
+
+def _diagonal(g: Graph, node: Node) -> Tensor:
+    """`diagonal(self, offset, dim1, dim2)`: the two dims moved last and flattened, then a gather
+    of the diagonal's places; the diagonal is the last dim of the result, as in ATen."""
+    x, offset = node.arg(0, "self"), node.arg(1, "offset", 0)
+    rank = len(x.shape)
+    first, second = node.arg(2, "dim1", 0) % rank, node.arg(3, "dim2", 1) % rank
+    rows, columns = x.shape[first], x.shape[second]
+    if DYNAMIC_INDEX in (rows, columns):
+        raise node.fail("the diagonal of a symbolic size is not supported")
+    others = [d for d in range(rank) if d not in (first, second)]
+    moved = g.add_transpose(x, [*others, first, second], f"{node.name}.last")
+    flat = g.add_reshape(moved, [*[x.shape[d] for d in others], rows * columns], f"{node.name}.flatten")
+    start_row, start_column = max(-offset, 0), max(offset, 0)
+    length = max(min(rows - start_row, columns - start_column), 0)
+    places = (np.arange(length) + start_row) * columns + np.arange(length) + start_column
+    index = g.add_constant(places.astype(np.int64), f"{node.name}.places")
+    return g.add_op(ops.GatherOp, [flat, index], {"axis": int_attr(len(others))}, node.name)
 
 
 def _one_hot(g: Graph, node: Node) -> Tensor:
@@ -132,6 +328,15 @@ CONVERTERS: dict[str, Converter] = {
     "aten.sort.default": _top_k,
     "aten.gather.default": _gather,
     "aten.index.Tensor": _index,
+    "aten.index_put.default": _index_put,
+    "aten.scatter.src": _scatter,
+    "aten.scatter.value": _scatter,
+    "aten.scatter_add.default": _scatter,
+    "aten.scatter_reduce.two": _scatter,
+    "aten.slice_scatter.default": _slice_scatter,
+    "aten.select_scatter.default": _slice_scatter,
+    "aten.copy.default": _copy,
+    "aten.diagonal.default": _diagonal,
     "aten.one_hot.default": _one_hot,
     "aten.arange.default": _arange,
     "aten.arange.start": _arange,
