@@ -7,6 +7,7 @@ ops take operands of one dtype). Comparisons cast both operands to their common 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from ge.dialects import graph as ops
@@ -23,9 +24,20 @@ def _binary(op_class: type, **flags: bool) -> Callable[[Graph, Node], Tensor]:
     def convert(g: Graph, node: Node) -> Tensor:
         a, b = node.arg(0, "self"), node.arg(1, "other")
         props = {name: bool_attr(value) for name, value in flags.items()} or None
-        return g.add_op(op_class, [node.tensor(a, node.dtype), node.tensor(b, node.dtype)], props, node.name)
+        kind = BOOLEAN_FORM.get(op_class, op_class) if node.dtype == "bool" else op_class
+        return g.add_op(kind, [node.tensor(a, node.dtype), node.tensor(b, node.dtype)], props, node.name)
 
     return convert
+
+
+BOOLEAN_FORM: dict[type, type] = {
+    ops.AddOp: ops.OrOp,
+    ops.MulOp: ops.AndOp,
+    ops.MaxOp: ops.OrOp,
+    ops.MinOp: ops.AndOp,
+}
+"""What ATen's arithmetic on bools computes (`isfinite` and `isclose` multiply flags), which
+the graph's arithmetic, numeric only, does not take."""
 
 
 def _with_alpha(op_class: type) -> Converter:
@@ -36,7 +48,8 @@ def _with_alpha(op_class: type) -> Converter:
         alpha = node.arg(2, "alpha", 1)
         if alpha != 1:
             b = g.add_mul(node.tensor(b, node.dtype), node.scalar(alpha), f"{node.name}.alpha")
-        return g.add_op(op_class, [a, node.tensor(b, node.dtype)], None, node.name)
+        kind = BOOLEAN_FORM.get(op_class, op_class) if node.dtype == "bool" else op_class
+        return g.add_op(kind, [a, node.tensor(b, node.dtype)], None, node.name)
 
     return convert
 
@@ -96,6 +109,29 @@ def _unary(op_class: type, **defaults: float) -> Converter:
         return g.add_op(op_class, [node.arg(0, "self")], props or None, node.name)
 
     return convert
+
+
+def _log_base(base: float) -> Converter:
+    """`log2` and `log10`: the natural log divided by that of the base."""
+
+    def convert(g: Graph, node: Node) -> Tensor:
+        natural = g.add_op(ops.LogOp, [node.arg(0, "self")], None, f"{node.name}.log")
+        return g.add_div(natural, node.scalar(math.log(base)), node.name)
+
+    return convert
+
+
+def _exp2(g: Graph, node: Node) -> Tensor:
+    return g.add_op(ops.PowOp, [node.scalar(2.0), node.arg(0, "self")], None, node.name)
+
+
+def _trunc(g: Graph, node: Node) -> Tensor:
+    """Rounds toward zero: the floor of the magnitude, with the sign back."""
+    x = node.arg(0, "self")
+    magnitude = g.add_op(ops.FloorOp, [g.add_op(ops.AbsOp, [x], None, f"{node.name}.abs")], None)
+    negative = g.add_op(ops.LessOp, [x, node.scalar(0.0)], None, f"{node.name}.negative")
+    flipped = g.add_op(ops.NegOp, [magnitude], None, f"{node.name}.neg")
+    return g.add_op(ops.WhereOp, [negative, flipped, magnitude], None, node.name)
 
 
 def _rsqrt(g: Graph, node: Node) -> Tensor:
@@ -302,6 +338,16 @@ CONVERTERS: dict[str, Converter] = {
     "aten.dropout.default": _identity,
     "aten.softplus.default": _softplus,
     "aten.log1p.default": _unary(ops.Log1pOp),
+    "aten.exp2.default": _exp2,
+    "aten.log2.default": _log_base(2.0),
+    "aten.log10.default": _log_base(10.0),
+    "aten.trunc.default": _trunc,
+    "aten.__lshift__.Scalar": _binary(ops.ShiftLeftOp),
+    "aten.__lshift__.Tensor": _binary(ops.ShiftLeftOp),
+    "aten.__rshift__.Scalar": _binary(ops.ShiftRightOp),
+    "aten.__rshift__.Tensor": _binary(ops.ShiftRightOp),
+    "aten.bitwise_left_shift.Tensor": _binary(ops.ShiftLeftOp),
+    "aten.bitwise_right_shift.Tensor": _binary(ops.ShiftRightOp),
     "aten.round.default": _unary(ops.RoundOp),
     "aten.sign.default": _sign,
     "aten.isnan.default": _float_predicate(ops.IsNaNOp),

@@ -7,6 +7,7 @@ padding, then every trailing one, as ONNX does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, StringAttr, f64
@@ -257,8 +258,8 @@ def _adaptive_pool(global_class: type, window_class: type) -> Converter:
 
 
 def _attention(g: Graph, node: Node) -> Tensor:
-    """`scaled_dot_product_attention` over 4-D (batch, heads, length, head_dim) tensors; dropout
-    (training only) is refused."""
+    """`scaled_dot_product_attention` over (batch, heads, length, head_dim) tensors, or of rank 3
+    or more than 4 viewed so; dropout (training only) is refused."""
     q, k, v = node.arg(0, "query"), node.arg(1, "key"), node.arg(2, "value")
     mask, dropout, causal = (
         node.arg(3, "attn_mask"),
@@ -268,13 +269,34 @@ def _attention(g: Graph, node: Node) -> Tensor:
     scale = node.kwargs.get("scale")
     if dropout:
         raise node.fail(f"dropout_p={dropout} (training) is not supported")
-    if any(len(t.shape) != 4 for t in (q, k, v)):
-        raise node.fail("attention over tensors of other ranks than 4 is not supported")
+    ranks = {len(t.shape) for t in (q, k, v)}
+    if len(ranks) != 1 or min(ranks) < 3:
+        raise node.fail(
+            f"attention over tensors of ranks {sorted(len(t.shape) for t in (q, k, v))} is not supported"
+        )
     props: dict[str, Attribute] = {"is_causal": bool_attr(bool(causal))}
     if scale is not None:
         props["scale"] = ops.float_attr(scale)
-    operands = [q, k, v] if mask is None else [q, k, v, mask]
-    return g.add_op(ops.AttentionOp, operands, props, node.name)
+    rank = ranks.pop()
+    if rank == 4:
+        operands = [q, k, v] if mask is None else [q, k, v, mask]
+        return g.add_op(ops.AttentionOp, operands, props, node.name)
+    # Other ranks as 4-D: (batch, length, dim) with one head, leading dims beyond two merged.
+    if node.shape is None or is_symbolic(*node.shape) or any(DYNAMIC_INDEX in t.shape for t in (q, k, v)):
+        raise node.fail(f"attention over {rank}-D tensors of a symbolic size is not supported")
+
+    def as_4d(t: Tensor, key: str) -> Tensor:
+        lead = [1, *t.shape[:-2]] if rank == 3 else [math.prod(t.shape[:-3]), t.shape[-3]]
+        return g.add_reshape(t, [*lead, *t.shape[-2:]], f"{node.name}.{key}_4d")
+
+    operands = [as_4d(q, "query"), as_4d(k, "key"), as_4d(v, "value")]
+    if mask is not None:
+        full = [*q.shape[:-1], k.shape[-2]]
+        if list(mask.shape) != full:
+            mask = g.add_op(ops.ExpandOp, [mask], {"shape": ints_attr(full)}, f"{node.name}.mask_full")
+        operands.append(as_4d(mask, "mask"))
+    result = g.add_op(ops.AttentionOp, operands, props, f"{node.name}.4d")
+    return g.add_reshape(result, [int(d) for d in node.shape], node.name)
 
 
 def _upsample(g: Graph, node: Node) -> Tensor:

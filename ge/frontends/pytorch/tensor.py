@@ -237,7 +237,9 @@ def _any_or_all(op_class: type) -> Converter:
 def _axes(x: Tensor, dims: Any) -> list[int]:
     """ATen's `dim` argument as axes: none (or an empty list) is every axis."""
     rank = len(x.shape)
-    return list(range(rank)) if not dims else [d % rank for d in ([dims] if isinstance(dims, int) else dims)]
+    if not dims:
+        return list(range(rank))
+    return sorted({d % rank for d in ([dims] if isinstance(dims, int) else dims)})  # rms_norm gives [2, 1]
 
 
 @along_one_axis
@@ -269,7 +271,8 @@ def squared_deviations(g: Graph, x: Tensor, axes: list[int], name: str) -> tuple
 
 @along_one_axis
 def _vector_norm(g: Graph, node: Node) -> Tensor:
-    """`linalg_vector_norm` of order 1, 2 or infinity over `dim`."""
+    """`linalg_vector_norm` of any order over `dim`: 1 and 2 one reduction, infinities the
+    largest or smallest magnitude, 0 the count of nonzeros, others `sum(|x|^p)^(1/p)`."""
     x, order = node.arg(0, "self"), node.arg(1, "ord", 2)
     props = {
         "axes": ints_attr(_axes(x, node.arg(2, "dim"))),
@@ -278,10 +281,28 @@ def _vector_norm(g: Graph, node: Node) -> Tensor:
     x = node.tensor(x, node.dtype)
     if order in (1, 2):
         return g.add_op(ops.ReduceL1Op if order == 1 else ops.ReduceL2Op, [x], props, node.name)
-    if order == math.inf:
-        size = g.add_op(ops.AbsOp, [x], None, f"{node.name}.abs")
-        return g.add_op(ops.ReduceMaxOp, [size], props, node.name)
-    raise node.fail(f"a vector norm of order {order} is not supported (only 1, 2 and inf)")
+    size = g.add_op(ops.AbsOp, [x], None, f"{node.name}.abs")
+    if order in (math.inf, -math.inf):
+        return g.add_op(ops.ReduceMaxOp if order > 0 else ops.ReduceMinOp, [size], props, node.name)
+    if order == 0:
+        nonzero = g.add_cast(
+            g.add_op(ops.GreaterOp, [size, node.scalar(0)], None), x.dtype, f"{node.name}.nonzero"
+        )
+        return g.add_op(ops.ReduceSumOp, [nonzero], props, node.name)
+    powers = g.add_op(ops.PowOp, [size, node.scalar(order)], None, f"{node.name}.powers")
+    total = g.add_op(ops.ReduceSumOp, [powers], props, f"{node.name}.sum")
+    return g.add_op(ops.PowOp, [total, node.scalar(1 / order)], None, node.name)
+
+
+def _variance_and_mean(g: Graph, node: Node) -> list[Tensor]:
+    """`var_mean.correction`: the variance as `var.correction` computes it, and the mean."""
+    x = node.tensor(node.arg(0, "self"), node.dtype)
+    props = {
+        "axes": ints_attr(_axes(x, node.arg(1, "dim"))),
+        "keepdims": bool_attr(bool(node.kwargs.get("keepdim", False))),
+    }
+    mean = g.add_op(ops.ReduceMeanOp, [x], props, f"{node.name}.mean")
+    return [_variance(g, node), mean]
 
 
 def _repeat(g: Graph, node: Node) -> Tensor:
@@ -395,6 +416,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.all.dim": _any_or_all(ops.ReduceMinOp),
     "aten.all.dims": _any_or_all(ops.ReduceMinOp),
     "aten.var.correction": _variance,
+    "aten.var_mean.correction": _variance_and_mean,
     "aten.linalg_vector_norm.default": _vector_norm,
     "aten.repeat.default": _repeat,
     "aten.flip.default": _flip,
