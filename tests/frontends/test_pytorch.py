@@ -517,3 +517,34 @@ def test_torch_compile_compiles_once_per_batch_size(compiled_graphs, caplog):
     assert len(compiled_graphs) == 2
     assert "tensor<2x8xf32>" in str(compiled_graphs[0][0]) and "tensor<3x8xf32>" in str(compiled_graphs[1][0])
     assert "eagerly" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "norm_first, activation, masks",
+    [(False, "relu", ("padding",)), (True, "gelu", ("padding", "causal")), (False, "gelu", ("causal",))],
+)
+def test_torch_compile_runs_the_encoder_layer_fast_path_on_ge(
+    compiled_graphs, caplog, norm_first, activation, masks
+):
+    """Without autograd, a batch-first nn.TransformerEncoderLayer calls torch's fused
+    `_transformer_encoder_layer_fwd`, which Dynamo captures whole; it ran eagerly."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(
+        16, 4, 32, dropout=0.0, activation=activation, batch_first=True, norm_first=norm_first
+    ).eval()
+    x, padding = torch.randn(2, 5, 16), torch.zeros(2, 5, dtype=torch.bool)
+    padding[0, 3:] = True
+    causal = torch.ones(5, 5, dtype=torch.bool).triu(1)  # of the padding mask's type, as torch asks
+
+    def run(x, padding):
+        return layer(
+            x,
+            src_mask=causal if "causal" in masks else None,
+            src_key_padding_mask=padding if "padding" in masks else None,
+        )
+
+    with torch.no_grad():
+        actual = torch.compile(run, backend="ge", options={"optimization_level": 3})(x, padding)
+        expected = run(x, padding)
+    np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-4, atol=1e-5)
+    assert compiled_graphs and "eagerly" not in caplog.text

@@ -125,14 +125,21 @@ def quiet_torch() -> Iterator[None]:
 
 
 def decomposition_table() -> dict[Any, Any]:
-    """torch's default decomposition table without the ops of KEPT_WHOLE."""
+    """torch's default decomposition table without the ops of KEPT_WHOLE, with ge's own for the
+    fused kernels of torch's inference fast path (`fastpath.DECOMPOSITIONS`)."""
     import torch
+
+    from .fastpath import DECOMPOSITIONS
 
     table = torch.export.default_decompositions()
     for name in KEPT_WHOLE:
         op = aten_overload(name)
         if op is not None and op in table:
             del table[op]
+    for name, decomposition in DECOMPOSITIONS.items():
+        op = aten_overload(name)
+        if op is not None:
+            table[op] = decomposition
     return table
 
 
