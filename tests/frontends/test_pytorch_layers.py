@@ -235,6 +235,28 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             sequence,
         ),
         "writes into slices": (lambda: _Apply(_written_slices), sequence),
+        "adaptive pools to sizes not dividing the input": (
+            lambda: _Apply(
+                lambda x: (
+                    F.adaptive_avg_pool2d(x, (4, 5)),
+                    F.adaptive_max_pool2d(x, (5, 4)),
+                    F.adaptive_avg_pool2d(x, (None, 4)),
+                    F.adaptive_avg_pool1d(x.flatten(2), 7),
+                    F.adaptive_max_pool1d(x.flatten(2), 5),
+                    F.adaptive_avg_pool2d(x[0], 4),
+                )
+            ),
+            image,
+        ),
+        "average pools with a divisor": (
+            lambda: _Apply(
+                lambda x: (
+                    F.avg_pool2d(x, 2, divisor_override=3),
+                    F.avg_pool2d(x, 3, 2, 1, divisor_override=5),
+                )
+            ),
+            image,
+        ),
         "exp2, log2, log10, trunc, celu": (
             lambda: _Apply(
                 lambda x: (

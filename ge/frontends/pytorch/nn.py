@@ -216,32 +216,42 @@ def _avg_pool(g: Graph, node: Node) -> Tensor:
     stride = _spatial(node.arg(2, "stride") or kernel, spatial)
     padding, ceil = _spatial(node.arg(3, "padding", 0), spatial), node.arg(4, "ceil_mode", False)
     count_pad, divisor = node.arg(5, "count_include_pad", True), node.arg(6, "divisor_override")
-    if divisor is not None:
-        raise node.fail("divisor_override is not supported")
+    if divisor is not None and ceil:
+        raise node.fail(f"divisor_override {divisor} with ceil_mode is not supported")
     props = {
         "kernel_shape": ints_attr(kernel),
         "strides": ints_attr(stride),
         "pads": ints_attr(padding * 2),
         "ceil_mode": bool_attr(ceil),
-        "count_include_pad": bool_attr(count_pad),
+        "count_include_pad": bool_attr(count_pad or divisor is not None),
     }
-    return g.add_op(ops.AvgPool3DOp if spatial == 3 else ops.AvgPoolOp, [x], props, node.name)
+    pool_class = ops.AvgPool3DOp if spatial == 3 else ops.AvgPoolOp
+    if divisor is None:
+        return g.add_op(pool_class, [x], props, node.name)
+    # Every window then covers the whole kernel (padding counted): its sum over the divisor.
+    mean = g.add_op(pool_class, [x], props, f"{node.name}.mean")
+    return g.add_mul(mean, node.scalar(math.prod(kernel) / divisor, x.dtype), node.name)
 
 
 def _adaptive_pool(global_class: type, window_class: type) -> Converter:
     """`adaptive_avg_pool2d` and `adaptive_max_pool2d`: an output of 1x1 is a global pool; one
-    dividing the input evenly is a plain one. The max pool's indices, which need the height and
-    width, come from a max pool whose window is the input's plane or an even part of it."""
+    dividing the input evenly is a plain one, others a reduction per bin. The max pool's indices,
+    which need the height and width, come from a max pool whose window is the input's plane or an
+    even part of it."""
 
     def convert(g: Graph, node: Node) -> Tensor | list[Tensor | None]:
         x, size = node.arg(0, "self"), _pair(node.arg(1, "output_size"))
         height, width = x.shape[2:]
         static = DYNAMIC_INDEX not in (height, width)
-        if size != [1, 1] and (not static or height % size[0] or width % size[1]):
-            raise node.fail(
-                f"an output size {size} that does not divide the input {[height, width]} is not supported"
-            )
         reads_indices = "max" in node.target and node.uses_result(1)
+        if size != [1, 1] and (not static or height % size[0] or width % size[1]):
+            if not static or reads_indices:
+                raise node.fail(
+                    f"an output size {size} that does not divide the input {[height, width]} is not "
+                    "supported" + (" with the indices read" if static else " of a symbolic size")
+                )
+            pooled = _uneven_adaptive_pool(g, node, x, size)
+            return [pooled, None] if "max" in node.target else pooled
         if reads_indices and not static:
             raise node.fail(SYMBOLIC_PLANE_INDICES)
         if size == [1, 1] and not reads_indices:
@@ -255,6 +265,27 @@ def _adaptive_pool(global_class: type, window_class: type) -> Converter:
         return [pooled, None] if "max" in node.target else pooled
 
     return unbatched(convert)
+
+
+def _uneven_adaptive_pool(g: Graph, node: Node, x: Tensor, size: list[int]) -> Tensor:
+    """An adaptive pool whose bins differ in size (bin i of n over m spans floor(i m / n) to
+    ceil((i + 1) m / n)), one axis after the other: a mean or maximum over a rectangle is that
+    over its rows of that over its columns. Each bin is a slice and a reduction."""
+    reduce_class = ops.ReduceMaxOp if "max" in node.target else ops.ReduceMeanOp
+    for axis, bins in zip((2, 3), size, strict=True):
+        extent = x.shape[axis]
+        if bins == extent:
+            continue
+        pieces = []
+        for i in range(bins):
+            start, end = i * extent // bins, -(-(i + 1) * extent // bins)
+            where = f"{node.name}.axis{axis}_bin{i}"
+            props = {"starts": ints_attr([start]), "ends": ints_attr([end]), "axes": ints_attr([axis])}
+            piece = g.add_op(ops.SliceOp, [x], props, f"{where}.slice")
+            reduce_props = {"axes": ints_attr([axis]), "keepdims": bool_attr(True)}
+            pieces.append(g.add_op(reduce_class, [piece], reduce_props, where))
+        x = g.add_concat(pieces, axis, f"{node.name}.axis{axis}")
+    return x
 
 
 def _attention(g: Graph, node: Node) -> Tensor:
