@@ -27,6 +27,24 @@ class _Apply(nn.Module):
         return self.function(*inputs)
 
 
+class _Volumes(nn.Module):
+    """3-D convolutions (grouped, strided, dilated), a transposed one and max pools."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv3d(2, 4, 3, padding=1, groups=2)
+        self.grown = nn.ConvTranspose3d(2, 3, 3, stride=2, padding=1, output_padding=1, dilation=(1, 2, 1))
+
+    def forward(self, x):
+        return (
+            self.conv(x),
+            F.conv3d(x, self.conv.weight[:, :1].repeat(1, 2, 1, 1, 1), stride=(1, 2, 2), dilation=(2, 1, 1)),
+            self.grown(x),
+            F.max_pool3d(x, 2, ceil_mode=True),
+            F.max_pool3d(x, (1, 3, 3), (1, 2, 2), (0, 1, 1)),
+        )
+
+
 def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
     """name -> (a module maker, the input shape)."""
     image, sequence = (2, 4, 6, 6), (2, 5, 8)
@@ -235,6 +253,7 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             sequence,
         ),
         "writes into slices": (lambda: _Apply(_written_slices), sequence),
+        "3-D convolutions and max pools": (_Volumes, (2, 2, 5, 6, 6)),
         "adaptive pools to sizes not dividing the input": (
             lambda: _Apply(
                 lambda x: (

@@ -22,7 +22,8 @@ from .tensor import squared_deviations
 
 
 def _convolution(g: Graph, node: Node) -> Tensor:
-    """2-D convolutions and transposed convolutions (1-D ones over a unit height)."""
+    """1-D, 2-D and 3-D convolutions and transposed convolutions (1-D ones as 2-D over a unit
+    height)."""
     x, w, b = node.arg(0, "input"), node.arg(1, "weight"), node.arg(2, "bias")
     stride, padding, dilation = node.arg(3, "stride"), node.arg(4, "padding"), node.arg(5, "dilation")
     transposed, output_padding, groups = (
@@ -31,24 +32,28 @@ def _convolution(g: Graph, node: Node) -> Tensor:
         node.arg(8, "groups"),
     )
     spatial = len(w.shape) - 2
-    if spatial not in (1, 2):
-        raise node.fail(f"a {spatial}-D convolution is not supported (1-D and 2-D are)")
+    if spatial not in (1, 2, 3):
+        raise node.fail(f"a {spatial}-D convolution is not supported (1-D, 2-D and 3-D are)")
     if spatial == 1:
         x = g.add_reshape(x, [*x.shape[:2], 1, x.shape[2]], f"{node.name}.2d_input")
         w = g.add_reshape(w, [*w.shape[:2], 1, w.shape[2]], f"{node.name}.2d_weight")
         stride, padding, dilation = [1, *stride], [0, *padding], [1, *dilation]
         output_padding = [0, *output_padding]
+    rank = 3 if spatial == 3 else 2
     props = {
-        "strides": ints_attr(_pair(stride)),
-        "pads": ints_attr(_pair(padding) * 2),
-        "dilations": ints_attr(_pair(dilation)),
+        "strides": ints_attr(_spatial(stride, rank)),
+        "pads": ints_attr(_spatial(padding, rank) * 2),
+        "dilations": ints_attr(_spatial(dilation, rank)),
         "groups": int_attr(groups),
     }
     if transposed:
-        props["output_padding"] = ints_attr(_pair(output_padding))
-    op_class = ops.ConvTranspose2DOp if transposed else ops.Conv2DOp
+        props["output_padding"] = ints_attr(_spatial(output_padding, rank))
+    if spatial == 3:
+        op_class = ops.ConvTranspose3DOp if transposed else ops.Conv3DOp
+    else:
+        op_class = ops.ConvTranspose2DOp if transposed else ops.Conv2DOp
     operands = [x, w] if b is None else [x, w, b]
-    y = g.add_op(op_class, operands, props, node.name if spatial == 2 else f"{node.name}.2d")
+    y = g.add_op(op_class, operands, props, node.name if spatial != 1 else f"{node.name}.2d")
     if spatial == 1:
         y = g.add_reshape(y, [y.shape[0], y.shape[1], y.shape[3]], node.name)
     return y
@@ -170,12 +175,14 @@ def _softmax(op_class: type) -> Converter:
 
 @unbatched
 def _max_pool(g: Graph, node: Node) -> Tensor | list[Tensor | None]:
-    """`max_pool2d` and `max_pool2d_with_indices` (whose indices are row-major per plane)."""
-    x, kernel = node.arg(0, "self"), _pair(node.arg(1, "kernel_size"))
-    stride = _pair(node.arg(2, "stride") or kernel)
+    """`max_pool2d`, `max_pool2d_with_indices` (whose indices are row-major per plane) and
+    `max_pool3d_with_indices` (its indices refused when read)."""
+    spatial = 3 if node.target == "aten.max_pool3d_with_indices.default" else 2
+    x, kernel = node.arg(0, "self"), _spatial(node.arg(1, "kernel_size"), spatial)
+    stride = _spatial(node.arg(2, "stride") or kernel, spatial)
     padding, dilation, ceil = (
-        _pair(node.arg(3, "padding", 0)),
-        _pair(node.arg(4, "dilation", 1)),
+        _spatial(node.arg(3, "padding", 0), spatial),
+        _spatial(node.arg(4, "dilation", 1), spatial),
         node.arg(5, "ceil_mode", False),
     )
     props = {
@@ -185,8 +192,14 @@ def _max_pool(g: Graph, node: Node) -> Tensor | list[Tensor | None]:
         "dilations": ints_attr(dilation),
         "ceil_mode": bool_attr(ceil),
     }
-    if node.target != "aten.max_pool2d_with_indices.default":
+    if node.target == "aten.max_pool2d.default":
         return g.add_op(ops.MaxPoolOp, [x], props, node.name)
+    if spatial == 3:
+        if node.uses_result(1):
+            raise node.fail("the indices of a 3-D max pool are not supported")
+        if len(x.shape) != 5:
+            raise node.fail(f"a 3-D max pool of a {len(x.shape)}-D input is not supported (5-D is)")
+        return [g.add_op(ops.MaxPool3DOp, [x], props, node.name), None]
     if node.uses_result(1):
         return _max_pool_with_indices(g, node, x, props)
     return [g.add_op(ops.MaxPoolOp, [x], props, node.name), None]
@@ -399,6 +412,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.log_softmax.int": _softmax(ops.LogSoftmaxOp),
     "aten.max_pool2d.default": _max_pool,
     "aten.max_pool2d_with_indices.default": _max_pool,
+    "aten.max_pool3d_with_indices.default": _max_pool,
     "aten.avg_pool2d.default": _avg_pool,
     "aten.avg_pool3d.default": _avg_pool,
     "aten.adaptive_avg_pool2d.default": _adaptive_pool(ops.GlobalAvgPoolOp, ops.AvgPoolOp),
