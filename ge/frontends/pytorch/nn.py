@@ -340,7 +340,7 @@ def _attention(g: Graph, node: Node) -> Tensor:
             mask = g.add_op(ops.ExpandOp, [mask], {"shape": ints_attr(full)}, f"{node.name}.mask_full")
         operands.append(as_4d(mask, "mask"))
     result = g.add_op(ops.AttentionOp, operands, props, f"{node.name}.4d")
-    return g.add_reshape(result, [int(d) for d in node.shape], node.name)
+    return g.add_reshape(result, node.static_shape("attention"), node.name)
 
 
 def _upsample(g: Graph, node: Node) -> Tensor:

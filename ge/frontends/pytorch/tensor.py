@@ -8,7 +8,7 @@ takes from a symbolic dimension arrives as a `Symbolic`, which a reshape infers 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX, StringAttr
 
@@ -302,7 +302,7 @@ def _variance_and_mean(g: Graph, node: Node) -> list[Tensor]:
         "keepdims": bool_attr(bool(node.kwargs.get("keepdim", False))),
     }
     mean = g.add_op(ops.ReduceMeanOp, [x], props, f"{node.name}.mean")
-    return [_variance(g, node), mean]
+    return [cast(Tensor, _variance(g, node)), mean]  # along_one_axis keeps a converter's tensor
 
 
 def _repeat(g: Graph, node: Node) -> Tensor:
