@@ -172,6 +172,7 @@ CONVERTERS: dict[str, Converter] = {
     "ReLU": _unary(ops.ReluOp),
     "Sigmoid": _unary(ops.SigmoidOp),
     "Tanh": _unary(ops.TanhOp),
+    "Atan2": _binary(ops.Atan2Op),
     "Exp": _unary(ops.ExpOp),
     "Expm1": _unary(ops.Expm1Op),  # exact near 0, where MindSpore 2.10's CPU kernel gives exp(x) - 1
     "Log": _unary(ops.LogOp),

@@ -9,6 +9,8 @@ cell after, as MindSpore does.
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import StringAttr
+
 from ge.dialects import graph as ops
 from ge.dialects.common import bool_attr, int_attr, ints_attr
 from ge.graph import Tensor
@@ -289,6 +291,25 @@ def _pair(node: Node, value: object, what: str) -> tuple[int, int]:
     raise node.invalid(f"{what} {values} is neither one number, a pair nor a 4-tuple")
 
 
+def _einsum(imp: Importer, node: Node) -> Value:
+    """Einsum of the tuple of operands (MindSpore runs the primitive on Ascend and GPU only); the
+    graph's einsum reads the equation, `...` included, as numpy does."""
+    equation = node.attr("equation", "")
+    if not isinstance(equation, str) or not equation.strip():
+        raise node.invalid(f"attribute 'equation' must be a non-empty string, got {equation!r:.60}")
+    values = node.input(0)
+    values = values if isinstance(values, tuple) else tuple(node.inputs)
+    tensors = [_operand(imp, node, v, i) for i, v in enumerate(values)]
+    props = {"equation": StringAttr(equation.replace(" ", ""))}
+    return imp.g.add_op(ops.EinsumOp, tensors, props, node.name)
+
+
+def _operand(imp: Importer, node: Node, value: Value, index: int) -> Tensor:
+    return (
+        value if isinstance(value, Tensor) else imp.constant(value, f"{node.name}.input{index}", None, node)
+    )
+
+
 def _pad_mode(node: Node, mode: object) -> str:
     if isinstance(mode, int) and mode in PAD_MODES:
         return PAD_MODES[mode]
@@ -317,6 +338,7 @@ CONVERTERS: dict[str, Converter] = {
     "AvgPool": _pool(ops.AvgPoolOp),
     "MatMul": _matmul,
     "BatchMatMul": _matmul,
+    "Einsum": _einsum,
     "Dense": _dense,
     "MatMulExt": _matmul_ext,
     "LayerNorm": _layer_norm,
