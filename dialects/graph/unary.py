@@ -243,6 +243,18 @@ class ErfOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class ErfcOp(FloatUnaryOp):
+    """`1 - erf(x)`, accurate where erf(x) is close to 1 (where the subtraction would cancel).
+
+    `%y = ascend.graph.erfc %x : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.erfc"
+
+    traits = traits_def(Transcendental(), KeepsPrecision())
+
+
+@irdl_op_definition
 class SinOp(FloatUnaryOp):
     """`%y = ascend.graph.sin %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
@@ -567,6 +579,7 @@ OPS = (
     CeilOp,
     RoundOp,
     ErfOp,
+    ErfcOp,
     SinOp,
     CosOp,
     TanOp,

@@ -1,8 +1,8 @@
 """Unary elementwise ops: math functions, activations, predicates and negations.
 
 Activations compute in the operand's dtype (float32 for 16-bit floats, which `evaluate` widens);
-constants are Python floats so that numpy keeps that dtype. `erf`, which numpy lacks, is
-fdlibm's rational approximation (within an ulp in float64).
+constants are Python floats so that numpy keeps that dtype. `erf` and `erfc`, which numpy lacks,
+are fdlibm's rational approximations (within an ulp in float64).
 """
 
 from __future__ import annotations
@@ -186,11 +186,43 @@ def erf(x: np.ndarray) -> np.ndarray:
             v = a[inside]
             t = 1.0 / (v * v)
             ratio = _poly(t, numerator) / _poly(t, denominator)
-            # v^2 as a high part with a short mantissa plus an exact remainder keeps exp(-v^2) accurate.
-            top = (v.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
-            tail = 1.0 - np.exp(-top * top - 0.5625) * np.exp((top - v) * (top + v) + ratio) / v
-            result[inside] = np.copysign(tail, wide[inside])
+            result[inside] = np.copysign(1.0 - _erfc_tail(v, ratio), wide[inside])
     return result.astype(np.asarray(x).dtype)
+
+
+def erfc(x: np.ndarray) -> np.ndarray:
+    """`1 - erf(x)` without its cancellation: fdlibm's erfc, in float64 and returned in `x`'s
+    dtype, so it keeps its relative precision where erf(x) rounds to 1 (erfc(10) is 2e-45, a float32
+    subnormal) and underflows to 0 only past 27.3."""
+    wide = np.asarray(x, np.float64)
+    a = np.abs(wide)
+    result = np.where(wide > 0, 0.0, 2.0)  # |x| >= 28 (and -28 < x <= -6, where erfc is 2 - tiny)
+    result[np.isnan(wide)] = np.nan
+    with np.errstate(all="ignore"):
+        small = a < 0.84375
+        w = wide[small]
+        z = w * w
+        y = _poly(z, _PP) / _poly(z, _QQ)
+        # Below 1/4, 1 - erf loses nothing; above, 0.5 - (x - 0.5 + x y) keeps the low bits.
+        result[small] = np.where(w < 0.25, 1.0 - (w + w * y), 0.5 - (w * y + (w - 0.5)))
+        near_one = (a >= 0.84375) & (a < 1.25)
+        s = a[near_one] - 1.0
+        ratio = _poly(s, _PA) / _poly(s, _QA)
+        result[near_one] = np.where(wide[near_one] >= 0, (1.0 - _ERX) - ratio, 1.0 + (_ERX + ratio))
+        for low, high, numerator, denominator in ((1.25, 1 / 0.35, _RA, _SA), (1 / 0.35, 28.0, _RB, _SB)):
+            inside = (a >= low) & (a < high) & ((wide > 0) | (a < 6.0))
+            v = a[inside]
+            t = 1.0 / (v * v)
+            tail = _erfc_tail(v, _poly(t, numerator) / _poly(t, denominator))
+            result[inside] = np.where(wide[inside] > 0, tail, 2.0 - tail)
+    return result.astype(np.asarray(x).dtype)
+
+
+def _erfc_tail(v: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """erfc(v) for v >= 1.25 from the rational approximation `ratio` of its range."""
+    # v^2 as a high part with a short mantissa plus an exact remainder keeps exp(-v^2) accurate.
+    top = (v.view(np.uint64) & np.uint64(0xFFFFFFFF00000000)).view(np.float64)
+    return np.exp(-top * top - 0.5625) * np.exp((top - v) * (top + v) + ratio) / v
 
 
 def _poly(x: np.ndarray, coefficients: tuple[float, ...]) -> np.ndarray:
@@ -225,6 +257,7 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.CeilOp: _math(np.ceil),
     ops.RoundOp: _math(np.round),  # halves to even, as ONNX rounds
     ops.ErfOp: _math(erf),
+    ops.ErfcOp: _math(erfc),
     ops.SinOp: _math(np.sin),
     ops.CosOp: _math(np.cos),
     ops.TanOp: _math(np.tan),

@@ -7,6 +7,7 @@ assignment), and ops along a dim of 0-d tensors."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -455,6 +456,22 @@ def test_expm1_keeps_tiny_values_and_its_limits(dtype, rtol, level):
     np.testing.assert_allclose(got, want, rtol=rtol, atol=0)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
     np.testing.assert_array_equal(got[-4:-1], [-1.0, inf, -1.0])
+
+
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize(("dtype", "rtol"), [(torch.float32, 2e-7), (torch.float64, 1e-15)])
+def test_erfc_keeps_its_relative_precision_far_out(dtype, rtol, level):
+    """erfc(x) for large x is tiny but exact to the last digit, where `1 - erf(x)` is 0 from x = 4
+    in float32 (6 in float64); it is 2 far below 0, 0 past the dtype's range (10.05 in float32
+    subnormals, 27.3 in float64), NaN for NaN: as eager torch and math.erfc."""
+    inf, nan = float("inf"), float("nan")
+    values = [0.0, -0.0, 1e-10, 0.2, 0.5, 0.9, 1.1, 2.0, 3.0, 4.0, 5.5, 8.0, 9.0, 20.0, 26.5, 30.0]
+    x = torch.tensor([*values, -0.5, -1.0, -3.0, -7.0, -100.0, inf, -inf, nan], dtype=dtype)
+    (got,) = assert_matches_eager(_Apply(torch.erfc).eval(), (x,), level, rtol=rtol, atol=0)
+    want = np.array([math.erfc(v) for v in x.tolist()]).astype(x.numpy().dtype)
+    normal = np.abs(want) >= np.finfo(want.dtype).tiny
+    np.testing.assert_allclose(got[normal], want[normal], rtol=rtol, atol=0)
+    np.testing.assert_array_equal(got[-3:-1], [0.0, 2.0])
 
 
 ON_A_0D_TENSOR: dict[str, Callable[[torch.Tensor], object]] = {

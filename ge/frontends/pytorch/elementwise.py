@@ -314,6 +314,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.neg.default": _unary(ops.NegOp),
     "aten.abs.default": _unary(ops.AbsOp),
     "aten.erf.default": _unary(ops.ErfOp),
+    "aten.erfc.default": _unary(ops.ErfcOp),
     "aten.sin.default": _unary(ops.SinOp),
     "aten.cos.default": _unary(ops.CosOp),
     "aten.floor.default": _unary(ops.FloorOp),

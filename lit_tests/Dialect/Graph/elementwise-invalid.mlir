@@ -20,6 +20,14 @@ func.func @atan2_integer(%y: tensor<4xi32>, %x: tensor<4xi32>) {
 
 // -----
 
+// CHECK: {{^}}'ascend.graph.erfc': the operand must be floating-point, got i32
+func.func @erfc_integer(%x: tensor<4xi32>) {
+  %0 = ascend.graph.erfc %x : (tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
 // CHECK: {{^}}'ascend.graph.expm1': the operand must be floating-point, got i64
 func.func @expm1_integer(%x: tensor<4xi64>) {
   %0 = ascend.graph.expm1 %x : (tensor<4xi64>) -> tensor<4xi64>

@@ -23,6 +23,7 @@ func.func @atan2(%y: tensor<2x3xf32>, %x: tensor<3xf32>) {
 // CHECK-NEXT: ascend.graph.ceil %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.round %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.erf %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: ascend.graph.erfc %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.sin %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.cos %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.tan %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
@@ -64,6 +65,7 @@ func.func @float_unary(%x: tensor<2x3xf32>) {
   %5 = ascend.graph.ceil %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %6 = ascend.graph.round %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %7 = ascend.graph.erf %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %erfc = ascend.graph.erfc %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %8 = ascend.graph.sin %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %9 = ascend.graph.cos %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %10 = ascend.graph.tan %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
