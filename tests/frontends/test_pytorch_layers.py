@@ -1,7 +1,7 @@
 """Common layers and tensor ops through the PyTorch frontend, each against eager PyTorch at O0
 and O3: normalizations over a batch's own statistics (instance norm), selections (topk, sort),
 masks, reductions without a dim, norms, the activations torch decomposes, tiling and flipping,
-bicubic and nearest-exact resizing, pools of unbatched input and their indices, padding modes,
+bicubic and nearest-exact resizing, grid sampling, pools of unbatched input and their indices, padding modes,
 local response norm, indexing by several tensors and the writes (index_put, scatters, slice
 assignment), and ops along a dim of 0-d tensors."""
 
@@ -342,6 +342,35 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
                 )
             ),
             sequence,
+        ),
+        # Points of the grid reach 1.5 past the edges, so every padding mode is used.
+        "grid_sample, every mode and padding": (
+            lambda: _Apply(
+                lambda x: tuple(
+                    F.grid_sample(
+                        x, torch.tanh(x[:, :2].permute(0, 2, 3, 1)) * 1.5, mode, padding, align_corners=align
+                    )
+                    for mode in ("bilinear", "nearest", "bicubic")
+                    for padding in ("zeros", "border", "reflection")
+                    for align in (False, True)
+                )
+            ),
+            image,
+        ),
+        "grid_sample in 3-D": (
+            lambda: _Apply(
+                lambda x: tuple(
+                    F.grid_sample(
+                        x, torch.tanh(x[:, :, :3].permute(0, 2, 3, 4, 1)) * 1.2, mode, padding, False
+                    )
+                    for mode, padding in (
+                        ("bilinear", "zeros"),
+                        ("nearest", "border"),
+                        ("bilinear", "reflection"),
+                    )
+                )
+            ),
+            (2, 3, 4, 5, 6),
         ),
     }
 

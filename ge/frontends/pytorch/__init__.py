@@ -15,7 +15,7 @@ from typing import Any
 
 from ge.graph import Graph
 
-from . import elementwise, indexing, nn, recurrent, tensor
+from . import elementwise, indexing, nn, recurrent, sampling, tensor
 from .exporter import KEPT_WHOLE, export_program, load_program
 from .importer import Converter, Node, check_supported, import_program
 
@@ -24,6 +24,7 @@ CONVERTERS: dict[str, Converter] = {
     **indexing.CONVERTERS,
     **nn.CONVERTERS,
     **recurrent.CONVERTERS,
+    **sampling.CONVERTERS,
     **tensor.CONVERTERS,
 }
 """The converter of each supported ATen overload, by its name (`aten.convolution.default`)."""
