@@ -18,7 +18,14 @@ from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, r
 from ..common import IntArray
 from .base import DYN, GraphOp, Shape, flag_def, normalize_axis, prop_flag, prop_int
 from .samples import Samplewise, outside
-from .traits import ExactInStoredType, KeepsPrecision, ReducesPlane, Reduction, VectorSweeps
+from .traits import (
+    ExactInStoredType,
+    KeepsPrecision,
+    ReducesPlane,
+    Reduction,
+    Transcendental,
+    VectorSweeps,
+)
 
 # --------------------------------------------------------------------------------------------
 # Reductions over a set of axes
@@ -264,6 +271,49 @@ class CumProdOp(ScanOp):
 
 
 @irdl_op_definition
+class CumMaxOp(ScanOp):
+    """The running largest element; a NaN stays from where it occurs.
+
+    `%y = ascend.graph.cum_max %x {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>`
+    """
+
+    name = "ascend.graph.cum_max"
+
+    traits = traits_def(ExactInStoredType())
+
+
+@irdl_op_definition
+class CumMinOp(ScanOp):
+    """The running smallest element; a NaN stays from where it occurs.
+
+    `%y = ascend.graph.cum_min %x {axis = 1 : i64} : (tensor<2x3xi64>) -> tensor<2x3xi64>`
+    """
+
+    name = "ascend.graph.cum_min"
+
+    traits = traits_def(ExactInStoredType())
+
+
+@irdl_op_definition
+class LogCumSumExpOp(ScanOp):
+    """`log(cumsum(exp(x)))` without overflow or underflow: each step is a log-add-exp, so
+    large and very negative inputs keep their value (ONNX has no such operator).
+
+    `%y = ascend.graph.log_cum_sum_exp %x {axis = 0 : i64} : (tensor<5xf32>) -> tensor<5xf32>`
+    """
+
+    name = "ascend.graph.log_cum_sum_exp"
+
+    traits = traits_def(Transcendental())
+
+    @classmethod
+    def infer(cls, operand_types, props, where):
+        if not isinstance(operand_types[0].element_type, AnyFloat):
+            raise ValueError(f"the operand must be floating-point, got {operand_types[0].element_type}")
+        return super().infer(operand_types, props, where)
+
+
+@irdl_op_definition
 class TopKOp(GraphOp):
     """The `k` largest (or with `largest = false` smallest) elements along `axis` and their i64
     indices; equal values keep index order. `sorted = false` allows any order of the k.
@@ -365,6 +415,9 @@ OPS = (
     ArgMinOp,
     CumSumOp,
     CumProdOp,
+    CumMaxOp,
+    CumMinOp,
+    LogCumSumExpOp,
     TopKOp,
     SoftmaxOp,
     LogSoftmaxOp,

@@ -9,6 +9,7 @@ lowest value for max and its highest for min.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -117,7 +118,10 @@ def _arg_reduction(pick: Callable[..., np.ndarray]) -> Prepared:
     return Prepared(prepare)
 
 
-def _scan(accumulate: Callable[..., np.ndarray], identity: int) -> Prepared:
+def _scan(accumulate: Callable[..., np.ndarray], identity: float) -> Prepared:
+    """A running `accumulate`; `identity` (clipped to the dtype's range: -inf is an integer's
+    smallest) starts an exclusive scan."""
+
     def prepare(op: ops.ScanOp) -> Compute:
         given, reverse, exclusive = get_int(op, "axis", 0), get_flag(op, "reverse"), get_flag(op, "exclusive")
 
@@ -127,7 +131,7 @@ def _scan(accumulate: Callable[..., np.ndarray], identity: int) -> Prepared:
             y = accumulate(source, axis=axis, dtype=x.dtype)
             if exclusive:
                 # Each element gets the running value before it: shift by one, the identity first.
-                first = np.full_like(np.take(y, [0], axis=axis), identity)
+                first = np.full_like(np.take(y, [0], axis=axis), _in_range(identity, x.dtype))
                 y = np.concatenate([first, np.take(y, np.arange(x.shape[axis] - 1), axis=axis)], axis=axis)
             return np.flip(y, axis) if reverse else y
 
@@ -210,6 +214,9 @@ IMPLEMENTATIONS: dict[type, Implementation] = {
     ops.ArgMinOp: _arg_reduction(np.argmin),
     ops.CumSumOp: _scan(np.cumsum, 0),
     ops.CumProdOp: _scan(np.cumprod, 1),
+    ops.CumMaxOp: _scan(np.maximum.accumulate, -math.inf),
+    ops.CumMinOp: _scan(np.minimum.accumulate, math.inf),
+    ops.LogCumSumExpOp: _scan(np.logaddexp.accumulate, -math.inf),
     ops.TopKOp: _top_k,
     ops.SoftmaxOp: _softmax,
     ops.LogSoftmaxOp: _log_softmax,
@@ -241,3 +248,11 @@ def _highest(dtype: np.dtype) -> bool | int | float:
     if dtype == np.bool_:
         return True
     return np.iinfo(dtype).max if dtype.kind in "iu" else np.inf
+
+
+def _in_range(value: float, dtype: np.dtype) -> float | int:
+    """`value`, an integer dtype's smallest or largest for an infinity."""
+    if dtype.kind in "iu" and math.isinf(value):
+        limits = np.iinfo(dtype)
+        return int(limits.min if value < 0 else limits.max)
+    return value

@@ -372,6 +372,25 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             ),
             (2, 3, 4, 5, 6),
         ),
+        # Rounded values make ties, whose indices are the latest; the NaN stays in cummax and
+        # cummin from where it occurs, with its own index.
+        "cumprod, cummax, cummin, logcumsumexp": (
+            lambda: _Apply(
+                lambda x: (
+                    torch.cumprod(x, 1),
+                    torch.cumprod((x * 2).long(), -1),
+                    *torch.cummax(x.round(), -1),
+                    *torch.cummin(x.round(), 1),
+                    *torch.cummax(torch.where(x > 1.5, torch.nan, x), 2),
+                    *torch.cummin(torch.where(x > 1.5, torch.nan, x), 2),
+                    *torch.cummax((x * 2).long(), 0),
+                    *torch.cummin(x > 0, -1),
+                    torch.logcumsumexp(x * 300, 1),
+                    torch.logcumsumexp(x, -1),
+                )
+            ),
+            sequence,
+        ),
     }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ge.graph import Graph
 
-from . import elementwise, indexing, nn, recurrent, sampling, tensor
+from . import elementwise, indexing, nn, recurrent, sampling, scans, tensor
 from .exporter import KEPT_WHOLE, export_program, load_program
 from .importer import Converter, Node, check_supported, import_program
 
@@ -25,6 +25,7 @@ CONVERTERS: dict[str, Converter] = {
     **nn.CONVERTERS,
     **recurrent.CONVERTERS,
     **sampling.CONVERTERS,
+    **scans.CONVERTERS,
     **tensor.CONVERTERS,
 }
 """The converter of each supported ATen overload, by its name (`aten.convolution.default`)."""

@@ -1,5 +1,5 @@
 """Converters of ATen ops that pick along an axis or build index ranges: `max`/`min` along a dim
-(values and indices), `argmax`/`argmin`, `cumsum`, `gather`, `index.Tensor` and its writes
+(values and indices), `argmax`/`argmin`, `gather`, `index.Tensor` and its writes
 (`index_put`, the scatters, slice and select scatters), `diagonal`, and `arange`.
 
 Ties pick the first index, as the graph's arg reductions do (ATen's CPU kernels do the same).
@@ -63,14 +63,6 @@ def _top_k(g: Graph, node: Node) -> list[Tensor]:
         raise node.fail("selecting a symbolic number of elements is not supported")
     props = {"k": int_attr(k), "axis": int_attr(axis), "largest": bool_attr(largest)}
     return g.add_op_results(ops.TopKOp, [x], props, node.name)
-
-
-@along_one_axis
-def _cumsum(g: Graph, node: Node) -> Tensor:
-    """Integers accumulate in int64, as ATen promotes them (the export records the dtype)."""
-    x = node.tensor(node.arg(0, "self"), node.dtype)
-    axis = node.arg(1, "dim") % max(len(x.shape), 1)
-    return g.add_op(ops.CumSumOp, [x], {"axis": int_attr(axis)}, node.name)
 
 
 @along_one_axis
@@ -323,7 +315,6 @@ CONVERTERS: dict[str, Converter] = {
     "aten.min.dim": _extreme_along(ops.ReduceMinOp, ops.ArgMinOp),
     "aten.argmax.default": _arg_extreme(ops.ArgMaxOp),
     "aten.argmin.default": _arg_extreme(ops.ArgMinOp),
-    "aten.cumsum.default": _cumsum,
     "aten.topk.default": _top_k,
     "aten.sort.default": _top_k,
     "aten.gather.default": _gather,

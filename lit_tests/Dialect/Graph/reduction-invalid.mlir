@@ -74,6 +74,14 @@ func.func @cum_sum_axis(%x: tensor<2x3xf32>) {
 
 // -----
 
+// CHECK: {{^}}'ascend.graph.log_cum_sum_exp': the operand must be floating-point, got i32
+func.func @log_cum_sum_exp_integer(%x: tensor<2x3xi32>) {
+  %0 = ascend.graph.log_cum_sum_exp %x {axis = 0 : i64} : (tensor<2x3xi32>) -> tensor<2x3xi32>
+  func.return
+}
+
+// -----
+
 // CHECK: {{^}}'ascend.graph.top_k': k = 4 exceeds the 3 elements of axis 1
 func.func @top_k_too_many(%x: tensor<2x3xf32>) {
   %0, %1 = ascend.graph.top_k %x {k = 4 : i64} : (tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xi64>)

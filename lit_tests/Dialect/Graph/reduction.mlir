@@ -44,6 +44,9 @@ func.func @reduction_edges(%x: tensor<2x3xf32>, %d: tensor<?x?xf16>) {
 // CHECK-NEXT: ascend.graph.arg_min %{{.*}} {axis = -2 : i64, select_last_index = true} : (tensor<2x3xf32>) -> tensor<1x3xi64>
 // CHECK-NEXT: ascend.graph.cum_sum %{{.*}} {axis = 0 : i64, exclusive = true} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.cum_prod %{{.*}} {axis = -1 : i64, reverse = true} : (tensor<4x5xi32>) -> tensor<4x5xi32>
+// CHECK-NEXT: ascend.graph.cum_max %{{.*}} {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: ascend.graph.cum_min %{{.*}} {axis = 0 : i64, exclusive = true} : (tensor<4x5xi32>) -> tensor<4x5xi32>
+// CHECK-NEXT: ascend.graph.log_cum_sum_exp %{{.*}} {axis = -1 : i64, reverse = true} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: %{{.*}}, %{{.*}} = ascend.graph.top_k %{{.*}} {k = 2 : i64, axis = -1 : i64, largest = false} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
 // CHECK-NEXT: %{{.*}}, %{{.*}} = ascend.graph.top_k %{{.*}} {k = 1 : i64, axis = 0 : i64} : (tensor<?x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xi64>)
 func.func @along_one_axis(%x: tensor<2x3xf32>, %i: tensor<4x5xi32>, %d: tensor<?x3xf32>) {
@@ -51,6 +54,9 @@ func.func @along_one_axis(%x: tensor<2x3xf32>, %i: tensor<4x5xi32>, %d: tensor<?
   %1 = ascend.graph.arg_min %x {axis = -2 : i64, select_last_index = true} : (tensor<2x3xf32>) -> tensor<1x3xi64>
   %2 = ascend.graph.cum_sum %x {axis = 0 : i64, exclusive = true} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %3 = ascend.graph.cum_prod %i {axis = -1 : i64, reverse = true} : (tensor<4x5xi32>) -> tensor<4x5xi32>
+  %cum_max = ascend.graph.cum_max %x {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %cum_min = ascend.graph.cum_min %i {axis = 0 : i64, exclusive = true} : (tensor<4x5xi32>) -> tensor<4x5xi32>
+  %lcse = ascend.graph.log_cum_sum_exp %x {axis = -1 : i64, reverse = true} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %4, %5 = ascend.graph.top_k %x {k = 2 : i64, axis = -1 : i64, largest = false} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
   %6, %7 = ascend.graph.top_k %d {k = 1 : i64, axis = 0 : i64} : (tensor<?x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xi64>)
   func.return
