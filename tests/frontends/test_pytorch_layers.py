@@ -391,6 +391,28 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             ),
             sequence,
         ),
+        # Distinct values, so that each index is defined; medians of odd and even counts.
+        "median and kthvalue": (
+            lambda: _Apply(
+                lambda x: (
+                    x.median(),
+                    x[:, :4].median(),
+                    *x.median(1),
+                    *x.median(-1, keepdim=True),
+                    *torch.kthvalue(x, 3),
+                    *torch.kthvalue(x, 1, 0, True),
+                    *torch.kthvalue(x, 5, 1),
+                    *(x * 100).long().median(2),
+                    torch.tensor(2.5).median(),
+                    # NaN: median gives it, with its first index; kthvalue ranks it last (which
+                    # of several NaN it picks depends on ATen's selection, so one per row here).
+                    torch.where(x > 1.5, torch.nan, x).median(),
+                    *torch.where(x > 1.2, torch.nan, x).median(-1),
+                    *torch.kthvalue(torch.where((x > 0) & (torch.arange(8) == 3), torch.nan, x), 8),
+                )
+            ),
+            sequence,
+        ),
     }
 
 
