@@ -413,6 +413,28 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             ),
             sequence,
         ),
+        # Past 25 points a side torch.cdist of order 2 goes through a matrix product.
+        "cdist of orders 1, 2, inf, 0, 3 and 0.5": (
+            lambda: _Apply(
+                lambda x: (
+                    *(torch.cdist(x[:, :3], x[:, 1:], p) for p in (1.0, 2.0, float("inf"), 0.0, 3.0, 0.5)),
+                    torch.cdist(x.reshape(80, 1), x.reshape(80, 1)[::2] + 0.5),
+                    torch.cdist(x[0], x[1], compute_mode="use_mm_for_euclid_dist"),
+                    torch.cdist(x[:, :4] + 1.0, x[:1], compute_mode="donot_use_mm_for_euclid_dist"),
+                )
+            ),
+            sequence,
+        ),
+        "addmv": (
+            lambda: _Apply(
+                lambda x: (
+                    torch.addmv(x[0, :, 0], x[0], x[1, 0]),
+                    torch.addmv(x[1, :, 1], x[1], x[0, 2], beta=0.5, alpha=-2.0),
+                    torch.addmv(x[0, 0] / 0, x[0].T, x[1, :, 2], beta=0),
+                )
+            ),
+            sequence,
+        ),
     }
 
 

@@ -15,13 +15,14 @@ from typing import Any
 
 from ge.graph import Graph
 
-from . import elementwise, indexing, nn, recurrent, sampling, scans, tensor
+from . import elementwise, indexing, linalg, nn, recurrent, sampling, scans, tensor
 from .exporter import KEPT_WHOLE, export_program, load_program
 from .importer import Converter, Node, check_supported, import_program
 
 CONVERTERS: dict[str, Converter] = {
     **elementwise.CONVERTERS,
     **indexing.CONVERTERS,
+    **linalg.CONVERTERS,
     **nn.CONVERTERS,
     **recurrent.CONVERTERS,
     **sampling.CONVERTERS,

@@ -271,27 +271,31 @@ def squared_deviations(g: Graph, x: Tensor, axes: list[int], name: str) -> tuple
 
 @along_one_axis
 def _vector_norm(g: Graph, node: Node) -> Tensor:
-    """`linalg_vector_norm` of any order over `dim`: 1 and 2 one reduction, infinities the
-    largest or smallest magnitude, 0 the count of nonzeros, others `sum(|x|^p)^(1/p)`."""
+    """`linalg_vector_norm` of any order over `dim`."""
     x, order = node.arg(0, "self"), node.arg(1, "ord", 2)
-    props = {
-        "axes": ints_attr(_axes(x, node.arg(2, "dim"))),
-        "keepdims": bool_attr(bool(node.arg(3, "keepdim"))),
-    }
-    x = node.tensor(x, node.dtype)
+    axes, keep = _axes(x, node.arg(2, "dim")), bool(node.arg(3, "keepdim"))
+    return vector_norm(g, node, node.tensor(x, node.dtype), order, axes, keep, node.name)
+
+
+def vector_norm(
+    g: Graph, node: Node, x: Tensor, order: float, axes: list[int], keep: bool, name: str
+) -> Tensor:
+    """The norm of `order` of `x` over `axes`: 1 and 2 one reduction, infinities the largest or
+    smallest magnitude, 0 the count of nonzeros, others `sum(|x|^p)^(1/p)`."""
+    props = {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}
     if order in (1, 2):
-        return g.add_op(ops.ReduceL1Op if order == 1 else ops.ReduceL2Op, [x], props, node.name)
-    size = g.add_op(ops.AbsOp, [x], None, f"{node.name}.abs")
+        return g.add_op(ops.ReduceL1Op if order == 1 else ops.ReduceL2Op, [x], props, name)
+    size = g.add_op(ops.AbsOp, [x], None, f"{name}.abs")
     if order in (math.inf, -math.inf):
-        return g.add_op(ops.ReduceMaxOp if order > 0 else ops.ReduceMinOp, [size], props, node.name)
+        return g.add_op(ops.ReduceMaxOp if order > 0 else ops.ReduceMinOp, [size], props, name)
     if order == 0:
         nonzero = g.add_cast(
-            g.add_op(ops.GreaterOp, [size, node.scalar(0)], None), x.dtype, f"{node.name}.nonzero"
+            g.add_op(ops.GreaterOp, [size, node.scalar(0, x.dtype)], None), x.dtype, f"{name}.nonzero"
         )
-        return g.add_op(ops.ReduceSumOp, [nonzero], props, node.name)
-    powers = g.add_op(ops.PowOp, [size, node.scalar(order)], None, f"{node.name}.powers")
-    total = g.add_op(ops.ReduceSumOp, [powers], props, f"{node.name}.sum")
-    return g.add_op(ops.PowOp, [total, node.scalar(1 / order)], None, node.name)
+        return g.add_op(ops.ReduceSumOp, [nonzero], props, name)
+    powers = g.add_op(ops.PowOp, [size, node.scalar(order, x.dtype)], None, f"{name}.powers")
+    total = g.add_op(ops.ReduceSumOp, [powers], props, f"{name}.sum")
+    return g.add_op(ops.PowOp, [total, node.scalar(1 / order, x.dtype)], None, name)
 
 
 def _variance_and_mean(g: Graph, node: Node) -> list[Tensor]:
