@@ -435,6 +435,25 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             ),
             sequence,
         ),
+        # Rounded values fall on boundaries (left and right differ there) and NaN goes last.
+        "searchsorted and bucketize": (
+            lambda: _Apply(
+                lambda x: (
+                    torch.searchsorted(torch.tensor([-1.0, 0.0, 0.0, 0.5, 1.0]), x.round()),
+                    torch.searchsorted(torch.tensor([-1.0, 0.0, 0.0, 0.5, 1.0]), x.round(), right=True),
+                    torch.searchsorted(
+                        x.sort(-1).values.round(), x[..., :3].round().contiguous(), side="right"
+                    ),
+                    torch.searchsorted(x.sort(-1).values, x[..., :3].contiguous(), out_int32=True),
+                    torch.searchsorted(torch.tensor([1, 2, 4]), (x * 3).long()),
+                    torch.searchsorted(torch.tensor([0.0, 1.0]), 0.5),
+                    torch.bucketize(torch.where(x > 1.5, torch.nan, x), torch.tensor([-0.5, 0.0, 0.5])),
+                    torch.bucketize(x.round(), torch.tensor([-1.0, 0.0, 1.0]), right=True),
+                    torch.bucketize((x * 3).long(), torch.tensor([-1, 0, 2]), out_int32=True),
+                )
+            ),
+            sequence,
+        ),
     }
 
 

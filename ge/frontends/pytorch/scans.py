@@ -1,6 +1,7 @@
 """Converters of the ATen ops that run along a dim or rank its elements: `cumsum`, `cumprod`,
 `cummax` and `cummin` (values and indices), `logcumsumexp`, each one of the graph's scans;
-`median` and `kthvalue`, the last of a top-k of the smallest elements.
+`median` and `kthvalue`, the last of a top-k of the smallest elements; `searchsorted` and
+`bucketize`, a count of the boundaries below each value.
 
 The index of a running extreme is the last position up to it holding that extreme (ATen's CPU
 kernels take the latest of equal values, and a NaN from where it occurs): a running largest of
@@ -130,6 +131,37 @@ def _kth_smallest(
     ]
 
 
+def _search_sorted(g: Graph, node: Node) -> Tensor:
+    """`searchsorted(sorted_sequence, self, out_int32, right, side, sorter)` and
+    `bucketize(self, boundaries, out_int32, right)`: where each value would go in the sorted
+    boundaries (the last dim of an N-D sequence, whose leading dims match the values'), first
+    among equals or, with `right`, after them. ATen's binary search moves past a boundary `b`
+    unless `b >= v` (`b > v` with `right`), so a NaN value goes last: the count of those."""
+    if node.target.startswith("aten.bucketize"):
+        values, boundaries = node.arg(0, "self"), node.arg(1, "boundaries")
+        right = bool(node.arg(3, "right", False))
+    else:
+        boundaries, values = node.arg(0, "sorted_sequence"), node.arg(1, "self")
+        right = bool(node.arg(3, "right", False)) or node.arg(4, "side") == "right"
+        if node.arg(5, "sorter") is not None:
+            raise node.fail("a sorter is not supported (sort the sequence first)")
+    values = node.tensor(values, boundaries.dtype)
+    if values.dtype != boundaries.dtype:
+        values, boundaries = g.add_cast(values, "float64"), g.add_cast(boundaries, "float64")
+    column = g.add_reshape(values, [*values.shape, 1], f"{node.name}.column")
+    if len(boundaries.shape) > 1:
+        boundaries = g.add_reshape(
+            boundaries, [*boundaries.shape[:-1], 1, boundaries.shape[-1]], f"{node.name}.row"
+        )
+    stops = g.add_op(
+        ops.GreaterOp if right else ops.GreaterEqualOp, [boundaries, column], None, f"{node.name}.stops"
+    )
+    passed = g.add_op(ops.NotOp, [stops], None, f"{node.name}.passed")
+    counted = g.add_cast(passed, node.dtype or "int64", f"{node.name}.counted")
+    props = {"axes": ints_attr([len(counted.shape) - 1]), "keepdims": bool_attr(False)}
+    return g.add_op(ops.ReduceSumOp, [counted], props, node.name)
+
+
 CONVERTERS: dict[str, Converter] = {
     "aten.cumsum.default": _scan(ops.CumSumOp),
     "aten.cumprod.default": _scan(ops.CumProdOp),
@@ -139,4 +171,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.median.default": _median,
     "aten.median.dim": _median_along,
     "aten.kthvalue.default": _kthvalue,
+    "aten.searchsorted.Tensor": _search_sorted,
+    "aten.searchsorted.Scalar": _search_sorted,
+    "aten.bucketize.Tensor": _search_sorted,
+    "aten.bucketize.Scalar": _search_sorted,
 }
