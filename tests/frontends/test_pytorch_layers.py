@@ -28,6 +28,34 @@ class _Apply(nn.Module):
         return self.function(*inputs)
 
 
+class _Bags(nn.Module):
+    """EmbeddingBag in each mode, by offsets (an empty bag among them) and by rows of a 2-D
+    input, with the last offset included, a padding index (a bag of it alone is empty) and
+    per-sample weights. An included last offset short of the count of indices ends no bag: ATen's
+    kernel ends the last bag with the indices."""
+
+    def __init__(self):
+        super().__init__()
+        self.sums = nn.EmbeddingBag(10, 6, mode="sum")
+        self.means = nn.EmbeddingBag(10, 6, mode="mean", padding_idx=3)
+        self.maxima = nn.EmbeddingBag(10, 6, mode="max", include_last_offset=True)
+
+    def forward(self, x):
+        ids = (x.flatten()[:12].abs() * 4).long() % 10
+        offsets, last_included = torch.tensor([0, 3, 3, 7]), torch.tensor([0, 2, 2, 9, 11])
+        weights = x.flatten()[20:32]
+        return tuple(
+            bag(ids, offsets, per_sample_weights=weights if bag is self.sums else None)
+            for bag in (self.sums, self.means)
+        ) + (
+            self.maxima(ids, last_included),
+            self.sums(ids.view(3, 4)),
+            self.means(ids.view(4, 3)),
+            self.means(torch.full([2, 2], 3)),
+            F.embedding_bag(ids, self.sums.weight, offsets, mode="max", padding_idx=3),
+        )
+
+
 class _Volumes(nn.Module):
     """3-D convolutions (grouped, strided, dilated), a transposed one and max pools."""
 
@@ -454,6 +482,7 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             ),
             sequence,
         ),
+        "EmbeddingBag": (_Bags, sequence),
     }
 
 

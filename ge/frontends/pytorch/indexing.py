@@ -1,11 +1,14 @@
 """Converters of ATen ops that pick along an axis or build index ranges: `max`/`min` along a dim
 (values and indices), `argmax`/`argmin`, `gather`, `index.Tensor` and its writes
-(`index_put`, the scatters, slice and select scatters), `diagonal`, and `arange`.
+(`index_put`, the scatters, slice and select scatters), `diagonal`, `_embedding_bag`, and
+`arange`.
 
 Ties pick the first index, as the graph's arg reductions do (ATen's CPU kernels do the same).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from xdsl.dialects.builtin import DYNAMIC_INDEX, StringAttr
@@ -295,6 +298,94 @@ def _one_hot(g: Graph, node: Node) -> Tensor:
     )
 
 
+_BAG_MODES = ("sum", "mean", "max")
+"""`_embedding_bag`'s `mode` numbers."""
+
+
+def _embedding_bag(g: Graph, node: Node) -> list[Tensor | None]:
+    """`_embedding_bag` (and `_embedding_bag_forward_only`, what torch.compile sees without
+    autograd) `(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+    per_sample_weights, include_last_offset, padding_idx)`: the rows of `weight` picked by
+    `indices`, reduced per bag. Bag b holds the indices from `offsets[b]` to the next offset, the
+    last bag to the end (an included last offset, `include_last_offset`, is only dropped: ATen's
+    kernel ignores it); indices equal to `padding_idx` (-1: none) count in no bag. A membership
+    matrix (bags x indices) computes the sums (weighted by `per_sample_weights`) as one product
+    and masks the maxima; empty bags give zeros, as ATen's do. The other results serve
+    training's backward and are not computed."""
+    weight, indices, offsets = node.arg(0, "weight"), node.arg(1, "indices"), node.arg(2, "offsets")
+    mode = _BAG_MODES[node.arg(4, "mode", 0)]
+    sample_weights, include_last = node.arg(6, "per_sample_weights"), bool(node.arg(7, "include_last_offset"))
+    padding = node.arg(8, "padding_idx", -1)
+    if any(node.uses_result(i) for i in (1, 2, 3)):
+        raise node.fail("the bag sizes and offsets (for training's backward) are not computed")
+    count, starts_count = indices.shape[0], offsets.shape[0]
+    if DYNAMIC_INDEX in (count, starts_count):
+        raise node.fail("bags of a symbolic number of indices or offsets are not supported")
+    bags = starts_count - 1 if include_last else starts_count
+    offsets = offsets if offsets.dtype == "int64" else g.add_cast(offsets, "int64", f"{node.name}.offsets")
+    # The last bag ends where the indices do, whatever an included last offset says (as ATen's
+    # kernel reads it).
+    end = g.add_constant(np.array([count], np.int64), f"{node.name}.end")
+    firsts = _pick(g, node, offsets, np.arange(bags), "firsts")
+    bounds = g.add_concat([firsts, end], 0, f"{node.name}.bounds")
+    starts = _pick(g, node, bounds, np.arange(bags)[:, None], "starts")
+    ends = _pick(g, node, bounds, np.arange(1, bags + 1)[:, None], "ends")
+    positions = g.add_constant(np.arange(count, dtype=np.int64)[None], f"{node.name}.positions")
+    member = g.add_op(
+        ops.AndOp,
+        [
+            g.add_op(ops.LessEqualOp, [starts, positions], None, f"{node.name}.after_start"),
+            g.add_op(ops.LessOp, [positions, ends], None, f"{node.name}.before_end"),
+        ],
+        None,
+        f"{node.name}.member",
+    )
+    if padding is not None and padding >= 0:
+        padded = g.add_op(
+            ops.EqualOp, [indices, node.scalar(padding, indices.dtype)], None, f"{node.name}.padded"
+        )
+        kept = g.add_op(ops.NotOp, [padded], None, f"{node.name}.kept")
+        member = g.add_op(ops.AndOp, [member, kept], None, f"{node.name}.member_kept")
+    rows = g.add_op(ops.GatherOp, [weight, indices], {"axis": int_attr(0)}, f"{node.name}.rows")
+    shares = g.add_cast(member, weight.dtype, f"{node.name}.shares")
+    sizes = g.add_op(
+        ops.ReduceSumOp, [shares], {"axes": ints_attr([1]), "keepdims": bool_attr(True)}, f"{node.name}.sizes"
+    )
+    if mode == "max":
+        masked = g.add_op(
+            ops.WhereOp,
+            [
+                g.add_reshape(member, [bags, count, 1], f"{node.name}.member_3d"),
+                g.add_reshape(rows, [1, *rows.shape], f"{node.name}.rows_3d"),
+                node.scalar(-math.inf, weight.dtype),
+            ],
+            None,
+            f"{node.name}.masked",
+        )
+        props = {"axes": ints_attr([1]), "keepdims": bool_attr(False)}
+        largest = g.add_op(ops.ReduceMaxOp, [masked], props, f"{node.name}.largest")
+        empty = g.add_op(ops.EqualOp, [sizes, node.scalar(0, weight.dtype)], None, f"{node.name}.empty")
+        return [
+            g.add_op(ops.WhereOp, [empty, node.scalar(0, weight.dtype), largest], None, node.name),
+            None,
+            None,
+            None,
+        ]
+    if sample_weights is not None:
+        shares = g.add_mul(shares, sample_weights, f"{node.name}.weighted")
+    total = g.add_matmul(shares, rows, node.name if mode == "sum" else f"{node.name}.sum")
+    if mode == "sum":
+        return [total, None, None, None]
+    at_least_one = g.add_op(ops.MaxOp, [sizes, node.scalar(1, weight.dtype)], None, f"{node.name}.count")
+    return [g.add_div(total, at_least_one, node.name), None, None, None]
+
+
+def _pick(g: Graph, node: Node, offsets: Tensor, picked: np.ndarray, what: str) -> Tensor:
+    """`offsets[picked]`, of the shape of `picked`."""
+    index = g.add_constant(picked.astype(np.int64), f"{node.name}.{what}_index")
+    return g.add_op(ops.GatherOp, [offsets, index], {"axis": int_attr(0)}, f"{node.name}.{what}")
+
+
 def _arange(g: Graph, node: Node) -> Tensor:
     """`arange.default(end)`, `arange.start(start, end)`, `arange.start_step(start, end, step)`:
     a constant, `start + step * i` for each of the sizes the export recorded."""
@@ -329,6 +420,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.copy.default": _copy,
     "aten.diagonal.default": _diagonal,
     "aten.one_hot.default": _one_hot,
+    "aten._embedding_bag.default": _embedding_bag,
+    "aten._embedding_bag_forward_only.default": _embedding_bag,
     "aten.arange.default": _arange,
     "aten.arange.start": _arange,
     "aten.arange.start_step": _arange,
