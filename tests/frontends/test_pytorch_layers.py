@@ -483,6 +483,21 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             sequence,
         ),
         "EmbeddingBag": (_Bags, sequence),
+        "adaptive 3-D pools": (
+            lambda: _Apply(
+                lambda x: (
+                    F.adaptive_avg_pool3d(x, (2, 3, 4)),
+                    F.adaptive_max_pool3d(x, (3, 2, 4)),
+                    F.adaptive_avg_pool3d(x, 1),
+                    F.adaptive_max_pool3d(x, 1),
+                    F.adaptive_avg_pool3d(x, (None, 3, 2)),
+                    F.adaptive_max_pool3d(x[:, :, :4, :4], 2),
+                    F.adaptive_avg_pool3d(x[0], (3, 4, 5)),
+                    F.adaptive_max_pool3d(x[1], 2),
+                )
+            ),
+            (2, 3, 5, 6, 7),
+        ),
     }
 
 

@@ -119,10 +119,13 @@ def along_one_axis(convert: Converter) -> Converter:
     return _through_views(convert, 0, lambda shape: [1], lambda shape: [], "vector", every_argument=True)
 
 
-def unbatched(convert: Converter) -> Converter:
-    """`convert`, a 2-D pool of (N, C, H, W) input, for an unbatched (C, H, W) one too, as ATen
-    pools it: the input viewed as a batch of one, and the results without their batch axis."""
-    return _through_views(convert, 3, lambda shape: [1, *shape], lambda shape: list(shape[1:]), "batch")
+def unbatched(convert: Converter, spatial: int = 2) -> Converter:
+    """`convert`, a pool of (N, C, H, W) input (`spatial` 2; (N, C, D, H, W) for 3), for an
+    unbatched (C, H, W) one too, as ATen pools it: the input viewed as a batch of one, and the
+    results without their batch axis."""
+    return _through_views(
+        convert, spatial + 1, lambda shape: [1, *shape], lambda shape: list(shape[1:]), "batch"
+    )
 
 
 def _through_views(

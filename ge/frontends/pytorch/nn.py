@@ -246,46 +246,48 @@ def _avg_pool(g: Graph, node: Node) -> Tensor:
     return g.add_mul(mean, node.scalar(math.prod(kernel) / divisor, x.dtype), node.name)
 
 
-def _adaptive_pool(global_class: type, window_class: type) -> Converter:
-    """`adaptive_avg_pool2d` and `adaptive_max_pool2d`: an output of 1x1 is a global pool; one
-    dividing the input evenly is a plain one, others a reduction per bin. The max pool's indices,
-    which need the height and width, come from a max pool whose window is the input's plane or an
-    even part of it."""
+def _adaptive_pool(global_class: type, window_class: type, spatial: int = 2) -> Converter:
+    """`adaptive_avg_pool2d`, `adaptive_max_pool2d` and their 3-D forms (`spatial` 3): an output
+    of ones is a global pool; one dividing the input evenly is a plain one, others a reduction per
+    bin. The 2-D max pool's indices, which need the height and width, come from a max pool whose
+    window is the input's plane or an even part of it."""
 
     def convert(g: Graph, node: Node) -> Tensor | list[Tensor | None]:
-        x, size = node.arg(0, "self"), _pair(node.arg(1, "output_size"))
-        height, width = x.shape[2:]
-        static = DYNAMIC_INDEX not in (height, width)
+        x, size = node.arg(0, "self"), _spatial(node.arg(1, "output_size"), spatial)
+        extents, ones = list(x.shape[2:]), [1] * spatial
+        static = DYNAMIC_INDEX not in extents
         reads_indices = "max" in node.target and node.uses_result(1)
-        if size != [1, 1] and (not static or height % size[0] or width % size[1]):
+        if reads_indices and spatial == 3:
+            raise node.fail("the indices of a 3-D adaptive max pool are not supported")
+        if size != ones and (not static or any(e % s for e, s in zip(extents, size, strict=True))):
             if not static or reads_indices:
                 raise node.fail(
-                    f"an output size {size} that does not divide the input {[height, width]} is not "
+                    f"an output size {size} that does not divide the input {extents} is not "
                     "supported" + (" with the indices read" if static else " of a symbolic size")
                 )
             pooled = _uneven_adaptive_pool(g, node, x, size)
             return [pooled, None] if "max" in node.target else pooled
         if reads_indices and not static:
             raise node.fail(SYMBOLIC_PLANE_INDICES)
-        if size == [1, 1] and not reads_indices:
+        if size == ones and not reads_indices:
             pooled = g.add_op(global_class, [x], None, node.name)
         else:
-            kernel = [height // size[0], width // size[1]]
+            kernel = [e // s for e, s in zip(extents, size, strict=True)]
             props: dict[str, Attribute] = {"kernel_shape": ints_attr(kernel), "strides": ints_attr(kernel)}
             if reads_indices:
                 return _max_pool_with_indices(g, node, x, props)
             pooled = g.add_op(window_class, [x], props, node.name)
         return [pooled, None] if "max" in node.target else pooled
 
-    return unbatched(convert)
+    return unbatched(convert, spatial)
 
 
 def _uneven_adaptive_pool(g: Graph, node: Node, x: Tensor, size: list[int]) -> Tensor:
     """An adaptive pool whose bins differ in size (bin i of n over m spans floor(i m / n) to
-    ceil((i + 1) m / n)), one axis after the other: a mean or maximum over a rectangle is that
-    over its rows of that over its columns. Each bin is a slice and a reduction."""
+    ceil((i + 1) m / n)), one axis after the other: a mean or maximum over a box is that over
+    its rows of that over its columns. Each bin is a slice and a reduction."""
     reduce_class = ops.ReduceMaxOp if "max" in node.target else ops.ReduceMeanOp
-    for axis, bins in zip((2, 3), size, strict=True):
+    for axis, bins in enumerate(size, start=2):
         extent = x.shape[axis]
         if bins == extent:
             continue
@@ -417,6 +419,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.avg_pool3d.default": _avg_pool,
     "aten.adaptive_avg_pool2d.default": _adaptive_pool(ops.GlobalAvgPoolOp, ops.AvgPoolOp),
     "aten._adaptive_avg_pool2d.default": _adaptive_pool(ops.GlobalAvgPoolOp, ops.AvgPoolOp),
+    "aten._adaptive_avg_pool3d.default": _adaptive_pool(ops.GlobalAvgPoolOp, ops.AvgPool3DOp, 3),
+    "aten.adaptive_max_pool3d.default": _adaptive_pool(ops.GlobalMaxPoolOp, ops.MaxPool3DOp, 3),
     "aten.scaled_dot_product_attention.default": _attention,
     "aten.upsample_nearest2d.vec": _upsample,
     "aten.upsample_nearest2d.default": _upsample,
