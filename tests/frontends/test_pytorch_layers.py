@@ -56,6 +56,20 @@ class _Bags(nn.Module):
         )
 
 
+class _ProjectedLSTMs(nn.Module):
+    """LSTMs with projections (proj_size): one layer, and two bidirectional layers without
+    biases from given initial states, sequence-first."""
+
+    def __init__(self):
+        super().__init__()
+        self.one = nn.LSTM(8, 6, proj_size=3, batch_first=True)
+        self.two = nn.LSTM(8, 5, 2, bias=False, bidirectional=True, proj_size=2)
+
+    def forward(self, x):
+        h0, c0 = x[:, :4, :2].permute(1, 0, 2).contiguous(), x[:, :4, 2:7].permute(1, 0, 2).contiguous()
+        return self.one(x), self.two(x.transpose(0, 1), (h0, c0))
+
+
 class _Volumes(nn.Module):
     """3-D convolutions (grouped, strided, dilated), a transposed one and max pools."""
 
@@ -498,6 +512,7 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
             ),
             (2, 3, 5, 6, 7),
         ),
+        "LSTM with projections": (_ProjectedLSTMs, sequence),
     }
 
 
