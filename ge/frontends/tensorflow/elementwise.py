@@ -105,12 +105,6 @@ def _not_equal(imp: Importer, node: Node) -> list[Tensor]:
     return [unary_op(imp, node, ops.NotOp, equal)]
 
 
-def _erfc(imp: Importer, node: Node) -> list[Tensor]:
-    erf = unary_op(imp, node, ops.ErfOp, node.inputs[0])
-    one = _scalar(imp, node, 1, erf.dtype, "one")
-    return [binary_op(imp, node, ops.SubOp, one, erf, f"{node.name}.complement")]
-
-
 def _floor_div(imp: Importer, node: Node) -> list[Tensor]:
     """floor(x / y): TensorFlow floors the float quotient; integers divide exactly (see
     `add_floor_division`)."""
@@ -214,7 +208,7 @@ CONVERTERS: dict[str, Converter] = {
     "Sigmoid": _unary(ops.SigmoidOp),
     "Tanh": _unary(ops.TanhOp),
     "Erf": _unary(ops.ErfOp),
-    "Erfc": _erfc,
+    "Erfc": _unary(ops.ErfcOp),
     "Abs": _unary(ops.AbsOp),
     "Sqrt": _unary(ops.SqrtOp),
     "Rsqrt": _rsqrt,
