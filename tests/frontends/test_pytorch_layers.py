@@ -489,6 +489,8 @@ def _cases() -> dict[str, tuple[Callable[[], nn.Module], tuple[int, ...]]]:
                     torch.searchsorted(x.sort(-1).values, x[..., :3].contiguous(), out_int32=True),
                     torch.searchsorted(torch.tensor([1, 2, 4]), (x * 3).long()),
                     torch.searchsorted(torch.tensor([0.0, 1.0]), 0.5),
+                    torch.searchsorted(torch.tensor([0, 1, 1, 3]), 0.5, right=True),
+                    torch.bucketize(1, torch.tensor([0, 1, 1, 3])),
                     torch.bucketize(torch.where(x > 1.5, torch.nan, x), torch.tensor([-0.5, 0.0, 0.5])),
                     torch.bucketize(x.round(), torch.tensor([-1.0, 0.0, 1.0]), right=True),
                     torch.bucketize((x * 3).long(), torch.tensor([-1, 0, 2]), out_int32=True),

@@ -24,11 +24,11 @@ def _addmv(g: Graph, node: Node) -> Tensor:
     `self` is not read (its NaN stays out), as ATen does."""
     x, matrix, vector = node.arg(0, "self"), node.arg(1, "mat"), node.arg(2, "vec")
     beta, alpha = node.kwargs.get("beta", 1), node.kwargs.get("alpha", 1)
-    product = g.add_matmul(matrix, vector, f"{node.name}.product")
+    product = g.add_matmul(matrix, vector, node.name if alpha == 1 and beta == 0 else f"{node.name}.product")
     if alpha != 1:
-        product = g.add_mul(product, node.scalar(alpha), f"{node.name}.alpha")
+        product = g.add_mul(product, node.scalar(alpha), node.name if beta == 0 else f"{node.name}.alpha")
     if beta == 0:
-        return g.add_op(ops.ExpandOp, [product], {"shape": ints_attr(node.static_shape("addmv"))}, node.name)
+        return product
     if beta != 1:
         x = g.add_mul(x, node.scalar(beta), f"{node.name}.beta")
     return g.add_add(x, product, node.name)

@@ -58,8 +58,8 @@ def _running_extreme(op_class: type[ops.ScanOp]) -> Converter:
         zero = node.scalar(0, "int64")
         where = g.add_op(ops.WhereOp, [holds, positions, zero], None, f"{node.name}.where")
         indices = g.add_op(ops.CumMaxOp, [where], props, f"{node.name}.indices")
-        if values.dtype != node.dtype:
-            values = g.add_cast(values, node.dtype or "bool", f"{node.name}.flags")
+        if node.dtype is not None and values.dtype != node.dtype:  # flags, scanned as bytes
+            values = g.add_cast(values, node.dtype, f"{node.name}.flags")
         return [values, indices]
 
     return convert
@@ -99,7 +99,7 @@ def _nan_if_any(
     `x` holds one along `axis`, as ATen's median gives (its kthvalue ranks NaN last instead)."""
     if not x.dtype.startswith(("float", "bfloat")):
         return results
-    nan = g.add_cast(g.add_op(ops.IsNaNOp, [x], None, f"{node.name}.nan"), "int32", f"{node.name}.nan_count")
+    nan = g.add_cast(g.add_op(ops.IsNaNOp, [x], None, f"{node.name}.nan"), "int32", f"{node.name}.nan_flags")
     reduce = {"axes": ints_attr([axis]), "keepdims": bool_attr(keep)}
     has_nan = g.add_cast(g.add_op(ops.ReduceMaxOp, [nan], reduce, f"{node.name}.any_nan"), "bool")
     values = g.add_op(ops.WhereOp, [has_nan, node.scalar(math.nan, x.dtype), results[0]], None, node.name)
@@ -145,7 +145,9 @@ def _search_sorted(g: Graph, node: Node) -> Tensor:
         right = bool(node.arg(3, "right", False)) or node.arg(4, "side") == "right"
         if node.arg(5, "sorter") is not None:
             raise node.fail("a sorter is not supported (sort the sequence first)")
-    values = node.tensor(values, boundaries.dtype)
+    if not isinstance(values, Tensor):  # a Python number: a float among integers stays one
+        floats = isinstance(values, float) and "float" not in boundaries.dtype
+        values = node.scalar(values, "float64" if floats else boundaries.dtype)
     if values.dtype != boundaries.dtype:
         values, boundaries = g.add_cast(values, "float64"), g.add_cast(boundaries, "float64")
     column = g.add_reshape(values, [*values.shape, 1], f"{node.name}.column")
