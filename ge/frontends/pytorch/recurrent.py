@@ -118,7 +118,8 @@ def _unrolled_lstm(
             # Every step's input product at once: (seq, batch, 4 hidden).
             inputs = g.add_matmul(x, g.add_transpose(w_ih, [1, 0], f"{name}.W_t"), f"{name}.inputs")
             if biases:
-                inputs = g.add_add(inputs, g.add_add(*biases, f"{name}.bias"), f"{name}.inputs_biased")
+                bias = g.add_add(biases[0], biases[1], f"{name}.bias")  # b_ih + b_hh
+                inputs = g.add_add(inputs, bias, f"{name}.inputs_biased")
             recurrence = g.add_transpose(w_hh, [1, 0], f"{name}.R_t")
             projection = g.add_transpose(w_hr, [1, 0], f"{name}.P_t")
             h = g.add_reshape(_rows(g, h0, row, row + 1, 0, f"{name}.h0"), list(h0.shape[1:]), f"{name}.h")
