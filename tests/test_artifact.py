@@ -194,3 +194,42 @@ def test_a_whole_file_with_a_broken_task_list_is_refused(tmp_path: Path, edit, m
     (tmp_path / "bad.ge").write_bytes(_with_ir(path, edit))
     with pytest.raises(ge.InvalidModelError, match=message):
         ge.GraphCompiler.load(tmp_path / "bad.ge")
+
+
+def _diamond() -> ge.Graph:
+    g = ge.Graph()
+    x = g.add_input("x", [16, 32])
+    g.add_output(g.add_add(g.add_relu(x), g.add_softmax(x)))
+    return g
+
+
+@pytest.mark.parametrize(
+    ("graph", "options", "edit", "message"),
+    [
+        (  # %softmax one byte down, over the last byte of %relu, which the add still reads
+            _diamond,
+            {},
+            lambda ir: ir.replace(
+                "%softmax = ascend.stream.buffer offset 2048", "%softmax = ascend.stream.buffer offset 2047"
+            ),
+            r"'ascend.stream.buffer': arena bytes \[2047, 2048\) are in two buffers live at once: "
+            r"%relu at \[0, 2048\), live from @relu \(launch 0, stream 0\) to @add",
+        ),
+        (  # the add on stream 1 no longer waits for the relu on stream 0
+            _diamond,
+            {"max_streams": 2},
+            lambda ir: "\n".join(line for line in ir.split("\n") if "event_wait" not in line),
+            r"'ascend.stream.launch': reads %relu on stream 1, written by @relu \(launch 0, stream 0\), "
+            "and no event orders the write before the read",
+        ),
+    ],
+    ids=["buffer-overlap", "missing-event"],
+)
+def test_a_whole_file_with_a_broken_placement_is_refused(
+    tmp_path: Path, graph, options, edit, message: str
+) -> None:
+    path = tmp_path / "m.ge"
+    ge.GraphCompiler().compile(graph(), optimization_level=0, **options).save(path)
+    (tmp_path / "bad.ge").write_bytes(_with_ir(path, edit))
+    with pytest.raises(ge.InvalidModelError, match=message):
+        ge.GraphCompiler.load(tmp_path / "bad.ge")

@@ -18,6 +18,7 @@ from wrong_passes import (
     OverlapBuffersPass,
     ScaleConstantPass,
     ScaleWeightPass,
+    SwapWeightsPass,
     adds,
 )
 from xdsl.dialects.builtin import bf16, f16, f32, i32
@@ -127,17 +128,28 @@ def test_a_wrong_kernel_level_pass_is_caught_on_the_kernels() -> None:
         run(cnn().graph, passes)
 
 
-@pytest.mark.parametrize("level", [0, 3])
-def test_a_wrong_stream_level_pass_is_caught_on_the_emulator(level: int) -> None:
+def _residual() -> ge.Graph:
     g = ge.Graph()
     x = g.add_input("x", [1, 8, 8, 8])
     a = g.add_relu(g.add_conv2d(x, 8, 3, padding=1, name="a"), name="ra")
     b = g.add_conv2d(g.add_relu(g.add_conv2d(a, 8, 3, padding=1, name="b")), 8, 3, padding=1, name="c")
     g.add_output(g.add_add(b, a, name="residual"), "y")
+    return g
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_a_wrong_stream_level_pass_is_caught_on_the_emulator(level: int) -> None:
     with pytest.raises(
-        ge.CheckError, match=r"^test-overlap-buffers: output 'y' differs.*'ascend.stream.buffer'"
+        ge.CheckError, match=r"^test-swap-weights: output 'y' differs.*'ascend.stream.launch'"
     ):
-        run(g, [*pipeline(level), OverlapBuffersPass()])
+        run(_residual(), [*pipeline(level), SwapWeightsPass()])
+
+
+def test_a_stream_level_pass_that_overlaps_live_buffers_is_refused_by_verification() -> None:
+    with pytest.raises(
+        ge.VerificationError, match=r"^the output of test-overlap-buffers is invalid: .* live at once"
+    ):
+        run(_residual(), [*pipeline(3), OverlapBuffersPass()])
 
 
 def test_compile_stops_at_the_wrong_pass(monkeypatch: pytest.MonkeyPatch) -> None:

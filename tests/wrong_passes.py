@@ -8,13 +8,14 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import DenseResourceAttr, IntegerAttr, ModuleOp, NameLoc, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import Rewriter
 
 import ge
 from ge.dialects.graph import AddOp, ConstOp, ReluOp, SubOp
-from ge.dialects.stream import BufferOp
+from ge.dialects.stream import BufferOp, LaunchOp, WeightOp
 from ge.passes.driver import rewrite
 from ge.passes.session import current
 from ge.semantics import constant_array
@@ -89,7 +90,8 @@ class ScaleWeightPass(ModulePass):
 
 @dataclass(frozen=True)
 class OverlapBuffersPass(ModulePass):
-    """Wrong, at the stream level: every arena buffer is placed at offset 0."""
+    """Wrong, at the stream level: every arena buffer is placed at offset 0 (which the model's
+    verifier refuses: buffers live at once share bytes)."""
 
     name = "test-overlap-buffers"
 
@@ -97,6 +99,37 @@ class OverlapBuffersPass(ModulePass):
         for buffer in op.walk():
             if isinstance(buffer, BufferOp) and not buffer.bound:
                 buffer.offset = IntegerAttr(0, i64)
+
+
+@dataclass(frozen=True)
+class SwapWeightsPass(ModulePass):
+    """Wrong, at the stream level, in a model that still verifies: the first two launches that
+    read weights of one type read each other's."""
+
+    name = "test-swap-weights"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        seen: dict[Attribute, tuple[LaunchOp, int]] = {}
+        for launch in op.walk():
+            if not isinstance(launch, LaunchOp):
+                continue
+            for index, value in enumerate(launch.inputs):
+                if not isinstance(value.owner, WeightOp):
+                    continue
+                if value.type not in seen:
+                    seen[value.type] = (launch, index)
+                    continue
+                other, other_index = seen[value.type]
+                swapped = other.inputs[other_index]
+                _set_operand(other, other_index, value)
+                _set_operand(launch, index, swapped)
+                return
+
+
+def _set_operand(op: Operation, index: int, value: SSAValue) -> None:
+    operands = list(op.operands)
+    operands[index] = value
+    op.operands = operands
 
 
 def adds(count: int = 5, nonzero: int = 2) -> ge.Graph:

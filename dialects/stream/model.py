@@ -5,7 +5,8 @@ The model's verifier checks what no single op can: every slot lies inside its sp
 and output is bound once, every wait follows its record, every launch fits the kernel it names,
 a buffer bound to an output holds that output, and in task order every buffer is written before
 it is read (an input by the caller, the others by a launch) and no launch writes an input, which
-is the caller's array, read in place.
+is the caller's array, read in place. Then the placement (`placement.py`): reads ordered after
+their writes across streams, arena bytes shared only by buffers never live at once.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from xdsl.traits import HasParent, NoTerminator, SymbolOpInterface
 from ..common import fail
 from .buffers import BufferOp, WeightOp
 from .kernel import KernelFuncOp
+from .placement import check_placement
 from .tasks import EventRecordOp, EventWaitOp, LaunchOp
 from .traits import MODEL_OP_NAME
 from .views import SubviewOp, ViewOp, root_buffer
@@ -128,6 +130,7 @@ class ModelOp(IRDLOperation):
                 index = op.output.value.data
                 if not 0 <= index < len(returned) or root_buffer(returned[index]).owner is not op:
                     raise fail(op, f"a buffer bound to output {index} must hold that output")
+        check_placement(ops, returned)
 
 
 def _check_dataflow(

@@ -629,3 +629,98 @@ builtin.module {
     ascend.stream.outputs %y : memref<4xf32>
   }
 }
+
+// -----
+
+// Two arena buffers live at once may not share a byte: %b, moved one byte down, overlaps %a,
+// which the add still reads after %b is written.
+// CHECK: {{^}}'ascend.stream.buffer': arena bytes [15, 16) are in two buffers live at once: %a at [0, 16), live from @relu_0 (launch 0, stream 0) to @add_0 (launch 2, stream 0), and %b at [15, 31), live from @relu_0 (launch 1, stream 0) to @add_0 (launch 2, stream 0); plan them apart (ge-plan-memory)
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.kernel @add_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>, %b : tensor<4xf32>):
+    %r = ascend.graph.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 0 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %a = ascend.stream.buffer offset 0 size 16 : memref<4xf32>
+    %b = ascend.stream.buffer offset 15 size 16 : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 {output = 0 : i64} : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%a) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.launch @relu_0 (%x) -> (%b) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.launch @add_0 (%a, %b) -> (%y) stream 0 : (memref<4xf32>, memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
+
+// -----
+
+// A buffer the model returns is live to the end: no later buffer may take its bytes.
+// CHECK: {{^}}'ascend.stream.buffer': arena bytes [0, 16) are in two buffers live at once: %a at [0, 16), live from @relu_0 (launch 0, stream 0) to the model's end (returned), and %b at [0, 16), live from @relu_0 (launch 1, stream 0) to @relu_0 (launch 1, stream 0); plan them apart (ge-plan-memory)
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 0 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %a = ascend.stream.buffer offset 0 size 16 : memref<4xf32>
+    %b = ascend.stream.buffer offset 0 size 16 : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%a) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.launch @relu_0 (%x) -> (%b) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %a : memref<4xf32>
+  }
+}
+
+// -----
+
+// Bytes pass from one buffer to another only when an event orders every access of the first
+// before the writes of the second: here the streams run side by side.
+// CHECK: {{^}}'ascend.stream.buffer': arena bytes [0, 16) pass from %a to %b, but no event orders @relu_0 (launch 1, stream 0), which accesses %a, before @relu_0 (launch 2, stream 1), which writes %b; an event_record after the first and an event_wait before the second would (or plan the buffers apart)
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 0 : i64, input_names = ["x"], output_names = ["y", "z"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %a = ascend.stream.buffer offset 0 size 16 : memref<4xf32>
+    %b = ascend.stream.buffer offset 0 size 16 : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 {output = 0 : i64} : memref<4xf32>
+    %z = ascend.stream.buffer offset 0 size 16 {output = 1 : i64} : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%a) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.launch @relu_0 (%a) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.launch @relu_0 (%x) -> (%b) stream 1 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.launch @relu_0 (%b) -> (%z) stream 1 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y, %z : memref<4xf32>, memref<4xf32>
+  }
+}
+
+// -----
+
+// A read on one stream of what a launch on another wrote needs an event between them.
+// CHECK: {{^}}'ascend.stream.launch': reads %a on stream 0, written by @relu_0 (launch 0, stream 1), and no event orders the write before the read; an event_record after the writer and an event_wait before the reader would
+builtin.module {
+  ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>):
+    %r = ascend.graph.relu %a : (tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 0 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %a = ascend.stream.buffer offset 0 size 16 : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 {output = 0 : i64} : memref<4xf32>
+    ascend.stream.launch @relu_0 (%x) -> (%a) stream 1 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.event_record event 0 stream 0
+    ascend.stream.event_wait event 0 stream 0
+    ascend.stream.launch @relu_0 (%a) -> (%y) stream 0 : (memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
