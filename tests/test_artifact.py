@@ -203,6 +203,14 @@ def _diamond() -> ge.Graph:
     return g
 
 
+def _two_weights() -> ge.Graph:
+    g = ge.Graph()
+    x = g.add_input("x", [16, 32])
+    added = g.add_add(x, g.add_constant(np.ones((16, 32), np.float32)))
+    g.add_output(g.add_mul(added, g.add_constant(np.full((16, 32), 3, np.float32))))
+    return g
+
+
 @pytest.mark.parametrize(
     ("graph", "options", "edit", "message"),
     [
@@ -222,8 +230,17 @@ def _diamond() -> ge.Graph:
             r"'ascend.stream.launch': reads %relu on stream 1, written by @relu \(launch 0, stream 0\), "
             "and no event orders the write before the read",
         ),
+        (  # the second constant moved over half of the first: the mul read ones for threes
+            _two_weights,
+            {},
+            lambda ir: ir.replace(
+                "offset 2048 size 2048 : memref<16x32xf32>", "offset 1024 size 2048 : memref<16x32xf32>"
+            ),
+            r"'ascend.stream.weight': weight dense_resource<const_1> at \[1024, 3072\) overlaps weight "
+            r"dense_resource<const> at \[0, 2048\)",
+        ),
     ],
-    ids=["buffer-overlap", "missing-event"],
+    ids=["buffer-overlap", "missing-event", "weight-overlap"],
 )
 def test_a_whole_file_with_a_broken_placement_is_refused(
     tmp_path: Path, graph, options, edit, message: str

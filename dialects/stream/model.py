@@ -6,7 +6,7 @@ and output is bound once, every wait follows its record, every launch fits the k
 a buffer bound to an output holds that output, and in task order every buffer is written before
 it is read (an input by the caller, the others by a launch) and no launch writes an input, which
 is the caller's array, read in place. Then the placement (`placement.py`): reads ordered after
-their writes across streams, arena bytes shared only by buffers never live at once.
+their writes across streams, arena bytes shared only by buffers never live at once, weights apart.
 """
 
 from __future__ import annotations

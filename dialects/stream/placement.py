@@ -1,6 +1,7 @@
 """What an `ascend.stream.model`'s placement must respect, checked by its verifier: a launch reads
 a buffer only after every earlier writer of it (streams ordered by events), arena buffers share
-bytes only when one's every access happens before the other's first write.
+bytes only when one's every access happens before the other's first write, and weights never
+partly overlap in the blob.
 
 Order across streams is a vector clock per launch (per stream, how many of its launches happen
 before or at it), so each check costs the number of streams, and the arena check is one sweep in
@@ -14,10 +15,11 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from xdsl.dialects.builtin import DenseResourceAttr
 from xdsl.ir import Operation, SSAValue
 
 from ..common import fail
-from .buffers import BufferOp
+from .buffers import BufferOp, WeightOp
 from .tasks import EventRecordOp, EventWaitOp, LaunchOp
 from .views import root_buffer
 
@@ -26,10 +28,10 @@ Clock = dict[int, int]
 
 
 def check_placement(ops: Sequence[Operation], outputs: Sequence[SSAValue]) -> None:
-    """Raises VerifyException for a read not ordered after a write on another stream, or two arena
-    buffers sharing bytes while both live. `ops`: the model's body in task order (every read
-    already follows a write in it); `outputs`: the values the model returns, read after every
-    launch."""
+    """Raises VerifyException for a read not ordered after a write on another stream, two arena
+    buffers sharing bytes while both live, or two weights partly overlapping. `ops`: the model's
+    body in task order (every read already follows a write in it); `outputs`: the values the
+    model returns, read after every launch."""
     uses: dict[BufferOp, _Use] = {}
     stream_clock: dict[int, Clock] = {}
     recorded: dict[int, Clock] = {}
@@ -57,6 +59,7 @@ def check_placement(ops: Sequence[Operation], outputs: Sequence[SSAValue]) -> No
         if (buffer := _arena(value)) is not None and buffer in uses:
             uses[buffer].returned = True
     _check_arena([use for use in uses.values() if not use.buffer.bound])
+    _check_weights([op for op in ops if isinstance(op, WeightOp)])
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,23 @@ def _check_handover(old: _Use, new: _Use, low: int, high: int) -> None:
                 )
 
 
+def _check_weights(weights: list[WeightOp]) -> None:
+    """Weights lie apart in the blob, or exactly on one another (the gears of a model share one
+    blob and place weights of equal bytes once)."""
+    spans = [(op.offset.value.data, op.offset.value.data + op.size.value.data, op) for op in weights]
+    reach: tuple[int, int, WeightOp] | None = None
+    for low, high, op in sorted((s for s in spans if s[1] > s[0]), key=lambda s: s[:2]):
+        if reach is not None and low < reach[1] and (low, high) != reach[:2]:
+            raise fail(
+                op,
+                f"weight {_weight_name(op)} at [{low}, {high}) overlaps weight {_weight_name(reach[2])} at "
+                f"[{reach[0]}, {reach[1]}) in the weight blob; distinct weights lie apart, equal "
+                "ones at one offset and size",
+            )
+        if reach is None or high > reach[1]:
+            reach = (low, high, op)
+
+
 def _arena(value: SSAValue) -> BufferOp | None:
     """The buffer whose bytes `value` is (None for a weight): arena bytes unless it is bound."""
     owner = root_buffer(value).owner
@@ -190,3 +210,10 @@ def _arena(value: SSAValue) -> BufferOp | None:
 
 def _name(op: BufferOp) -> str:
     return op.buffer.name_hint or "?"
+
+
+def _weight_name(op: WeightOp) -> str:
+    """A weight by its resource key, which names it uniquely where its SSA name may not."""
+    if isinstance(op.value, DenseResourceAttr):
+        return f"dense_resource<{op.value.resource_handle.data}>"
+    return f"%{op.buffer.name_hint or '?'}"

@@ -724,3 +724,25 @@ builtin.module {
     ascend.stream.outputs %y : memref<4xf32>
   }
 }
+
+// -----
+
+// Distinct weights may not share bytes of the blob.
+// CHECK: {{^}}'ascend.stream.weight': weight %v at [8, 24) overlaps weight %w at [0, 16) in the weight blob; distinct weights lie apart, equal ones at one offset and size
+builtin.module {
+  ascend.stream.kernel @add_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a : tensor<4xf32>, %b : tensor<4xf32>):
+    %r = ascend.graph.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    ascend.stream.return %r : tensor<4xf32>
+  }
+  ascend.stream.model @main attributes {arena_size = 64 : i64, weight_size = 32 : i64, input_names = ["x"], output_names = ["y"]} {
+    %x = ascend.stream.buffer offset 0 size 16 {input = 0 : i64} : memref<4xf32>
+    %w = ascend.stream.weight dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32> offset 0 size 16 : memref<4xf32>
+    %v = ascend.stream.weight dense<[5.0, 6.0, 7.0, 8.0]> : tensor<4xf32> offset 8 size 16 : memref<4xf32>
+    %a = ascend.stream.buffer offset 0 size 16 : memref<4xf32>
+    %y = ascend.stream.buffer offset 0 size 16 {output = 0 : i64} : memref<4xf32>
+    ascend.stream.launch @add_0 (%x, %w) -> (%a) stream 0 : (memref<4xf32>, memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.launch @add_0 (%a, %v) -> (%y) stream 0 : (memref<4xf32>, memref<4xf32>) -> (memref<4xf32>)
+    ascend.stream.outputs %y : memref<4xf32>
+  }
+}
