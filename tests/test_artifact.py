@@ -211,6 +211,13 @@ def _two_weights() -> ge.Graph:
     return g
 
 
+def _matmul() -> ge.Graph:
+    g = ge.Graph()
+    weights = np.arange(32 * 16, dtype=np.float32).reshape(32, 16) / 100
+    g.add_output(g.add_matmul(g.add_input("x", [8, 32]), g.add_constant(weights)))
+    return g
+
+
 @pytest.mark.parametrize(
     ("graph", "options", "edit", "message"),
     [
@@ -239,10 +246,16 @@ def _two_weights() -> ge.Graph:
             r"'ascend.stream.weight': weight dense_resource<const_1> at \[1024, 3072\) overlaps weight "
             r"dense_resource<const> at \[0, 2048\)",
         ),
+        (  # the tiling renamed away: the emulator took all of K in one step, another rounding
+            _matmul,
+            {},
+            lambda ir: ir.replace("tiling = #ascend.cube_tiling", "tilling = #ascend.cube_tiling"),
+            "'ascend.stream.kernel': cube kernel @matmul computes 'ascend.graph.matmul' with no tiling",
+        ),
     ],
-    ids=["buffer-overlap", "missing-event", "weight-overlap"],
+    ids=["buffer-overlap", "missing-event", "weight-overlap", "cube-tiling-renamed"],
 )
-def test_a_whole_file_with_a_broken_placement_is_refused(
+def test_a_whole_file_whose_model_breaks_a_rule_is_refused(
     tmp_path: Path, graph, options, edit, message: str
 ) -> None:
     path = tmp_path / "m.ge"

@@ -33,15 +33,17 @@ from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, SymbolOpInte
 
 from ..common import fail
 from ..formats import encoding_error, format_of, plain_type
-from ..kernel import KernelKindAttr, KernelUnitAttr
-from ..tiling import TilingAttr
+from ..graph.traits import matrix_product
+from ..kernel import KernelKindAttr, KernelUnitAttr, Unit
+from ..tiling import CubeTilingAttr, TilingAttr
 from ..verify import LocalVerifier
 
 
 @irdl_op_definition
 class KernelFuncOp(LocalVerifier, IRDLOperation):
     """An outlined kernel: a symbol holding the graph ops it computes and its unit; its type has
-    the operands' formats as encodings, the body computes on the plain types.
+    the operands' formats as encodings, the body computes on the plain types. A cube kernel that
+    computes a matrix product carries its `#ascend.cube_tiling` (the K steps the cube runs).
 
     ```
     ascend.stream.kernel @relu_0 {unit = #ascend.unit<vector>} : (tensor<4xf32>) -> tensor<4xf32> {
@@ -113,6 +115,22 @@ class KernelFuncOp(LocalVerifier, IRDLOperation):
         for op in block.ops:
             if op is not terminator and not op.name.startswith("ascend.graph."):
                 raise fail(self, f"a kernel body holds graph ops only, found '{op.name}'")
+        self._verify_cube_tiling()
+
+    def _verify_cube_tiling(self) -> None:
+        """A cube kernel's matrix product runs its K loop in the steps of its cube tiling, which
+        the compiler always chooses (`ge-tile-kernels`): without one the K order is unknown."""
+        if self.unit.data != Unit.CUBE or isinstance(self.tiling, CubeTilingAttr):
+            return
+        product = next((op for op in self.body.block.ops if matrix_product(op) is not None), None)
+        if product is None:
+            return
+        what = "no tiling" if self.tiling is None else f"the tiling {self.tiling}"
+        raise fail(
+            self,
+            f"cube kernel @{self.sym_name.data} computes '{product.name}' with {what}; a cube kernel "
+            "carries the #ascend.cube_tiling that ge-tile-kernels chose for it",
+        )
 
 
 @irdl_op_definition

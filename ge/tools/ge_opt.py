@@ -1,7 +1,7 @@
 """`ge-opt`: xDSL's opt driver with the `ascend` dialects and `ge` passes registered.
 
 ```
-ge-opt model.mlir -p 'ge-lower-graph-to-kernel,ge-lower-kernel-to-stream' --weights model.npz
+ge-opt model.mlir -p 'ge-lower-graph-to-kernel,ge-tile-kernels,ge-lower-kernel-to-stream' --weights model.npz
 ```
 """
 

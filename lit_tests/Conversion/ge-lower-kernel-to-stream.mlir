@@ -5,7 +5,7 @@
 // (bound, offset 0, no arena bytes), every other result gets an aligned arena slot of its own,
 // and constants a slot in the weight blob where a kernel reads them (an unread one gets none).
 
-// CHECK:       ascend.stream.kernel @conv1 {unit = #ascend.unit<cube>, kernel_name = "conv1"}
+// CHECK:       ascend.stream.kernel @conv1 {unit = #ascend.unit<cube>, kernel_name = "conv1", tiling = #ascend.cube_tiling<m = 16, n = 16, k = 32, db = 1, tiles = 3>}
 // CHECK-SAME:    : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
 // CHECK-NEXT:  ^bb0(%{{.*}}: tensor<1x3x8x8xf32>, %{{.*}}: tensor<4x3x3x3xf32>):
 // CHECK-NEXT:    ascend.graph.conv2d
@@ -28,7 +28,7 @@
 func.func @main(%x: tensor<1x3x8x8xf32> {ascend.name = "image"}) -> (tensor<1x4x6x6xf32> {ascend.name = "probs"}) {
   %w = ascend.graph.const dense_resource<w> : tensor<4x3x3x3xf32>
   %b = ascend.graph.const splat<0.5 : f32> : tensor<4xf32>
-  %c = ascend.kernel.cube(%x, %w) {kernel_name = "conv1"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  %c = ascend.kernel.cube(%x, %w) {kernel_name = "conv1", tiling = #ascend.cube_tiling<m = 16, n = 16, k = 32, db = 1, tiles = 3>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
   ^bb0(%a: tensor<1x3x8x8xf32>, %k: tensor<4x3x3x3xf32>):
     %0 = ascend.graph.conv2d %a, %k : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
     ascend.kernel.yield %0 : tensor<1x4x6x6xf32>
@@ -120,7 +120,7 @@ func.func @relu(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // CHECK:       ascend.stream.kernel @to_5hd {unit = #ascend.unit<vector>, kind = #ascend.kind<trans_data>, kernel_name = "to_5hd"}
 // CHECK-SAME:    : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>> {
-// CHECK:       ascend.stream.kernel @conv {unit = #ascend.unit<cube>, kernel_name = "conv"}
+// CHECK:       ascend.stream.kernel @conv {unit = #ascend.unit<cube>, kernel_name = "conv", tiling = #ascend.cube_tiling<m = 16, n = 16, k = 32, db = 1, tiles = 3>}
 // CHECK-SAME:    : (tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>, tensor<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x4x6x6xf32, #ascend.format<NC1HWC0>> {
 // CHECK-NEXT:  ^bb0(%{{.*}}: tensor<1x3x8x8xf32>, %{{.*}}: tensor<4x3x3x3xf32>):
 // CHECK:       ascend.stream.model @main attributes {arena_size = 6656 : i64, weight_size = 9216 : i64
@@ -136,7 +136,7 @@ func.func @main(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x6x6xf32> {
   %w = ascend.graph.const dense_resource<w> : tensor<4x3x3x3xf32>
   %t = ascend.kernel.trans_data %x {kernel_name = "to_5hd"} : (tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>
   %v = ascend.kernel.trans_data %w : (tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>
-  %c = ascend.kernel.cube(%t, %v) {kernel_name = "conv"} : (tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>, tensor<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x4x6x6xf32, #ascend.format<NC1HWC0>> {
+  %c = ascend.kernel.cube(%t, %v) {kernel_name = "conv", tiling = #ascend.cube_tiling<m = 16, n = 16, k = 32, db = 1, tiles = 3>} : (tensor<1x3x8x8xf32, #ascend.format<NC1HWC0>>, tensor<4x3x3x3xf32, #ascend.format<FRACTAL_Z>>) -> tensor<1x4x6x6xf32, #ascend.format<NC1HWC0>> {
   ^bb0(%a: tensor<1x3x8x8xf32>, %k: tensor<4x3x3x3xf32>):
     %0 = ascend.graph.conv2d %a, %k : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
     ascend.kernel.yield %0 : tensor<1x4x6x6xf32>

@@ -746,3 +746,26 @@ builtin.module {
     ascend.stream.outputs %y : memref<4xf32>
   }
 }
+
+// -----
+
+// A cube kernel runs its K loop in the steps of its tiling; one without (here renamed away) is refused.
+// CHECK: {{^}}'ascend.stream.kernel': cube kernel @matmul_0 computes 'ascend.graph.matmul' with no tiling; a cube kernel carries the #ascend.cube_tiling that ge-tile-kernels chose for it
+builtin.module {
+  ascend.stream.kernel @matmul_0 {unit = #ascend.unit<cube>, tilling = #ascend.cube_tiling<m = 16, n = 16, k = 16, db = 1, tiles = 1>} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
+  ^bb0(%a : tensor<1x4xf32>, %b : tensor<4x4xf32>):
+    %c = ascend.graph.matmul %a, %b : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+    ascend.stream.return %c : tensor<1x4xf32>
+  }
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.stream.kernel': cube kernel @matmul_0 computes 'ascend.graph.matmul' with the tiling #ascend.vector_tiling<tile = 4, db = 1, tiles = 1>; a cube kernel carries the #ascend.cube_tiling that ge-tile-kernels chose for it
+builtin.module {
+  ascend.stream.kernel @matmul_0 {unit = #ascend.unit<cube>, tiling = #ascend.vector_tiling<tile = 4, db = 1, tiles = 1>} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
+  ^bb0(%a : tensor<1x4xf32>, %b : tensor<4x4xf32>):
+    %c = ascend.graph.matmul %a, %b : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+    ascend.stream.return %c : tensor<1x4xf32>
+  }
+}

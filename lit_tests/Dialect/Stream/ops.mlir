@@ -5,7 +5,7 @@
 // two streams ordered by an event, and the output list round trip.
 
 // CHECK:      builtin.module attributes {ascend.target = #ascend.target<"Ascend910B2", {c0 = 16 : i64, ub_bytes = 196608 : i64}>} {
-// CHECK-NEXT:   ascend.stream.kernel @matmul_0 {unit = #ascend.unit<cube>, kernel_name = "mm"} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
+// CHECK-NEXT:   ascend.stream.kernel @matmul_0 {unit = #ascend.unit<cube>, kernel_name = "mm", tiling = #ascend.cube_tiling<m = 16, n = 16, k = 16, db = 1, tiles = 1>} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
 // CHECK-NEXT:   ^bb0(%[[A:.*]]: tensor<1x4xf32>, %[[B:.*]]: tensor<4x4xf32>):
 // CHECK-NEXT:     %[[C:.*]] = ascend.graph.matmul %[[A]], %[[B]] : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
 // CHECK-NEXT:     ascend.stream.return %[[C]] : tensor<1x4xf32>
@@ -32,7 +32,7 @@
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
 builtin.module attributes {ascend.target = #ascend.target<"Ascend910B2", {c0 = 16 : i64, ub_bytes = 196608 : i64}>} {
-  ascend.stream.kernel @matmul_0 {unit = #ascend.unit<cube>, kernel_name = "mm"} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
+  ascend.stream.kernel @matmul_0 {unit = #ascend.unit<cube>, kernel_name = "mm", tiling = #ascend.cube_tiling<m = 16, n = 16, k = 16, db = 1, tiles = 1>} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32> {
   ^bb0(%a : tensor<1x4xf32>, %b : tensor<4x4xf32>):
     %c = ascend.graph.matmul %a, %b : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
     ascend.stream.return %c : tensor<1x4xf32>
