@@ -512,7 +512,8 @@ def test_grouped_conv2d() -> None:
 
 def test_explicit_pads_and_channels_first_windows() -> None:
     """The window of a 2-D and a 3-D op is read from the spatial axes of its data format:
-    EXPLICIT pads of an NHWC Conv2D ([N, H, W, C] pairs) and a max pool over NCDHW."""
+    EXPLICIT pads of an NHWC Conv2D ([N, H, W, C] pairs), a max pool and a Conv3D over NCDHW
+    (its channels on axis 1, not the last)."""
     rng = np.random.default_rng(7)
     filters = rng.standard_normal((2, 2, 1, 1)).astype(np.float32)
     graph_def = GraphDef()
@@ -528,7 +529,14 @@ def test_explicit_pads_and_channels_first_windows() -> None:
     pool.attr["strides"].list.i.extend([1, 1, 2, 2, 3])
     pool.attr["padding"].s = b"VALID"
     pool.attr["data_format"].s = b"NCDHW"
-    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=["conv", "pool"])
+    mixing = rng.standard_normal((1, 1, 1, 2, 3)).astype(np.float32)  # [D, H, W, I, O]
+    _node(graph_def, "m", "Const", value=mixing)
+    conv3d = _node(graph_def, "conv3d", "Conv3D", ["v", "m"], T=FLOAT)
+    conv3d.attr["strides"].list.i.extend([1, 1, 1, 1, 1])
+    conv3d.attr["padding"].s = b"VALID"
+    conv3d.attr["data_format"].s = b"NCDHW"
+    outputs = ["conv", "pool", "conv3d"]
+    graph = ge.GraphParser().parse_tensorflow(graph_def.SerializeToString(), outputs=outputs)
     x = rng.standard_normal((1, 4, 4, 1)).astype(np.float32)
     v = rng.standard_normal((1, 2, 4, 4, 6)).astype(np.float32)
     padded = np.pad(x[0, :, :, 0], ((1, 2), (0, 1)))
@@ -536,10 +544,12 @@ def test_explicit_pads_and_channels_first_windows() -> None:
         [[np.sum(padded[i : i + 2, j : j + 2] * filters[:, :, 0, 0]) for j in range(4)] for i in range(6)]
     )
     pool_expected = v.reshape(1, 2, 2, 2, 2, 2, 2, 3).max(axis=(3, 5, 7))
+    conv3d_expected = np.einsum("ncdhw,co->nodhw", v, mixing[0, 0, 0])
     for level in (0, 3):
-        got_conv, got_pool = _run(graph, {"x": x, "v": v}, level)
+        got_conv, got_pool, got_conv3d = _run(graph, {"x": x, "v": v}, level)
         np.testing.assert_allclose(got_conv, conv_expected[None, :, :, None], rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(got_pool, pool_expected)
+        np.testing.assert_allclose(got_conv3d, conv3d_expected, rtol=1e-5, atol=1e-5)
 
 
 def test_bfloat16_constants() -> None:

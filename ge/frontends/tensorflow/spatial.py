@@ -29,7 +29,7 @@ def _conv3d(imp: Importer, node: Node) -> list[Tensor]:
     if known is None:
         raise node.fail("the filter must be a constant")
     weight = imp.add_constant(f"{node.name}.filter", known.transpose(4, 3, 0, 1, 2).copy())
-    channels = static_dims(node, x)[-1]
+    channels = static_dims(node, x)[-1 if channels_last(node, 3) else 1]
     if channels % w.shape[3]:
         raise node.invalid(f"{channels} input channels do not divide into groups of {w.shape[3]}")
     props = {**window_props(node, x, w.shape[:3], dilated=True), "groups": int_attr(channels // w.shape[3])}
