@@ -52,7 +52,7 @@ from ge.dialects.graph.base import shape_error
 from . import arguments, symbolic
 from .dtypes import dtype_name, element_type, numpy_dtype, tensor_type
 from .errors import GeError, VerificationError
-from .limits import DEFAULT_MAX_TENSOR_BYTES, check_bytes
+from .limits import DEFAULT_MAX_TENSOR_BYTES
 from .symbolic import Dim
 from .weights import WeightStore
 
@@ -613,9 +613,16 @@ class Graph:
         offset: float = 0.0,
     ) -> Tensor:
         if given is None:
-            # Measured before the generator allocates: a layer of 2**31 channels is a clear error.
-            elements = math.prod(shape)
-            check_bytes(elements * 8, f"{list(shape)} float64", DEFAULT_MAX_TENSOR_BYTES, GeError, name)
+            # Drawn in float64 whatever the layer's dtype (the values a seed gives stay the same)
+            # and measured before the draw: a layer of 2**31 channels is a clear error, not a
+            # MemoryError. No compile option raises this: a larger layer takes its given values.
+            size = math.prod(shape) * 8
+            if size > DEFAULT_MAX_TENSOR_BYTES:
+                raise GeError(
+                    f"{name}: drawing a weight of shape {list(shape)} would take {size:,} bytes of "
+                    f"float64, over the {DEFAULT_MAX_TENSOR_BYTES:,} the builder draws; pass the layer "
+                    "its weight values instead"
+                )
             given = offset + scale * self._rng.standard_normal(tuple(shape))
         data = np.asarray(given)
         if tuple(data.shape) != tuple(shape):

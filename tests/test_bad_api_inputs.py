@@ -510,10 +510,11 @@ CASES: dict[str, Case] = {
         GeError,
         "launch_times is a list that receives each launch's time, got tuple",
     ),
-    "a layer whose generated weight is past max_tensor_bytes": (
+    "a layer whose generated weight is too large to draw": (
         lambda tmp: conv(out_channels=2**31),
         GeError,
-        "would hold a tensor of 154,618,822,656 bytes ([2147483648, 1, 3, 3] float64), over max_tensor_bytes",
+        "drawing a weight of shape [2147483648, 1, 3, 3] would take 154,618,822,656 bytes of float64, "
+        "over the 4,294,967,296 the builder draws; pass the layer its weight values instead",
     ),
 }
 
