@@ -84,9 +84,7 @@ def test_every_byte_of_the_manifest_is_checked(tmp_path: Path) -> None:
     level = data.index(b'"optimization_level": 3') + len(b'"optimization_level": ')
     changed = [
         data[:level] + bytes([data[level] ^ 1]) + data[level + 1 :],  # 3 -> 2
-        data.replace(b'"target": ', b'"target":  ').replace(
-            data[8:12], struct.pack("<I", int.from_bytes(data[8:12], "little") + 1)
-        ),
+        _spaced(data),
     ]
     _gears().save(tmp_path / "g.ge")
     gears = (tmp_path / "g.ge").read_bytes()
@@ -98,6 +96,14 @@ def test_every_byte_of_the_manifest_is_checked(tmp_path: Path) -> None:
         ) as error:
             ge.GraphCompiler.load(tmp_path / "bad.ge")
         assert "damaged" in str(error.value), index
+
+
+def _spaced(data: bytes) -> bytes:
+    """`data` with one more space in its manifest and the header's length says so: the JSON
+    reads the same."""
+    length = int.from_bytes(data[8:12], "little")
+    manifest = data[12 : 12 + length].replace(b'"target": ', b'"target":  ', 1)
+    return data[:8] + struct.pack("<I", len(manifest)) + manifest + data[12 + length :]
 
 
 def test_a_manifest_json_cannot_break_the_reader(tmp_path: Path) -> None:
