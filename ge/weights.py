@@ -74,7 +74,12 @@ class WeightStore:
     def load(cls, path: str | Path) -> WeightStore:
         store = cls()
         try:
-            data = np.load(path, allow_pickle=False)
+            try:
+                data = np.load(path, allow_pickle=False)
+            except ValueError:  # numpy takes any other file for pickled data, which it refuses
+                raise InvalidModelError(
+                    f"cannot read weights file '{path}': it is not an .npz archive (numpy.savez writes one)"
+                ) from None
             if not isinstance(data, np.lib.npyio.NpzFile):
                 raise InvalidModelError(
                     f"weights file '{path}' holds one array: weights are an .npz archive (numpy.savez)"

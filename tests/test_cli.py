@@ -380,6 +380,8 @@ def test_run_refuses_inputs_that_do_not_match(tiny_ge: str, tmp_path: Path) -> N
     ]
     result = ge_command("run", tiny_ge, "--input", "other=x.npy")
     assert error_lines(result) == ["ge run: error: input file 'x.npy' for 'other' does not exist"]
+    result = ge_command("run", tiny_ge, "--input", tmp_path)
+    assert error_lines(result) == [f"ge run: error: input file '{tmp_path}' is a folder"]
 
 
 def test_run_refuses_damaged_archives_and_an_input_given_twice(tiny_ge: str, tmp_path: Path) -> None:

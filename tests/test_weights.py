@@ -81,3 +81,8 @@ def test_ge_opt_reads_weights_file(tmp_path) -> None:
     bad = subprocess.run([*command, "--weights", str(tmp_path / "bad.npz")], capture_output=True, text=True)
     assert bad.returncode == 1
     assert "cannot read weights file" in bad.stderr and "Traceback" not in bad.stderr
+    (tmp_path / "w.txt").write_text("fc.weight = 1\n")
+    text = subprocess.run([*command, "--weights", str(tmp_path / "w.txt")], capture_output=True, text=True)
+    assert text.returncode == 1
+    assert "it is not an .npz archive (numpy.savez writes one)" in text.stderr
+    assert "pickle" not in text.stderr

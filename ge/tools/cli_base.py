@@ -184,10 +184,16 @@ def require_inputs(arrays: dict[str, np.ndarray], specs: Sequence[TensorSpec]) -
         )
 
 
-def _load_array(path: str, name: str | None = None) -> np.ndarray:
-    which = f" for '{name}'" if name else ""
+def _check_file(path: str, which: str) -> None:
+    if Path(path).is_dir():
+        raise GeError(f"input file '{path}'{which} is a folder")
     if not Path(path).is_file():
         raise GeError(f"input file '{path}'{which} does not exist")
+
+
+def _load_array(path: str, name: str | None = None) -> np.ndarray:
+    which = f" for '{name}'" if name else ""
+    _check_file(path, which)
     try:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError):
@@ -202,8 +208,7 @@ def _load_array(path: str, name: str | None = None) -> np.ndarray:
 def _load_archive(path: str) -> dict[str, np.ndarray]:
     """The arrays of an .npz file by name; a file that is no zip archive, or a member that is no
     .npy array (an object array, other bytes), is refused naming it."""
-    if not Path(path).is_file():
-        raise GeError(f"input file '{path}' does not exist")
+    _check_file(path, "")
     not_npz = GeError(f"cannot read inputs from '{path}': it is not an .npz file (numpy.savez writes one)")
     try:
         archive = np.load(path, allow_pickle=False)
