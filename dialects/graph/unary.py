@@ -192,6 +192,30 @@ class Log1pOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class Log2Op(FloatUnaryOp):
+    """The base-2 logarithm, exact on powers of two (where `log(x) / log(2)` is off by an ulp).
+
+    `%y = ascend.graph.log2 %x : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.log2"
+
+    traits = traits_def(Transcendental(), KeepsPrecision())
+
+
+@irdl_op_definition
+class Log10Op(FloatUnaryOp):
+    """The base-10 logarithm, exact on powers of ten (where `log(x) / log(10)` is off by an ulp).
+
+    `%y = ascend.graph.log10 %x : (tensor<4xf32>) -> tensor<4xf32>`
+    """
+
+    name = "ascend.graph.log10"
+
+    traits = traits_def(Transcendental(), KeepsPrecision())
+
+
+@irdl_op_definition
 class SqrtOp(FloatUnaryOp):
     """`%y = ascend.graph.sqrt %x : (tensor<4xf32>) -> tensor<4xf32>`"""
 
@@ -573,6 +597,8 @@ OPS = (
     Expm1Op,
     LogOp,
     Log1pOp,
+    Log2Op,
+    Log10Op,
     SqrtOp,
     ReciprocalOp,
     FloorOp,

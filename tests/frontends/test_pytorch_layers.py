@@ -646,6 +646,23 @@ def test_erfc_keeps_its_relative_precision_far_out(dtype, rtol, level):
     np.testing.assert_array_equal(got[-3:-1], [0.0, 2.0])
 
 
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64, torch.int32])
+def test_log2_and_log10_are_exact_on_powers(dtype, level):
+    """log2 and log10 of an exact power of their base are that integer, as eager torch: `log(x) /
+    log(b)` gave 13.000001 for float32 log2(2**13), -9.99 for float16 log2(2**-10), and floor of
+    log2(2**15) 14. An integer input is promoted to float (it failed verification)."""
+    if dtype.is_floating_point:
+        twos = torch.tensor([2.0**k for k in range(-10, 16)], dtype=dtype)
+        tens = torch.tensor([10.0**k for k in range(-4, 5)], dtype=dtype)
+    else:
+        twos = torch.tensor([2**k for k in range(0, 16)], dtype=dtype)
+        tens = torch.tensor([10**k for k in range(0, 5)], dtype=dtype)
+    model = _Apply(lambda a, b: (torch.log2(a), torch.log2(a).floor(), torch.log10(b))).eval()
+    exponents = assert_matches_eager(model, (twos, tens), level, rtol=0, atol=0)
+    np.testing.assert_array_equal(exponents[1], np.log2(twos.double().numpy()))
+
+
 ON_A_0D_TENSOR: dict[str, Callable[[torch.Tensor], object]] = {
     "sum(0)": lambda x: x.sum(0),
     "sum(-1)": lambda x: x.sum(-1),

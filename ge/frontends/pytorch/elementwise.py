@@ -7,7 +7,6 @@ ops take operands of one dtype). Comparisons cast both operands to their common 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 from ge.dialects import graph as ops
@@ -111,12 +110,12 @@ def _unary(op_class: type, **defaults: float) -> Converter:
     return convert
 
 
-def _log_base(base: float) -> Converter:
-    """`log2` and `log10`: the natural log divided by that of the base."""
+def _float_unary(op_class: type) -> Converter:
+    """`op_class` of the operand cast to the result dtype: ATen computes `log2` of an integer
+    tensor in the default float dtype."""
 
     def convert(g: Graph, node: Node) -> Tensor:
-        natural = g.add_op(ops.LogOp, [node.arg(0, "self")], None, f"{node.name}.log")
-        return g.add_div(natural, node.scalar(math.log(base)), node.name)
+        return g.add_op(op_class, [node.tensor(node.arg(0, "self"), node.dtype)], None, node.name)
 
     return convert
 
@@ -340,8 +339,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.softplus.default": _softplus,
     "aten.log1p.default": _unary(ops.Log1pOp),
     "aten.exp2.default": _exp2,
-    "aten.log2.default": _log_base(2.0),
-    "aten.log10.default": _log_base(10.0),
+    "aten.log2.default": _float_unary(ops.Log2Op),
+    "aten.log10.default": _float_unary(ops.Log10Op),
     "aten.trunc.default": _trunc,
     "aten.__lshift__.Scalar": _binary(ops.ShiftLeftOp),
     "aten.__lshift__.Tensor": _binary(ops.ShiftLeftOp),

@@ -44,6 +44,22 @@ func.func @log1p_integer(%x: tensor<4xi64>) {
 
 // -----
 
+// CHECK: {{^}}'ascend.graph.log2': the operand must be floating-point, got i32
+func.func @log2_integer(%x: tensor<4xi32>) {
+  %0 = ascend.graph.log2 %x : (tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: {{^}}'ascend.graph.log10': the operand must be floating-point, got i64
+func.func @log10_integer(%x: tensor<4xi64>) {
+  %0 = ascend.graph.log10 %x : (tensor<4xi64>) -> tensor<4xi64>
+  func.return
+}
+
+// -----
+
 // CHECK: {{^}}'ascend.graph.sigmoid': result type tensor<4xf16> does not match the inferred type tensor<4xf32>
 func.func @sigmoid_result(%x: tensor<4xf32>) {
   %0 = ascend.graph.sigmoid %x : (tensor<4xf32>) -> tensor<4xf16>

@@ -17,6 +17,8 @@ func.func @atan2(%y: tensor<2x3xf32>, %x: tensor<3xf32>) {
 // CHECK-NEXT: ascend.graph.expm1 %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.log %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.log1p %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: ascend.graph.log2 %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: ascend.graph.log10 %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.sqrt %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.reciprocal %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: ascend.graph.floor %{{.*}} : (tensor<2x3xf32>) -> tensor<2x3xf32>
@@ -59,6 +61,8 @@ func.func @float_unary(%x: tensor<2x3xf32>) {
   %expm1 = ascend.graph.expm1 %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %1 = ascend.graph.log %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %log1p = ascend.graph.log1p %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %log2 = ascend.graph.log2 %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %log10 = ascend.graph.log10 %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %2 = ascend.graph.sqrt %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %3 = ascend.graph.reciprocal %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %4 = ascend.graph.floor %x : (tensor<2x3xf32>) -> tensor<2x3xf32>
