@@ -663,6 +663,17 @@ def test_log2_and_log10_are_exact_on_powers(dtype, level):
     np.testing.assert_array_equal(exponents[1], np.log2(twos.double().numpy()))
 
 
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_float_floor_division_by_zero_is_the_true_quotient(dtype, level):
+    """ATen's float floor division gives a / b where b is 0: +-inf, and NaN for 0 / 0 (the
+    remainder, NaN by 0, made every one NaN); elsewhere Python's floor division (1 // 0.1 is 9)."""
+    a = torch.tensor([5.0, -5.0, 0.0, -0.0, 5.0, float("inf"), 1.0, 1.0, 7.0, -7.0], dtype=dtype)
+    b = torch.tensor([0.0, 0.0, 0.0, 0.0, -0.0, 0.0, 0.1, float("inf"), 2.0, 2.0], dtype=dtype)
+    (got,) = assert_matches_eager(_Apply(torch.floor_divide).eval(), (a, b), level, rtol=0, atol=0)
+    np.testing.assert_array_equal(got[:6], [np.inf, -np.inf, np.nan, np.nan, -np.inf, np.inf])
+
+
 ON_A_0D_TENSOR: dict[str, Callable[[torch.Tensor], object]] = {
     "sum(0)": lambda x: x.sum(0),
     "sum(-1)": lambda x: x.sum(-1),

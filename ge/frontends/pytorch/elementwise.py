@@ -69,7 +69,7 @@ def _div(g: Graph, node: Node) -> Tensor:
     integer "floor" subtracts the divisor-signed remainder first (`add_floor_division`). For
     floats, "trunc" drops the dividend-signed remainder of the quotient, `q - fmod(q, 1)`, and
     "floor" rounds that same `(a - mod(a, b)) / b`, as Python and ATen compute a float floor
-    division (so `1 // 0.1` is 9, not the 10 of `floor(1 / 0.1)`).
+    division (so `1 // 0.1` is 9, not the 10 of `floor(1 / 0.1)`), and is `a / b` where `b` is 0.
     """
     mode = node.arg(2, "rounding_mode")
     if mode is None:
@@ -82,7 +82,11 @@ def _div(g: Graph, node: Node) -> Tensor:
         if not is_float:
             return add_floor_division(g, a, b, node.name)
         quotient = add_floor_division(g, a, b, f"{node.name}.quotient")
-        return g.add_op(ops.RoundOp, [quotient], None, node.name)
+        rounded = g.add_op(ops.RoundOp, [quotient], None, f"{node.name}.rounded")
+        # ATen's div_floor gives a / b for b == 0 (+-inf, NaN for 0 / 0); mod(a, 0) is NaN.
+        by_zero = g.add_op(ops.EqualOp, [b, node.scalar(0.0, b.dtype)], None, f"{node.name}.by_zero")
+        true_quotient = g.add_div(a, b, f"{node.name}.true")
+        return g.add_op(ops.WhereOp, [by_zero, true_quotient, rounded], None, node.name)
     quotient = g.add_div(a, b, f"{node.name}.quotient" if is_float else node.name)
     if not is_float:
         return quotient
