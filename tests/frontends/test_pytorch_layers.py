@@ -674,6 +674,17 @@ def test_float_floor_division_by_zero_is_the_true_quotient(dtype, level):
     np.testing.assert_array_equal(got[:6], [np.inf, -np.inf, np.nan, np.nan, -np.inf, np.inf])
 
 
+@pytest.mark.parametrize("level", [0, 3])
+def test_the_norm_of_order_0_counts_nan_as_nonzero(level):
+    """vector_norm(ord=0) counts the elements other than 0, NaN among them, as eager torch (`|x| >
+    0` left NaN out); cdist(p=0), which ATen sums as min(ceil(|d|), 1), is NaN from a NaN."""
+    nan = float("nan")
+    x = torch.tensor([[1.0, nan, 0.0, -0.0], [2.0, 0.0, -2.0, 0.0], [nan, nan, -2.0, 0.0]])
+    y = torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.0, nan, 5.0, 1.0], [0.0, 0.0, 0.0, 0.0]])
+    model = _Apply(lambda a, b: (torch.linalg.vector_norm(a, 0, dim=1), torch.cdist(a, b, p=0))).eval()
+    assert_matches_eager(model, (x, y), level, rtol=0, atol=0)
+
+
 ON_A_0D_TENSOR: dict[str, Callable[[torch.Tensor], object]] = {
     "sum(0)": lambda x: x.sum(0),
     "sum(-1)": lambda x: x.sum(-1),

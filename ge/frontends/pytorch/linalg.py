@@ -9,7 +9,7 @@ that both round alike.
 from __future__ import annotations
 
 from ge.dialects import graph as ops
-from ge.dialects.common import ints_attr
+from ge.dialects.common import bool_attr, ints_attr
 from ge.graph import Graph, Tensor
 
 from .importer import Converter, Node
@@ -45,6 +45,15 @@ def _cdist(g: Graph, node: Node) -> Tensor:
     columns = g.add_reshape(b, [*b.shape[:-2], 1, *b.shape[-2:]], f"{node.name}.columns")
     differences = g.add_sub(rows, columns, f"{node.name}.differences")
     rank = len(differences.shape)
+    if order == 0:  # ATen's sum of min(ceil(|d|), 1): unlike vector_norm's count, NaN stays NaN
+        size = g.add_op(ops.CeilOp, [g.add_op(ops.AbsOp, [differences], None, f"{node.name}.abs")], None)
+        counts = g.add_op(ops.MinOp, [size, node.scalar(1.0, size.dtype)], None, f"{node.name}.nonzero")
+        return g.add_op(
+            ops.ReduceSumOp,
+            [counts],
+            {"axes": ints_attr([rank - 1]), "keepdims": bool_attr(False)},
+            node.name,
+        )
     return vector_norm(g, node, differences, order, [rank - 1], False, node.name)
 
 

@@ -285,14 +285,13 @@ def vector_norm(
     props = {"axes": ints_attr(axes), "keepdims": bool_attr(keep)}
     if order in (1, 2):
         return g.add_op(ops.ReduceL1Op if order == 1 else ops.ReduceL2Op, [x], props, name)
+    if order == 0:  # x != 0, as ATen counts: NaN is nonzero
+        zero = g.add_op(ops.EqualOp, [x, node.scalar(0, x.dtype)], None, f"{name}.zero")
+        nonzero = g.add_cast(g.add_op(ops.NotOp, [zero], None), x.dtype, f"{name}.nonzero")
+        return g.add_op(ops.ReduceSumOp, [nonzero], props, name)
     size = g.add_op(ops.AbsOp, [x], None, f"{name}.abs")
     if order in (math.inf, -math.inf):
         return g.add_op(ops.ReduceMaxOp if order > 0 else ops.ReduceMinOp, [size], props, name)
-    if order == 0:
-        nonzero = g.add_cast(
-            g.add_op(ops.GreaterOp, [size, node.scalar(0, x.dtype)], None), x.dtype, f"{name}.nonzero"
-        )
-        return g.add_op(ops.ReduceSumOp, [nonzero], props, name)
     powers = g.add_op(ops.PowOp, [size, node.scalar(order, x.dtype)], None, f"{name}.powers")
     total = g.add_op(ops.ReduceSumOp, [powers], props, f"{name}.sum")
     return g.add_op(ops.PowOp, [total, node.scalar(1 / order, x.dtype)], None, name)
