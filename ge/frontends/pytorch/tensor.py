@@ -297,6 +297,7 @@ def vector_norm(
     return g.add_op(ops.PowOp, [total, node.scalar(1 / order, x.dtype)], None, name)
 
 
+@along_one_axis
 def _variance_and_mean(g: Graph, node: Node) -> list[Tensor]:
     """`var_mean.correction`: the variance as `var.correction` computes it, and the mean."""
     x = node.tensor(node.arg(0, "self"), node.dtype)
