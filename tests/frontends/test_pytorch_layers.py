@@ -685,6 +685,15 @@ def test_the_norm_of_order_0_counts_nan_as_nonzero(level):
     assert_matches_eager(model, (x, y), level, rtol=0, atol=0)
 
 
+def test_an_error_of_torch_decompositions_is_a_ge_error_naming_them():
+    """torch's run_decompositions raises a bare AttributeError on attention over inputs that
+    share storage (a query sliced from the keys); parse_pytorch names what failed instead."""
+    keys = torch.randn(2, 3, 2, 4, 8)
+    model = _Apply(lambda q, k: F.scaled_dot_product_attention(q, k, k)).eval()
+    with pytest.raises(ge.errors.InvalidModelError, match=r"could not decompose .*\(AttributeError\)"):
+        ge.GraphParser().parse_pytorch(model, (keys[:1], keys))
+
+
 ON_A_0D_TENSOR: dict[str, Callable[[torch.Tensor], object]] = {
     "sum(0)": lambda x: x.sum(0),
     "sum(-1)": lambda x: x.sum(-1),

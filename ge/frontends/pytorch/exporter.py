@@ -91,9 +91,8 @@ def export_program(
             with quiet_torch():
                 program = torch.export.export(model, tuple(example_inputs), dynamic_shapes=dynamic_shapes)
         except Exception as error:  # torch raises many kinds; the user needs its message
-            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise InvalidModelError(
-                f"torch.export could not trace the {type(model).__name__}: {first}"
+                f"torch.export could not trace the {type(model).__name__}: {_first_line(error)}"
             ) from None
     else:
         raise GeError(
@@ -101,8 +100,20 @@ def export_program(
             f"got {type(model).__name__}; load a .pt2 archive with "
             "ge.frontends.pytorch.load_model_file"
         )
-    with quiet_torch():
-        return program.run_decompositions(decomposition_table())
+    try:
+        with quiet_torch():
+            return program.run_decompositions(decomposition_table())
+    except Exception as error:  # as torch.export above: a torch error of any kind, named
+        raise InvalidModelError(
+            f"torch could not decompose the exported program into core ATen ops "
+            f"({type(error).__name__}): {_first_line(error)}"
+        ) from None
+
+
+def _first_line(error: Exception) -> str:
+    """The first line of `error`'s message (torch's run on with tracebacks), or its type's name."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 @contextlib.contextmanager
@@ -168,7 +179,7 @@ def load_program(path: str | Path) -> Any:
         with quiet_torch():
             return torch.export.load(str(path))
     except Exception as error:  # a zip error, a pickle error, a version error...
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InvalidModelError(
-            f"'{path}' is not a torch.export archive (.pt2, written by torch.export.save): {first}"
+            f"'{path}' is not a torch.export archive (.pt2, written by torch.export.save): "
+            f"{_first_line(error)}"
         ) from None
