@@ -694,6 +694,28 @@ def test_an_error_of_torch_decompositions_is_a_ge_error_naming_them():
         ge.GraphParser().parse_pytorch(model, (keys[:1], keys))
 
 
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+def test_truncation_keeps_the_sign_of_zero_and_the_infinities(dtype, level):
+    """trunc and a division of rounding_mode "trunc" give -0.0 for -0.5 and -0.0 (trunc gave
+    +0.0), and +-inf for an infinite quotient (`q - fmod(q, 1)` gave NaN), as eager torch."""
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([-2.5, -0.5, -0.0, 0.0, 0.7, 3.9, -3.9, inf, -inf, nan], dtype=dtype)
+    y = torch.tensor([2.0, 2.0, 1.0, -3.0, 0.0, -0.0, 0.5, 1.0, 2.0, 1.0], dtype=dtype)
+    model = _Apply(lambda a, b: (torch.trunc(a), torch.div(a, b, rounding_mode="trunc"))).eval()
+    results = assert_matches_eager(model, (x, y), level, rtol=0, atol=0)
+    with torch.no_grad():
+        wants = model(x, y)
+    for got, want in zip(results, wants, strict=True):
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want.numpy()))
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_trunc_of_integers_is_the_input(level):
+    x = torch.tensor([-3, 0, 4, 2**40], dtype=torch.int64)
+    assert_matches_eager(_Apply(lambda a: torch.trunc(a) * 2).eval(), (x,), level)
+
+
 ON_A_0D_TENSOR: dict[str, Callable[[torch.Tensor], object]] = {
     "sum(0)": lambda x: x.sum(0),
     "sum(-1)": lambda x: x.sum(-1),

@@ -67,9 +67,9 @@ def _div(g: Graph, node: Node) -> Tensor:
 
     The graph's integer division truncates toward zero, so integer "trunc" is one div, and
     integer "floor" subtracts the divisor-signed remainder first (`add_floor_division`). For
-    floats, "trunc" drops the dividend-signed remainder of the quotient, `q - fmod(q, 1)`, and
-    "floor" rounds that same `(a - mod(a, b)) / b`, as Python and ATen compute a float floor
-    division (so `1 // 0.1` is 9, not the 10 of `floor(1 / 0.1)`), and is `a / b` where `b` is 0.
+    floats, "trunc" truncates the quotient as `trunc` does (`truncated`), and "floor" rounds
+    `(a - mod(a, b)) / b`, as Python and ATen compute a float floor division (so `1 // 0.1` is
+    9, not the 10 of `floor(1 / 0.1)`), and is `a / b` where `b` is 0.
     """
     mode = node.arg(2, "rounding_mode")
     if mode is None:
@@ -88,12 +88,7 @@ def _div(g: Graph, node: Node) -> Tensor:
         true_quotient = g.add_div(a, b, f"{node.name}.true")
         return g.add_op(ops.WhereOp, [by_zero, true_quotient, rounded], None, node.name)
     quotient = g.add_div(a, b, f"{node.name}.quotient" if is_float else node.name)
-    if not is_float:
-        return quotient
-    fraction = g.add_op(
-        ops.ModOp, [quotient, node.scalar(1.0)], {"fmod": bool_attr(True)}, f"{node.name}.fraction"
-    )
-    return g.add_sub(quotient, fraction, node.name)
+    return truncated(g, quotient, node.name) if is_float else quotient
 
 
 def _comparison(op_class: type, negate: bool = False) -> Converter:
@@ -129,12 +124,20 @@ def _exp2(g: Graph, node: Node) -> Tensor:
 
 
 def _trunc(g: Graph, node: Node) -> Tensor:
-    """Rounds toward zero: the floor of the magnitude, with the sign back."""
+    """Rounds toward zero; an integer tensor is its own truncation, as ATen returns it."""
     x = node.arg(0, "self")
-    magnitude = g.add_op(ops.FloorOp, [g.add_op(ops.AbsOp, [x], None, f"{node.name}.abs")], None)
-    negative = g.add_op(ops.LessOp, [x, node.scalar(0.0)], None, f"{node.name}.negative")
-    flipped = g.add_op(ops.NegOp, [magnitude], None, f"{node.name}.neg")
-    return g.add_op(ops.WhereOp, [negative, flipped, magnitude], None, node.name)
+    return truncated(g, x, node.name) if "float" in x.dtype else x
+
+
+def truncated(g: Graph, x: Tensor, name: str) -> Tensor:
+    """`x` rounded toward zero, named `name`: the ceiling of a negative `x`, else the floor, so
+    that -0.5 gives -0.0 and -0.0 keeps its sign as ATen's trunc, and +-inf and NaN stay."""
+    negative = g.add_op(
+        ops.LessOp, [x, g.add_splat(0.0, [], x.dtype, f"{name}.zero")], None, f"{name}.negative"
+    )
+    up = g.add_op(ops.CeilOp, [x], None, f"{name}.ceil")
+    down = g.add_op(ops.FloorOp, [x], None, f"{name}.floor")
+    return g.add_op(ops.WhereOp, [negative, up, down], None, name)
 
 
 def _rsqrt(g: Graph, node: Node) -> Tensor:
