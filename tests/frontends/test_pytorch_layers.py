@@ -716,6 +716,19 @@ def test_trunc_of_integers_is_the_input(level):
     assert_matches_eager(_Apply(lambda a: torch.trunc(a) * 2).eval(), (x,), level)
 
 
+@pytest.mark.parametrize("level", [0, 3])
+def test_attention_over_a_broadcast_batch_matches_eager(level):
+    """5-D and 3-D attention with a query of batch 1 against keys of batch 2 (and a mask of its
+    own batch): each was reshaped to 4-D by its own shape and failed verification."""
+    torch.manual_seed(0)
+    q, k, v = torch.randn(1, 3, 2, 4, 8), torch.randn(2, 3, 2, 6, 8), torch.randn(2, 1, 2, 6, 5)
+    mask = torch.randn(3, 1, 4, 6)
+    five = _Apply(lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m)).eval()
+    assert_matches_eager(five, (q, k, v, mask), level)
+    three = _Apply(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)).eval()
+    assert_matches_eager(three, (q[:, 0, 0], k[:, 0, 0], v[:, 0, 0]), level)
+
+
 ON_A_0D_TENSOR: dict[str, Callable[[torch.Tensor], object]] = {
     "sum(0)": lambda x: x.sum(0),
     "sum(-1)": lambda x: x.sum(-1),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import numpy as np
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, StringAttr, f64
 from xdsl.ir import Attribute
 
@@ -331,13 +332,20 @@ def _attention(g: Graph, node: Node) -> Tensor:
     if node.shape is None or is_symbolic(*node.shape) or any(DYNAMIC_INDEX in t.shape for t in (q, k, v)):
         raise node.fail(f"attention over {rank}-D tensors of a symbolic size is not supported")
 
+    # The leading dims broadcast (a query of batch 1 against keys of batch 2), so each tensor is
+    # expanded to them before its own dims are merged.
+    batch = list(np.broadcast_shapes(*(tuple(t.shape[:-2]) for t in (q, k, v))))
+
     def as_4d(t: Tensor, key: str) -> Tensor:
-        lead = [1, *t.shape[:-2]] if rank == 3 else [math.prod(t.shape[:-3]), t.shape[-3]]
+        if list(t.shape[:-2]) != batch:
+            full = ints_attr([*batch, *t.shape[-2:]])
+            t = g.add_op(ops.ExpandOp, [t], {"shape": full}, f"{node.name}.{key}_full")
+        lead = [1, *batch] if rank == 3 else [math.prod(batch[:-1]), batch[-1]]
         return g.add_reshape(t, [*lead, *t.shape[-2:]], f"{node.name}.{key}_4d")
 
     operands = [as_4d(q, "query"), as_4d(k, "key"), as_4d(v, "value")]
     if mask is not None:
-        full = [*q.shape[:-1], k.shape[-2]]
+        full = [*batch, q.shape[-2], k.shape[-2]]
         if list(mask.shape) != full:
             mask = g.add_op(ops.ExpandOp, [mask], {"shape": ints_attr(full)}, f"{node.name}.mask_full")
         operands.append(as_4d(mask, "mask"))
