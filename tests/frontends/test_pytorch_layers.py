@@ -729,6 +729,16 @@ def test_attention_over_a_broadcast_batch_matches_eager(level):
     assert_matches_eager(three, (q[:, 0, 0], k[:, 0, 0], v[:, 0, 0]), level)
 
 
+@pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.uint8])
+def test_bitwise_shifts_by_a_python_int(dtype, level):
+    """bitwise_left_shift and bitwise_right_shift by a Python int (their Tensor_Scalar forms,
+    which were refused), as eager torch."""
+    x = torch.tensor([0, 1, 5, 100, 127], dtype=dtype)
+    model = _Apply(lambda a: (torch.bitwise_left_shift(a, 2), torch.bitwise_right_shift(a, 1))).eval()
+    assert_matches_eager(model, (x,), level)
+
+
 ON_A_0D_TENSOR: dict[str, Callable[[torch.Tensor], object]] = {
     "sum(0)": lambda x: x.sum(0),
     "sum(-1)": lambda x: x.sum(-1),
