@@ -67,7 +67,7 @@ def _div(g: Graph, node: Node) -> Tensor:
 
     The graph's integer division truncates toward zero, so integer "trunc" is one div, and
     integer "floor" subtracts the divisor-signed remainder first (`add_floor_division`). For
-    floats, "trunc" truncates the quotient as `trunc` does (`truncated`), and "floor" rounds
+    floats, "trunc" truncates the quotient as `trunc` does (`_truncated`), and "floor" rounds
     `(a - mod(a, b)) / b`, as Python and ATen compute a float floor division (so `1 // 0.1` is
     9, not the 10 of `floor(1 / 0.1)`), and is `a / b` where `b` is 0.
     """
@@ -88,7 +88,7 @@ def _div(g: Graph, node: Node) -> Tensor:
         true_quotient = g.add_div(a, b, f"{node.name}.true")
         return g.add_op(ops.WhereOp, [by_zero, true_quotient, rounded], None, node.name)
     quotient = g.add_div(a, b, f"{node.name}.quotient" if is_float else node.name)
-    return truncated(g, quotient, node.name) if is_float else quotient
+    return _truncated(g, quotient, node.name) if is_float else quotient
 
 
 def _comparison(op_class: type, negate: bool = False) -> Converter:
@@ -126,10 +126,10 @@ def _exp2(g: Graph, node: Node) -> Tensor:
 def _trunc(g: Graph, node: Node) -> Tensor:
     """Rounds toward zero; an integer tensor is its own truncation, as ATen returns it."""
     x = node.arg(0, "self")
-    return truncated(g, x, node.name) if "float" in x.dtype else x
+    return _truncated(g, x, node.name) if "float" in x.dtype else x
 
 
-def truncated(g: Graph, x: Tensor, name: str) -> Tensor:
+def _truncated(g: Graph, x: Tensor, name: str) -> Tensor:
     """`x` rounded toward zero, named `name`: the ceiling of a negative `x`, else the floor, so
     that -0.5 gives -0.0 and -0.0 keeps its sign as ATen's trunc, and +-inf and NaN stay."""
     negative = g.add_op(
