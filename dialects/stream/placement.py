@@ -203,9 +203,10 @@ def _check_weights(weights: list[WeightOp]) -> None:
 
 
 def _arena(value: SSAValue) -> BufferOp | None:
-    """The buffer whose bytes `value` is (None for a weight): arena bytes unless it is bound."""
+    """The buffer whose bytes `value` is (None for a weight, or for a buffer of no bytes, an
+    empty tensor's, which no access can race on or overlap): arena bytes unless it is bound."""
     owner = root_buffer(value).owner
-    return owner if isinstance(owner, BufferOp) else None
+    return owner if isinstance(owner, BufferOp) and owner.size.value.data > 0 else None
 
 
 def _name(op: BufferOp) -> str:
