@@ -711,10 +711,12 @@ def test_truncation_keeps_the_sign_of_zero_and_the_infinities(dtype, level):
 
 
 @pytest.mark.parametrize("level", [0, 3])
-def test_trunc_of_integers_is_the_input(level):
-    """torch.trunc returns an integer tensor as it is; ge floored it and failed verification."""
+@pytest.mark.parametrize("rounding", [torch.trunc, torch.floor, torch.ceil, torch.round])
+def test_rounding_integers_gives_the_input(rounding, level):
+    """torch.trunc, floor, ceil and round return an integer tensor as it is; ge built the graph's
+    float rounding ops on it, which failed verification."""
     x = torch.tensor([-3, 0, 4, 2**40], dtype=torch.int64)
-    assert_matches_eager(_Apply(lambda a: torch.trunc(a) * 2).eval(), (x,), level)
+    assert_matches_eager(_Apply(lambda a: rounding(a) * 2).eval(), (x,), level)
 
 
 @pytest.mark.parametrize("level", [0, 3])

@@ -123,6 +123,18 @@ def _exp2(g: Graph, node: Node) -> Tensor:
     return g.add_op(ops.PowOp, [node.scalar(2.0), node.arg(0, "self")], None, node.name)
 
 
+def _rounding(op_class: type) -> Converter:
+    """floor, ceil or round: an integer tensor is its own, as ATen returns it (the graph's
+    rounding ops take floats only)."""
+    convert = _unary(op_class)
+
+    def rounded(g: Graph, node: Node) -> Tensor:
+        x = node.arg(0, "self")
+        return convert(g, node) if "float" in x.dtype else x
+
+    return rounded
+
+
 def _trunc(g: Graph, node: Node) -> Tensor:
     """Rounds toward zero; an integer tensor is its own truncation, as ATen returns it."""
     x = node.arg(0, "self")
@@ -323,8 +335,8 @@ CONVERTERS: dict[str, Converter] = {
     "aten.erfc.default": _unary(ops.ErfcOp),
     "aten.sin.default": _unary(ops.SinOp),
     "aten.cos.default": _unary(ops.CosOp),
-    "aten.floor.default": _unary(ops.FloorOp),
-    "aten.ceil.default": _unary(ops.CeilOp),
+    "aten.floor.default": _rounding(ops.FloorOp),
+    "aten.ceil.default": _rounding(ops.CeilOp),
     "aten.gelu.default": _gelu,
     "aten.silu.default": _unary(ops.SwishOp),
     "aten.hardswish.default": _unary(ops.HardSwishOp),
@@ -357,7 +369,7 @@ CONVERTERS: dict[str, Converter] = {
     "aten.bitwise_left_shift.Tensor_Scalar": _binary(ops.ShiftLeftOp),
     "aten.bitwise_right_shift.Tensor": _binary(ops.ShiftRightOp),
     "aten.bitwise_right_shift.Tensor_Scalar": _binary(ops.ShiftRightOp),
-    "aten.round.default": _unary(ops.RoundOp),
+    "aten.round.default": _rounding(ops.RoundOp),
     "aten.sign.default": _sign,
     "aten.isnan.default": _float_predicate(ops.IsNaNOp),
     "aten.isinf.default": _float_predicate(ops.IsInfOp),
