@@ -675,6 +675,24 @@ def test_float_floor_division_by_zero_is_the_true_quotient(dtype, level):
 
 
 @pytest.mark.parametrize("level", [0, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_float_floor_division_matches_aten_bit_for_bit(dtype, level):
+    """Infinite divisors (-1 // inf is -1: the divisor-signed remainder is inf there and the
+    quotient was NaN), the sign of a zero quotient (-1 // -inf is +0, -0 // 3 is -0), and 4,000
+    quotients over ten decades, where rounding the quotient half to even differed from ATen's
+    floor-plus-one-past-a-half in float32 (11922.445 // 0.0018683368 is 6381313)."""
+    inf = float("inf")
+    a = [-1.0, 1.0, -1.0, 1.0, 3.0, -0.0, 0.0, 11922.4453125]
+    b = [inf, inf, -inf, -inf, -inf, 3.0, -3.0, 0.0018683368107303977]
+    rng = np.random.default_rng(3)
+    spread = rng.standard_normal((2, 4000)) * 10.0 ** rng.integers(-5, 6, (2, 4000))
+    x = torch.tensor(np.concatenate([a, spread[0]]), dtype=dtype)
+    y = torch.tensor(np.concatenate([b, spread[1]]), dtype=dtype)
+    (got,) = assert_matches_eager(_Apply(torch.floor_divide).eval(), (x, y), level, rtol=0, atol=0)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(torch.floor_divide(x, y).numpy()))
+
+
+@pytest.mark.parametrize("level", [0, 3])
 def test_the_norm_of_order_0_counts_nan_as_nonzero(level):
     """vector_norm(ord=0) counts the elements other than 0, NaN among them, as eager torch (`|x| >
     0` left NaN out); cdist(p=0), which ATen sums as min(ceil(|d|), 1), is NaN from a NaN."""

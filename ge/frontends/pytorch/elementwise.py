@@ -68,8 +68,8 @@ def _div(g: Graph, node: Node) -> Tensor:
     The graph's integer division truncates toward zero, so integer "trunc" is one div, and
     integer "floor" subtracts the divisor-signed remainder first (`add_floor_division`). For
     floats, "trunc" truncates the quotient as `trunc` does (`_truncated`), and "floor" rounds
-    `(a - mod(a, b)) / b`, as Python and ATen compute a float floor division (so `1 // 0.1` is
-    9, not the 10 of `floor(1 / 0.1)`), and is `a / b` where `b` is 0.
+    the quotient `_float_floor_quotient` makes, as ATen computes a float floor division
+    (so `1 // 0.1` is 9, not the 10 of `floor(1 / 0.1)`), and is `a / b` where `b` is 0.
     """
     mode = node.arg(2, "rounding_mode")
     if mode is None:
@@ -81,14 +81,50 @@ def _div(g: Graph, node: Node) -> Tensor:
     if mode == "floor":
         if not is_float:
             return add_floor_division(g, a, b, node.name)
-        quotient = add_floor_division(g, a, b, f"{node.name}.quotient")
-        rounded = g.add_op(ops.RoundOp, [quotient], None, f"{node.name}.rounded")
-        # ATen's div_floor gives a / b for b == 0 (+-inf, NaN for 0 / 0); mod(a, 0) is NaN.
-        by_zero = g.add_op(ops.EqualOp, [b, node.scalar(0.0, b.dtype)], None, f"{node.name}.by_zero")
+        quotient = _float_floor_quotient(g, a, b, node)
+        # Rounded as ATen rounds it: the floor, plus 1 past a half (a tie goes down).
+        floor = g.add_op(ops.FloorOp, [quotient], None, f"{node.name}.floor")
+        past_half = g.add_op(
+            ops.GreaterOp,
+            [g.add_sub(quotient, floor, f"{node.name}.fraction"), node.scalar(0.5, a.dtype)],
+            None,
+            f"{node.name}.past_half",
+        )
+        up = g.add_add(floor, node.scalar(1.0, a.dtype), f"{node.name}.up")
+        rounded = g.add_op(ops.WhereOp, [past_half, up, floor], None, f"{node.name}.rounded")
+        zero = node.scalar(0.0, b.dtype)
         true_quotient = g.add_div(a, b, f"{node.name}.true")
+        # A zero quotient takes the sign of a / b (-1 // -inf is +0, -0 // 3 is -0), as ATen's.
+        signed = g.add_mul(true_quotient, zero, f"{node.name}.signed_zero")
+        is_zero = g.add_op(ops.EqualOp, [rounded, zero], None, f"{node.name}.is_zero")
+        rounded = g.add_op(ops.WhereOp, [is_zero, signed, rounded], None, f"{node.name}.signed")
+        # ATen's div_floor gives a / b for b == 0 (+-inf, NaN for 0 / 0); fmod(a, 0) is NaN.
+        by_zero = g.add_op(ops.EqualOp, [b, zero], None, f"{node.name}.by_zero")
         return g.add_op(ops.WhereOp, [by_zero, true_quotient, rounded], None, node.name)
     quotient = g.add_div(a, b, f"{node.name}.quotient" if is_float else node.name)
     return _truncated(g, quotient, node.name) if is_float else quotient
+
+
+def _float_floor_quotient(g: Graph, a: Tensor, b: Tensor, node: Node) -> Tensor:
+    """`(a - fmod(a, b)) / b`, less 1 where the remainder is nonzero and its sign is not the
+    divisor's: the quotient Python and ATen round for a float floor division. With the C
+    remainder an infinite divisor is exact (`-1.0 // inf` is -1); the divisor-signed remainder
+    of `add_floor_division` is inf there, and the quotient NaN."""
+    name = f"{node.name}.quotient"
+    remainder = g.add_op(ops.ModOp, [a, b], {"fmod": bool_attr(True)}, f"{name}.remainder")
+    quotient = g.add_div(g.add_sub(a, remainder, f"{name}.whole"), b, name)
+    zero = node.scalar(0.0, a.dtype)
+    signs = [
+        g.add_op(ops.LessOp, [v, zero], None, f"{name}.{key}")
+        for v, key in ((b, "b_sign"), (remainder, "r_sign"))
+    ]
+    apart = g.add_op(ops.XorOp, signs, None, f"{name}.signs_apart")
+    nonzero = g.add_op(
+        ops.NotOp, [g.add_op(ops.EqualOp, [remainder, zero], None, f"{name}.exact")], None, f"{name}.inexact"
+    )
+    below = g.add_op(ops.AndOp, [nonzero, apart], None, f"{name}.below")
+    lower = g.add_sub(quotient, node.scalar(1.0, a.dtype), f"{name}.lower")
+    return g.add_op(ops.WhereOp, [below, lower, quotient], None, f"{name}.floor")
 
 
 def _comparison(op_class: type, negate: bool = False) -> Converter:
