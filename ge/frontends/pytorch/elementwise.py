@@ -162,11 +162,10 @@ def _exp2(g: Graph, node: Node) -> Tensor:
 def _rounding(op_class: type) -> Converter:
     """floor, ceil or round: an integer tensor is its own, as ATen returns it (the graph's
     rounding ops take floats only)."""
-    convert = _unary(op_class)
 
     def rounded(g: Graph, node: Node) -> Tensor:
         x = node.arg(0, "self")
-        return convert(g, node) if "float" in x.dtype else x
+        return g.add_op(op_class, [x], None, node.name) if "float" in x.dtype else x
 
     return rounded
 
