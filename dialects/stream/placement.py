@@ -141,9 +141,7 @@ def _check_arena(uses: list[_Use]) -> None:
     holders: list[_Use] = []
     written = [u for u in uses if u.first is not None]
     for use in sorted(written, key=lambda u: (u.first.index if u.first else 0, u.span)):
-        low, high = use.span
-        if high <= low:
-            continue
+        low, high = use.span  # high > low: a buffer of no bytes has no use (`_arena`)
         index = bisect_right(starts, low) - 1
         if index < 0 or ends[index] <= low:
             index += 1
